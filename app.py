@@ -1,0 +1,75 @@
+"""Home: the scenario at a glance and a link to every page."""
+
+import streamlit as st
+
+from core import memory, params
+from ui.format import bytes_h, params_h
+from ui.scenario import catalog, page_setup, sidebar
+
+page_setup("Home", "🧮")
+scenario = sidebar()
+cat = catalog()
+model = cat.model(scenario.model_id)
+gpu = cat.gpu(scenario.gpu_id)
+wl, prec = scenario.workload, scenario.precision
+
+st.title("MoE Deployment Planner")
+st.markdown(
+    f"**{model.name}** on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
+    f"({scenario.total_gpus:,} GPUs) · weights {prec.label} · "
+    f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"
+)
+
+total = params.total_params(model)
+active = params.active_params(model)
+kv_tok = memory.kv_bytes_per_token(model, prec.kv_cache)
+c = st.columns(5)
+c[0].metric("Total parameters", params_h(total), help="All weights of the main model (MTP module apart; vision tower included).")
+c[1].metric(
+    "Active per token",
+    params_h(active),
+    f"{100 * active / params.total_params(model, include_vision=False):.1f}% of total",
+    delta_color="off",
+    help=f"Counted as the vendor counts ({model.published.active_convention.replace('_', ' ')}).",
+)
+c[2].metric("FLOPs per token", f"{params.flops_per_token(model) / 1e9:,.1f} GFLOP", help="2 × active matmul parameters (forward).")
+c[3].metric(f"KV cache per token ({prec.kv_cache})", bytes_h(kv_tok), help="All layers; MLA caches a 576-element latent per layer.")
+c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Model")
+    e = model.moe
+    arch = (
+        f"{e.n_routed_experts} routed experts, top-{e.top_k}"
+        + (f", {e.n_shared_experts} shared" if e.n_shared_experts else "")
+        + f" · {model.num_moe_layers} MoE + {model.num_dense_layers} dense layers"
+        if e
+        else f"dense · {model.num_layers} layers"
+    )
+    st.markdown(
+        f"- {arch}\n"
+        f"- attention {model.attention.value}: {model.num_attention_heads} query / {model.num_kv_heads} KV heads"
+        + (f", latent {model.kv_lora_rank} + RoPE {model.qk_rope_head_dim}" if model.kv_lora_rank else f" × {model.head_dim}")
+        + f"\n- hidden {model.hidden_size:,} · vocab {model.vocab_size:,} · context up to {model.max_position_embeddings:,} tokens"
+        + (f"\n- MTP module: {model.num_mtp_layers} layer ({params_h(params.mtp_params(model))}), usable as a built-in draft" if model.num_mtp_layers else "")
+    )
+    st.caption(f"Architecture: {model.source}. Published counts: {model.published.source}")
+with right:
+    st.subheader("GPU")
+    tf = " · ".join(f"{k} {v:,.0f}" for k, v in gpu.dense_tflops.items())
+    st.markdown(
+        f"- {gpu.hbm_capacity_gb:g} GB HBM at {gpu.hbm_bandwidth_gbps / 1000:.2f} TB/s\n"
+        f"- dense TFLOPS: {tf}\n"
+        f"- ridge point (bf16): {gpu.ridge_point_flop_per_byte('bf16' if gpu.supports('bf16') else 'fp16'):,.0f} FLOP/byte\n"
+        f"- scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s per direction ({gpu.scale_up_link}, domain {gpu.scale_up_domain_gpus} GPUs) · "
+        f"scale-out {gpu.scale_out_bw_gbps:,.0f} GB/s ({gpu.scale_out_link})"
+    )
+    st.caption("Sources: " + "; ".join(f"{k}: {v}" for k, v in gpu.sources.items()))
+
+st.subheader("Pages")
+st.page_link("pages/8_Catalog.py", label="Catalog: every model and GPU with derived figures and sources", icon="📚")
+st.caption(
+    "Change the scenario in the sidebar: every page uses it, and the URL carries it, so a copied link "
+    "reopens the same scenario."
+)

@@ -1,0 +1,187 @@
+"""Load and validate ``catalogs/``: models (config.json + model.yaml), GPUs, interconnects.
+
+``load_catalog()`` is cached per directory and returns a :class:`Catalog` whose ``models`` and
+``gpus`` map ids to frozen specs. An unknown id raises ``ValueError`` listing the closest ids; a
+malformed file raises :class:`CatalogError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from core.hf_config import model_from_hf_config
+from core.specs import GPUSpec, InterconnectSpec, ModelSpec, describe_validation_error
+
+__all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
+
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
+
+_MODEL_META_KEYS = {
+    "id", "name", "family", "kind", "hf_id", "release_date", "tokenizer_family", "config_source",
+    "config_notes", "published", "sources", "notes",
+}
+
+
+class CatalogError(ValueError):
+    """A catalog file is missing, unreadable or invalid. The message names the file and the field."""
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise CatalogError(f"{path}: not valid YAML: {e}") from None
+    except OSError as e:
+        raise CatalogError(f"{path}: cannot be read: {e.strerror}") from None
+
+
+def _closest(name: str, ids: list[str]) -> str:
+    close = difflib.get_close_matches(name.lower(), ids, n=5, cutoff=0.4)
+    if not close:
+        close = [i for i in ids if name.lower()[:3] in i][:5]
+    return ", ".join(close) if close else ", ".join(sorted(ids)[:8]) + ", ..."
+
+
+@dataclass(frozen=True)
+class Catalog:
+    models: Mapping[str, ModelSpec]
+    gpus: Mapping[str, GPUSpec]
+    interconnects: Mapping[str, InterconnectSpec]
+    model_meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    root: Path = CATALOG_DIR
+
+    def model(self, model_id: str) -> ModelSpec:
+        try:
+            return self.models[model_id]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown model id {model_id!r}; closest: {_closest(str(model_id), list(self.models))}"
+            ) from None
+
+    def gpu(self, gpu_id: str) -> GPUSpec:
+        try:
+            return self.gpus[gpu_id]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown GPU id {gpu_id!r}; closest: {_closest(str(gpu_id), list(self.gpus))}"
+            ) from None
+
+    def interconnect(self, link_id: str) -> InterconnectSpec:
+        try:
+            return self.interconnects[link_id]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown interconnect id {link_id!r}; closest: "
+                f"{_closest(str(link_id), list(self.interconnects))}"
+            ) from None
+
+
+def _load_model(folder: Path) -> tuple[ModelSpec, dict[str, Any]]:
+    cfg_path, meta_path = folder / "config.json", folder / "model.yaml"
+    for p in (cfg_path, meta_path):
+        if not p.is_file():
+            raise CatalogError(f"{p}: missing (every model folder needs config.json and model.yaml)")
+    try:
+        config = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise CatalogError(f"{cfg_path}: not valid JSON: {e.msg} (line {e.lineno})") from None
+    meta = _read_yaml(meta_path)
+    if not isinstance(meta, dict):
+        raise CatalogError(f"{meta_path}: must be a mapping of fields")
+    unknown = set(meta) - _MODEL_META_KEYS
+    if unknown:
+        raise CatalogError(f"{meta_path}: unknown field(s) {', '.join(sorted(unknown))}")
+    if meta.get("id") != folder.name:
+        raise CatalogError(f"{meta_path}: field 'id' ({meta.get('id')!r}) must equal the folder name {folder.name!r}")
+    try:
+        spec = model_from_hf_config(config, model_id=folder.name, meta=meta)
+    except ValidationError as e:
+        raise CatalogError(f"{folder}: {describe_validation_error(e)}") from None
+    except ValueError as e:
+        raise CatalogError(f"{folder}: {e}") from None
+    kind = meta.get("kind")
+    if kind is not None and kind != ("moe" if spec.is_moe else "dense"):
+        raise CatalogError(f"{meta_path}: field 'kind' is {kind!r} but config.json describes a "
+                           f"{'MoE' if spec.is_moe else 'dense'} model")
+    return spec, meta
+
+
+def _load_gpu(path: Path) -> GPUSpec:
+    data = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: must be a mapping of fields")
+    if data.get("id") != path.stem:
+        raise CatalogError(f"{path}: field 'id' ({data.get('id')!r}) must equal the file name {path.stem!r}")
+    try:
+        return GPUSpec(**data)
+    except ValidationError as e:
+        raise CatalogError(f"{path}: {describe_validation_error(e)}") from None
+
+
+def _load_interconnects(path: Path) -> dict[str, InterconnectSpec]:
+    if not path.is_file():
+        return {}
+    data = _read_yaml(path)
+    items = data.get("links", data) if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise CatalogError(f"{path}: must be a list of links")
+    out: dict[str, InterconnectSpec] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise CatalogError(f"{path}: entry {i} must be a mapping")
+        try:
+            spec = InterconnectSpec(**item)
+        except ValidationError as e:
+            raise CatalogError(f"{path}: entry {i} ({item.get('id', '?')}): {describe_validation_error(e)}") from None
+        if spec.id in out:
+            raise CatalogError(f"{path}: duplicate id {spec.id!r}")
+        out[spec.id] = spec
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _load(root: Path) -> Catalog:
+    if not root.is_dir():
+        raise CatalogError(f"{root}: catalog directory not found")
+    models: dict[str, ModelSpec] = {}
+    metas: dict[str, Mapping[str, Any]] = {}
+    model_dir = root / "models"
+    for folder in sorted(p for p in model_dir.iterdir() if p.is_dir()) if model_dir.is_dir() else []:
+        spec, meta = _load_model(folder)
+        models[spec.id] = spec
+        metas[spec.id] = MappingProxyType(meta)
+    gpus: dict[str, GPUSpec] = {}
+    gpu_dir = root / "gpus"
+    for path in sorted(gpu_dir.glob("*.yaml")) if gpu_dir.is_dir() else []:
+        g = _load_gpu(path)
+        gpus[g.id] = g
+    links = _load_interconnects(root / "interconnects.yaml")
+    for g in gpus.values():
+        for fld in ("scale_up_link", "scale_out_link"):
+            link = getattr(g, fld)
+            if link and links and link not in links:
+                raise CatalogError(
+                    f"{gpu_dir / (g.id + '.yaml')}: field '{fld}' names unknown interconnect {link!r}"
+                )
+    return Catalog(
+        models=MappingProxyType(models),
+        gpus=MappingProxyType(gpus),
+        interconnects=MappingProxyType(links),
+        model_meta=MappingProxyType(metas),
+        root=root,
+    )
+
+
+def load_catalog(path: str | Path | None = None) -> Catalog:
+    """The catalog at ``path`` (default: the repository's ``catalogs/``), loaded once and cached."""
+    return _load(Path(path).resolve() if path is not None else CATALOG_DIR)

@@ -1,0 +1,586 @@
+"""Hugging Face ``config.json`` -> :class:`core.specs.ModelSpec`.
+
+One code path for the catalog (``catalogs/models/<id>/config.json`` as published) and for a config a
+user pastes or uploads. Each supported family is read by a small function that names the config
+fields it uses; a missing or mistyped field raises ``ValueError`` naming the field and the family,
+an unsupported architecture names what is supported.
+
+Supported ``model_type`` values (``SUPPORTED_MODEL_TYPES``): deepseek (DeepSeekMoE), deepseek_v2,
+deepseek_v3, deepseek_v32, kimi_k2 (DeepSeek-V3 layout), mixtral, qwen2_moe, qwen3_moe, llama4 /
+llama4_text (interleaved MoE, shared expert, vision tower), gpt_oss, hunyuan (cross-layer attention),
+arctic (parallel residual MLP), grok-1, and dense llama, mistral, qwen2, qwen3.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from core.specs import AttentionKind, ModelSpec, MoESpec, PublishedCounts
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "SUPPORTED_MODEL_TYPES",
+    "model_from_hf_config",
+    "parse_config_text",
+    "vision_tower_params",
+]
+
+MAX_CONFIG_BYTES = 1_000_000  # a real config.json is a few KB; refuse anything absurd
+_MAX_DEPTH = 20
+
+
+def parse_config_text(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str, Any]:
+    """Parse the text of a config.json safely: size-limited, depth-limited, must be a JSON object."""
+    if isinstance(text, bytes):
+        if len(text) > max_bytes:
+            raise ValueError(f"config.json is {len(text):,} bytes; the limit is {max_bytes:,} bytes")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"config.json is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if len(text) > max_bytes:
+        raise ValueError(f"config.json is {len(text):,} characters; the limit is {max_bytes:,}")
+    if not text.strip():
+        raise ValueError("config.json is empty")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("config.json is nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"config.json is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config.json must be a JSON object, got {type(data).__name__}")
+    if _depth(data) > _MAX_DEPTH:
+        raise ValueError(f"config.json is nested more than {_MAX_DEPTH} levels deep")
+    return data
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"config.json contains {name}, which is not a valid number here")
+
+
+def _depth(obj: Any, level: int = 0) -> int:
+    if level > _MAX_DEPTH:
+        return level
+    if isinstance(obj, dict):
+        return max((_depth(v, level + 1) for v in obj.values()), default=level + 1)
+    if isinstance(obj, list):
+        return max((_depth(v, level + 1) for v in obj), default=level + 1)
+    return level
+
+
+class _Fields:
+    """Typed access to config fields with messages that name the field and the family."""
+
+    def __init__(self, cfg: Mapping[str, Any], family: str):
+        self.cfg = cfg
+        self.family = family
+
+    def _where(self, key: str) -> str:
+        return f"config.json ({self.family}): field '{key}'"
+
+    def has(self, key: str) -> bool:
+        return self.cfg.get(key) is not None
+
+    def int(self, *keys: str, default: Any = ..., minimum: int = 1) -> int:
+        for key in keys:
+            if key in self.cfg and self.cfg[key] is not None:
+                v = self.cfg[key]
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+                    isinstance(v, float) and (not math.isfinite(v) or v != int(v))
+                ):
+                    raise ValueError(f"{self._where(key)} must be an integer, got {v!r}")
+                v = int(v)
+                if v < minimum:
+                    raise ValueError(f"{self._where(key)} must be >= {minimum}, got {v}")
+                if v > 10**12:
+                    raise ValueError(f"{self._where(key)} is implausibly large ({v})")
+                return v
+        if default is ...:
+            names = "' or '".join(keys)
+            raise ValueError(f"config.json ({self.family}): missing field '{names}'")
+        return default
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        v = self.cfg.get(key, default)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            raise ValueError(f"{self._where(key)} must be true or false, got {v!r}")
+        return v
+
+    def str(self, key: str, default: str | None = None) -> str | None:
+        v = self.cfg.get(key, default)
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{self._where(key)} must be a string, got {v!r}")
+        return v
+
+    def int_list(self, key: str, default: list[int] | None = None) -> list[int]:
+        v = self.cfg.get(key)
+        if v is None:
+            return list(default or [])
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise ValueError(f"{self._where(key)} must be a list of integers")
+        return v
+
+    def first_int(self, key: str, default: Any = ...) -> int:
+        """Some families (Hunyuan) give per-layer lists for a value that is uniform in practice."""
+        v = self.cfg.get(key)
+        if isinstance(v, list):
+            if not v:
+                raise ValueError(f"{self._where(key)} is an empty list")
+            if len(set(v)) > 1:
+                raise ValueError(f"{self._where(key)} varies by layer ({sorted(set(v))}); not supported")
+            return _Fields({key: v[0]}, self.family).int(key)
+        return self.int(key, default=default)
+
+
+def _attention_gqa(f: _Fields, hidden: int) -> dict[str, Any]:
+    heads = f.int("num_attention_heads")
+    kv_heads = f.int("num_key_value_heads", default=heads)
+    if heads % kv_heads:
+        raise ValueError(
+            f"config.json ({f.family}): num_attention_heads ({heads}) is not a multiple of "
+            f"num_key_value_heads ({kv_heads})"
+        )
+    if f.has("head_dim"):
+        head_dim = f.int("head_dim")
+    elif hidden % heads:
+        raise ValueError(
+            f"config.json ({f.family}): no 'head_dim' and hidden_size ({hidden}) is not divisible by "
+            f"num_attention_heads ({heads})"
+        )
+    else:
+        head_dim = hidden // heads
+    return dict(
+        attention=AttentionKind.MHA if kv_heads == heads else AttentionKind.GQA,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+    )
+
+
+def _common(f: _Fields) -> dict[str, Any]:
+    hidden = f.int("hidden_size")
+    return dict(
+        hidden_size=hidden,
+        num_layers=f.int("num_hidden_layers"),
+        vocab_size=f.int("vocab_size"),
+        tie_word_embeddings=f.bool("tie_word_embeddings", False),
+        max_position_embeddings=f.int("max_position_embeddings", default=4096),
+    )
+
+
+def _sliding(f: _Fields, num_layers: int) -> dict[str, Any]:
+    window = f.int("sliding_window", default=None)
+    if window is None or (f.has("use_sliding_window") and not f.bool("use_sliding_window")):
+        return {}
+    layer_types = f.cfg.get("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        n = sum(1 for t in layer_types if t == "sliding_attention")
+    else:
+        n = num_layers
+    return dict(sliding_window=window, sliding_window_layers=n)
+
+
+# ---------------------------------------------------------------------------------------- families
+
+
+def _deepseek(f: _Fields) -> dict[str, Any]:
+    """DeepSeekMoE (MHA), DeepSeek-V2/V3/V3.2 and Kimi K2 (MLA): first_k_dense_replace dense layers,
+    then a MoE layer every moe_layer_freq layers; shared experts of moe_intermediate_size each;
+    noaux_tc routing adds an e_score_correction_bias; MTP in num_nextn_predict_layers."""
+    c = _common(f)
+    hidden, layers = c["hidden_size"], c["num_layers"]
+    if f.has("kv_lora_rank"):
+        nope, rope, v = f.int("qk_nope_head_dim"), f.int("qk_rope_head_dim"), f.int("v_head_dim")
+        q_lora = f.int("q_lora_rank", default=None, minimum=0) or None
+        heads = f.int("num_attention_heads")
+        attn = dict(
+            attention=AttentionKind.MLA,
+            num_attention_heads=heads,
+            num_kv_heads=heads,
+            head_dim=nope + rope,
+            v_head_dim=v,
+            q_lora_rank=q_lora,
+            kv_lora_rank=f.int("kv_lora_rank"),
+            qk_nope_head_dim=nope,
+            qk_rope_head_dim=rope,
+        )
+    else:
+        attn = _attention_gqa(f, hidden)
+    n_routed = f.int("n_routed_experts", default=None, minimum=0) or None
+    first_k = f.int("first_k_dense_replace", default=0, minimum=0)
+    freq = f.int("moe_layer_freq", default=1)
+    if n_routed:
+        dense = [i for i in range(layers) if not (i >= first_k and i % freq == 0)]
+        expert_ffn = f.int("moe_intermediate_size")
+        n_shared = f.int("n_shared_experts", default=0, minimum=0)
+        moe = MoESpec(
+            n_routed_experts=n_routed,
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=expert_ffn,
+            n_shared_experts=n_shared,
+            shared_intermediate_size=expert_ffn if n_shared else 0,
+            router_bias=f.str("topk_method", "") == "noaux_tc",
+        )
+    else:
+        dense, moe = list(range(layers)), None
+    extra: dict[str, Any] = {}
+    if f.has("index_n_heads") or f.family == "deepseek_v32":
+        extra = dict(index_n_heads=f.int("index_n_heads"), index_head_dim=f.int("index_head_dim"))
+    return dict(
+        c,
+        **attn,
+        **extra,
+        attention_bias=f.bool("attention_bias", False),
+        attention_output_bias=f.bool("attention_bias", False),
+        dense_layers=tuple(dense),
+        dense_intermediate_size=f.int("intermediate_size") if dense else 0,
+        moe=moe,
+        num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
+    )
+
+
+def _mixtral(f: _Fields) -> dict[str, Any]:
+    """Mixtral: every layer MoE, experts are full-width SwiGLU FFNs of intermediate_size."""
+    c = _common(f)
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        **_sliding(f, c["num_layers"]),
+        moe=MoESpec(
+            n_routed_experts=f.int("num_local_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("intermediate_size"),
+        ),
+    )
+
+
+def _qwen_moe(f: _Fields) -> dict[str, Any]:
+    """Qwen2-MoE / Qwen3-MoE: layer i is MoE unless in mlp_only_layers, every decoder_sparse_step;
+    Qwen2-MoE adds one gated shared expert of shared_expert_intermediate_size; Qwen3 adds q/k norms."""
+    c = _common(f)
+    layers = c["num_layers"]
+    step = f.int("decoder_sparse_step", default=1)
+    mlp_only = set(f.int_list("mlp_only_layers"))
+    n_exp = f.int("num_experts")
+    dense = [i for i in range(layers) if i in mlp_only or (i + 1) % step != 0]
+    shared = f.int("shared_expert_intermediate_size", default=0, minimum=0)
+    is_qwen2 = f.family == "qwen2_moe"
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        **(_sliding(f, layers) if f.bool("use_sliding_window", False) else {}),
+        attention_bias=f.bool("attention_bias", is_qwen2),
+        qk_norm=not is_qwen2,
+        dense_layers=tuple(dense),
+        dense_intermediate_size=f.int("intermediate_size") if dense else 0,
+        moe=MoESpec(
+            n_routed_experts=n_exp,
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("moe_intermediate_size"),
+            n_shared_experts=1 if shared else 0,
+            shared_intermediate_size=shared,
+            shared_expert_gate=bool(shared),
+        ),
+    )
+
+
+def vision_tower_params(vc: Mapping[str, Any], text_hidden: int) -> int:
+    """Parameters of Llama 4's vision encoder + pixel-shuffle adapter + projector.
+
+    ViT: conv patch embedding (channels * patch^2 * d, no bias), class embedding (d), positional
+    embedding ((patches + 1) * d), pre/post LayerNorms (2 * 2d), per layer q/k/v/o with biases
+    (4 * (d^2 + d)), two LayerNorms (4d), MLP fc1/fc2 with biases (2 * d * f + f + d).
+    Adapter after pixel shuffle (ratio r): fc1 (d / r^2 -> projector_input_dim), fc2
+    (projector_input_dim -> projector_output_dim), then the multi-modal projector
+    (vision_output_dim -> text hidden); no biases. Reproduces the 871,932,416 of Llama 4 Scout.
+    """
+    f = _Fields(vc, "llama4 vision_config")
+    d = f.int("hidden_size")
+    layers = f.int("num_hidden_layers")
+    ffn = f.int("intermediate_size")
+    patch = f.int("patch_size")
+    image = f.int("image_size")
+    channels = f.int("num_channels", default=3)
+    ratio = vc.get("pixel_shuffle_ratio", 0.5)
+    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise ValueError("config.json (llama4 vision_config): field 'pixel_shuffle_ratio' must be in (0, 1]")
+    proj_in = f.int("projector_input_dim")
+    proj_out = f.int("projector_output_dim")
+    out_dim = f.int("vision_output_dim")
+    patches = (image // patch) ** 2
+    embed = channels * patch * patch * d + d + (patches + 1) * d + 2 * 2 * d
+    per_layer = 4 * (d * d + d) + 2 * 2 * d + (d * ffn + ffn) + (ffn * d + d)
+    adapter = round(d / (ratio * ratio)) * proj_in + proj_in * proj_out
+    projector = out_dim * text_hidden
+    return embed + layers * per_layer + adapter + projector
+
+
+def _llama4(f: _Fields) -> dict[str, Any]:
+    """Llama 4: text_config holds the LM; MoE layers every interleave_moe_layer_step (the others use
+    a dense MLP of intermediate_size_mlp); one shared expert of intermediate_size beside the routed
+    ones; chunked local attention on 3 of every 4 layers; vision tower from vision_config."""
+    root = f.cfg
+    text = root.get("text_config", root)
+    if not isinstance(text, Mapping):
+        raise ValueError("config.json (llama4): field 'text_config' must be an object")
+    t = _Fields(text, "llama4")
+    c = _common(t)
+    layers = c["num_layers"]
+    if "moe_layers" in text and text["moe_layers"] is not None:
+        moe_layers = set(t.int_list("moe_layers"))
+    else:
+        step = t.int("interleave_moe_layer_step", default=1)
+        moe_layers = set(range(step - 1, layers, step))
+    dense = [i for i in range(layers) if i not in moe_layers]
+    expert_ffn = t.int("intermediate_size")
+    chunk = t.int("attention_chunk_size", default=None)
+    extra: dict[str, Any] = {}
+    if chunk:
+        nope = t.int_list("no_rope_layers")
+        # no_rope_layers[i] == 0 marks a global (NoPE) layer; by default every 4th layer is global
+        local = sum(nope) if nope else layers - layers // 4
+        extra = dict(sliding_window=chunk, sliding_window_layers=local)
+    vision = 0
+    vc = root.get("vision_config")
+    if isinstance(vc, Mapping) and vc:
+        vision = vision_tower_params(vc, c["hidden_size"])
+    return dict(
+        c,
+        **_attention_gqa(t, c["hidden_size"]),
+        **extra,
+        attention_bias=t.bool("attention_bias", False),
+        attention_output_bias=t.bool("attention_bias", False),
+        dense_layers=tuple(dense),
+        dense_intermediate_size=t.int("intermediate_size_mlp") if dense else 0,
+        moe=MoESpec(
+            n_routed_experts=t.int("num_local_experts"),
+            top_k=t.int("num_experts_per_tok"),
+            expert_intermediate_size=expert_ffn,
+            n_shared_experts=1,
+            shared_intermediate_size=expert_ffn,
+        ),
+        vision_params=vision,
+    )
+
+
+def _gpt_oss(f: _Fields) -> dict[str, Any]:
+    """gpt-oss: every layer MoE with biased experts (gate_up 2f + down h biases) and a biased router,
+    q/k/v/o biases, a learned sink per head, alternating 128-token sliding-window layers."""
+    c = _common(f)
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        **_sliding(f, c["num_layers"]),
+        attention_bias=f.bool("attention_bias", True),
+        attention_output_bias=f.bool("attention_bias", True),
+        attention_sinks=True,
+        moe=MoESpec(
+            n_routed_experts=f.int("num_local_experts"),
+            top_k=f.int("num_experts_per_tok", "experts_per_token"),
+            expert_intermediate_size=f.int("intermediate_size"),
+            router_bias=True,
+            expert_bias=True,
+        ),
+    )
+
+
+def _hunyuan(f: _Fields) -> dict[str, Any]:
+    """Hunyuan-Large: every layer MoE (num_experts routed, moe_topk, num_shared_expert shared, all of
+    intermediate_size), q/k norms, cross-layer attention (K/V every cla_share_factor-th layer)."""
+    c = _common(f)
+    attn = _attention_gqa(f, c["hidden_size"])
+    if f.has("attention_head_dim"):
+        attn["head_dim"] = f.int("attention_head_dim")
+    ffn = f.first_int("moe_intermediate_size", default=None) or f.int("intermediate_size")
+    # the shared expert exists only with use_mixed_mlp_moe (transformers' default: false)
+    n_shared = f.first_int("num_shared_expert", default=0) if f.bool("use_mixed_mlp_moe", False) else 0
+    return dict(
+        c,
+        **attn,
+        attention_bias=f.bool("attention_bias", False),
+        attention_output_bias=f.bool("attention_bias", False),
+        qk_norm=f.bool("use_qk_norm", False),
+        cla_share_factor=f.int("cla_share_factor", default=1) if f.bool("use_cla", False) else 1,
+        moe=MoESpec(
+            n_routed_experts=f.first_int("num_experts"),
+            top_k=f.first_int("moe_topk"),
+            expert_intermediate_size=ffn,
+            n_shared_experts=n_shared,
+            shared_intermediate_size=ffn if n_shared else 0,
+        ),
+    )
+
+
+def _arctic(f: _Fields) -> dict[str, Any]:
+    """Snowflake Arctic: MoE every moe_layer_frequency layers; with parallel_attn_mlp_res a dense
+    residual MLP of width hidden_size (and its own norm) runs beside the MoE on those layers."""
+    c = _common(f)
+    layers = c["num_layers"]
+    freq = f.int("moe_layer_frequency", default=2)
+    moe_layers = {i for i in range(layers) if (i + 1) % freq == 0}
+    dense = [i for i in range(layers) if i not in moe_layers]
+    parallel = f.bool("parallel_attn_mlp_res", False)
+    ffn = f.int("intermediate_size")
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        dense_layers=tuple(dense),
+        dense_intermediate_size=ffn if dense else 0,
+        parallel_dense_intermediate_size=c["hidden_size"] if parallel else 0,
+        norms_per_layer=3 if parallel else 2,
+        moe=MoESpec(
+            n_routed_experts=f.int("num_local_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=ffn,
+        ),
+    )
+
+
+def _grok(f: _Fields) -> dict[str, Any]:
+    """Grok-1: every layer MoE (8 GeGLU experts, 3 matrices each), 4 RMSNorms per layer, tied output."""
+    c = _common(f)
+    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", True)
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        norms_per_layer=4,
+        moe=MoESpec(
+            n_routed_experts=f.int("num_local_experts", "num_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("intermediate_size", "moe_intermediate_size"),
+        ),
+    )
+
+
+def _dense(f: _Fields) -> dict[str, Any]:
+    """Dense decoders (Llama, Mistral, Qwen2, Qwen3): SwiGLU FFN on every layer."""
+    c = _common(f)
+    is_qwen2 = f.family == "qwen2"
+    bias = f.bool("attention_bias", is_qwen2)
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        **(_sliding(f, c["num_layers"]) if f.family == "mistral" or f.bool("use_sliding_window", False) else {}),
+        attention_bias=bias,
+        attention_output_bias=bias and not is_qwen2,
+        qk_norm=f.family == "qwen3",
+        dense_layers=tuple(range(c["num_layers"])),
+        dense_intermediate_size=f.int("intermediate_size"),
+        moe=None,
+    )
+
+
+_READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
+    "deepseek": _deepseek,
+    "deepseek_v2": _deepseek,
+    "deepseek_v3": _deepseek,
+    "deepseek_v32": _deepseek,
+    "kimi_k2": _deepseek,
+    "mixtral": _mixtral,
+    "qwen2_moe": _qwen_moe,
+    "qwen3_moe": _qwen_moe,
+    "llama4": _llama4,
+    "llama4_text": _llama4,
+    "gpt_oss": _gpt_oss,
+    "hunyuan": _hunyuan,
+    "arctic": _arctic,
+    "grok-1": _grok,
+    "llama": _dense,
+    "mistral": _dense,
+    "qwen2": _dense,
+    "qwen3": _dense,
+}
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(_READERS)
+
+# architectures[] names that identify a family when model_type is absent or unusual
+_ARCH_TO_TYPE = {
+    "DeepseekForCausalLM": "deepseek",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "DeepseekV32ForCausalLM": "deepseek_v32",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Llama4ForConditionalGeneration": "llama4",
+    "Llama4ForCausalLM": "llama4_text",
+    "GptOssForCausalLM": "gpt_oss",
+    "HunYuanForCausalLM": "hunyuan",
+    "HunYuanMoEV1ForCausalLM": "hunyuan",
+    "ArcticForCausalLM": "arctic",
+    "Grok1ModelForCausalLM": "grok-1",
+    "Grok1ForCausalLM": "grok-1",
+    "GrokForCausalLM": "grok-1",
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+}
+_TYPE_ALIASES = {"grok": "grok-1", "grok1": "grok-1", "hunyuan_v1_moe": "hunyuan"}
+
+
+def _family(cfg: Mapping[str, Any]) -> str:
+    model_type = cfg.get("model_type")
+    if model_type is not None and not isinstance(model_type, str):
+        raise ValueError(f"config.json: field 'model_type' must be a string, got {model_type!r}")
+    if model_type:
+        model_type = _TYPE_ALIASES.get(model_type, model_type)
+        if model_type in _READERS:
+            return model_type
+    archs = cfg.get("architectures") or []
+    if isinstance(archs, list):
+        for a in archs:
+            if isinstance(a, str) and a in _ARCH_TO_TYPE:
+                return _ARCH_TO_TYPE[a]
+    shown = model_type or (archs[0] if isinstance(archs, list) and archs else None)
+    if not shown:
+        raise ValueError(
+            "config.json has neither 'model_type' nor 'architectures'; supported model types: "
+            + ", ".join(SUPPORTED_MODEL_TYPES)
+        )
+    raise ValueError(
+        f"config.json: architecture {shown!r} is not supported; supported model types: "
+        + ", ".join(SUPPORTED_MODEL_TYPES)
+    )
+
+
+def model_from_hf_config(
+    config: Mapping[str, Any],
+    *,
+    model_id: str,
+    name: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> ModelSpec:
+    """Build a ModelSpec from a parsed config.json.
+
+    ``meta`` carries what config.json does not know (a catalog ``model.yaml``: display name, family,
+    tokenizer family, published counts, sources). Raises ``ValueError`` with a message that names the
+    missing or bad field, or the unsupported architecture.
+    """
+    if not isinstance(config, Mapping):
+        raise ValueError("config.json must be a JSON object")
+    family = _family(config)
+    fields = _READERS[family](_Fields(config, family))
+    meta = dict(meta or {})
+    published = meta.get("published") or {}
+    if not isinstance(published, Mapping):
+        raise ValueError("published must be a mapping")
+    spec = dict(
+        fields,
+        id=model_id,
+        name=name or meta.get("name") or model_id,
+        family=str(meta.get("family") or family),
+        architecture=family,
+        hf_id=str(meta.get("hf_id") or config.get("_name_or_path") or ""),
+        release_date=str(meta.get("release_date") or ""),
+        tokenizer_family=str(meta.get("tokenizer_family") or ""),
+        published=PublishedCounts(**published),
+        source=str(meta.get("config_source") or ""),
+        notes=str(meta.get("notes") or ""),
+    )
+    return ModelSpec(**spec)

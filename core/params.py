@@ -1,0 +1,235 @@
+"""Total and active parameter accounting, per component, from the architecture alone.
+
+Counting conventions (``catalogs/README.md``; checked against the vendors' published counts):
+
+* Total = embeddings + LM head (once if tied) + attention (incl. MLA low-rank projections and their
+  norms, biases, sinks, q/k norms, a DSA indexer) + dense FFNs + routed and shared experts + router
+  (+ its bias) + all RMSNorms + a vision tower when the checkpoint has one. SwiGLU / GeGLU = 3
+  matrices (``3 * h * f``). The MTP (next-token) module is counted apart (``mtp_params``), as
+  DeepSeek's 671B excludes it.
+* Active = everything a text token touches: non-expert weights + ``top_k`` routed experts + shared
+  experts + the whole router, then the embedding under one of three conventions:
+  ``incl_embedding_and_head`` (input embedding table and LM head both counted; tied counted once),
+  ``excl_input_embedding`` (LM head only: DeepSeek-V2/V3 and gpt-oss count this way),
+  ``non_embedding`` (neither). A vision tower is never active for text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.specs import AttentionKind, ModelSpec
+
+__all__ = [
+    "COMPONENTS",
+    "Breakdown",
+    "active_params",
+    "attention_params_per_layer",
+    "active_breakdown",
+    "breakdown",
+    "expert_params",
+    "flops_per_token",
+    "mtp_params",
+    "total_params",
+]
+
+COMPONENTS = (
+    "embedding",
+    "lm_head",
+    "attention",
+    "dense_ffn",
+    "parallel_mlp",
+    "shared_experts",
+    "routed_experts",
+    "router",
+    "norms",
+    "vision",
+)
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Parameters per component. ``total`` sums every component (MTP is apart)."""
+
+    embedding: int
+    lm_head: int
+    attention: int
+    dense_ffn: int
+    parallel_mlp: int
+    shared_experts: int
+    routed_experts: int
+    router: int
+    norms: int
+    vision: int
+    mtp: int
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, c) for c in COMPONENTS)
+
+    def as_dict(self) -> dict[str, int]:
+        return {c: getattr(self, c) for c in (*COMPONENTS, "mtp")}
+
+
+def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True) -> int:
+    """Attention weights of one layer.
+
+    MHA/GQA: q ``h*nq*d``, k and v ``h*nkv*d`` each (absent on layers that borrow K/V under
+    cross-layer attention), o ``nq*d_v*h``; optional q/k/v and o biases, q/k RMSNorms (``2*d``),
+    one learned sink per head.
+    MLA (DeepSeek-V2): q through a low-rank ``h*q_lora + q_lora + q_lora*nq*(nope+rope)`` (or a plain
+    ``h*nq*(nope+rope)`` without q_lora), ``h*(kv_lora+rope)`` down-projection + ``kv_lora`` norm,
+    ``kv_lora*nq*(nope+v)`` up-projection, o ``nq*v*h``.
+    A DSA indexer (DeepSeek-V3.2) adds ``q_lora*ih*id + h*id + 2*id + h*ih``.
+    """
+    h, nq = m.hidden_size, m.num_attention_heads
+    if m.attention is AttentionKind.MLA:
+        nope, rope, v, kvl = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank
+        qk = nope + rope
+        if m.q_lora_rank:
+            q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * nq * qk
+        else:
+            q = h * nq * qk
+        kv = h * (kvl + rope) + kvl + kvl * nq * (nope + v)
+        o = nq * v * h
+        total = q + kv + o
+    else:
+        d = m.head_dim
+        dv = m.v_head_dim or d
+        nkv = m.num_kv_heads
+        q = h * nq * d
+        kv = (h * nkv * d + h * nkv * dv) if stores_kv else 0
+        o = nq * dv * h
+        total = q + kv + o
+        if m.attention_bias:
+            total += nq * d + ((nkv * d + nkv * dv) if stores_kv else 0)
+        if m.attention_output_bias:
+            total += h
+        if m.qk_norm:
+            total += 2 * d
+        if m.attention_sinks:
+            total += nq
+    if m.index_n_heads:
+        ih, idim = m.index_n_heads, m.index_head_dim
+        q_in = m.q_lora_rank or h
+        total += q_in * ih * idim + h * idim + 2 * idim + h * ih
+    return total
+
+
+def _attention_total(m: ModelSpec) -> int:
+    kv_layers = m.kv_layers
+    return kv_layers * attention_params_per_layer(m) + (m.num_layers - kv_layers) * attention_params_per_layer(
+        m, stores_kv=False
+    )
+
+
+def expert_params(m: ModelSpec) -> int:
+    """One routed expert: ``ffn_matrices * h * f`` (+ gate_up and down biases for gpt-oss)."""
+    if m.moe is None:
+        return 0
+    h, f = m.hidden_size, m.moe.expert_intermediate_size
+    p = m.ffn_matrices * h * f
+    if m.moe.expert_bias:
+        p += (m.ffn_matrices - 1) * f + h
+    return p
+
+
+def _moe_layer_parts(m: ModelSpec) -> tuple[int, int, int, int]:
+    """(all routed experts, shared experts, router, parallel MLP) of one MoE layer."""
+    if m.moe is None:
+        return 0, 0, 0, 0
+    h, e = m.hidden_size, m.moe
+    routed = e.n_routed_experts * expert_params(m)
+    shared = e.n_shared_experts * m.ffn_matrices * h * e.shared_intermediate_size
+    if e.shared_expert_gate:
+        shared += h
+    router = e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0)
+    parallel = m.ffn_matrices * h * m.parallel_dense_intermediate_size
+    return routed, shared, router, parallel
+
+
+def breakdown(m: ModelSpec) -> Breakdown:
+    """Total parameters per component."""
+    h = m.hidden_size
+    routed, shared, router, parallel = _moe_layer_parts(m)
+    n_moe = m.num_moe_layers
+    embedding = m.vocab_size * h
+    return Breakdown(
+        embedding=embedding,
+        lm_head=0 if m.tie_word_embeddings else m.vocab_size * h,
+        attention=_attention_total(m),
+        dense_ffn=m.num_dense_layers * m.ffn_matrices * h * m.dense_intermediate_size,
+        parallel_mlp=n_moe * parallel,
+        shared_experts=n_moe * shared,
+        routed_experts=n_moe * routed,
+        router=n_moe * router,
+        norms=m.num_layers * m.norms_per_layer * h + h,
+        vision=m.vision_params,
+        mtp=mtp_params(m),
+    )
+
+
+def active_breakdown(m: ModelSpec, convention: str | None = None) -> Breakdown:
+    """Parameters one text token activates, per component (vision 0, MTP 0)."""
+    conv = convention or m.published.active_convention
+    b = breakdown(m)
+    top_k = m.moe.top_k if m.moe else 0
+    h = m.hidden_size
+    if conv == "incl_embedding_and_head":
+        emb, head = b.embedding, b.lm_head  # a tied table is counted once (as the embedding)
+    elif conv == "excl_input_embedding":
+        emb, head = 0, m.vocab_size * h  # the unembedding, whether or not it is tied
+    elif conv == "non_embedding":
+        emb, head = 0, 0
+    else:
+        raise ValueError(
+            f"unknown active convention {conv!r}; allowed: incl_embedding_and_head, "
+            "excl_input_embedding, non_embedding"
+        )
+    return Breakdown(
+        embedding=emb,
+        lm_head=head,
+        attention=b.attention,
+        dense_ffn=b.dense_ffn,
+        parallel_mlp=b.parallel_mlp,
+        shared_experts=b.shared_experts,
+        routed_experts=m.num_moe_layers * top_k * expert_params(m),
+        router=b.router,
+        norms=b.norms,
+        vision=0,
+        mtp=0,
+    )
+
+
+def total_params(m: ModelSpec, *, include_mtp: bool = False, include_vision: bool = True) -> int:
+    """All weights of the main model; optionally with the MTP module, optionally without vision."""
+    b = breakdown(m)
+    return b.total + (b.mtp if include_mtp else 0) - (0 if include_vision else b.vision)
+
+
+def active_params(m: ModelSpec, convention: str | None = None) -> int:
+    """Active parameters per token under ``convention`` (default: the model's published one)."""
+    return active_breakdown(m, convention).total
+
+
+def flops_per_token(m: ModelSpec) -> float:
+    """Forward FLOPs per token from the weights: 2 x active matmul parameters (the input embedding
+    is a table lookup and costs no FLOPs, so it is left out). Attention's context-dependent
+    score/value FLOPs are not included here; the step-time model adds them."""
+    return 2.0 * active_params(m, "excl_input_embedding")
+
+
+def mtp_params(m: ModelSpec) -> int:
+    """DeepSeek-V3's multi-token-prediction module, per module: two RMSNorms on the inputs (2h), the
+    ``2h -> h`` projection, one full MoE decoder layer and the shared head's norm (h). Embedding and
+    LM head are shared with the main model (the HF checkpoint stores copies; not counted)."""
+    if not m.num_mtp_layers:
+        return 0
+    h = m.hidden_size
+    routed, shared, router, parallel = _moe_layer_parts(m)
+    if m.moe is None:
+        ffn = m.ffn_matrices * h * m.dense_intermediate_size
+    else:
+        ffn = routed + shared + router + parallel
+    layer = attention_params_per_layer(m) + ffn + m.norms_per_layer * h
+    return m.num_mtp_layers * (2 * h + 2 * h * h + layer + h)

@@ -1,0 +1,474 @@
+"""Domain model: frozen pydantic models with bounds and clear messages.
+
+Everything a user or a catalog file can set passes through one of these models. A bad value raises
+``pydantic.ValidationError``, which is a subclass of ``ValueError`` and names the field and the allowed
+range; :func:`describe_validation_error` turns it into one line per problem for the pages.
+
+Units live in the names: ``_gb`` is decimal gigabytes (1e9 bytes), ``_gbps`` decimal gigabytes per
+second, ``_tflops`` 1e12 FLOP/s (dense, no 2:4 sparsity), ``_w`` watts, ``_usd`` US dollars.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+__all__ = [
+    "ACTIVE_CONVENTIONS",
+    "COMPUTE_DTYPES",
+    "DTYPES",
+    "KV_DTYPES",
+    "AttentionKind",
+    "ClusterSpec",
+    "GPUSpec",
+    "InterconnectSpec",
+    "MoESpec",
+    "ModelSpec",
+    "ParallelLayout",
+    "Precision",
+    "PublishedCounts",
+    "Scenario",
+    "Workload",
+    "describe_validation_error",
+]
+
+# Storage dtypes a weight tensor can have. nvfp4 / mxfp4 are 4-bit floats with block scales,
+# int4 is AWQ/GPTQ-style integer with group scales (their scale overhead lives in core.memory).
+DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
+# Dtypes a KV cache is stored in by the serving engines we model (vLLM / SGLang / TRT-LLM).
+KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8")
+# Tensor-core math a GPU datasheet quotes dense TFLOPS for.
+COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4")
+# How a vendor's "active parameters" headline is counted (see catalogs/README.md).
+ACTIVE_CONVENTIONS: tuple[str, ...] = ("incl_embedding_and_head", "excl_input_embedding", "non_embedding")
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+PosInt = Annotated[int, Field(gt=0)]
+NonNegInt = Annotated[int, Field(ge=0)]
+
+
+def describe_validation_error(err: ValidationError | ValueError) -> str:
+    """One line per problem, "field: message", for display in the app (never a traceback)."""
+    if isinstance(err, ValidationError):
+        lines = []
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e.get("loc", ())) or "value"
+            msg = e.get("msg", "invalid")
+            msg = msg.removeprefix("Value error, ")
+            lines.append(f"{loc}: {msg}")
+        return "; ".join(lines)
+    return str(err)
+
+
+class AttentionKind(str, Enum):
+    """MHA: one K/V head per query head. GQA: fewer K/V heads shared by groups of query heads
+    (MQA is GQA with one K/V head). MLA: DeepSeek's multi-head latent attention, which caches one
+    compressed latent of ``kv_lora_rank`` plus a shared RoPE key of ``qk_rope_head_dim`` per token."""
+
+    MHA = "MHA"
+    GQA = "GQA"
+    MLA = "MLA"
+
+
+class MoESpec(BaseModel):
+    """The mixture-of-experts block of a MoE layer."""
+
+    model_config = _FROZEN
+
+    n_routed_experts: PosInt = Field(description="routed experts per MoE layer")
+    top_k: PosInt = Field(description="routed experts each token is sent to")
+    expert_intermediate_size: PosInt = Field(description="FFN width of one routed expert")
+    n_shared_experts: NonNegInt = Field(0, description="always-on experts per MoE layer")
+    shared_intermediate_size: NonNegInt = Field(
+        0, description="FFN width of ONE shared expert (0 when there is none)"
+    )
+    router_bias: bool = Field(False, description="router has a bias / e_score_correction_bias vector")
+    expert_bias: bool = Field(False, description="expert projections carry biases (gpt-oss)")
+    shared_expert_gate: bool = Field(False, description="a sigmoid gate (hidden x 1) on the shared expert (Qwen2-MoE)")
+
+    @model_validator(mode="after")
+    def _check(self) -> MoESpec:
+        if self.top_k > self.n_routed_experts:
+            raise ValueError(
+                f"top_k ({self.top_k}) cannot exceed n_routed_experts ({self.n_routed_experts})"
+            )
+        if self.n_shared_experts > 0 and self.shared_intermediate_size == 0:
+            raise ValueError("shared_intermediate_size must be > 0 when n_shared_experts > 0")
+        return self
+
+
+class PublishedCounts(BaseModel):
+    """A vendor's headline parameter counts and how they were counted."""
+
+    model_config = _FROZEN
+
+    total_params: PosInt | None = None
+    active_params: PosInt | None = None
+    active_convention: Literal["incl_embedding_and_head", "excl_input_embedding", "non_embedding"] = (
+        "incl_embedding_and_head"
+    )
+    includes_mtp: bool = False
+    includes_vision: bool = False
+    counting_notes: str = ""
+    source: str = ""
+    verified: Literal["primary", "secondary", "unverified"] = "unverified"
+
+
+class ModelSpec(BaseModel):
+    """A transformer's architecture, as a Hugging Face ``config.json`` describes it.
+
+    Built by :func:`core.hf_config.model_from_hf_config` (catalog entries and user uploads alike).
+    ``total_params`` / ``active_params`` are derived from the architecture by :mod:`core.params`.
+    """
+
+    model_config = _FROZEN
+
+    id: str = Field(min_length=1, max_length=120, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=200)
+    family: str = ""
+    architecture: str = Field(description="config.json model_type, e.g. deepseek_v3")
+    hf_id: str = ""
+    release_date: str = ""
+    tokenizer_family: str = ""
+
+    hidden_size: Annotated[int, Field(gt=0, le=1_000_000)]
+    num_layers: Annotated[int, Field(gt=0, le=10_000)]
+    vocab_size: Annotated[int, Field(gt=0, le=100_000_000)]
+    tie_word_embeddings: bool = False
+    max_position_embeddings: Annotated[int, Field(gt=0)] = 4096
+
+    # attention
+    attention: AttentionKind
+    num_attention_heads: Annotated[int, Field(gt=0, le=100_000)]
+    num_kv_heads: Annotated[int, Field(gt=0, le=100_000)]
+    head_dim: Annotated[int, Field(gt=0, le=100_000)] = Field(
+        description="query/key head size (MHA/GQA); for MLA the qk head = nope + rope"
+    )
+    v_head_dim: Annotated[int, Field(gt=0, le=100_000)] | None = None
+    q_lora_rank: NonNegInt | None = None
+    kv_lora_rank: NonNegInt | None = None
+    qk_nope_head_dim: NonNegInt | None = None
+    qk_rope_head_dim: NonNegInt | None = None
+    attention_bias: bool = False
+    attention_output_bias: bool = False
+    qk_norm: bool = False
+    attention_sinks: bool = False
+    cla_share_factor: PosInt = Field(1, description="cross-layer attention: K/V stored every N-th layer")
+    sliding_window: PosInt | None = None
+    sliding_window_layers: NonNegInt = Field(0, description="layers whose cache is capped at sliding_window")
+    index_n_heads: NonNegInt = Field(0, description="DeepSeek sparse attention (DSA) indexer heads")
+    index_head_dim: NonNegInt = Field(0, description="DSA indexer key size (cached in FP8 + fp32 scale)")
+
+    # feed-forward
+    dense_layers: tuple[int, ...] = Field(
+        (), description="indexes of layers with a dense FFN instead of a MoE block"
+    )
+    dense_intermediate_size: NonNegInt = Field(0, description="FFN width of the dense layers")
+    parallel_dense_intermediate_size: NonNegInt = Field(
+        0, description="a dense residual MLP beside the MoE on every MoE layer (Snowflake Arctic)"
+    )
+    moe: MoESpec | None = None
+    ffn_matrices: Annotated[int, Field(ge=2, le=3)] = Field(3, description="3 for SwiGLU/GeGLU, 2 for plain MLPs")
+    norms_per_layer: Annotated[int, Field(ge=0, le=16)] = 2
+
+    # extras
+    num_mtp_layers: NonNegInt = Field(0, description="multi-token-prediction (next-n) modules")
+    vision_params: NonNegInt = Field(0, description="vision tower + projector parameters, from vision_config")
+
+    published: PublishedCounts = PublishedCounts()
+    source: str = ""
+    notes: str = ""
+
+    @field_validator("dense_layers")
+    @classmethod
+    def _sorted_unique(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(sorted(set(v)))
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        if self.num_attention_heads % self.num_kv_heads:
+            raise ValueError(
+                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                f"num_kv_heads ({self.num_kv_heads})"
+            )
+        if self.attention is AttentionKind.MLA:
+            missing = [
+                f for f in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+                if not getattr(self, f)
+            ]
+            if missing:
+                raise ValueError(f"MLA attention needs {', '.join(missing)} (> 0)")
+        if self.attention is AttentionKind.MHA and self.num_kv_heads != self.num_attention_heads:
+            raise ValueError("MHA needs num_kv_heads == num_attention_heads (use GQA otherwise)")
+        bad = [i for i in self.dense_layers if not 0 <= i < self.num_layers]
+        if bad:
+            raise ValueError(f"dense_layers {bad} outside 0..{self.num_layers - 1}")
+        if self.moe is None:
+            if len(self.dense_layers) != self.num_layers:
+                raise ValueError("a model without a MoE block must list every layer in dense_layers")
+        if self.dense_layers and self.dense_intermediate_size == 0:
+            raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
+        if self.sliding_window_layers > self.num_layers:
+            raise ValueError("sliding_window_layers cannot exceed num_layers")
+        if self.sliding_window_layers and self.sliding_window is None:
+            raise ValueError("sliding_window_layers > 0 needs a sliding_window")
+        return self
+
+    # -- derived structure -------------------------------------------------------------------
+    @property
+    def is_moe(self) -> bool:
+        return self.moe is not None
+
+    @property
+    def num_moe_layers(self) -> int:
+        return 0 if self.moe is None else self.num_layers - len(self.dense_layers)
+
+    @property
+    def num_dense_layers(self) -> int:
+        return len(self.dense_layers)
+
+    @property
+    def kv_layers(self) -> int:
+        """Layers that store their own K/V (cross-layer attention shares one among several)."""
+        return -(-self.num_layers // self.cla_share_factor)
+
+    @property
+    def total_params(self) -> int:
+        """All weights of the main model (text + vision tower if any; MTP counted apart)."""
+        from core.params import total_params
+
+        return total_params(self)
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token activates, under the model's own published convention."""
+        from core.params import active_params
+
+        return active_params(self)
+
+    @property
+    def mtp_params(self) -> int:
+        from core.params import mtp_params
+
+        return mtp_params(self)
+
+
+class GPUSpec(BaseModel):
+    """One accelerator, per GPU. Bandwidths are per direction; TFLOPS dense (no sparsity)."""
+
+    model_config = _FROZEN
+
+    id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1)
+    vendor: Literal["nvidia", "amd", "other"] = "nvidia"
+    architecture: str = ""
+    release_year: Annotated[int, Field(ge=2010, le=2035)] | None = None
+    hbm_capacity_gb: Annotated[float, Field(gt=0, le=10_000)]
+    hbm_capacity_note: str = ""
+    hbm_bandwidth_gbps: Annotated[float, Field(gt=0, le=1_000_000)]
+    dense_tflops: dict[Literal["bf16", "fp16", "fp8", "int8", "fp4"], Annotated[float, Field(gt=0, le=1_000_000)]]
+    scale_up_link: str = ""
+    scale_up_bw_gbps: Annotated[float, Field(gt=0, le=100_000)]
+    scale_up_domain_gpus: Annotated[int, Field(ge=1, le=100_000)] = 8
+    gpus_per_node: Annotated[int, Field(ge=1, le=1024)] = 8
+    scale_out_link: str = ""
+    scale_out_bw_gbps: Annotated[float, Field(gt=0, le=100_000)]
+    power_w: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    price_per_gpu_hour_usd: Annotated[float, Field(ge=0, le=10_000)] = 0.0
+    price_source: str = ""
+    sources: dict[str, str] = Field(default_factory=dict)
+    confidence: Literal["primary", "secondary", "unverified"] = "unverified"
+    notes: str = ""
+
+    @field_validator("dense_tflops", mode="before")
+    @classmethod
+    def _drop_nulls(cls, v):
+        if isinstance(v, dict):
+            return {k: x for k, x in v.items() if x is not None}
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> GPUSpec:
+        if "bf16" not in self.dense_tflops and "fp16" not in self.dense_tflops:
+            raise ValueError("dense_tflops needs at least bf16 or fp16")
+        return self
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.hbm_capacity_gb * 1e9
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        return self.hbm_bandwidth_gbps * 1e9
+
+    def supports(self, compute_dtype: str) -> bool:
+        """Whether the tensor cores run ``compute_dtype`` natively."""
+        return compute_dtype in self.dense_tflops
+
+    def tflops(self, compute_dtype: str) -> float:
+        """Dense TFLOPS for a compute dtype; ValueError if the part has no native support."""
+        if compute_dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"unknown compute dtype {compute_dtype!r}; allowed: {', '.join(COMPUTE_DTYPES)}")
+        if compute_dtype not in self.dense_tflops:
+            have = ", ".join(sorted(self.dense_tflops))
+            raise ValueError(f"{self.name} has no native {compute_dtype} tensor cores (native: {have})")
+        return self.dense_tflops[compute_dtype]
+
+    def ridge_point_flop_per_byte(self, compute_dtype: str = "bf16") -> float:
+        """Roofline ridge: dense FLOP/s over HBM bytes/s (FLOP per byte)."""
+        return self.tflops(compute_dtype) * 1e12 / self.hbm_bytes_per_s
+
+
+class ClusterSpec(BaseModel):
+    """num_nodes x gpus_per_node GPUs of one type."""
+
+    model_config = _FROZEN
+
+    gpu: GPUSpec
+    num_nodes: Annotated[int, Field(ge=1, le=4096)] = 1
+    gpus_per_node: Annotated[int, Field(ge=1, le=1024)] = 8
+
+    @model_validator(mode="after")
+    def _check(self) -> ClusterSpec:
+        if self.total_gpus > 65_536:
+            raise ValueError(f"cluster of {self.total_gpus} GPUs exceeds the 65,536 supported")
+        return self
+
+    @property
+    def total_gpus(self) -> int:
+        return self.num_nodes * self.gpus_per_node
+
+    @property
+    def scale_up_domain_gpus(self) -> int:
+        """GPUs that share the fast domain (NVLink / Infinity Fabric): at least a node, at most the
+        GPU's domain (72 for an NVL72 rack), never more than the cluster."""
+        return min(self.total_gpus, max(self.gpus_per_node, self.gpu.scale_up_domain_gpus))
+
+    @property
+    def hbm_total_gb(self) -> float:
+        return self.total_gpus * self.gpu.hbm_capacity_gb
+
+
+DtypeName = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
+KVDtypeName = Literal["bf16", "fp16", "fp8", "int8"]
+
+
+class Precision(BaseModel):
+    """Storage dtypes: weights, routed experts (if different), KV cache, all-to-all dispatch."""
+
+    model_config = _FROZEN
+
+    weights: DtypeName = "bf16"
+    routed_experts: DtypeName | None = Field(
+        None, description="routed-expert dtype when it differs from the rest (e.g. int4 experts)"
+    )
+    kv_cache: KVDtypeName = "bf16"
+    dispatch: Literal["bf16", "fp8"] = "bf16"
+
+    @classmethod
+    def of(cls, value: Precision | str) -> Precision:
+        """A Precision, or a dtype name applied to all weights."""
+        if isinstance(value, Precision):
+            return value
+        if isinstance(value, str) and value in DTYPES:
+            return cls(weights=value)
+        raise ValueError(f"unknown precision {value!r}; allowed: {', '.join(DTYPES)} or a Precision")
+
+    @property
+    def expert_dtype(self) -> str:
+        return self.routed_experts or self.weights
+
+    @property
+    def label(self) -> str:
+        s = self.weights
+        if self.routed_experts and self.routed_experts != self.weights:
+            s = f"{self.weights} + {self.routed_experts} experts"
+        return f"{s}, KV {self.kv_cache}"
+
+
+class Workload(BaseModel):
+    """Concurrent sequences and their lengths, in tokens."""
+
+    model_config = _FROZEN
+
+    batch: Annotated[int, Field(ge=1, le=1_000_000)] = 64
+    input_len: Annotated[int, Field(ge=1, le=10_000_000)] = 2048
+    output_len: Annotated[int, Field(ge=1, le=10_000_000)] = 512
+
+    @property
+    def context_len(self) -> int:
+        return self.input_len + self.output_len
+
+
+class ParallelLayout(BaseModel):
+    """How one replica is split: attention TP x attention DP = expert TP x EP, then PP, then DP."""
+
+    model_config = _FROZEN
+
+    attention_tp: PosInt = 1
+    attention_dp: PosInt = 1
+    ep: PosInt = 1
+    expert_tp: PosInt = 1
+    pp: PosInt = 1
+    dp: PosInt = 1
+
+    @model_validator(mode="after")
+    def _check(self) -> ParallelLayout:
+        attn = self.attention_tp * self.attention_dp
+        experts = self.ep * self.expert_tp
+        if attn != experts:
+            raise ValueError(
+                f"attention_tp x attention_dp ({attn}) must equal ep x expert_tp ({experts}): "
+                "both split the same GPUs of one pipeline stage"
+            )
+        return self
+
+    @property
+    def gpus_per_stage(self) -> int:
+        return self.attention_tp * self.attention_dp
+
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus_per_stage * self.pp * self.dp
+
+
+class Scenario(BaseModel):
+    """What every page is about: catalog ids plus the choices a user makes in the sidebar."""
+
+    model_config = _FROZEN
+
+    model_id: str = "deepseek-v3"
+    gpu_id: str = "h200"
+    num_nodes: Annotated[int, Field(ge=1, le=4096)] = 1
+    gpus_per_node: Annotated[int, Field(ge=1, le=1024)] = 8
+    precision: Precision = Precision(weights="fp8", kv_cache="bf16", dispatch="fp8")
+    workload: Workload = Workload()
+
+    @property
+    def total_gpus(self) -> int:
+        return self.num_nodes * self.gpus_per_node
+
+
+class InterconnectSpec(BaseModel):
+    """A link: NVLink generation, InfiniBand / RoCE port, PCIe slot. Bandwidth per direction."""
+
+    model_config = _FROZEN
+
+    id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1)
+    kind: Literal["scale_up", "scale_out", "host"]
+    bw_gbps_per_direction: Annotated[float, Field(gt=0, le=100_000)]
+    nominal: str = ""
+    latency_us: Annotated[float, Field(ge=0, le=10_000)] | None = None
+    source: str = ""
+    notes: str = ""

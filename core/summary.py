@@ -1,0 +1,93 @@
+"""Derived figures per catalog entry, as plain rows (dicts with unit-suffixed keys).
+
+The Catalog page and the report show these; the pages only rename columns for display.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core import memory, params
+from core.catalog import Catalog
+from core.specs import GPUSpec, ModelSpec
+
+__all__ = ["gpu_row", "gpu_rows", "model_row", "model_rows"]
+
+
+def model_row(m: ModelSpec) -> dict[str, Any]:
+    """Architecture and derived figures of one model.
+
+    ``total_b`` / ``active_b``: billions of parameters (core.params; MTP apart, vision included);
+    ``active_ratio_pct``: active / total; ``flops_per_token_g``: 2 x active matmul parameters, GFLOP;
+    ``kv_bytes_per_token_bf16``: KV-cache bytes per token over all layers in bf16 (core.memory).
+    ``published_*`` and ``*_error_pct`` compare with the vendor's headline under its own convention.
+    """
+    total = params.total_params(m, include_mtp=m.published.includes_mtp, include_vision=m.published.includes_vision)
+    active = params.active_params(m)
+    pub = m.published
+    e = m.moe
+    return {
+        "id": m.id,
+        "name": m.name,
+        "family": m.family,
+        "kind": "MoE" if m.is_moe else "dense",
+        "release_date": m.release_date,
+        "attention": m.attention.value + (" + CLA" if m.cla_share_factor > 1 else "") + (" + DSA" if m.index_n_heads else ""),
+        "layers": m.num_layers,
+        "hidden_size": m.hidden_size,
+        "routed_experts": e.n_routed_experts if e else 0,
+        "top_k": e.top_k if e else 0,
+        "shared_experts": e.n_shared_experts if e else 0,
+        "total_b": params.total_params(m) / 1e9,
+        "active_b": active / 1e9,
+        "active_ratio_pct": 100.0 * active / params.total_params(m, include_vision=False),
+        "mtp_b": params.mtp_params(m) / 1e9,
+        "vision_b": m.vision_params / 1e9,
+        "flops_per_token_g": params.flops_per_token(m) / 1e9,
+        "kv_elems_per_token_per_layer": memory.kv_elements_per_token_per_layer(m),
+        "kv_bytes_per_token_bf16": memory.kv_bytes_per_token(m, "bf16"),
+        "published_total_b": pub.total_params / 1e9 if pub.total_params else None,
+        "total_error_pct": 100.0 * (total / pub.total_params - 1) if pub.total_params else None,
+        "published_active_b": pub.active_params / 1e9 if pub.active_params else None,
+        "active_error_pct": 100.0 * (active / pub.active_params - 1) if pub.active_params else None,
+        "active_convention": pub.active_convention,
+        "tokenizer_family": m.tokenizer_family,
+        "max_context_tokens": m.max_position_embeddings,
+        "source": m.source,
+        "counts_source": pub.source,
+    }
+
+
+def model_rows(cat: Catalog) -> list[dict[str, Any]]:
+    return [model_row(m) for m in cat.models.values()]
+
+
+def gpu_row(g: GPUSpec) -> dict[str, Any]:
+    """Datasheet figures of one GPU plus its ridge points (dense FLOP/s over HBM bytes/s)."""
+    row: dict[str, Any] = {
+        "id": g.id,
+        "name": g.name,
+        "vendor": g.vendor,
+        "architecture": g.architecture,
+        "hbm_gb": g.hbm_capacity_gb,
+        "hbm_tbps": g.hbm_bandwidth_gbps / 1000.0,
+    }
+    for dt in ("bf16", "fp8", "fp4"):
+        row[f"{dt}_tflops"] = g.dense_tflops.get(dt)
+        row[f"ridge_{dt}_flop_per_byte"] = g.ridge_point_flop_per_byte(dt) if g.supports(dt) else None
+    row.update(
+        scale_up_link=g.scale_up_link,
+        scale_up_gbps=g.scale_up_bw_gbps,
+        scale_up_domain_gpus=g.scale_up_domain_gpus,
+        scale_out_link=g.scale_out_link,
+        scale_out_gbps=g.scale_out_bw_gbps,
+        power_w=g.power_w,
+        price_usd_per_hour=g.price_per_gpu_hour_usd,
+        confidence=g.confidence,
+        source="; ".join(f"{k}: {v}" for k, v in g.sources.items()),
+    )
+    return row
+
+
+def gpu_rows(cat: Catalog) -> list[dict[str, Any]]:
+    return [gpu_row(g) for g in cat.gpus.values()]

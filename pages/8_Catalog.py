@@ -1,0 +1,116 @@
+"""Catalog: every model and GPU, with derived figures and the source of each entry."""
+
+import pandas as pd
+import streamlit as st
+
+from core.summary import gpu_rows, model_rows
+from ui.scenario import catalog, page_setup, sidebar
+
+page_setup("Catalog", "📚")
+scenario = sidebar()
+cat = catalog()
+
+st.title("Catalog")
+st.caption(
+    "Models are stored as their published Hugging Face config.json and parsed by the same importer "
+    "a user's own config goes through. Parameter counts are derived from the architecture and "
+    "compared with each vendor's headline under its own counting convention. Click a column header to sort."
+)
+
+st.subheader(f"Models ({len(cat.models)})")
+models = pd.DataFrame(model_rows(cat))
+num = st.column_config.NumberColumn
+st.dataframe(
+    models,
+    hide_index=True,
+    width="stretch",
+    column_order=[
+        "name", "kind", "release_date", "attention", "layers", "routed_experts", "top_k", "shared_experts",
+        "total_b", "active_b", "active_ratio_pct", "flops_per_token_g", "kv_elems_per_token_per_layer",
+        "kv_bytes_per_token_bf16", "published_total_b", "total_error_pct", "published_active_b",
+        "active_error_pct", "active_convention", "mtp_b", "vision_b", "tokenizer_family",
+        "max_context_tokens", "source", "counts_source",
+    ],
+    column_config={
+        "name": st.column_config.TextColumn("Model", pinned=True),
+        "kind": "Kind",
+        "release_date": "Released",
+        "attention": "Attention",
+        "layers": num("Layers", format="%d"),
+        "routed_experts": num("Routed experts", format="%d"),
+        "top_k": num("Top-k", format="%d"),
+        "shared_experts": num("Shared experts", format="%d"),
+        "total_b": num("Total params (B)", format="%.2f", help="All weights; MTP apart, vision tower included."),
+        "active_b": num("Active params (B)", format="%.2f", help="Per token, under the vendor's convention."),
+        "active_ratio_pct": num("Active / total (%)", format="%.1f"),
+        "flops_per_token_g": num("FLOPs / token (GFLOP)", format="%.1f", help="2 × active matmul parameters."),
+        "kv_elems_per_token_per_layer": num("KV elements / token / layer", format="%d",
+                                            help="GQA: 2 × KV heads × head dim; MLA: latent + RoPE key (576)."),
+        "kv_bytes_per_token_bf16": num("KV / token, bf16 (bytes)", format="%,.0f", help="All layers."),
+        "published_total_b": num("Published total (B)", format="%.2f"),
+        "total_error_pct": num("Total vs published (%)", format="%+.2f"),
+        "published_active_b": num("Published active (B)", format="%.2f"),
+        "active_error_pct": num("Active vs published (%)", format="%+.2f"),
+        "active_convention": "Active counted",
+        "mtp_b": num("MTP module (B)", format="%.2f"),
+        "vision_b": num("Vision tower (B)", format="%.3f"),
+        "tokenizer_family": "Tokenizer",
+        "max_context_tokens": num("Max context (tokens)", format="%,d"),
+        "source": "config.json source",
+        "counts_source": "Published counts source",
+    },
+)
+
+st.subheader(f"GPUs ({len(cat.gpus)})")
+gpus = pd.DataFrame(gpu_rows(cat))
+st.dataframe(
+    gpus,
+    hide_index=True,
+    width="stretch",
+    column_order=[
+        "name", "architecture", "hbm_gb", "hbm_tbps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
+        "ridge_bf16_flop_per_byte", "ridge_fp8_flop_per_byte", "ridge_fp4_flop_per_byte",
+        "scale_up_link", "scale_up_gbps", "scale_up_domain_gpus", "scale_out_link", "scale_out_gbps",
+        "power_w", "price_usd_per_hour", "confidence", "source",
+    ],
+    column_config={
+        "name": st.column_config.TextColumn("GPU", pinned=True),
+        "architecture": "Architecture",
+        "hbm_gb": num("HBM (GB)", format="%.0f"),
+        "hbm_tbps": num("HBM bandwidth (TB/s)", format="%.2f"),
+        "bf16_tflops": num("BF16 dense (TFLOPS)", format="%,.0f"),
+        "fp8_tflops": num("FP8 dense (TFLOPS)", format="%,.0f"),
+        "fp4_tflops": num("FP4 dense (TFLOPS)", format="%,.0f"),
+        "ridge_bf16_flop_per_byte": num("Ridge BF16 (FLOP/byte)", format="%.0f",
+                                        help="Dense FLOP/s ÷ HBM bytes/s: below it a GEMM is memory-bound."),
+        "ridge_fp8_flop_per_byte": num("Ridge FP8 (FLOP/byte)", format="%.0f"),
+        "ridge_fp4_flop_per_byte": num("Ridge FP4 (FLOP/byte)", format="%.0f"),
+        "scale_up_link": "Scale-up link",
+        "scale_up_gbps": num("Scale-up (GB/s per direction)", format="%,.0f"),
+        "scale_up_domain_gpus": num("Scale-up domain (GPUs)", format="%d"),
+        "scale_out_link": "Scale-out link",
+        "scale_out_gbps": num("Scale-out (GB/s per direction)", format="%,.0f"),
+        "power_w": num("Power (W)", format="%,.0f"),
+        "price_usd_per_hour": num("Default price ($/GPU-hour)", format="$%.2f"),
+        "confidence": "Confidence",
+        "source": "Sources",
+    },
+)
+st.caption("Blank = not native on this part. Bandwidths are per GPU per direction; GB and TB/s are decimal.")
+
+st.subheader(f"Interconnects ({len(cat.interconnects)})")
+links = pd.DataFrame([link.model_dump() for link in cat.interconnects.values()])
+if not links.empty:
+    st.dataframe(
+        links[["name", "kind", "bw_gbps_per_direction", "nominal", "latency_us", "source"]],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "name": "Link",
+            "kind": "Kind",
+            "bw_gbps_per_direction": num("Bandwidth (GB/s per direction)", format="%,.1f"),
+            "nominal": "Nominal",
+            "latency_us": num("Latency (µs, assumed)", format="%.1f"),
+            "source": "Source",
+        },
+    )

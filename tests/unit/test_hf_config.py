@@ -1,0 +1,133 @@
+import copy
+import json
+
+import pytest
+
+from core.catalog import CATALOG_DIR
+from core.hf_config import SUPPORTED_MODEL_TYPES, model_from_hf_config, parse_config_text, vision_tower_params
+from core.specs import AttentionKind
+
+
+def raw(model_id):
+    return json.loads((CATALOG_DIR / "models" / model_id / "config.json").read_text())
+
+
+def test_unsupported_architecture_names_it_and_the_supported_ones():
+    with pytest.raises(ValueError) as e:
+        model_from_hf_config({"model_type": "mamba", "architectures": ["MambaForCausalLM"]}, model_id="x")
+    msg = str(e.value)
+    assert "'mamba' is not supported" in msg and "deepseek_v3" in msg and "mixtral" in msg
+
+
+def test_missing_field_is_named():
+    cfg = raw("deepseek-v3")
+    del cfg["kv_lora_rank"]  # without it the reader falls back to MHA and then needs nothing MLA...
+    del cfg["num_attention_heads"]
+    with pytest.raises(ValueError, match=r"config.json \(deepseek_v3\): missing field 'num_attention_heads'"):
+        model_from_hf_config(cfg, model_id="x")
+
+
+def test_mistyped_field_is_named():
+    cfg = raw("mixtral-8x7b")
+    cfg["hidden_size"] = "4096"
+    with pytest.raises(ValueError, match=r"field 'hidden_size' must be an integer, got '4096'"):
+        model_from_hf_config(cfg, model_id="x")
+    cfg["hidden_size"] = -1
+    with pytest.raises(ValueError, match=r"field 'hidden_size' must be >= 1, got -1"):
+        model_from_hf_config(cfg, model_id="x")
+
+
+def test_heads_must_divide():
+    cfg = raw("mixtral-8x7b")
+    cfg["num_key_value_heads"] = 7
+    with pytest.raises(ValueError, match=r"num_attention_heads \(32\) is not a multiple of num_key_value_heads \(7\)"):
+        model_from_hf_config(cfg, model_id="x")
+
+
+def test_architectures_identify_the_family_without_model_type():
+    cfg = raw("mixtral-8x7b")
+    cfg.pop("model_type")
+    assert model_from_hf_config(cfg, model_id="x").architecture == "mixtral"
+
+
+def test_deepseek_v3_fields():
+    m = model_from_hf_config(raw("deepseek-v3"), model_id="dsv3")
+    assert m.attention is AttentionKind.MLA
+    assert (m.kv_lora_rank, m.qk_rope_head_dim, m.q_lora_rank, m.head_dim, m.v_head_dim) == (512, 64, 1536, 192, 128)
+    assert (m.moe.n_routed_experts, m.moe.top_k, m.moe.n_shared_experts) == (256, 8, 1)
+    assert m.moe.router_bias  # noaux_tc: e_score_correction_bias
+    assert m.num_mtp_layers == 1 and m.num_moe_layers == 58
+
+
+def test_deepseek_v2_lite_has_no_q_lora():
+    m = model_from_hf_config(raw("deepseek-v2-lite"), model_id="lite")
+    assert m.attention is AttentionKind.MLA and m.q_lora_rank is None
+
+
+def test_gpt_oss_head_dim_and_sliding_layers():
+    m = model_from_hf_config(raw("gpt-oss-120b"), model_id="oss")
+    # head_dim 64 is explicit (hidden 2880 / 64 heads = 45 would be wrong); half the 36 layers slide over 128
+    assert m.head_dim == 64 and m.sliding_window == 128 and m.sliding_window_layers == 18
+    assert m.attention_sinks and m.moe.expert_bias and m.moe.router_bias
+
+
+def test_mistral_sliding_window_everywhere():
+    m = model_from_hf_config(raw("mistral-7b"), model_id="m7")
+    assert m.sliding_window == 4096 and m.sliding_window_layers == 32
+
+
+def test_llama4_vision_tower_by_hand():
+    vc = raw("llama-4-scout")["vision_config"]
+    d, f, layers = 1408, 5632, 34
+    per_layer = 4 * (d * d + d) + 4 * d + (d * f + f) + (f * d + d)  # attn w+b, 2 LayerNorms, MLP w+b
+    embed = 3 * 14 * 14 * d + d + (24 * 24 + 1) * d + 4 * d  # patch conv, class, positions, pre/post LN
+    adapter = (4 * d) * 4096 + 4096 * 4096  # pixel shuffle 0.5 -> 4 x 1408 in
+    projector = 4096 * 5120
+    assert vision_tower_params(vc, 5120) == embed + layers * per_layer + adapter + projector == 871_932_416
+
+
+def test_every_supported_type_has_a_catalog_example_or_is_an_alias():
+    from core.catalog import load_catalog
+
+    used = {m.architecture for m in load_catalog().models.values()}
+    assert {"deepseek", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "mixtral", "qwen3_moe",
+            "llama4", "gpt_oss", "hunyuan", "arctic", "grok-1", "llama", "mistral", "qwen3"} <= used
+    assert used <= set(SUPPORTED_MODEL_TYPES)
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("", "empty"),
+        ("{", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"hidden_size": NaN}', "NaN"),
+        ("[" * 5000 + "]" * 5000, "nested"),
+        ('{"a": ' * 30 + "1" + "}" * 30, "nested"),
+    ],
+)
+def test_parse_config_text_refuses_bad_input(text, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        parse_config_text(text)
+
+
+def test_parse_config_text_size_limit():
+    with pytest.raises(ValueError, match="limit"):
+        parse_config_text("{" + " " * 2_000_000 + "}")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        parse_config_text(b"\xff\xfe{}")
+
+
+def test_pasted_text_roundtrip_matches_catalog():
+    from core.catalog import load_catalog
+
+    text = (CATALOG_DIR / "models" / "mixtral-8x22b" / "config.json").read_text()
+    m = model_from_hf_config(parse_config_text(text), model_id="pasted")
+    assert m.total_params == load_catalog().model("mixtral-8x22b").total_params
+
+
+def test_config_is_not_mutated():
+    cfg = raw("llama-4-maverick")
+    before = copy.deepcopy(cfg)
+    model_from_hf_config(cfg, model_id="x")
+    assert cfg == before

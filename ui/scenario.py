@@ -1,0 +1,177 @@
+"""The shared sidebar: one scenario for every page, kept across page switches and in the URL.
+
+Every page (and ``app.py``) starts with ``scenario = sidebar()``. The pattern (checked in AppTest and
+headless Chromium, see the project's STREAMLIT notes):
+
+1. once per session, seed ``st.session_state.scenario`` from ``st.query_params`` (each field
+   validated; a bad one falls back to its default with a warning);
+2. draw widgets with their own keys (``_w_*``) whose ``index=``/``value=`` come from the scenario
+   (the "shadow"), and copy a changed widget back into the scenario in an ``on_change`` callback;
+3. write the scenario back into the URL on every run, so a copied URL reopens it on any page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from pydantic import ValidationError
+
+from core.catalog import Catalog, load_catalog
+from core.scenario import scenario_from_params, scenario_to_params
+from core.specs import DTYPES, KV_DTYPES, Precision, Scenario, Workload, describe_validation_error
+
+__all__ = ["catalog", "sidebar", "page_setup"]
+
+_SAME = "same as weights"
+
+_DTYPE_HELP = (
+    "Storage dtype of the weights. int4 = AWQ/GPTQ-style with group scales; nvfp4 / mxfp4 = 4-bit "
+    "floats with block scales (Blackwell / MI355X run them natively)."
+)
+
+
+@st.cache_resource(show_spinner=False)
+def catalog() -> Catalog:
+    """The validated catalog, loaded once per server process (read-only: never mutate it)."""
+    return load_catalog()
+
+
+def page_setup(title: str, icon: str = "🧮") -> None:
+    """Page config shared by every page (an emoji icon: a material icon would be fetched online)."""
+    st.set_page_config(page_title=f"{title} · MoE Deployment Planner", page_icon=icon, layout="wide")
+
+
+def _update(**changes) -> None:
+    s: Scenario = st.session_state.scenario
+    try:
+        # model_copy skips validation: rebuild from a dump to validate the new combination
+        st.session_state.scenario = Scenario(**s.model_copy(update=changes).model_dump())
+    except ValidationError as e:
+        st.session_state.scenario_error = describe_validation_error(e)
+        return
+    st.session_state.scenario_warnings = []  # URL warnings are about a scenario the user has now changed
+
+
+def _on_model() -> None:
+    _update(model_id=st.session_state._w_model)
+
+
+def _on_gpu() -> None:
+    _update(gpu_id=st.session_state._w_gpu)
+
+
+def _on_cluster() -> None:
+    _update(num_nodes=int(st.session_state._w_nodes), gpus_per_node=int(st.session_state._w_gpn))
+
+
+def _on_precision() -> None:
+    s: Scenario = st.session_state.scenario
+    w = st.session_state._w_weights
+    ex = st.session_state._w_experts
+    try:
+        p = Precision(
+            weights=w,
+            routed_experts=None if ex == _SAME or ex == w else ex,
+            kv_cache=st.session_state._w_kv,
+            dispatch=st.session_state._w_a2a,
+        )
+    except ValidationError as e:
+        st.session_state.scenario_error = describe_validation_error(e)
+        return
+    if p != s.precision:
+        _update(precision=p)
+
+
+def _on_workload() -> None:
+    try:
+        wl = Workload(
+            batch=int(st.session_state._w_batch),
+            input_len=int(st.session_state._w_isl),
+            output_len=int(st.session_state._w_osl),
+        )
+    except ValidationError as e:
+        st.session_state.scenario_error = describe_validation_error(e)
+        return
+    _update(workload=wl)
+
+
+def sidebar() -> Scenario:
+    """Draw the shared scenario sidebar and return the current scenario."""
+    cat = catalog()
+    if "scenario" not in st.session_state:
+        scenario, warnings = scenario_from_params(st.query_params.to_dict(), cat)
+        st.session_state.scenario = scenario
+        st.session_state.scenario_warnings = warnings
+    s: Scenario = st.session_state.scenario
+
+    model_ids = sorted(cat.models, key=lambda i: (not cat.models[i].is_moe, cat.models[i].name.lower()))
+    gpu_ids = sorted(cat.gpus, key=lambda i: (cat.gpus[i].vendor, -(cat.gpus[i].release_year or 0), i))
+
+    with st.sidebar:
+        st.markdown("### Scenario")
+        st.selectbox(
+            "Model",
+            model_ids,
+            index=model_ids.index(s.model_id),
+            key="_w_model",
+            on_change=_on_model,
+            format_func=lambda i: _model_label(cat, i),
+            help="Catalog models (MoE first). Each entry is its published config.json.",
+        )
+        st.selectbox(
+            "GPU",
+            gpu_ids,
+            index=gpu_ids.index(s.gpu_id),
+            key="_w_gpu",
+            on_change=_on_gpu,
+            format_func=lambda i: f"{cat.gpus[i].name} · {cat.gpus[i].hbm_capacity_gb:g} GB",
+        )
+        c1, c2 = st.columns(2)
+        c1.number_input("Nodes", 1, 4096, s.num_nodes, step=1, key="_w_nodes", on_change=_on_cluster)
+        c2.number_input(
+            "GPUs / node", 1, 1024, s.gpus_per_node, step=1, key="_w_gpn", on_change=_on_cluster,
+            help="GPUs per node. An NVL72 rack is 18 nodes x 4 GPUs in one NVLink domain.",
+        )
+        gpu = cat.gpus[s.gpu_id]
+        st.caption(
+            f"{s.total_gpus:,} GPUs · {s.total_gpus * gpu.hbm_capacity_gb:,.0f} GB HBM in total · "
+            f"NVLink/IF domain {min(s.total_gpus, max(s.gpus_per_node, gpu.scale_up_domain_gpus))} GPUs"
+        )
+
+        with st.expander("Precision", expanded=True):
+            dtypes = [d for d in DTYPES if d != "fp32"]
+            st.selectbox("Weights", dtypes, index=dtypes.index(s.precision.weights) if s.precision.weights in dtypes else 0,
+                         key="_w_weights", on_change=_on_precision, help=_DTYPE_HELP)
+            ex_opts = [_SAME, *dtypes]
+            ex_val = s.precision.routed_experts or _SAME
+            st.selectbox("Routed experts", ex_opts, index=ex_opts.index(ex_val) if ex_val in ex_opts else 0,
+                         key="_w_experts", on_change=_on_precision,
+                         help="A different dtype for the routed experts only, e.g. int4 experts with bf16 elsewhere.")
+            st.selectbox("KV cache", list(KV_DTYPES), index=list(KV_DTYPES).index(s.precision.kv_cache),
+                         key="_w_kv", on_change=_on_precision)
+            st.selectbox("All-to-all dispatch", ["bf16", "fp8"], index=["bf16", "fp8"].index(s.precision.dispatch),
+                         key="_w_a2a", on_change=_on_precision,
+                         help="dtype of the tokens sent to the experts (DeepEP dispatches FP8, combines BF16).")
+
+        with st.expander("Workload", expanded=True):
+            st.number_input("Concurrent sequences", 1, 1_000_000, s.workload.batch, step=1,
+                            key="_w_batch", on_change=_on_workload)
+            st.number_input("Input tokens / sequence", 1, 10_000_000, s.workload.input_len, step=256,
+                            key="_w_isl", on_change=_on_workload)
+            st.number_input("Output tokens / sequence", 1, 10_000_000, s.workload.output_len, step=128,
+                            key="_w_osl", on_change=_on_workload)
+
+        for w in st.session_state.get("scenario_warnings", []):
+            st.warning(w, icon="⚠️")
+        err = st.session_state.pop("scenario_error", None)
+        if err:
+            st.error(f"Not applied: {err}")
+
+    st.query_params.from_dict(scenario_to_params(st.session_state.scenario))
+    return st.session_state.scenario
+
+
+def _model_label(cat: Catalog, model_id: str) -> str:
+    m = cat.models[model_id]
+    from core.params import active_params, total_params
+
+    return f"{m.name} · {total_params(m) / 1e9:,.0f}B / {active_params(m) / 1e9:,.1f}B active"
