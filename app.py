@@ -1,10 +1,23 @@
 """Home: the scenario at a glance and a link to every page."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from core import memory, params
 from ui.format import bytes_h, params_h
-from ui.scenario import catalog, page_setup, sidebar
+from ui.scenario import PAGES, catalog, page_setup, sidebar
+
+PAGE_QUESTIONS = {
+    "Fit": "does it fit, where does the memory go, how many sequences can it hold?",
+    "Intensity": "is each expert GEMM memory- or compute-bound?",
+    "Balance": "how bad is expert-load imbalance, and what does EPLB recover?",
+    "Speculative": "what does speculative decoding buy here?",
+    "Layouts": "which TP / EP / DP / PP / Wide-EP layout for prefill and for decode?",
+    "Validation": "how close is the step-time model to published measurements?",
+    "Disaggregation & cost": "prefill/decode pool sizes and $ per million tokens",
+    "Catalog": "every model and GPU with derived figures and sources",
+}
 
 page_setup("Home", "🧮")
 scenario = sidebar()
@@ -30,11 +43,12 @@ c[1].metric(
     params_h(active),
     f"{100 * active / params.total_params(model, include_vision=False):.1f}% of total",
     delta_color="off",
+    delta_arrow="off",
     help=f"Counted as the vendor counts ({model.published.active_convention.replace('_', ' ')}).",
 )
 c[2].metric("FLOPs per token", f"{params.flops_per_token(model) / 1e9:,.1f} GFLOP", help="2 × active matmul parameters (forward).")
 c[3].metric(f"KV cache per token ({prec.kv_cache})", bytes_h(kv_tok), help="All layers; MLA caches a 576-element latent per layer.")
-c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off")
+c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off", delta_arrow="off")
 
 left, right = st.columns(2)
 with left:
@@ -54,7 +68,8 @@ with left:
         + f"\n- hidden {model.hidden_size:,} · vocab {model.vocab_size:,} · context up to {model.max_position_embeddings:,} tokens"
         + (f"\n- MTP module: {model.num_mtp_layers} layer ({params_h(params.mtp_params(model))}), usable as a built-in draft" if model.num_mtp_layers else "")
     )
-    st.caption(f"Architecture: {model.source}. Published counts: {model.published.source}")
+    with st.expander("Sources"):
+        st.markdown(f"- config.json: {model.source}\n- published counts: {model.published.source}")
 with right:
     st.subheader("GPU")
     tf = " · ".join(f"{k} {v:,.0f}" for k, v in gpu.dense_tflops.items())
@@ -65,10 +80,13 @@ with right:
         f"- scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s per direction ({gpu.scale_up_link}, domain {gpu.scale_up_domain_gpus} GPUs) · "
         f"scale-out {gpu.scale_out_bw_gbps:,.0f} GB/s ({gpu.scale_out_link})"
     )
-    st.caption("Sources: " + "; ".join(f"{k}: {v}" for k, v in gpu.sources.items()))
+    with st.expander("Sources"):
+        st.markdown("\n".join(f"- {k}: {v}" for k, v in gpu.sources.items()))
 
 st.subheader("Pages")
-st.page_link("pages/8_Catalog.py", label="Catalog: every model and GPU with derived figures and sources", icon="📚")
+for path, label in PAGES[1:]:
+    if (Path(__file__).parent / path).is_file():
+        st.page_link(path, label=f"{label}: {PAGE_QUESTIONS[label]}", query_params=st.query_params.to_dict())
 st.caption(
     "Change the scenario in the sidebar: every page uses it, and the URL carries it, so a copied link "
     "reopens the same scenario."

@@ -7,6 +7,7 @@ and what is allowed.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,8 +83,12 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
             return default
         if v in allowed:
             return v
-        hint = ", ".join(allowed) if len(allowed) <= 12 else ", ".join(list(allowed)[:12]) + ", ..."
-        warnings.append(f"URL parameter {key}={_show(v)} is not a known {what}; using {default!r}. Allowed: {hint}")
+        if len(allowed) <= 16:
+            hint = "Allowed: " + ", ".join(allowed)
+        else:
+            close = difflib.get_close_matches(v.lower(), list(allowed), n=4, cutoff=0.5)
+            hint = (f"Closest: {', '.join(close)}. " if close else "") + "The Catalog page lists them all"
+        warnings.append(f"URL parameter {key}={_show(v)} is not a known {what}; using {default!r}. {hint}")
         return default
 
     def integer(key: str, lo: int, hi: int, default: int, what: str) -> int:

@@ -13,13 +13,33 @@ headless Chromium, see the project's STREAMLIT notes):
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
+from pathlib import Path
+
 from pydantic import ValidationError
 
 from core.catalog import Catalog, load_catalog
 from core.scenario import scenario_from_params, scenario_to_params
 from core.specs import DTYPES, KV_DTYPES, Precision, Scenario, Workload, describe_validation_error
 
-__all__ = ["catalog", "sidebar", "page_setup"]
+__all__ = ["PAGES", "catalog", "sidebar", "page_setup"]
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+# (script relative to app.py, label in the sidebar). Our own navigation replaces Streamlit's default
+# one (client.showSidebarNavigation = false) so the home page reads "Home", not "app", and each link
+# carries the scenario in its query string (a middle-click opens the same scenario in a new tab).
+PAGES: tuple[tuple[str, str], ...] = (
+    ("app.py", "Home"),
+    ("pages/1_Fit.py", "Fit"),
+    ("pages/2_Intensity.py", "Intensity"),
+    ("pages/3_Balance.py", "Balance"),
+    ("pages/4_Speculative.py", "Speculative"),
+    ("pages/5_Layouts.py", "Layouts"),
+    ("pages/6_Validation.py", "Validation"),
+    ("pages/7_Disaggregation_and_cost.py", "Disaggregation & cost"),
+    ("pages/8_Catalog.py", "Catalog"),
+)
 
 _SAME = "same as weights"
 
@@ -107,6 +127,7 @@ def sidebar() -> Scenario:
     gpu_ids = sorted(cat.gpus, key=lambda i: (cat.gpus[i].vendor, -(cat.gpus[i].release_year or 0), i))
 
     with st.sidebar:
+        _navigation(scenario_to_params(s))
         st.markdown("### Scenario")
         st.selectbox(
             "Model",
@@ -170,8 +191,20 @@ def sidebar() -> Scenario:
     return st.session_state.scenario
 
 
+def _navigation(query: dict[str, str]) -> None:
+    st.markdown("### MoE Deployment Planner")
+    for path, label in PAGES:
+        if (_ROOT / path).is_file():
+            try:
+                st.page_link(path, label=label, query_params=query)
+            except StreamlitPageNotFoundError:
+                # a page run on its own (AppTest.from_file("pages/...")) has no multipage app around it
+                break
+    st.divider()
+
+
 def _model_label(cat: Catalog, model_id: str) -> str:
     m = cat.models[model_id]
     from core.params import active_params, total_params
 
-    return f"{m.name} · {total_params(m) / 1e9:,.0f}B / {active_params(m) / 1e9:,.1f}B active"
+    return f"{m.name} ({total_params(m) / 1e9:,.0f}B / {active_params(m) / 1e9:,.0f}B)"

@@ -1,0 +1,128 @@
+"""Real-browser fixtures: a Streamlit server on a free local port and Debian's chromium via Playwright.
+
+Without chromium (or Playwright) the browser tests skip with a notice naming the package, except under
+CI=true, where a missing browser is a failure. ``make test`` installs Debian's chromium when run as root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+    "--disable-background-networking", "--disable-component-update", "--disable-extensions",
+    "--disable-sync", "--no-first-run", "--mute-audio", "--hide-scrollbars",
+    "--force-color-profile=srgb", "--font-render-hinting=none",
+]
+
+
+def _missing(reason: str):
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"browser tests need {reason} (CI=true: not skipping)")
+    pytest.skip(f"browser tests skipped: {reason}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the Python package 'playwright' (pip install -e '.[test]')")
+    if not Path(CHROMIUM).exists():
+        _missing("Debian's 'chromium' package (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = ARTIFACTS / f"server-{self.port}.log"
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(self.port),
+             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).read() == b"ok":
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"streamlit did not become healthy; log:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.1)  # polling a health endpoint, not waiting for a result
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@pytest.fixture
+def fresh_server():
+    """A server nobody has talked to yet (for 'first request is a deep link' tests)."""
+    s = Server()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server()
+    yield s
+    s.stop()
+
+
+def wait_rendered(page, timeout_ms: int = 60_000) -> None:
+    """Streamlit's own done signal: connected and the script not running."""
+    app = page.locator("[data-testid='stApp']")
+    app.and_(page.locator("[data-test-connection-state='CONNECTED']")).wait_for(state="attached", timeout=timeout_ms)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=timeout_ms
+    )
+
+
+@pytest.fixture
+def new_page(browser):
+    contexts = []
+
+    def make():
+        ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, device_scale_factor=1)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.errors = []
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        return page
+
+    yield make
+    for c in contexts:
+        c.close()

@@ -1,0 +1,85 @@
+"""The app in a real browser (Debian chromium): renders, no exception, URL round trip."""
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import ARTIFACTS, wait_rendered
+
+pytestmark = pytest.mark.e2e
+
+
+def qs(url):
+    return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+
+
+def no_exception(page):
+    assert page.get_by_test_id("stException").count() == 0
+    assert not page.errors, page.errors
+
+
+def test_home_renders_default_scenario(server, new_page):
+    page = new_page()
+    page.goto(server.url)
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="MoE Deployment Planner")).to_be_visible()
+    values = page.get_by_test_id("stMetricValue").all_inner_texts()
+    # DeepSeek-V3 671B; 576 x 2 B x 61 layers = 70.27 KB per token; 8 x 141 GB
+    assert values[0] == "671B" and "70.27 KB" in values and "1,128 GB" in values
+    page.wait_for_url("**/?model=deepseek-v3*")
+    assert qs(page.url)["gpu"] == "h200"
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "home.png"), full_page=True)
+
+
+def test_deep_link_to_catalog_is_first_request_to_fresh_server(fresh_server, new_page):
+    page = new_page()
+    page.goto(f"{fresh_server.url}/Catalog?model=kimi-k2&gpu=gb200&nodes=18&gpn=4&w=nvfp4&batch=256")
+    wait_rendered(page)
+    expect(page.get_by_role("heading", name="Catalog")).to_be_visible()
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(re.compile("^Kimi-K2 "))
+    expect(sidebar).to_contain_text("72 GPUs")
+    # the shared sidebar is present on a deep link, the tables rendered, the URL kept the scenario
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(3)
+    q = qs(page.url)
+    assert (q["model"], q["gpu"], q["nodes"], q["gpn"], q["w"], q["batch"]) == ("kimi-k2", "gb200", "18", "4", "nvfp4", "256")
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "catalog.png"), full_page=True)
+
+
+def test_copied_url_reopens_same_scenario_in_fresh_browser(server, new_page):
+    page = new_page()
+    page.goto(f"{server.url}/?model=mixtral-8x22b&gpu=h100-sxm")
+    wait_rendered(page)
+    nodes = page.get_by_test_id("stSidebar").get_by_label("Nodes")
+    nodes.fill("3")
+    nodes.press("Enter")
+    page.wait_for_url("**nodes=3**")
+    wait_rendered(page)
+    # navigate to another page through the sidebar: the scenario follows
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Catalog").click()
+    page.wait_for_url("**/Catalog?**")
+    wait_rendered(page)
+    copied = page.url
+    assert qs(copied)["nodes"] == "3" and qs(copied)["model"] == "mixtral-8x22b"
+
+    other = new_page()  # a new browser context: no cookies, no session
+    other.goto(copied)
+    wait_rendered(other)
+    sidebar = other.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(re.compile("^Mixtral-8x22B "))
+    expect(sidebar.get_by_label("Nodes")).to_have_value("3")
+    expect(sidebar).to_contain_text("24 GPUs")
+    no_exception(other)
+
+
+def test_bad_url_shows_warning_not_traceback(server, new_page):
+    page = new_page()
+    page.goto(f"{server.url}/?model=not-a-model&nodes=0")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stSidebar").get_by_test_id("stAlert")).to_have_count(2)
+    expect(page.get_by_test_id("stSidebar")).to_contain_text("model='not-a-model' is not a known model id")
+    no_exception(page)

@@ -1,0 +1,130 @@
+"""AppTest runs of the home page and the Catalog page, on the default and on a URL scenario."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DEFAULT_URL = {
+    "model": "deepseek-v3", "gpu": "h200", "nodes": "1", "gpn": "8", "w": "fp8", "kv": "bf16",
+    "a2a": "fp8", "batch": "64", "isl": "2048", "osl": "512",
+}
+
+
+def run(path, **query):
+    at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_home_default_scenario():
+    at = run("app.py")
+    assert at.title[0].value == "MoE Deployment Planner"
+    m = metrics(at)
+    # DeepSeek-V3: 671.0B total; 576-element MLA latent x 2 bytes x 61 layers = 70,272 bytes per token
+    assert m["Total parameters"] == "671B"
+    assert m["KV cache per token (bf16)"] == "70.27 KB"
+    # 8 x H200 x 141 GB = 1,128 GB
+    assert m["Cluster HBM"] == "1,128 GB"
+    assert {k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
+            for k in at.query_params} == DEFAULT_URL
+    assert not at.sidebar.warning
+
+
+def _qp(at):
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_home_url_scenario_is_applied_exactly():
+    q = {"model": "mixtral-8x7b", "gpu": "h100-sxm", "nodes": "2", "gpn": "4", "w": "bf16", "ex": "int4",
+         "kv": "fp8", "a2a": "bf16", "batch": "16", "isl": "1000", "osl": "24"}
+    at = run("app.py", **q)
+    assert _qp(at) == q
+    assert at.sidebar.selectbox(key="_w_model").value == "mixtral-8x7b"
+    assert at.sidebar.selectbox(key="_w_experts").value == "int4"
+    assert at.sidebar.number_input(key="_w_nodes").value == 2
+    m = metrics(at)
+    # Mixtral 8x7B: 46,702,792,704 parameters; GQA 2 x 8 x 128 x 1 byte (fp8) x 32 layers = 65,536 B/token
+    assert m["Total parameters"] == "46.7B"
+    assert m["KV cache per token (fp8)"] == "65.54 KB"
+    # 2 nodes x 4 GPUs x 80 GB
+    assert m["Cluster HBM"] == "640 GB"
+
+
+def test_bad_url_values_warn_and_fall_back():
+    at = run("app.py", model="gpt-5", gpu="h100", nodes="-3", w="fp6", batch="1e9", isl="lots")
+    warnings = " | ".join(w.value for w in at.sidebar.warning)
+    assert "model='gpt-5' is not a known model id; using 'deepseek-v3'" in warnings
+    assert "gpu='h100' is not a known GPU id; using 'h200'" in warnings and "h100-sxm" in warnings
+    assert "nodes=-3 is outside 1-4,096" in warnings
+    assert "w='fp6' is not a known weight dtype" in warnings and "Allowed: fp32, bf16" in warnings
+    assert "batch='1e9' is not a whole number" in warnings
+    assert "isl='lots' is not a whole number" in warnings
+    assert _qp(at) == DEFAULT_URL  # the URL is rewritten to the scenario actually shown
+
+
+def test_hostile_url_values_do_not_crash():
+    at = run("app.py", model="x" * 100_000, gpu="<script>alert(1)</script>", gpn="99999999999999999999")
+    assert len(at.sidebar.warning) == 3
+    assert all(len(w.value) < 600 for w in at.sidebar.warning)
+    assert _qp(at)["gpn"] == "8"
+
+
+def test_widget_change_updates_scenario_and_url_and_survives_page_switch():
+    at = run("app.py")
+    at.sidebar.selectbox(key="_w_model").set_value("qwen3-235b-a22b").run()
+    at.sidebar.selectbox(key="_w_gpu").set_value("h100-sxm").run()
+    at.sidebar.number_input(key="_w_nodes").set_value(3).run()
+    assert not at.exception
+    assert _qp(at)["model"] == "qwen3-235b-a22b" and _qp(at)["gpu"] == "h100-sxm" and _qp(at)["nodes"] == "3"
+    # Qwen3-235B-A22B: 235.09B parameters
+    assert metrics(at)["Total parameters"] == "235B"
+    at.switch_page("pages/8_Catalog.py").run()
+    assert not at.exception
+    assert at.session_state.scenario.model_id == "qwen3-235b-a22b"
+    assert at.sidebar.selectbox(key="_w_model").value == "qwen3-235b-a22b"
+    assert at.sidebar.number_input(key="_w_nodes").value == 3
+    assert _qp(at)["model"] == "qwen3-235b-a22b"
+
+
+def test_precision_change_same_as_weights():
+    at = run("app.py")
+    at.sidebar.selectbox(key="_w_experts").set_value("int4").run()
+    assert _qp(at)["ex"] == "int4"
+    at.sidebar.selectbox(key="_w_experts").set_value("same as weights").run()
+    assert "ex" not in _qp(at)
+    at.sidebar.selectbox(key="_w_kv").set_value("fp8").run()
+    # DeepSeek-V3, fp8 cache: 576 x 1 byte x 61 = 35,136 bytes
+    assert metrics(at)["KV cache per token (fp8)"] == "35.14 KB"
+
+
+def test_catalog_page_default():
+    at = run("pages/8_Catalog.py")
+    models, gpus, links = (d.value for d in at.dataframe)
+    assert len(models) >= 24 and len(gpus) >= 15 and len(links) >= 10
+    ds = models.set_index("id").loc["deepseek-v3"]
+    # published 671B / 37B; derived 671.03B / 36.63B (DeepSeek counts the LM head, not the input embedding)
+    assert ds["total_b"] == pytest.approx(671.03, abs=0.01)
+    assert ds["active_b"] == pytest.approx(36.63, abs=0.01)
+    assert ds["kv_elems_per_token_per_layer"] == 576
+    assert (models["total_error_pct"].abs() < 3).all()
+    h100 = gpus.set_index("id").loc["h100-sxm"]
+    # 989 TFLOPS / 3.35 TB/s = 295 FLOP/byte
+    assert h100["ridge_bf16_flop_per_byte"] == pytest.approx(295.2, abs=0.1)
+    assert h100["fp4_tflops"] is None or h100["fp4_tflops"] != h100["fp4_tflops"]  # blank: not native
+
+
+def test_catalog_page_deep_link_scenario():
+    at = run("pages/8_Catalog.py", model="llama-4-maverick", gpu="gb200", nodes="18", gpn="4")
+    assert at.session_state.scenario.model_id == "llama-4-maverick"
+    assert at.session_state.scenario.total_gpus == 72
+    assert _qp(at)["gpu"] == "gb200"
