@@ -103,9 +103,14 @@ def server():
 
 
 def wait_rendered(page, timeout_ms: int = 60_000) -> None:
-    """Streamlit's own done signal: connected and the script not running."""
-    app = page.locator("[data-testid='stApp']")
-    app.and_(page.locator("[data-test-connection-state='CONNECTED']")).wait_for(state="attached", timeout=timeout_ms)
+    """Streamlit's own done signal: connected, the page has content, and the script is not running.
+
+    The content check guards against the moment between connecting and the first script run.
+    """
+    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=timeout_ms
+    )
+    page.get_by_test_id("stMain").get_by_test_id("stHeading").first.wait_for(state="visible", timeout=timeout_ms)
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=timeout_ms
     )
