@@ -1,0 +1,56 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.catalog import load_catalog
+from core.scenario import DEFAULT_SCENARIO, URL_KEYS, scenario_from_params, scenario_to_params
+from core.specs import Precision, Scenario, Workload
+
+cat = load_catalog()
+
+
+def test_round_trip_is_exact():
+    s = Scenario(
+        model_id="llama-4-maverick", gpu_id="mi300x", num_nodes=4, gpus_per_node=8,
+        precision=Precision(weights="bf16", routed_experts="int4", kv_cache="fp8", dispatch="fp8"),
+        workload=Workload(batch=300, input_len=8192, output_len=100),
+    )
+    params = scenario_to_params(s)
+    assert params["ex"] == "int4" and params["gpn"] == "8"
+    back, warnings = scenario_from_params(params, cat)
+    assert back == s and warnings == []
+
+
+def test_empty_query_is_the_default():
+    assert scenario_from_params({}, cat) == (DEFAULT_SCENARIO, [])
+
+
+def test_lists_take_the_last_value_like_a_browser():
+    s, w = scenario_from_params({"model": ["mixtral-8x7b", "grok-1"]}, cat)
+    assert s.model_id == "grok-1" and w == []
+
+
+def test_expert_dtype_equal_to_weights_is_dropped():
+    s, _ = scenario_from_params({"w": "fp8", "ex": "fp8"}, cat)
+    assert s.precision.routed_experts is None and "ex" not in scenario_to_params(s)
+
+
+def test_too_many_gpus_falls_back_with_a_warning():
+    s, w = scenario_from_params({"nodes": "4096", "gpn": "1024"}, cat)
+    assert s.total_gpus == 8 and "65,536" in w[0]
+
+
+def test_close_ids_are_suggested():
+    _, w = scenario_from_params({"model": "deepseek-v3.1"}, cat)
+    assert "Closest: deepseek-v3" in w[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from([*URL_KEYS, "junk"]), st.one_of(st.text(max_size=300), st.lists(st.text(max_size=20), max_size=3))))
+def test_any_query_gives_a_valid_scenario_and_one_warning_per_bad_field(query):
+    s, warnings = scenario_from_params(query, cat)
+    assert isinstance(s, Scenario)
+    assert s.model_id in cat.models and s.gpu_id in cat.gpus
+    assert len(warnings) <= len(URL_KEYS) + 1
+    assert all(len(w) < 700 for w in warnings)
+    # what is written back reads back identically, with no warning
+    assert scenario_from_params(scenario_to_params(s), cat) == (s, [])
