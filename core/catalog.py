@@ -61,29 +61,20 @@ class Catalog:
     root: Path = CATALOG_DIR
 
     def model(self, model_id: str) -> ModelSpec:
-        try:
-            return self.models[model_id]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"unknown model id {model_id!r}; closest: {_closest(str(model_id), list(self.models))}"
-            ) from None
+        return _lookup(self.models, model_id, "model")
 
     def gpu(self, gpu_id: str) -> GPUSpec:
-        try:
-            return self.gpus[gpu_id]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"unknown GPU id {gpu_id!r}; closest: {_closest(str(gpu_id), list(self.gpus))}"
-            ) from None
+        return _lookup(self.gpus, gpu_id, "GPU")
 
     def interconnect(self, link_id: str) -> InterconnectSpec:
-        try:
-            return self.interconnects[link_id]
-        except (KeyError, TypeError):
-            raise ValueError(
-                f"unknown interconnect id {link_id!r}; closest: "
-                f"{_closest(str(link_id), list(self.interconnects))}"
-            ) from None
+        return _lookup(self.interconnects, link_id, "interconnect")
+
+
+def _lookup(table: Mapping[str, Any], key: str, what: str) -> Any:
+    try:
+        return table[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {what} id {key!r}; closest: {_closest(str(key), list(table))}") from None
 
 
 def _load_model(folder: Path) -> tuple[ModelSpec, dict[str, Any]]:
