@@ -1,23 +1,68 @@
-"""Bytes: element sizes and the KV cache (MHA / GQA / MLA, cross-layer sharing, DSA indexer keys).
+"""Memory: bytes per weight format, per component, KV cache, per GPU under a layout, fit verdicts.
 
-The per-GPU memory model and the fit verdicts build on these (Fit page).
+Units: bytes unless a name says otherwise; GB = 1e9 bytes. Formulas accept numpy arrays where a
+curve is drawn (context lengths).
+
+Assumptions (all stated, the editable ones in :class:`core.specs.MemoryAssumptions`):
+
+* Quantised schemes store the linear layers (attention, dense FFN, experts) in the chosen dtype with
+  its scales (``WEIGHT_FORMATS``); embeddings, LM head, router, norms and a vision tower stay in bf16,
+  as the published FP8 / INT4 / NVFP4 checkpoints do (DeepSeek-V3 FP8, NVIDIA's NVFP4 exports).
+* TP shards attention (q/o and MLA up-projections; K/V heads up to ``num_kv_heads``), dense FFNs,
+  shared experts and the vocabulary; EP spreads routed experts (plus redundant replicas) over its
+  ranks and expert-TP splits each expert; PP splits layers into contiguous stages (embedding on the
+  first, LM head on the last); DP replicates everything and splits the sequences.
+* The KV cache of MHA/GQA splits over TP up to the number of KV heads; MLA's latent is replicated on
+  every TP rank (vLLM and SGLang keep the whole latent per rank); attention-DP ranks each hold their
+  own sequences.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
-from core.specs import KV_DTYPES, AttentionKind, ModelSpec
+from core import params
+from core.specs import (
+    KV_DTYPES,
+    AttentionKind,
+    GPUSpec,
+    MemoryAssumptions,
+    ModelSpec,
+    ParallelLayout,
+    Precision,
+    SpecDecodeConfig,
+    Workload,
+)
 
 __all__ = [
     "DTYPE_BYTES",
+    "WEIGHT_FORMATS",
+    "GPUMemory",
+    "PrecisionSupport",
+    "WeightFormat",
+    "bytes_per_param",
+    "check_layout",
+    "component_dtypes",
+    "default_layout",
+    "draft_params",
     "dtype_bytes",
+    "kv_bytes_per_sequence",
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_layer",
     "kv_elements_per_token_per_layer",
+    "max_concurrent_sequences",
+    "max_context_len",
+    "min_gpus",
+    "per_gpu_memory",
+    "precision_support",
+    "weight_bytes_by_component",
+    "weights_bytes",
 ]
 
-# Bytes per element of the payload, without block/group scales (core.memory adds those per scheme).
+# Bytes per element of the payload, without block/group scales.
 DTYPE_BYTES: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,
@@ -27,6 +72,51 @@ DTYPE_BYTES: dict[str, float] = {
     "int4": 0.5,
     "nvfp4": 0.5,
     "mxfp4": 0.5,
+}
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """How a weight dtype is stored: payload bits plus the scale bytes it needs per weight."""
+
+    dtype: str
+    payload_bits: int
+    scale_bytes_per_param: float
+    scales: str
+
+    @property
+    def bytes_per_param(self) -> float:
+        return self.payload_bits / 8 + self.scale_bytes_per_param
+
+    @property
+    def bits_per_weight(self) -> float:
+        return 8 * self.bytes_per_param
+
+
+WEIGHT_FORMATS: dict[str, WeightFormat] = {
+    f.dtype: f
+    for f in (
+        WeightFormat("fp32", 32, 0.0, "none"),
+        WeightFormat("bf16", 16, 0.0, "none"),
+        WeightFormat("fp16", 16, 0.0, "none"),
+        WeightFormat(
+            "fp8", 8, 4 / (128 * 128),
+            "one fp32 scale per 128 x 128 block (DeepSeek-V3's block-wise FP8, DeepGEMM)",
+        ),
+        WeightFormat(
+            "int8", 8, 2 / 4096,
+            "one fp16 scale per output channel (W8A8 per-channel), about 2 bytes per 4,096-weight row",
+        ),
+        WeightFormat(
+            "int4", 4, (2 + 0.5) / 128,
+            "AWQ / GPTQ, group size 128: one fp16 scale and one packed 4-bit zero point per 128 weights",
+        ),
+        WeightFormat(
+            "nvfp4", 4, 1 / 16,
+            "one FP8 (E4M3) scale per 16 weights, plus one fp32 scale per tensor (negligible)",
+        ),
+        WeightFormat("mxfp4", 4, 1 / 32, "one 8-bit (E8M0) shared exponent per 32 weights (OCP MX)"),
+    )
 }
 
 # DeepSeek-V3.2's DSA indexer caches its key in FP8 with one fp32 scale per token per layer
@@ -43,6 +133,60 @@ def dtype_bytes(dtype: str) -> float:
         raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPE_BYTES)}") from None
 
 
+def bytes_per_param(dtype: str) -> float:
+    """Bytes per weight including its scales (``WEIGHT_FORMATS``)."""
+    try:
+        return WEIGHT_FORMATS[dtype].bytes_per_param
+    except KeyError:
+        raise ValueError(f"unknown weight dtype {dtype!r}; allowed: {', '.join(WEIGHT_FORMATS)}") from None
+
+
+def _precision(p: Precision | str) -> Precision:
+    return Precision.of(p)
+
+
+def component_dtypes(precision: Precision | str) -> dict[str, str]:
+    """The dtype each component is stored in under a precision (see the module docstring)."""
+    p = _precision(precision)
+    w = p.weights
+    high = w if w in ("fp32", "bf16", "fp16") else "bf16"
+    return {
+        "embedding": high,
+        "lm_head": high,
+        "attention": w,
+        "dense_ffn": w,
+        "parallel_mlp": w,
+        "shared_experts": w,
+        "routed_experts": p.expert_dtype,
+        "router": high,
+        "norms": high,
+        "vision": high,
+        "mtp": w,
+        "mtp_experts": p.expert_dtype,
+    }
+
+
+def weight_bytes_by_component(model: ModelSpec, precision: Precision | str, *, include_mtp: bool = False) -> dict[str, float]:
+    """Bytes of each component's weights (whole model, before any sharding), scales included."""
+    dt = component_dtypes(precision)
+    b = params.breakdown(model).as_dict()
+    out = {c: b[c] * bytes_per_param(dt[c]) for c in params.COMPONENTS}
+    if include_mtp and model.num_mtp_layers:
+        routed = params.mtp_routed_expert_params(model)
+        out["mtp"] = (b["mtp"] - routed) * bytes_per_param(dt["mtp"]) + routed * bytes_per_param(dt["mtp_experts"])
+    return out
+
+
+def weights_bytes(model: ModelSpec, precision: Precision | str, *, include_mtp: bool = False) -> int:
+    """Bytes of all weights of ``model`` stored under ``precision`` (a Precision or a dtype name such as
+    ``"fp8"``), scales included. The MTP module is added with ``include_mtp`` (vLLM / SGLang load it
+    only when it serves as the speculative draft)."""
+    return int(round(sum(weight_bytes_by_component(model, precision, include_mtp=include_mtp).values())))
+
+
+# ------------------------------------------------------------------------------------------ KV cache
+
+
 def kv_elements_per_token_per_layer(model: ModelSpec) -> int:
     """Cached elements per token in one layer that stores K/V.
 
@@ -57,14 +201,21 @@ def kv_elements_per_token_per_layer(model: ModelSpec) -> int:
     return int(model.num_kv_heads * (model.head_dim + dv))
 
 
-def kv_bytes_per_token_per_layer(model: ModelSpec, kv_dtype: str = "bf16") -> float:
-    """Bytes per token in one K/V-storing layer, plus a DSA indexer key where the model has one."""
+def _kv_dtype_bytes(kv_dtype: str) -> float:
     if kv_dtype not in KV_DTYPES:
         raise ValueError(f"unknown KV cache dtype {kv_dtype!r}; allowed: {', '.join(KV_DTYPES)}")
-    b = kv_elements_per_token_per_layer(model) * dtype_bytes(kv_dtype)
-    if model.index_head_dim:
-        b += model.index_head_dim * _INDEXER_KEY_BYTES_PER_ELEM + _INDEXER_SCALE_BYTES
-    return b
+    return DTYPE_BYTES[kv_dtype]
+
+
+def _indexer_bytes_per_token_per_layer(model: ModelSpec) -> int:
+    if not model.index_head_dim:
+        return 0
+    return model.index_head_dim * _INDEXER_KEY_BYTES_PER_ELEM + _INDEXER_SCALE_BYTES
+
+
+def kv_bytes_per_token_per_layer(model: ModelSpec, kv_dtype: str = "bf16") -> float:
+    """Bytes per token in one K/V-storing layer, plus a DSA indexer key where the model has one."""
+    return kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype) + _indexer_bytes_per_token_per_layer(model)
 
 
 def kv_bytes_per_token(model: ModelSpec, kv_dtype: str = "bf16") -> float:
@@ -73,10 +224,495 @@ def kv_bytes_per_token(model: ModelSpec, kv_dtype: str = "bf16") -> float:
     ``kv_layers * elements * bytes`` (cross-layer attention stores K/V on ``num_layers /
     cla_share_factor`` layers) ``+ num_layers * indexer key bytes`` (DSA).
     """
-    per_layer = kv_elements_per_token_per_layer(model) * dtype_bytes(kv_dtype) if kv_dtype in KV_DTYPES else None
-    if per_layer is None:
-        raise ValueError(f"unknown KV cache dtype {kv_dtype!r}; allowed: {', '.join(KV_DTYPES)}")
-    total = model.kv_layers * per_layer
-    if model.index_head_dim:
-        total += model.num_layers * (model.index_head_dim * _INDEXER_KEY_BYTES_PER_ELEM + _INDEXER_SCALE_BYTES)
-    return float(np.float64(total))
+    per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
+    return float(model.kv_layers * per_layer + model.num_layers * _indexer_bytes_per_token_per_layer(model))
+
+
+def _attention_kv_per_sequence(model: ModelSpec, ctx: np.ndarray, kv_dtype: str) -> np.ndarray:
+    per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
+    kv_layers = model.kv_layers
+    windowed = model.sliding_window_layers * kv_layers / model.num_layers if model.sliding_window else 0.0
+    capped = np.minimum(ctx, model.sliding_window) if model.sliding_window else ctx
+    return per_layer * ((kv_layers - windowed) * ctx + windowed * capped)
+
+
+def _indexer_kv_per_sequence(model: ModelSpec, ctx: np.ndarray) -> np.ndarray:
+    return model.num_layers * _indexer_bytes_per_token_per_layer(model) * ctx
+
+
+def _context_array(context_len) -> np.ndarray:
+    ctx = np.asarray(context_len, dtype=np.float64)
+    if np.any(ctx < 0) or not np.all(np.isfinite(ctx)):
+        raise ValueError("context_len must be finite and >= 0")
+    return ctx
+
+
+def kv_bytes_per_sequence(model: ModelSpec, context_len, kv_dtype: str = "bf16"):
+    """KV-cache bytes of one sequence of ``context_len`` tokens (scalar or numpy array), all layers.
+
+    Full-attention layers cache every token; sliding-window / chunked layers cache at most
+    ``sliding_window`` tokens (Mistral-7B: all 32 layers at 4,096; gpt-oss: half the layers at 128;
+    Llama 4: 3 of 4 layers at 8,192); a DSA indexer key is cached for every token on every layer.
+    """
+    ctx = _context_array(context_len)
+    out = _attention_kv_per_sequence(model, ctx, kv_dtype) + _indexer_kv_per_sequence(model, ctx)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _kv_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range):
+    """One sequence's KV bytes on one GPU of a pipeline stage: the stage's share of the K/V-storing
+    layers, split over TP up to the KV heads (MLA's latent and the indexer key are replicated)."""
+    ctx = _context_array(ctx)
+    kv_split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
+    kv_fraction = sum(1 for i in stage if i % model.cla_share_factor == 0) / model.kv_layers
+    fraction = len(stage) / model.num_layers
+    return (
+        kv_fraction * _attention_kv_per_sequence(model, ctx, kv_dtype) / kv_split
+        + fraction * _indexer_kv_per_sequence(model, ctx)
+    )
+
+
+# -------------------------------------------------------------------------------- precision support
+
+
+@dataclass(frozen=True)
+class PrecisionSupport:
+    """Whether a GPU runs a storage dtype natively, weight-only (dequantised) or emulated."""
+
+    dtype: str
+    status: str  # "native" | "weight_only" | "emulated"
+    compute_dtype: str
+    message: str
+
+    @property
+    def native(self) -> bool:
+        return self.status == "native"
+
+
+def precision_support(gpu: GPUSpec, dtype: str) -> PrecisionSupport:
+    """How ``gpu`` executes weights stored as ``dtype``.
+
+    fp8 needs Hopper/Ada/Blackwell/CDNA3 tensor cores; fp4 (nvfp4, mxfp4) needs Blackwell (NVIDIA) or
+    MI355X (MXFP4 only). Without them the engines still run such checkpoints weight-only (e.g. vLLM's
+    Marlin kernels dequantise FP8 / FP4 weights to bf16): the memory saving holds, the compute runs in
+    bf16, and the app marks the cell "emulated". int4 (AWQ/GPTQ) is weight-only everywhere (W4A16).
+    """
+    half = "bf16" if gpu.supports("bf16") else "fp16"
+    if dtype in ("fp32", "bf16", "fp16"):
+        return PrecisionSupport(dtype, "native", half, f"{dtype} runs natively on {gpu.name}")
+    if dtype in ("fp8", "int8"):
+        if gpu.supports(dtype):
+            return PrecisionSupport(dtype, "native", dtype, f"{dtype} tensor cores on {gpu.name}")
+        return PrecisionSupport(
+            dtype, "emulated", half,
+            f"{gpu.name} has no {dtype} tensor cores: {dtype} weights run weight-only (dequantised to {half}); "
+            "memory is saved, compute is not",
+        )
+    if dtype == "int4":
+        return PrecisionSupport(
+            dtype, "weight_only", half,
+            f"int4 (AWQ/GPTQ) is weight-only: dequantised to {half} in the GEMM (W4A16)",
+        )
+    if dtype in ("nvfp4", "mxfp4"):
+        fp4_ok = gpu.supports("fp4") and (dtype == "mxfp4" or gpu.vendor == "nvidia")
+        if fp4_ok:
+            return PrecisionSupport(dtype, "native", "fp4", f"{dtype} tensor cores on {gpu.name}")
+        return PrecisionSupport(
+            dtype, "emulated", half,
+            f"{gpu.name} has no native {dtype} tensor cores (Blackwell or, for mxfp4, MI355X): weight-only, "
+            f"dequantised to {half}",
+        )
+    raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(WEIGHT_FORMATS)}")
+
+
+# ---------------------------------------------------------------------------------------- layouts
+
+
+def check_layout(model: ModelSpec, layout: ParallelLayout, redundant_experts: int = 0) -> list[str]:
+    """Problems that make a layout invalid for a model (empty list: valid)."""
+    problems = []
+    tp = layout.attention_tp
+    if model.num_attention_heads % tp:
+        problems.append(f"attention TP {tp} does not divide the {model.num_attention_heads} query heads")
+    nkv = model.num_kv_heads
+    if model.attention is not AttentionKind.MLA and tp % nkv and nkv % tp:
+        problems.append(f"attention TP {tp} and the {nkv} KV heads do not divide one another")
+    if layout.pp > model.num_layers:
+        problems.append(f"PP {layout.pp} exceeds the {model.num_layers} layers")
+    if model.moe is not None:
+        slots = model.moe.n_routed_experts + redundant_experts
+        if slots % layout.ep:
+            problems.append(
+                f"EP {layout.ep} does not divide the {model.moe.n_routed_experts} routed experts"
+                + (f" + {redundant_experts} redundant" if redundant_experts else "")
+            )
+        if model.moe.expert_intermediate_size % layout.expert_tp:
+            problems.append(
+                f"expert TP {layout.expert_tp} does not divide the expert width {model.moe.expert_intermediate_size}"
+            )
+    elif layout.ep > 1:
+        problems.append("a dense model has no experts to spread over EP > 1")
+    return problems
+
+
+def default_layout(model: ModelSpec, total_gpus: int, gpus_per_node: int = 8) -> ParallelLayout:
+    """TP inside a node (the largest power of two <= 8 that divides the GPUs and the heads), PP across
+    nodes; MoE experts spread with EP = TP (vLLM's ``--tensor-parallel-size N --enable-expert-parallel``,
+    ``--pipeline-parallel-size`` across nodes). The Layouts page searches for better ones."""
+    if total_gpus < 1:
+        raise ValueError(f"total_gpus must be >= 1, got {total_gpus}")
+    limit = max(1, min(8, gpus_per_node, total_gpus))
+    tp = 1
+    for t in (8, 4, 2, 1):
+        if t > limit or total_gpus % t:
+            continue
+        lay = _tp_layout(model, t, total_gpus // t)
+        if not check_layout(model, lay):
+            tp = t
+            break
+    return _tp_layout(model, tp, total_gpus // tp)
+
+
+def _tp_layout(model: ModelSpec, tp: int, pp: int) -> ParallelLayout:
+    if model.moe is None:
+        return ParallelLayout(attention_tp=tp, ep=1, expert_tp=tp, pp=pp)
+    ep = tp if model.moe.n_routed_experts % tp == 0 else 1
+    return ParallelLayout(attention_tp=tp, ep=ep, expert_tp=tp // ep, pp=pp)
+
+
+def _stages(num_layers: int, pp: int) -> list[range]:
+    """Contiguous pipeline stages, the first ``num_layers % pp`` one layer longer."""
+    base, extra = divmod(num_layers, pp)
+    out, start = [], 0
+    for s in range(pp):
+        n = base + (1 if s < extra else 0)
+        out.append(range(start, start + n))
+        start += n
+    return out
+
+
+# ------------------------------------------------------------------------------------ draft models
+
+
+def draft_params(target: ModelSpec, spec: SpecDecodeConfig, draft_model: ModelSpec | None = None) -> int:
+    """Parameters the speculative draft adds (0 for none / n-gram).
+
+    mtp: the target's own MTP module(s). eagle: one decoder layer of the target's width (its attention
+    and a SwiGLU FFN of the target's dense width, or 4 x hidden for all-MoE targets) plus the fusion
+    projection from 3 x hidden (EAGLE-3) and two norms; it shares the target's embedding and LM head.
+    draft_model: the whole separate model.
+    """
+    if spec.method in ("none", "ngram"):
+        return 0
+    if spec.method == "mtp":
+        if not target.num_mtp_layers:
+            raise ValueError(f"{target.name} has no MTP module (num_nextn_predict_layers = 0); choose another draft")
+        return params.mtp_params(target)
+    if spec.method == "eagle":
+        h = target.hidden_size
+        f = target.dense_intermediate_size or 4 * h
+        return int(params.attention_params_per_layer(target) + 3 * h * f + 3 * h * h + 2 * h)
+    if draft_model is None:
+        raise ValueError("a draft_model speculative config needs the draft ModelSpec")
+    return draft_model.total_params
+
+
+# ------------------------------------------------------------------------------- per-GPU memory
+
+
+@dataclass(frozen=True)
+class GPUMemory:
+    """Memory of the most loaded GPU (the worst pipeline stage) under a layout, in bytes."""
+
+    components: dict[str, float]  # weights per component, draft, activations, runtime reserve, kv_cache
+    capacity_bytes: float  # device memory
+    usable_bytes: float  # gpu_memory_utilization x capacity
+    kv_budget_bytes: float  # usable minus everything but the KV cache
+    kv_required_bytes: float  # the workload's KV cache on this GPU
+    kv_bytes_per_sequence: float  # one sequence at the workload's context, on this GPU
+    sequences_per_gpu: int  # the workload's sequences held by this GPU
+    stage: int
+    num_stages: int
+    replicas: int  # attention-DP ranks x DP replicas: the sequences are split this many ways
+
+    @property
+    def weights_bytes(self) -> float:
+        return sum(v for k, v in self.components.items() if k not in ("activations", "runtime_reserve", "kv_cache", "draft_kv_cache"))
+
+    @property
+    def total_bytes(self) -> float:
+        return sum(self.components.values())
+
+    @property
+    def fits(self) -> bool:
+        return self.kv_budget_bytes >= self.kv_required_bytes and self.kv_budget_bytes > 0
+
+    @property
+    def headroom_bytes(self) -> float:
+        """usable - (weights + activations + reserve + the workload's KV): negative when it does not fit."""
+        return self.kv_budget_bytes - self.kv_required_bytes
+
+
+def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precision, stage: range, first: bool,
+                   last: bool, redundant: int) -> dict[str, float]:
+    dt = component_dtypes(precision)
+    h, tp, mats = model.hidden_size, layout.attention_tp, model.ffn_matrices
+    dense_set = set(model.dense_layers)
+    n_dense = sum(1 for i in stage if i in dense_set)
+    n_moe = len(stage) - n_dense if model.moe is not None else 0
+    n_kv = sum(1 for i in stage if i % model.cla_share_factor == 0)
+    attn = n_kv * params.attention_params_per_rank(model, tp) + (len(stage) - n_kv) * params.attention_params_per_rank(
+        model, tp, stores_kv=False
+    )
+    p: dict[str, float] = {
+        "embedding": model.vocab_size * h / tp if first else 0.0,
+        "lm_head": model.vocab_size * h / tp if last and (not model.tie_word_embeddings or layout.pp > 1) else 0.0,
+        "attention": attn,
+        "dense_ffn": n_dense * mats * h * model.dense_intermediate_size / tp,
+        "parallel_mlp": n_moe * mats * h * model.parallel_dense_intermediate_size / tp,
+        "shared_experts": 0.0,
+        "routed_experts": 0.0,
+        "router": 0.0,
+        "norms": len(stage) * model.norms_per_layer * h + (h if last else 0),
+        "vision": model.vision_params if first else 0.0,
+    }
+    if model.moe is not None:
+        e = model.moe
+        slots = math.ceil((e.n_routed_experts + redundant) / layout.ep)
+        p["routed_experts"] = n_moe * slots * params.expert_params(model) / layout.expert_tp
+        shared = e.n_shared_experts * mats * h * e.shared_intermediate_size + (h if e.shared_expert_gate else 0)
+        p["shared_experts"] = n_moe * shared / tp
+        p["router"] = n_moe * (e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0))
+    return {k: v * bytes_per_param(dt[k]) for k, v in p.items()}
+
+
+def _mtp_bytes_per_rank(model: ModelSpec, layout: ParallelLayout, precision: Precision, redundant: int) -> float:
+    """One GPU's share of the MTP module(s), sharded like a MoE layer (+ the 2h -> h projection over TP)."""
+    dt = component_dtypes(precision)
+    h, tp = model.hidden_size, layout.attention_tp
+    routed = params.mtp_routed_expert_params(model)
+    if model.moe is not None:
+        slots = math.ceil((model.moe.n_routed_experts + redundant) / layout.ep)
+        routed_rank = model.num_mtp_layers * slots * params.expert_params(model) / layout.expert_tp
+    else:
+        routed_rank = 0.0
+    attn = model.num_mtp_layers * params.attention_params_per_rank(model, tp)
+    attn_full = model.num_mtp_layers * params.attention_params_per_layer(model)
+    rest = params.mtp_params(model) - routed - attn_full
+    return (attn + rest / tp) * bytes_per_param(dt["mtp"]) + routed_rank * bytes_per_param(dt["mtp_experts"])
+
+
+def _draft_weights_and_kv(model, layout, prec, spec, draft_model, redundant):
+    """(draft weight bytes on one GPU, function ctx -> draft KV bytes per sequence on one GPU)."""
+    tp = layout.attention_tp
+    if spec.method == "mtp":
+        draft_params(model, spec)  # raises when the model has no MTP module
+        w = _mtp_bytes_per_rank(model, layout, prec, redundant)
+        per_layer = kv_bytes_per_token_per_layer(model, prec.kv_cache)
+        split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
+        return w, lambda ctx: model.num_mtp_layers * per_layer * np.asarray(ctx, dtype=np.float64) / split
+    if spec.method == "eagle":
+        w = draft_params(model, spec) * bytes_per_param(prec.weights) / tp
+        per_layer = kv_bytes_per_token_per_layer(model, prec.kv_cache)
+        split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
+        return w, lambda ctx: per_layer * np.asarray(ctx, dtype=np.float64) / split
+    if spec.method == "draft_model":
+        if draft_model is None:
+            raise ValueError("speculative method 'draft_model' needs the draft model")
+        d_tp = tp if draft_model.num_attention_heads % tp == 0 else 1
+        w = weights_bytes(draft_model, spec.draft_weights or prec.weights) / d_tp
+        everything = range(draft_model.num_layers)
+        return w, lambda ctx: _kv_per_sequence_on_gpu(draft_model, ctx, prec.kv_cache, d_tp, everything)
+    return 0.0, lambda ctx: np.zeros_like(np.asarray(ctx, dtype=np.float64))
+
+
+def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
+    """Per stage: (non-KV components in bytes, function ctx -> KV bytes per sequence on one GPU)."""
+    usable_extra = {
+        "activations": a.max_num_batched_tokens * model.hidden_size * 2 * a.activation_factor,
+        "runtime_reserve": a.runtime_reserve_gb * 1e9,
+    }
+    draft_w, draft_kv = _draft_weights_and_kv(model, layout, prec, spec, draft_model, a.redundant_experts)
+    stages = _stages(model.num_layers, layout.pp)
+    out = []
+    for s, stage in enumerate(stages):
+        first, last = s == 0, s == len(stages) - 1
+        comp = _stage_weights(model, layout, prec, stage, first, last, a.redundant_experts)
+        with_draft = last and spec.enabled
+        if with_draft:
+            comp["draft_weights"] = draft_w
+        comp.update(usable_extra)
+
+        def kv(ctx, stage=stage, with_draft=with_draft):
+            own = _kv_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage)
+            return (own, draft_kv(ctx) if with_draft else np.zeros_like(own))
+
+        out.append((comp, kv))
+    return out
+
+
+def per_gpu_memory(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    workload: Workload,
+    *,
+    assumptions: MemoryAssumptions | None = None,
+    spec: SpecDecodeConfig | None = None,
+    draft_model: ModelSpec | None = None,
+) -> GPUMemory:
+    """Memory of the most loaded GPU for serving ``workload`` under ``layout``.
+
+    KV budget = ``gpu_memory_utilization x device memory - weights - draft - activations - reserve``
+    (vLLM's definition); the workload needs ``ceil(batch / (attention_dp x dp))`` sequences of
+    ``input_len + output_len (+ speculative tokens)`` on each GPU.
+    """
+    a = assumptions or MemoryAssumptions()
+    spec = spec or SpecDecodeConfig()
+    prec = _precision(precision)
+    problems = check_layout(model, layout, a.redundant_experts)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    replicas = layout.attention_dp * layout.dp
+    seqs = math.ceil(workload.batch / replicas)
+    ctx = workload.context_len + (spec.num_speculative_tokens if spec.enabled else 0)
+    capacity = float(gpu.memory_bytes)
+    usable = a.gpu_memory_utilization * capacity
+    stages = _stage_memory(model, gpu, layout, prec, a, spec, draft_model)
+    results = []
+    for s, (comp, kv) in enumerate(stages):
+        own, draft = (float(x) for x in kv(ctx))
+        budget = usable - sum(comp.values())
+        comp = {**comp, "kv_cache": seqs * own}
+        if draft:
+            comp["draft_kv_cache"] = seqs * draft
+        results.append(
+            GPUMemory(
+                components=comp,
+                capacity_bytes=capacity,
+                usable_bytes=usable,
+                kv_budget_bytes=budget,
+                kv_required_bytes=seqs * (own + draft),
+                kv_bytes_per_sequence=own + draft,
+                sequences_per_gpu=seqs,
+                stage=s,
+                num_stages=len(stages),
+                replicas=replicas,
+            )
+        )
+    return min(results, key=lambda r: r.headroom_bytes)
+
+
+def max_concurrent_sequences(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    context_lens,
+    *,
+    assumptions: MemoryAssumptions | None = None,
+    spec: SpecDecodeConfig | None = None,
+    draft_model: ModelSpec | None = None,
+):
+    """How many sequences of each context length the whole deployment can hold in its KV cache:
+    ``min over stages floor(kv_budget / kv_bytes_per_sequence)`` per GPU, times the attention-DP x DP
+    replicas. 0 where not even one fits. Scalar in, int out; array in, array out."""
+    a = assumptions or MemoryAssumptions()
+    spec = spec or SpecDecodeConfig()
+    prec = _precision(precision)
+    ctx = np.atleast_1d(np.asarray(context_lens, dtype=np.float64))
+    if np.any(ctx < 1) or not np.all(np.isfinite(ctx)):
+        raise ValueError("context lengths must be finite and >= 1 token")
+    problems = check_layout(model, layout, a.redundant_experts)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    usable = a.gpu_memory_utilization * gpu.memory_bytes
+    total_ctx = ctx + (spec.num_speculative_tokens if spec.enabled else 0)
+    per_gpu = None
+    for comp, kv in _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
+        budget = max(usable - sum(comp.values()), 0.0)
+        own, draft = kv(total_ctx)
+        n = np.floor(budget / (own + draft))
+        per_gpu = n if per_gpu is None else np.minimum(per_gpu, n)
+    out = per_gpu.astype(np.int64) * layout.attention_dp * layout.dp
+    return int(out[0]) if np.ndim(context_lens) == 0 else out
+
+
+def max_context_len(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    batch: int,
+    *,
+    assumptions: MemoryAssumptions | None = None,
+    spec: SpecDecodeConfig | None = None,
+    draft_model: ModelSpec | None = None,
+) -> int:
+    """The longest context (tokens, capped at the model's ``max_position_embeddings``) at which
+    ``batch`` concurrent sequences fit; 0 if not even one token does."""
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    a = assumptions or MemoryAssumptions()
+    spec = spec or SpecDecodeConfig()
+    cap = model.max_position_embeddings
+    grid = np.unique(np.clip(np.round(np.geomspace(1, cap, 400)), 1, cap))
+    n = max_concurrent_sequences(model, gpu, layout, precision, grid, assumptions=a, spec=spec, draft_model=draft_model)
+    ok = grid[n >= batch]
+    if ok.size == 0:
+        return 0
+    lo = int(ok.max())
+    hi = int(grid[grid > lo].min()) if np.any(grid > lo) else lo
+    while hi - lo > 1:  # refine between grid points (per-sequence bytes grow monotonically)
+        mid = (lo + hi) // 2
+        if max_concurrent_sequences(model, gpu, layout, precision, mid, assumptions=a, spec=spec, draft_model=draft_model) >= batch:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def gpu_count_candidates(gpu: GPUSpec, max_gpus: int = 4096) -> list[int]:
+    """1, 2, 4 ... up to a node, then whole nodes: the counts a deployment is built from."""
+    node = gpu.gpus_per_node
+    out = [c for c in (1, 2, 4, 8, 16, 32, 64) if c < node]
+    out += list(range(node, max_gpus + 1, node))
+    return out
+
+
+def min_gpus(
+    model: ModelSpec,
+    gpu: GPUSpec | str,
+    precision: Precision | str = "bf16",
+    *,
+    workload: Workload | None = None,
+    assumptions: MemoryAssumptions | None = None,
+    max_gpus: int = 4096,
+) -> int:
+    """The fewest GPUs of type ``gpu`` (a GPUSpec or a catalog id) that hold ``model`` at ``precision``.
+
+    Counts tried: powers of two up to a node, then whole nodes (``gpu_count_candidates``), each with
+    :func:`default_layout` (TP inside a node, PP across nodes, EP = TP). It holds when the KV budget of
+    every GPU is >= the KV of ``workload`` (default: one sequence of one token, i.e. the weights,
+    activations and runtime reserve fit under ``gpu_memory_utilization``). Raises ``ValueError`` if
+    nothing up to ``max_gpus`` holds it.
+    """
+    if isinstance(gpu, str):
+        from core.catalog import load_catalog
+
+        gpu = load_catalog().gpu(gpu)
+    wl = workload or Workload(batch=1, input_len=1, output_len=1)
+    a = assumptions or MemoryAssumptions()
+    prec = _precision(precision)
+    # a quick lower bound skips counts that cannot hold even the weights
+    floor_gpus = weights_bytes(model, prec) / (a.gpu_memory_utilization * gpu.memory_bytes)
+    for n in gpu_count_candidates(gpu, max_gpus):
+        if n < floor_gpus:
+            continue
+        layout = default_layout(model, n, gpu.gpus_per_node)
+        if check_layout(model, layout, a.redundant_experts):
+            continue
+        if per_gpu_memory(model, gpu, layout, prec, wl, assumptions=a).fits:
+            return n
+    raise ValueError(f"{model.name} at {prec.label} does not fit on {max_gpus:,} or fewer {gpu.name} GPUs")

@@ -25,6 +25,8 @@ __all__ = [
     "Breakdown",
     "active_params",
     "attention_params_per_layer",
+    "attention_params_per_rank",
+    "mtp_routed_expert_params",
     "active_breakdown",
     "breakdown",
     "expert_params",
@@ -114,6 +116,44 @@ def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True) -> int:
         q_in = m.q_lora_rank or h
         total += q_in * ih * idim + h * idim + 2 * idim + h * ih
     return total
+
+
+def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = True) -> float:
+    """Attention weights one tensor-parallel rank holds for one layer (``tp = 1``: the whole layer).
+
+    Sharded over ``tp`` (column/row parallel, as vLLM and SGLang do): the query and output
+    projections, MLA's up-projections (``q_b``, ``kv_b``), q/k/v biases and sinks. K/V heads split over
+    ``tp`` while ``tp <= num_kv_heads`` and are replicated beyond (each rank keeps one head).
+    Replicated on every rank: MLA's down-projections and their norms (``q_a``, ``kv_a``), q/k norms,
+    the output bias and a DSA indexer.
+    """
+    if tp < 1:
+        raise ValueError(f"tp must be >= 1, got {tp}")
+    full = attention_params_per_layer(m, stores_kv=stores_kv)
+    h, nq = m.hidden_size, m.num_attention_heads
+    indexer = 0
+    if m.index_n_heads:
+        ih, idim = m.index_n_heads, m.index_head_dim
+        indexer = (m.q_lora_rank or h) * ih * idim + h * idim + 2 * idim + h * ih
+    if m.attention is AttentionKind.MLA:
+        kvl, rope = m.kv_lora_rank, m.qk_rope_head_dim
+        replicated = h * (kvl + rope) + kvl + indexer
+        if m.q_lora_rank:
+            replicated += h * m.q_lora_rank + m.q_lora_rank
+        return replicated + (full - replicated) / tp
+    d, dv, nkv = m.head_dim, (m.v_head_dim or m.head_dim), m.num_kv_heads
+    kv = (h * nkv * (d + dv) + (nkv * (d + dv) if m.attention_bias else 0)) if stores_kv else 0
+    replicated = (h if m.attention_output_bias else 0) + (2 * d if m.qk_norm else 0) + indexer
+    sharded = full - kv - replicated
+    kv_per_rank = kv / min(tp, nkv)
+    return replicated + sharded / tp + kv_per_rank
+
+
+def mtp_routed_expert_params(m: ModelSpec) -> int:
+    """The routed experts inside the MTP module(s) (stored like the main model's routed experts)."""
+    if not m.num_mtp_layers or m.moe is None:
+        return 0
+    return m.num_mtp_layers * m.moe.n_routed_experts * expert_params(m)
 
 
 def _attention_total(m: ModelSpec) -> int:

@@ -31,6 +31,8 @@ __all__ = [
     "ClusterSpec",
     "GPUSpec",
     "InterconnectSpec",
+    "MemoryAssumptions",
+    "SpecDecodeConfig",
     "MoESpec",
     "ModelSpec",
     "ParallelLayout",
@@ -275,6 +277,11 @@ class GPUSpec(BaseModel):
     release_year: Annotated[int, Field(ge=2010, le=2035)] | None = None
     hbm_capacity_gb: Annotated[float, Field(gt=0, le=10_000)]
     hbm_capacity_note: str = ""
+    hbm_bytes: Annotated[int, Field(gt=0, le=10**14)] | None = Field(
+        None,
+        description="device memory in bytes as the runtime reports it; vendors' '80 GB' HBM is 80 GiB. "
+        "Default: hbm_capacity_gb read as GiB",
+    )
     hbm_bandwidth_gbps: Annotated[float, Field(gt=0, le=1_000_000)]
     dense_tflops: dict[Literal["bf16", "fp16", "fp8", "int8", "fp4"], Annotated[float, Field(gt=0, le=1_000_000)]]
     scale_up_link: str = ""
@@ -304,8 +311,14 @@ class GPUSpec(BaseModel):
         return self
 
     @property
-    def hbm_bytes(self) -> float:
-        return self.hbm_capacity_gb * 1e9
+    def memory_bytes(self) -> int:
+        """Device memory in bytes (what vLLM's gpu_memory_utilization is a fraction of)."""
+        return self.hbm_bytes if self.hbm_bytes is not None else int(self.hbm_capacity_gb * 2**30)
+
+    @property
+    def memory_gb(self) -> float:
+        """Device memory in decimal GB (1e9 bytes), the unit every figure in the app uses."""
+        return self.memory_bytes / 1e9
 
     @property
     def hbm_bytes_per_s(self) -> float:
@@ -442,6 +455,49 @@ class ParallelLayout(BaseModel):
         return self.gpus_per_stage * self.pp * self.dp
 
 
+class SpecDecodeConfig(BaseModel):
+    """Speculative decoding: which draft, how many tokens it proposes per step (gamma)."""
+
+    model_config = _FROZEN
+
+    method: Literal["none", "draft_model", "mtp", "eagle", "ngram"] = "none"
+    draft_model_id: str | None = Field(None, description="catalog id of a separate draft model")
+    draft_weights: DtypeName | None = Field(None, description="draft weight dtype (None: the target's)")
+    num_speculative_tokens: Annotated[int, Field(ge=1, le=64)] = 3
+
+    @model_validator(mode="after")
+    def _check(self) -> SpecDecodeConfig:
+        if self.method == "draft_model" and not self.draft_model_id:
+            raise ValueError("method 'draft_model' needs draft_model_id")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.method != "none"
+
+
+class MemoryAssumptions(BaseModel):
+    """Stated, editable assumptions of the per-GPU memory model.
+
+    ``gpu_memory_utilization`` is vLLM's: the fraction of each GPU's memory the engine may use for
+    weights, activations, runtime buffers and the KV cache together (default 0.9); the rest is left
+    free. ``runtime_reserve_gb`` covers the CUDA context (~0.5 GB), NCCL buffers (~0.4 GB, per
+    aiconfigurator's measurements), CUDA graphs and allocator fragmentation. Activations peak at
+    ``max_num_batched_tokens x hidden_size x 2 bytes x activation_factor`` (vLLM profiles this at
+    start-up; the factor covers the residual stream, normed copies and attention/FFN intermediates).
+    """
+
+    model_config = _FROZEN
+
+    gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
+    runtime_reserve_gb: Annotated[float, Field(ge=0.0, le=1000.0)] = 2.5
+    max_num_batched_tokens: Annotated[int, Field(ge=1, le=10_000_000)] = 8192
+    activation_factor: Annotated[float, Field(ge=0.0, le=1000.0)] = 16.0
+    redundant_experts: Annotated[int, Field(ge=0, le=100_000)] = Field(
+        0, description="extra expert replicas across the EP group (EPLB)"
+    )
+
+
 class Scenario(BaseModel):
     """What every page is about: catalog ids plus the choices a user makes in the sidebar."""
 
@@ -453,6 +509,18 @@ class Scenario(BaseModel):
     gpus_per_node: Annotated[int, Field(ge=1, le=1024)] = 8
     precision: Precision = Precision(weights="fp8", kv_cache="bf16", dispatch="fp8")
     workload: Workload = Workload()
+    layout: ParallelLayout | None = Field(None, description="None: the default layout for the cluster")
+    spec: SpecDecodeConfig = SpecDecodeConfig()
+    memory: MemoryAssumptions = MemoryAssumptions()
+
+    @model_validator(mode="after")
+    def _check_layout(self) -> Scenario:
+        if self.layout is not None and self.layout.total_gpus != self.total_gpus:
+            raise ValueError(
+                f"layout uses {self.layout.total_gpus} GPUs (tp x dp_attn x pp x dp) but the cluster has "
+                f"{self.total_gpus}"
+            )
+        return self
 
     @property
     def total_gpus(self) -> int:
