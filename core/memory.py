@@ -57,6 +57,9 @@ __all__ = [
     "max_context_len",
     "min_gpus",
     "per_gpu_memory",
+    "stage_memories",
+    "min_gpus_table",
+    "scenario_notes",
     "precision_support",
     "weight_bytes_by_component",
     "weights_bytes",
@@ -551,7 +554,7 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
     return out
 
 
-def per_gpu_memory(
+def stage_memories(
     model: ModelSpec,
     gpu: GPUSpec,
     layout: ParallelLayout,
@@ -561,8 +564,8 @@ def per_gpu_memory(
     assumptions: MemoryAssumptions | None = None,
     spec: SpecDecodeConfig | None = None,
     draft_model: ModelSpec | None = None,
-) -> GPUMemory:
-    """Memory of the most loaded GPU for serving ``workload`` under ``layout``.
+) -> list[GPUMemory]:
+    """Memory of one GPU of each pipeline stage for serving ``workload`` under ``layout``.
 
     KV budget = ``gpu_memory_utilization x device memory - weights - draft - activations - reserve``
     (vLLM's definition); the workload needs ``ceil(batch / (attention_dp x dp))`` sequences of
@@ -601,7 +604,25 @@ def per_gpu_memory(
                 replicas=replicas,
             )
         )
-    return min(results, key=lambda r: r.headroom_bytes)
+    return results
+
+
+def per_gpu_memory(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    workload: Workload,
+    *,
+    assumptions: MemoryAssumptions | None = None,
+    spec: SpecDecodeConfig | None = None,
+    draft_model: ModelSpec | None = None,
+) -> GPUMemory:
+    """The most loaded GPU (least headroom over the pipeline stages); see :func:`stage_memories`."""
+    stages = stage_memories(
+        model, gpu, layout, precision, workload, assumptions=assumptions, spec=spec, draft_model=draft_model
+    )
+    return min(stages, key=lambda r: r.headroom_bytes)
 
 
 def max_concurrent_sequences(
@@ -716,3 +737,60 @@ def min_gpus(
         if per_gpu_memory(model, gpu, layout, prec, wl, assumptions=a).fits:
             return n
     raise ValueError(f"{model.name} at {prec.label} does not fit on {max_gpus:,} or fewer {gpu.name} GPUs")
+
+
+def min_gpus_table(
+    model: ModelSpec,
+    gpus: list[GPUSpec],
+    precisions: dict[str, Precision | str],
+    *,
+    workload: Workload | None = None,
+    assumptions: MemoryAssumptions | None = None,
+    max_gpus: int = 4096,
+) -> list[dict]:
+    """Rows of ``gpu x precision`` -> fewest GPUs (``None`` beyond ``max_gpus``) and how the GPU runs that
+    precision (``native`` / ``weight_only`` / ``emulated``, from its lowest-precision part), for the
+    "minimum GPUs" table. ``precisions`` maps a column label to a Precision or a dtype name."""
+    rows = []
+    for g in gpus:
+        row: dict = {"gpu_id": g.id, "gpu": g.name, "memory_gb": g.memory_gb}
+        for label, p in precisions.items():
+            prec = _precision(p)
+            try:
+                row[label] = min_gpus(model, g, prec, workload=workload, assumptions=assumptions, max_gpus=max_gpus)
+            except ValueError:
+                row[label] = None
+            statuses = {precision_support(g, prec.weights).status, precision_support(g, prec.expert_dtype).status}
+            row[f"{label}_support"] = next(st for st in ("emulated", "weight_only", "native") if st in statuses)
+        rows.append(row)
+    return rows
+
+
+def scenario_notes(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, workload: Workload,
+                   spec: SpecDecodeConfig | None = None) -> list[tuple[str, str]]:
+    """(level, message) pairs about a scenario: "error" for what the model cannot do (a context beyond
+    its positions), "warning" for precisions the GPU only emulates, "info" for weight-only formats."""
+    prec = _precision(precision)
+    notes: list[tuple[str, str]] = []
+    ctx = workload.context_len + (spec.num_speculative_tokens if spec and spec.enabled else 0)
+    if ctx > model.max_position_embeddings:
+        notes.append((
+            "error",
+            f"Context of {ctx:,} tokens ({workload.input_len:,} in + {workload.output_len:,} out"
+            + (f" + {spec.num_speculative_tokens} speculative" if spec and spec.enabled else "")
+            + f") exceeds {model.name}'s {model.max_position_embeddings:,} positions "
+            "(max_position_embeddings in its config.json). Shorten the workload.",
+        ))
+    seen = set()
+    for what, dt in (("weights", prec.weights), ("routed experts", prec.expert_dtype)):
+        if dt in seen:
+            continue
+        seen.add(dt)
+        s = precision_support(gpu, dt)
+        if s.status == "emulated":
+            notes.append(("warning", f"Emulated precision ({what}): {s.message}."))
+        elif s.status == "weight_only":
+            notes.append(("info", f"{what.capitalize()}: {s.message}."))
+    if prec.kv_cache == "fp8" and not gpu.supports("fp8"):
+        notes.append(("warning", f"Emulated precision (KV cache): {gpu.name} stores an fp8 KV cache but computes attention in bf16."))
+    return notes

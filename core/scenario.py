@@ -2,25 +2,38 @@
 
 Pure functions (no Streamlit) so the app, a CLI and the tests share one codec. Parsing never raises:
 each bad or unknown field falls back to its default and yields a warning that says what was wrong
-and what is allowed.
+and what is allowed. Optional parts (layout, speculative decoding, memory assumptions) appear in the
+URL only when they differ from their defaults.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from core.catalog import Catalog
-from core.specs import DTYPES, KV_DTYPES, Precision, Scenario, Workload, describe_validation_error
+from core.specs import (
+    DTYPES,
+    KV_DTYPES,
+    MemoryAssumptions,
+    ParallelLayout,
+    Precision,
+    Scenario,
+    SpecDecodeConfig,
+    Workload,
+    describe_validation_error,
+)
 
-__all__ = ["DEFAULT_SCENARIO", "URL_KEYS", "scenario_from_params", "scenario_to_params"]
+__all__ = ["DEFAULT_SCENARIO", "SPEC_METHODS", "URL_KEYS", "layout_from_sizes", "scenario_from_params", "scenario_to_params"]
 
 DEFAULT_SCENARIO = Scenario()
+SPEC_METHODS = ("none", "draft_model", "mtp", "eagle", "ngram")
 
-# URL key -> (what it sets, how a user would read it)
+# URL key -> what it sets
 URL_KEYS: dict[str, str] = {
     "model": "model id (catalog)",
     "gpu": "GPU id (catalog)",
@@ -33,13 +46,47 @@ URL_KEYS: dict[str, str] = {
     "batch": "concurrent sequences, 1-1,000,000",
     "isl": "input tokens per sequence, 1-10,000,000",
     "osl": "output tokens per sequence, 1-10,000,000",
+    "tp": "attention tensor parallel size (omit all layout keys = default layout)",
+    "etp": "expert tensor parallel size (EP = GPUs per stage / etp)",
+    "pp": "pipeline stages",
+    "dp": "data-parallel replicas",
+    "sd": "speculative decoding: none | draft_model | mtp | eagle | ngram",
+    "draft": "draft model id (with sd=draft_model)",
+    "dw": "draft weight dtype (omit = the target's)",
+    "gamma": "speculative tokens per step, 1-64",
+    "util": "gpu_memory_utilization, 0.05-1.0",
+    "reserve": "runtime reserve per GPU in GB, 0-1000",
+    "mbt": "max batched tokens per step, 1-10,000,000",
+    "act": "activation factor, 0-1000",
+    "red": "redundant experts (EPLB), 0-100,000",
 }
 
 _MAX_VALUE_CHARS = 200
+_LAYOUT_KEYS = ("tp", "etp", "pp", "dp")
+
+
+def layout_from_sizes(total_gpus: int, tp: int, etp: int, pp: int, dp: int) -> ParallelLayout:
+    """A layout from the four sizes a user picks: each pipeline stage of each replica has
+    ``total / (pp x dp)`` GPUs, shared by attention (TP x DP-attention) and experts (EP x expert-TP)."""
+    for name, v in (("tp", tp), ("etp", etp), ("pp", pp), ("dp", dp)):
+        if v < 1:
+            raise ValueError(f"{name} must be >= 1, got {v}")
+    if total_gpus % (pp * dp):
+        raise ValueError(f"pp x dp ({pp} x {dp}) must divide the {total_gpus} GPUs")
+    stage = total_gpus // (pp * dp)
+    if stage % tp:
+        raise ValueError(f"tp {tp} must divide the {stage} GPUs of a pipeline stage")
+    if stage % etp:
+        raise ValueError(f"expert tp {etp} must divide the {stage} GPUs of a pipeline stage")
+    return ParallelLayout(attention_tp=tp, attention_dp=stage // tp, ep=stage // etp, expert_tp=etp, pp=pp, dp=dp)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
 
 
 def scenario_to_params(s: Scenario) -> dict[str, str]:
-    """The scenario as URL query parameters (strings), in a stable order."""
+    """The scenario as URL query parameters (strings), in a stable order; defaults left out."""
     p = {
         "model": s.model_id,
         "gpu": s.gpu_id,
@@ -56,6 +103,27 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
         isl=str(s.workload.input_len),
         osl=str(s.workload.output_len),
     )
+    if s.layout is not None:
+        lay = s.layout
+        p.update(tp=str(lay.attention_tp), etp=str(lay.expert_tp), pp=str(lay.pp), dp=str(lay.dp))
+    if s.spec.enabled:
+        p["sd"] = s.spec.method
+        if s.spec.method == "draft_model" and s.spec.draft_model_id:
+            p["draft"] = s.spec.draft_model_id
+        if s.spec.draft_weights:
+            p["dw"] = s.spec.draft_weights
+        p["gamma"] = str(s.spec.num_speculative_tokens)
+    d = MemoryAssumptions()
+    m = s.memory
+    for key, field, fmt in (
+        ("util", "gpu_memory_utilization", _num),
+        ("reserve", "runtime_reserve_gb", _num),
+        ("mbt", "max_num_batched_tokens", str),
+        ("act", "activation_factor", _num),
+        ("red", "redundant_experts", str),
+    ):
+        if getattr(m, field) != getattr(d, field):
+            p[key] = fmt(getattr(m, field))
     return p
 
 
@@ -77,7 +145,7 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
     d = DEFAULT_SCENARIO
     warnings: list[str] = []
 
-    def choice(key: str, allowed: list[str] | tuple[str, ...], default: str, what: str) -> str:
+    def choice(key: str, allowed: list[str] | tuple[str, ...], default: Any, what: str) -> Any:
         v = _one(params, key)
         if v is None or v == "":
             return default
@@ -91,35 +159,67 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
         warnings.append(f"URL parameter {key}={_show(v)} is not a known {what}; using {default!r}. {hint}")
         return default
 
-    def integer(key: str, lo: int, hi: int, default: int, what: str) -> int:
+    def number(key: str, lo: float, hi: float, default: Any, what: str, integer: bool = True) -> Any:
         v = _one(params, key)
         if v is None or v == "":
             return default
         try:
-            n = int(v)
+            n = int(v) if integer else float(v)
         except ValueError:
-            warnings.append(f"URL parameter {key}={_show(v)} is not a whole number ({what}); using {default}")
+            kind = "whole number" if integer else "number"
+            warnings.append(f"URL parameter {key}={_show(v)} is not a {kind} ({what}); using {default}")
             return default
-        if not lo <= n <= hi:
-            warnings.append(f"URL parameter {key}={n} is outside {lo:,}-{hi:,} ({what}); using {default}")
+        if not (math.isfinite(n) and lo <= n <= hi):
+            warnings.append(f"URL parameter {key}={v} is outside {lo:,g}-{hi:,g} ({what}); using {default}")
             return default
         return n
 
     model_id = choice("model", sorted(catalog.models), d.model_id, "model id")
     gpu_id = choice("gpu", sorted(catalog.gpus), d.gpu_id, "GPU id")
-    nodes = integer("nodes", 1, 4096, d.num_nodes, "nodes")
-    gpn = integer("gpn", 1, 1024, d.gpus_per_node, "GPUs per node")
+    nodes = number("nodes", 1, 4096, d.num_nodes, "nodes")
+    gpn = number("gpn", 1, 1024, d.gpus_per_node, "GPUs per node")
     weights = choice("w", DTYPES, d.precision.weights, "weight dtype")
-    experts_raw = _one(params, "ex")
-    experts = choice("ex", DTYPES, weights, "expert dtype") if experts_raw else None
+    experts = choice("ex", DTYPES, weights, "expert dtype") if _one(params, "ex") else None
     kv = choice("kv", KV_DTYPES, d.precision.kv_cache, "KV-cache dtype")
     a2a = choice("a2a", ("bf16", "fp8"), d.precision.dispatch, "dispatch dtype")
-    batch = integer("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
-    isl = integer("isl", 1, 10_000_000, d.workload.input_len, "input tokens")
-    osl = integer("osl", 1, 10_000_000, d.workload.output_len, "output tokens")
+    batch = number("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
+    isl = number("isl", 1, 10_000_000, d.workload.input_len, "input tokens")
+    osl = number("osl", 1, 10_000_000, d.workload.output_len, "output tokens")
     if nodes * gpn > 65_536:
         warnings.append(f"URL asks for {nodes * gpn:,} GPUs (more than 65,536); using the default cluster")
         nodes, gpn = d.num_nodes, d.gpus_per_node
+
+    layout = None
+    if any(_one(params, k) for k in _LAYOUT_KEYS):
+        sizes = {k: number(k, 1, 65_536, 1, f"layout {k}") for k in _LAYOUT_KEYS}
+        try:
+            layout = layout_from_sizes(nodes * gpn, sizes["tp"], sizes["etp"], sizes["pp"], sizes["dp"])
+        except (ValueError, ValidationError) as e:
+            msg = describe_validation_error(e) if isinstance(e, ValidationError) else str(e)
+            warnings.append(f"URL layout tp/etp/pp/dp is invalid for {nodes * gpn} GPUs ({msg}); using the default layout")
+
+    method = choice("sd", SPEC_METHODS, "none", "speculative method")
+    draft_id = choice("draft", sorted(catalog.models), None, "draft model id") if _one(params, "draft") else None
+    spec = SpecDecodeConfig()
+    if method != "none":
+        if method == "draft_model" and not draft_id:
+            warnings.append("URL sd=draft_model needs draft=<model id>; speculative decoding left off")
+        else:
+            spec = SpecDecodeConfig(
+                method=method,
+                draft_model_id=draft_id if method == "draft_model" else None,
+                draft_weights=choice("dw", DTYPES, None, "draft weight dtype") if _one(params, "dw") else None,
+                num_speculative_tokens=number("gamma", 1, 64, spec.num_speculative_tokens, "speculative tokens"),
+            )
+
+    dm = MemoryAssumptions()
+    memory = MemoryAssumptions(
+        gpu_memory_utilization=number("util", 0.05, 1.0, dm.gpu_memory_utilization, "gpu_memory_utilization", integer=False),
+        runtime_reserve_gb=number("reserve", 0, 1000, dm.runtime_reserve_gb, "runtime reserve GB", integer=False),
+        max_num_batched_tokens=number("mbt", 1, 10_000_000, dm.max_num_batched_tokens, "max batched tokens"),
+        activation_factor=number("act", 0, 1000, dm.activation_factor, "activation factor", integer=False),
+        redundant_experts=number("red", 0, 100_000, dm.redundant_experts, "redundant experts"),
+    )
     try:
         scenario = Scenario(
             model_id=model_id,
@@ -133,6 +233,9 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
                 dispatch=a2a,
             ),
             workload=Workload(batch=batch, input_len=isl, output_len=osl),
+            layout=layout,
+            spec=spec,
+            memory=memory,
         )
     except ValidationError as e:  # defensive: every field was range-checked above
         warnings.append(f"URL scenario is invalid ({describe_validation_error(e)}); using the default")

@@ -24,7 +24,7 @@ st.dataframe(
     models,
     hide_index=True,
     width="stretch",
-    height=36 * (len(models) + 1) + 3,
+    height=35 * (len(models) + 1) + 3,
     column_order=[
         "name", "kind", "release_date", "attention", "layers", "routed_experts", "top_k", "shared_experts",
         "total_b", "active_b", "active_ratio_pct", "flops_per_token_g", "kv_elems_per_token_per_layer",
@@ -68,7 +68,7 @@ st.dataframe(
     gpus,
     hide_index=True,
     width="stretch",
-    height=36 * (len(gpus) + 1) + 3,
+    height=35 * (len(gpus) + 1) + 3,
     column_order=[
         "name", "architecture", "hbm_gb", "hbm_tbps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
         "ridge_bf16_flop_per_byte", "ridge_fp8_flop_per_byte", "ridge_fp4_flop_per_byte",

@@ -20,9 +20,18 @@ from pydantic import ValidationError
 
 from core.catalog import Catalog, load_catalog
 from core.scenario import scenario_from_params, scenario_to_params
-from core.specs import DTYPES, KV_DTYPES, Precision, Scenario, Workload, describe_validation_error
+from core.memory import check_layout
+from core.specs import (
+    DTYPES,
+    KV_DTYPES,
+    Precision,
+    Scenario,
+    SpecDecodeConfig,
+    Workload,
+    describe_validation_error,
+)
 
-__all__ = ["PAGES", "catalog", "sidebar", "page_setup"]
+__all__ = ["PAGES", "catalog", "default_draft_id", "page_setup", "sidebar", "update_scenario"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,6 +51,15 @@ PAGES: tuple[tuple[str, str], ...] = (
 )
 
 _SAME = "same as weights"
+_SAME_TARGET = "same as target"
+_SPEC_LABELS = {
+    "none": "off",
+    "draft_model": "separate draft model",
+    "mtp": "MTP head (built in)",
+    "eagle": "EAGLE head",
+    "ngram": "n-gram / prompt lookup",
+}
+_SPEC_LABELS_INV = {v: k for k, v in _SPEC_LABELS.items()}
 
 _DTYPE_HELP = (
     "Storage dtype of the weights. int4 = AWQ/GPTQ-style with group scales; nvfp4 / mxfp4 = 4-bit "
@@ -60,6 +78,11 @@ def page_setup(title: str, icon: str = "🧮") -> None:
     st.set_page_config(page_title=f"{title} · MoE Deployment Planner", page_icon=icon, layout="wide")
 
 
+def update_scenario(**changes) -> None:
+    """Apply changes to the session's scenario (validated; an invalid change is shown, not applied)."""
+    _update(**changes)
+
+
 def _update(**changes) -> None:
     s: Scenario = st.session_state.scenario
     try:
@@ -72,7 +95,16 @@ def _update(**changes) -> None:
 
 
 def _on_model() -> None:
-    _update(model_id=st.session_state._w_model)
+    s: Scenario = st.session_state.scenario
+    new = catalog().model(st.session_state._w_model)
+    changes: dict = {"model_id": new.id}
+    if s.layout is not None and check_layout(new, s.layout, s.memory.redundant_experts):
+        changes["layout"] = None  # the old layout does not suit the new model: back to the default
+        st.session_state.scenario_notice = f"The layout was reset to the default: it did not suit {new.name}."
+    if s.spec.method == "mtp" and not new.num_mtp_layers:
+        changes["spec"] = SpecDecodeConfig()
+        st.session_state.scenario_notice = f"{new.name} has no MTP module: speculative decoding was turned off."
+    _update(**changes)
 
 
 def _on_gpu() -> None:
@@ -80,7 +112,35 @@ def _on_gpu() -> None:
 
 
 def _on_cluster() -> None:
-    _update(num_nodes=int(st.session_state._w_nodes), gpus_per_node=int(st.session_state._w_gpn))
+    # a custom layout is tied to the GPU count: a new cluster starts from the default layout
+    _update(num_nodes=int(st.session_state._w_nodes), gpus_per_node=int(st.session_state._w_gpn), layout=None)
+
+
+def default_draft_id(cat: Catalog, target_id: str) -> str:
+    """The smallest catalog model sharing the target's tokenizer (else the smallest model)."""
+    target = cat.models[target_id]
+    ids = [i for i in cat.models if i != target_id]
+    return min(ids, key=lambda i: (cat.models[i].tokenizer_family != target.tokenizer_family or not target.tokenizer_family,
+                                   cat.models[i].total_params))
+
+
+def _on_spec() -> None:
+    method = _SPEC_LABELS_INV[st.session_state._w_sd]
+    s: Scenario = st.session_state.scenario
+    draft = st.session_state.get("_w_draft") if s.spec.method == "draft_model" else None
+    draft = draft or s.spec.draft_model_id or default_draft_id(catalog(), s.model_id)
+    dw = st.session_state.get("_w_dw", _SAME_TARGET)
+    try:
+        spec = SpecDecodeConfig(
+            method=method,
+            draft_model_id=draft if method == "draft_model" else None,
+            draft_weights=None if dw == _SAME_TARGET or method != "draft_model" else dw,
+            num_speculative_tokens=int(st.session_state.get("_w_gamma", 3)),
+        )
+    except ValidationError as e:
+        st.session_state.scenario_error = describe_validation_error(e)
+        return
+    _update(spec=spec)
 
 
 def _on_precision() -> None:
@@ -155,7 +215,7 @@ def sidebar() -> Scenario:
         gpu = cat.gpus[s.gpu_id]
         st.caption(
             f"{s.total_gpus:,} GPUs · {s.total_gpus * gpu.hbm_capacity_gb:,.0f} GB HBM in total · "
-            f"NVLink/IF domain {min(s.total_gpus, max(s.gpus_per_node, gpu.scale_up_domain_gpus))} GPUs"
+            f"scale-up domain {min(s.total_gpus, max(s.gpus_per_node, gpu.scale_up_domain_gpus))} GPUs ({gpu.scale_up_link})"
         )
 
         with st.expander("Precision", expanded=True):
@@ -181,14 +241,53 @@ def sidebar() -> Scenario:
             st.number_input("Output tokens / sequence", 1, 10_000_000, s.workload.output_len, step=128,
                             key="_w_osl", on_change=_on_workload)
 
+        _speculative_controls(cat, s)
+
         for w in st.session_state.get("scenario_warnings", []):
             st.warning(w, icon="⚠️")
+        notice = st.session_state.pop("scenario_notice", None)
+        if notice:
+            st.info(notice)
         err = st.session_state.pop("scenario_error", None)
         if err:
             st.error(f"Not applied: {err}")
 
     st.query_params.from_dict(scenario_to_params(st.session_state.scenario))
     return st.session_state.scenario
+
+
+def _speculative_controls(cat: Catalog, s: Scenario) -> None:
+    target = cat.models[s.model_id]
+    with st.expander("Speculative decoding", expanded=s.spec.enabled):
+        methods = [m for m in _SPEC_LABELS if m != "mtp" or target.num_mtp_layers]
+        current = s.spec.method if s.spec.method in methods else "none"
+        st.selectbox(
+            "Draft", [_SPEC_LABELS[m] for m in methods], index=methods.index(current), key="_w_sd", on_change=_on_spec,
+            help="The draft's weights and KV cache count in the Fit page's memory.",
+        )
+        if not s.spec.enabled:
+            return
+        if s.spec.method == "draft_model":
+            # same tokenizer first (a different tokenizer corrupts the output), then smaller models
+            ids = sorted(
+                (i for i in cat.models if i != target.id),
+                key=lambda i: (cat.models[i].tokenizer_family != target.tokenizer_family, cat.models[i].total_params),
+            )
+            current_draft = s.spec.draft_model_id if s.spec.draft_model_id in ids else default_draft_id(cat, target.id)
+            st.selectbox("Draft model", ids, index=ids.index(current_draft), key="_w_draft", on_change=_on_spec,
+                         format_func=lambda i: f"{cat.models[i].name} ({cat.models[i].total_params / 1e9:,.1f}B)")
+            opts = [_SAME_TARGET, *[d for d in DTYPES if d != "fp32"]]
+            st.selectbox("Draft weights", opts, index=opts.index(s.spec.draft_weights or _SAME_TARGET), key="_w_dw",
+                         on_change=_on_spec)
+            draft = cat.models[current_draft]
+            if draft.tokenizer_family != target.tokenizer_family:
+                st.warning(
+                    f"{draft.name} ({draft.tokenizer_family or 'unknown'} tokenizer) does not share "
+                    f"{target.name}'s tokenizer ({target.tokenizer_family or 'unknown'}): its tokens would be "
+                    "verified against the wrong vocabulary and corrupt the output."
+                )
+        st.number_input("Speculative tokens per step (γ)", 1, 64, s.spec.num_speculative_tokens, step=1,
+                        key="_w_gamma", on_change=_on_spec)
 
 
 def _navigation(query: dict[str, str]) -> None:

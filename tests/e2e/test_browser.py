@@ -84,3 +84,26 @@ def test_bad_url_shows_warning_not_traceback(server, new_page):
     expect(page.get_by_test_id("stSidebar").get_by_test_id("stAlert")).to_have_count(2)
     expect(page.get_by_test_id("stSidebar")).to_contain_text("model='not-a-model' is not a known model id")
     no_exception(page)
+
+
+def test_fit_page_renders_charts_and_verdict(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 3000})  # Streamlit scrolls inside its own container
+    page.goto(f"{server.url}/Fit?model=deepseek-v3&gpu=h200&nodes=1&gpn=8&w=fp8&kv=bf16&batch=64&isl=2048&osl=512")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Fit")).to_be_visible()
+    # both charts drew (SVG or canvas marks)
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text("Fits.")
+    values = page.get_by_test_id("stMetricValue").all_inner_texts()
+    assert values[0].endswith(" GB") and values[3].endswith(" tokens")
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "fit.png"), full_page=True)
+
+
+def test_fit_page_does_not_fit_message(server, new_page):
+    page = new_page()
+    page.goto(f"{server.url}/Fit?model=deepseek-v3&gpu=h100-sxm&nodes=1&gpn=8&w=bf16")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text("Does not fit.")
+    no_exception(page)

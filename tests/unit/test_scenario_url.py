@@ -54,3 +54,39 @@ def test_any_query_gives_a_valid_scenario_and_one_warning_per_bad_field(query):
     assert all(len(w) < 700 for w in warnings)
     # what is written back reads back identically, with no warning
     assert scenario_from_params(scenario_to_params(s), cat) == (s, [])
+
+
+def test_layout_speculative_and_assumptions_round_trip():
+    params = {"model": "deepseek-v3", "gpu": "h800", "nodes": "4", "gpn": "8", "tp": "1", "etp": "1", "pp": "1",
+              "dp": "1", "sd": "mtp", "gamma": "2", "util": "0.85", "red": "32"}
+    s, w = scenario_from_params(params, cat)
+    assert w == []
+    assert (s.layout.attention_dp, s.layout.ep, s.layout.attention_tp) == (32, 32, 1)
+    assert s.spec.method == "mtp" and s.spec.num_speculative_tokens == 2
+    assert s.memory.gpu_memory_utilization == 0.85 and s.memory.redundant_experts == 32
+    assert scenario_from_params(scenario_to_params(s), cat) == (s, [])
+
+
+def test_defaults_stay_out_of_the_url():
+    p = scenario_to_params(DEFAULT_SCENARIO)
+    assert not {"tp", "sd", "util", "red", "draft"} & set(p)
+
+
+def test_bad_layout_and_spec_fall_back_with_warnings():
+    s, w = scenario_from_params({"tp": "3", "sd": "draft_model", "util": "nan"}, cat)
+    assert s.layout is None and not s.spec.enabled and s.memory.gpu_memory_utilization == 0.9
+    text = " | ".join(w)
+    assert "tp 3 must divide the 8 GPUs" in text
+    assert "sd=draft_model needs draft=" in text
+    assert "util=nan is outside" in text
+
+
+def test_layout_from_sizes():
+    from core.scenario import layout_from_sizes
+
+    lay = layout_from_sizes(16, tp=8, etp=1, pp=2, dp=1)
+    assert (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp) == (8, 1, 8, 1, 2)
+    import pytest
+
+    with pytest.raises(ValueError, match=r"pp x dp \(3 x 1\) must divide the 16 GPUs"):
+        layout_from_sizes(16, tp=1, etp=1, pp=3, dp=1)

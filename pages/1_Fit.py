@@ -1,0 +1,221 @@
+"""Fit: does it fit, where does the memory go, how many sequences can it hold?"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import memory
+from core.specs import Precision
+from ui.charts import COMPONENT_LABELS, max_sequences_chart, memory_stack_chart
+from ui.controls import assumption_controls, layout_controls
+from ui.scenario import catalog, page_setup, sidebar
+
+page_setup("Fit", "📦")
+scenario = sidebar()
+cat = catalog()
+model = cat.model(scenario.model_id)
+gpu = cat.gpu(scenario.gpu_id)
+prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
+draft_model = cat.model(spec.draft_model_id) if spec.method == "draft_model" and spec.draft_model_id else None
+
+st.title("Fit")
+st.markdown(
+    f"Does **{model.name}** fit on **{scenario.total_gpus} × {gpu.name}** "
+    f"({gpu.memory_gb:,.1f} GB each) at **{prec.label}**, and how many sequences can it hold?"
+)
+
+for level, msg in memory.scenario_notes(model, gpu, prec, wl, spec):
+    {"error": st.error, "warning": st.warning, "info": st.info}[level](msg)
+
+with st.expander("Parallel layout", expanded=True):
+    layout = layout_controls(scenario, model, scenario.gpus_per_node)
+with st.expander("Memory assumptions (stated, editable)"):
+    assumptions = assumption_controls(scenario, model)
+
+problems = memory.check_layout(model, layout, assumptions.redundant_experts)
+if problems:
+    st.error(f"This layout does not work for {model.name}: " + "; ".join(problems) + ". Pick other sizes above "
+             "or go back to the default layout.")
+    st.stop()
+
+stages = memory.stage_memories(model, gpu, layout, prec, wl, assumptions=assumptions, spec=spec, draft_model=draft_model)
+worst = min(stages, key=lambda r: r.headroom_bytes)
+GB = 1e9
+ctx = wl.context_len
+max_seqs = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=assumptions, spec=spec,
+                                           draft_model=draft_model)
+max_ctx = memory.max_context_len(model, gpu, layout, prec, wl.batch, assumptions=assumptions, spec=spec,
+                                 draft_model=draft_model)
+where = f" (pipeline stage {worst.stage + 1} of {worst.num_stages}, the fullest)" if worst.num_stages > 1 else ""
+
+# ---- the verdict
+if worst.kv_budget_bytes <= 0:
+    st.error(
+        f"**Does not fit.** The weights, activations and runtime reserve need "
+        f"{(worst.usable_bytes - worst.kv_budget_bytes) / GB:,.1f} GB per GPU{where}, but only "
+        f"{worst.usable_bytes / GB:,.1f} GB of the {worst.capacity_bytes / GB:,.1f} GB are usable at "
+        f"gpu_memory_utilization {assumptions.gpu_memory_utilization:g}. Add GPUs, quantise, or shard further."
+    )
+elif not worst.fits:
+    st.warning(
+        f"**The weights fit, the workload does not.** {wl.batch:,} sequences of {ctx:,} tokens need "
+        f"{worst.kv_required_bytes / GB:,.1f} GB of KV cache per GPU{where}; {worst.kv_budget_bytes / GB:,.1f} GB "
+        f"is left. It holds {max_seqs:,} such sequences, or {wl.batch:,} sequences of up to {max_ctx:,} tokens."
+    )
+else:
+    st.success(
+        f"**Fits.** {worst.total_bytes / GB:,.1f} GB used per GPU{where} of {worst.usable_bytes / GB:,.1f} GB usable "
+        f"({worst.capacity_bytes / GB:,.1f} GB device); {worst.headroom_bytes / GB:,.1f} GB of KV headroom. "
+        f"Up to {max_seqs:,} concurrent sequences of {ctx:,} tokens."
+    )
+
+c = st.columns(4)
+c[0].metric("Weights per GPU", f"{worst.weights_bytes / GB:,.1f} GB", f"of {gpu.memory_gb:,.1f} GB device",
+            delta_color="off", delta_arrow="off",
+            help="All weights this GPU holds (the draft's included), scales included.")
+c[1].metric("KV cache for the workload", f"{worst.kv_required_bytes / GB:,.1f} GB",
+            f"budget {max(worst.kv_budget_bytes, 0) / GB:,.1f} GB", delta_color="off", delta_arrow="off",
+            help=f"{worst.sequences_per_gpu:,} sequences on this GPU × {worst.kv_bytes_per_sequence / 1e6:,.1f} MB each.")
+c[2].metric(f"Max sequences at {ctx:,} tokens", f"{max_seqs:,}", f"workload: {wl.batch:,}", delta_color="off",
+            delta_arrow="off", help="Across the whole deployment (attention-DP ranks × replicas).")
+c[3].metric(f"Max context at {wl.batch:,} sequences", f"{max_ctx:,} tokens",
+            f"model limit {model.max_position_embeddings:,}", delta_color="off", delta_arrow="off")
+
+# ---- where the memory goes
+order = list(COMPONENT_LABELS)
+rows = []
+for r in stages:
+    label = "each GPU" if len(stages) == 1 else f"stage {r.stage + 1}"
+    for comp, b in r.components.items():
+        if b > 0:
+            rows.append({"bar": label, "component": COMPONENT_LABELS[comp], "gb": b / GB, "order": order.index(comp)})
+title = f"Memory per GPU: {model.name}, {scenario.total_gpus} × {gpu.name}, {prec.label}"
+subtitle = (f"TP {layout.attention_tp} × DP-attn {layout.attention_dp}, EP {layout.ep}, PP {layout.pp}, DP {layout.dp}; "
+            f"{wl.batch:,} sequences × {ctx:,} tokens; dashed line: usable at utilization {assumptions.gpu_memory_utilization:g}")
+st.altair_chart(
+    memory_stack_chart(pd.DataFrame(rows), usable_gb=worst.usable_bytes / GB, capacity_gb=worst.capacity_bytes / GB,
+                       title=title, subtitle=subtitle),
+    width="stretch",
+)
+
+dtypes = memory.component_dtypes(prec)
+comp_dtype = {**dtypes, "draft_weights": spec.draft_weights or prec.weights, "kv_cache": prec.kv_cache,
+              "draft_kv_cache": prec.kv_cache}
+table = pd.DataFrame(
+    [
+        {
+            "component": COMPONENT_LABELS[k],
+            "stored as": comp_dtype.get(k, "—"),
+            "GB per GPU": v / GB,
+            "share of device (%)": 100 * v / worst.capacity_bytes,
+        }
+        for k, v in worst.components.items()
+        if v > 0
+    ]
+)
+left, right = st.columns([3, 2])
+with left:
+    st.dataframe(
+        table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
+        column_config={
+            "GB per GPU": st.column_config.NumberColumn(format="%.2f"),
+            "share of device (%)": st.column_config.ProgressColumn(format="%.1f%%", min_value=0, max_value=100),
+        },
+    )
+with right:
+    whole = memory.weights_bytes(model, prec, include_mtp=spec.method == "mtp")
+    st.markdown(
+        f"**Whole model at {prec.label.split(', KV')[0]}:** {whole / GB:,.1f} GB of weights"
+        + (" (with its MTP module)" if spec.method == "mtp" else "")
+        + f", {scenario.total_gpus * gpu.memory_gb:,.0f} GB on the cluster.\n\n"
+        f"**KV cache:** {memory.kv_bytes_per_token(model, prec.kv_cache) / 1e3:,.1f} KB per token "
+        f"({prec.kv_cache}), {memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) / 1e9:,.3f} GB per "
+        f"{ctx:,}-token sequence before sharding."
+    )
+    if spec.enabled:
+        dw = worst.components.get("draft_weights", 0.0)
+        dkv = worst.components.get("draft_kv_cache", 0.0)
+        st.markdown(
+            f"**Draft ({spec.method.replace('_', ' ')}, γ = {spec.num_speculative_tokens}):** "
+            f"{dw / GB:,.2f} GB of weights + {dkv / GB:,.2f} GB of KV cache per GPU = "
+            f"{100 * (dw + dkv) / worst.capacity_bytes:.1f}% of the device."
+        )
+    st.caption(
+        f"Layout: TP shards attention, dense FFN, shared experts and the vocabulary; EP spreads the routed experts; "
+        f"{'MLA keeps the whole latent on every TP rank' if model.kv_lora_rank else 'the KV heads split over TP up to their count'}."
+    )
+
+# ---- how many sequences
+st.subheader("Concurrent sequences vs context length")
+cap = model.max_position_embeddings
+ctx_grid = np.unique(np.round(np.geomspace(128, cap, 60)).astype(int))
+series = []
+with_draft = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx_grid, assumptions=assumptions, spec=spec,
+                                             draft_model=draft_model)
+label_now = f"this layout{' with the draft' if spec.enabled else ''}"
+series.append(pd.DataFrame({"context_tokens": ctx_grid, "sequences": with_draft, "series": label_now}))
+if spec.enabled:
+    without = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx_grid, assumptions=assumptions)
+    series.append(pd.DataFrame({"context_tokens": ctx_grid, "sequences": without, "series": "without speculative decoding"}))
+marker = pd.DataFrame({"context_tokens": [ctx], "sequences": [max(max_seqs, 1)], "label": [f"{max_seqs:,} at {ctx:,} tokens"]})
+if (with_draft > 0).any():
+    st.altair_chart(
+        max_sequences_chart(
+            pd.concat(series), marker=marker,
+            title=f"Max concurrent sequences: {model.name} on {scenario.total_gpus} × {gpu.name}",
+            subtitle=f"{prec.label}; KV budget after weights, activations and reserve; capped at {cap:,} positions",
+        ),
+        width="stretch",
+    )
+else:
+    st.info("No sequence fits at any context length: the weights leave no room for a KV cache.")
+
+# ---- minimum GPUs per type and precision
+st.subheader(f"Minimum GPUs to hold {model.name}")
+PRECISIONS = {
+    "bf16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4 experts + bf16": Precision(weights="bf16", routed_experts="int4"),
+    "int4": "int4",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+}
+
+
+@st.cache_data(show_spinner="Sizing every GPU type…", max_entries=64)
+def _min_gpu_rows(model_id: str, memory_assumptions) -> list[dict]:
+    m = catalog().model(model_id)
+    gpus = sorted(catalog().gpus.values(), key=lambda g: (-g.memory_bytes, g.id))
+    return memory.min_gpus_table(m, gpus, PRECISIONS, assumptions=memory_assumptions, max_gpus=1024)
+
+
+min_rows = _min_gpu_rows(model.id, assumptions)
+mark = {"native": "", "weight_only": "", "emulated": " *"}
+display = pd.DataFrame(
+    [
+        {"GPU": r["gpu"], "memory (GB)": r["memory_gb"],
+         **{k: ("> 1,024" if r[k] is None else f"{r[k]:,}") + mark[r[f"{k}_support"]] for k in PRECISIONS}}
+        for r in min_rows
+    ]
+)
+st.dataframe(display, hide_index=True, width="stretch", height=35 * (len(display) + 1) + 3,
+             column_config={"memory (GB)": st.column_config.NumberColumn(format="%.1f")})
+st.caption(
+    "GPUs counted as a deployment is built: 1, 2, 4 … up to a node, then whole nodes; each with the default layout "
+    "(TP inside a node, PP across nodes, EP = TP) and the assumptions above, holding one sequence. "
+    "\\* = the GPU has no native tensor cores for that format (weight-only / emulated: memory saved, compute in bf16). "
+    "Whole-model weights: " + ", ".join(f"{k} {memory.weights_bytes(model, v) / GB:,.0f} GB" for k, v in PRECISIONS.items()) + "."
+)
+
+with st.expander("Weight formats and their scale overhead"):
+    st.dataframe(
+        pd.DataFrame(
+            [{"dtype": f.dtype, "bits per weight (with scales)": f.bits_per_weight, "scales": f.scales}
+             for f in memory.WEIGHT_FORMATS.values()]
+        ),
+        hide_index=True, width="stretch",
+        column_config={"bits per weight (with scales)": st.column_config.NumberColumn(format="%.3f")},
+    )
+    st.caption("Quantised schemes keep the embedding, LM head, router and norms in bf16, as the published FP8 / "
+               "INT4 / NVFP4 checkpoints do.")

@@ -1,0 +1,108 @@
+"""Page-level controls that edit the shared scenario: the parallel layout and the memory assumptions.
+
+Widgets only; each writes back into ``st.session_state.scenario`` (and so into the URL) through
+:func:`ui.scenario.update_scenario`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.memory import default_layout
+from core.scenario import layout_from_sizes
+from core.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario
+from ui.scenario import update_scenario
+
+__all__ = ["assumption_controls", "current_layout", "layout_controls"]
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def current_layout(s: Scenario, model: ModelSpec, gpus_per_node: int) -> tuple[ParallelLayout, bool]:
+    """The scenario's layout (or the default one), and whether it is the default."""
+    if s.layout is not None:
+        return s.layout, False
+    return default_layout(model, s.total_gpus, gpus_per_node), True
+
+
+def _on_layout() -> None:
+    s: Scenario = st.session_state.scenario
+    ss = st.session_state
+    try:
+        lay = layout_from_sizes(s.total_gpus, int(ss._w_tp), int(ss._w_etp), int(ss._w_pp), int(ss._w_dp))
+    except ValueError as e:
+        ss.scenario_error = str(e)
+        return
+    update_scenario(layout=lay)
+
+
+def _on_layout_reset() -> None:
+    update_scenario(layout=None)
+
+
+def layout_controls(s: Scenario, model: ModelSpec, gpus_per_node: int) -> ParallelLayout:
+    """TP / expert-TP / PP / DP pickers limited to sizes that divide the cluster; returns the layout."""
+    layout, is_default = current_layout(s, model, gpus_per_node)
+    total = s.total_gpus
+    pp_opts = [d for d in _divisors(total) if d <= model.num_layers]
+    pp = layout.pp if layout.pp in pp_opts else 1
+    dp_opts = _divisors(total // pp)
+    dp = layout.dp if layout.dp in dp_opts else 1
+    stage = total // (pp * dp)
+    tp_opts = _divisors(stage)
+    c = st.columns([1, 1, 1, 1, 1.3])
+    c[0].selectbox("Attention TP", tp_opts, index=tp_opts.index(layout.attention_tp) if layout.attention_tp in tp_opts else 0,
+                   key="_w_tp", on_change=_on_layout,
+                   help=f"Tensor parallel size of attention. Attention DP = {stage} / TP GPUs per stage.")
+    c[1].selectbox("Expert TP", tp_opts, index=tp_opts.index(layout.expert_tp) if layout.expert_tp in tp_opts else 0,
+                   key="_w_etp", on_change=_on_layout,
+                   help=f"Each expert split over this many GPUs; EP = {stage} / expert TP. Dense models: set it equal to TP.")
+    c[2].selectbox("Pipeline stages (PP)", pp_opts, index=pp_opts.index(pp), key="_w_pp", on_change=_on_layout)
+    c[3].selectbox("Replicas (DP)", dp_opts, index=dp_opts.index(dp), key="_w_dp", on_change=_on_layout)
+    with c[4]:
+        st.caption(
+            f"{'Default' if is_default else 'Custom'} layout: TP {layout.attention_tp} × DP-attn {layout.attention_dp}"
+            f" | EP {layout.ep} × expert-TP {layout.expert_tp} | PP {layout.pp} | DP {layout.dp}"
+        )
+        if not is_default:
+            st.button("Back to the default layout", on_click=_on_layout_reset)
+    return layout
+
+
+def _on_assumptions() -> None:
+    ss = st.session_state
+    try:
+        m = MemoryAssumptions(
+            gpu_memory_utilization=float(ss._w_util),
+            runtime_reserve_gb=float(ss._w_reserve),
+            max_num_batched_tokens=int(ss._w_mbt),
+            activation_factor=float(ss._w_act),
+            redundant_experts=int(ss._w_red),
+        )
+    except ValueError as e:
+        ss.scenario_error = str(e)
+        return
+    update_scenario(memory=m)
+
+
+def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
+    m = s.memory
+    c = st.columns(5)
+    c[0].slider("gpu_memory_utilization", 0.05, 1.0, float(m.gpu_memory_utilization), 0.01, key="_w_util",
+                on_change=_on_assumptions,
+                help="vLLM's fraction of each GPU's memory for weights + activations + runtime + KV cache (default 0.9).")
+    c[1].number_input("Runtime reserve per GPU (GB)", 0.0, 1000.0, float(m.runtime_reserve_gb), 0.5, key="_w_reserve",
+                      on_change=_on_assumptions,
+                      help="CUDA context (~0.5 GB), NCCL buffers (~0.4 GB), CUDA graphs and allocator fragmentation.")
+    c[2].number_input("Max batched tokens / step", 1, 10_000_000, int(m.max_num_batched_tokens), 1024, key="_w_mbt",
+                      on_change=_on_assumptions, help="vLLM's max_num_batched_tokens: sets the activation peak.")
+    c[3].number_input("Activation factor", 0.0, 1000.0, float(m.activation_factor), 1.0, key="_w_act",
+                      on_change=_on_assumptions,
+                      help="Activations = batched tokens × hidden × 2 bytes × this factor (residual, normed copies, "
+                      "attention and FFN intermediates at their peak).")
+    c[4].number_input("Redundant experts (EPLB)", 0, 100_000, int(m.redundant_experts), 8, key="_w_red",
+                      on_change=_on_assumptions, disabled=not model.is_moe,
+                      help="Extra expert replicas spread over the EP group (DeepSeek deploys 32 in prefill).")
+    return m
