@@ -1,0 +1,135 @@
+"""AppTest runs of the Fit page: verdicts, widgets that edit the scenario, bad input."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(**query):
+    at = AppTest.from_file(str(ROOT / "pages/1_Fit.py"), default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def qp(at):
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def frame_with(at, column):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_default_scenario_fits():
+    at = run()
+    assert at.success and at.success[0].value.startswith("**Fits.**")
+    m = metrics(at)
+    # DeepSeek-V3 FP8 on 8 x H200, TP 8 / EP 8: 85.1 GB of weights per GPU (hand: see test_memory)
+    assert m["Weights per GPU"] == "85.1 GB"
+    # 64 sequences x 2,560 tokens x 70,272 B (MLA latent, whole on every TP rank) = 11.5 GB
+    assert m["KV cache for the workload"] == "11.5 GB"
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 2
+    min_gpus = frame_with(at, "GPU").set_index("GPU")
+    assert min_gpus.loc["NVIDIA H200 SXM 141GB", "fp8"] == "8"
+    assert min_gpus.loc["NVIDIA H100 SXM5 80GB", "fp8"] == "16"
+    assert min_gpus.loc["NVIDIA A100 SXM4 80GB", "fp8"] == "16 *"  # no FP8 tensor cores: marked
+
+
+def test_does_not_fit_in_bf16_on_8_h100():
+    at = run(gpu="h100-sxm", w="bf16")
+    assert at.error and "Does not fit" in at.error[0].value
+    # 1,342 GB of bf16 weights / 8 = 168 GB per GPU against 77.3 GB usable
+    assert "77.3 GB" in at.error[0].value
+
+
+def test_workload_too_big_for_the_kv_cache():
+    at = run(batch="4096", isl="8192", osl="1024")
+    assert at.warning and "The weights fit, the workload does not" in at.warning[0].value
+
+
+def test_context_beyond_model_positions_is_an_error_message():
+    at = run(model="llama-3-70b", gpu="h100-sxm", isl="16000", osl="1000")
+    assert any("exceeds Llama-3-70B's 8,192 positions" in e.value for e in at.error)
+
+
+def test_emulated_precision_is_marked():
+    at = run(model="mixtral-8x7b", gpu="a100-80gb", w="fp8")
+    assert any("Emulated precision (weights)" in w.value and "no fp8 tensor cores" in w.value for w in at.warning)
+    at = run(model="mixtral-8x7b", gpu="h100-sxm", w="nvfp4")
+    assert any("no native nvfp4" in w.value for w in at.warning)
+
+
+def test_layout_widget_writes_the_url_and_changes_the_numbers():
+    at = run()
+    before = metrics(at)["Max sequences at 2,560 tokens"]
+    at.selectbox(key="_w_tp").set_value(1).run()  # DP attention: TP 1 x DP-attn 8, EP 8
+    assert not at.exception
+    assert qp(at)["tp"] == "1" and qp(at)["etp"] == "1"
+    after = metrics(at)["Max sequences at 2,560 tokens"]
+    # each DP rank keeps its own sequences instead of a replicated latent: several times more
+    assert int(after.replace(",", "")) > 4 * int(before.replace(",", ""))
+    at.button[0].click().run()  # back to the default layout
+    assert "tp" not in qp(at)
+
+
+def test_invalid_layout_from_url_falls_back_with_warning():
+    at = run(model="llama-3-70b", gpu="h100-sxm", tp="3", etp="1", pp="1", dp="1")
+    assert any("tp 3 must divide the 8 GPUs" in w.value for w in at.sidebar.warning)
+
+
+def test_model_change_resets_a_layout_that_no_longer_fits_the_model():
+    at = run(model="deepseek-v3", tp="1", etp="1", pp="1", dp="1", nodes="4", gpn="8")  # EP 32
+    at.sidebar.selectbox(key="_w_model").set_value("mixtral-8x7b").run()  # 8 experts: EP 32 impossible
+    assert not at.exception and "tp" not in qp(at)
+    assert any("layout was reset" in i.value for i in at.sidebar.info)
+
+
+def test_draft_model_adds_weights_and_kv():
+    at = run(model="llama-3-70b", gpu="h100-sxm", nodes="1", gpn="2", w="fp8", kv="fp8", batch="16", isl="1536",
+             osl="512", sd="draft_model", draft="llama-3-8b", gamma="5")
+    assert not at.error
+    text = " ".join(md.value for md in at.markdown)
+    # Llama-3 8B in FP8 over TP 2: embedding + head + norms (1,050,939,392) stay bf16 = 2.10 GB, the other
+    # 6,979,321,856 parameters at 1 + 4/16384 bytes = 6.98 GB; 9.08 GB / 2 = 4.54 GB of draft weights per GPU
+    assert "**Draft (draft model, γ = 5):** 4.54 GB of weights" in text
+    assert at.success  # batch 16 at 2,048 tokens fits with an FP8 KV cache
+
+
+def test_tokenizer_mismatch_warns():
+    at = run(model="llama-3-70b", gpu="h100-sxm", sd="draft_model", draft="qwen3-0.6b")
+    assert any("does not share" in w.value and "corrupt the output" in w.value for w in at.sidebar.warning)
+
+
+def test_mtp_only_offered_when_the_model_has_it():
+    at = run(model="mixtral-8x7b")
+    assert "MTP head (built in)" not in at.sidebar.selectbox(key="_w_sd").options
+    at = run(model="deepseek-v3", sd="mtp", gamma="1")
+    assert at.sidebar.selectbox(key="_w_sd").value == "MTP head (built in)"
+    text = " ".join(md.value for md in at.markdown)
+    assert "(with its MTP module)" in text
+
+
+def test_assumption_widgets_round_trip_through_the_url():
+    at = run()
+    at.slider(key="_w_util").set_value(0.8).run()
+    assert qp(at)["util"] == "0.8"
+    at2 = run(**qp(at))
+    assert at2.slider(key="_w_util").value == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("model_id", ["grok-1", "hunyuan-large", "gpt-oss-20b", "llama-4-maverick", "qwen3-0.6b",
+                                      "deepseek-v3.2-exp", "snowflake-arctic"])
+def test_every_family_renders(model_id):
+    at = run(model=model_id, gpu="b200", nodes="2", gpn="8")
+    assert at.success or at.warning or at.error
+    assert len(at.get("vega_lite_chart")) >= 1
