@@ -50,6 +50,20 @@ c[2].metric("FLOPs per token", f"{params.flops_per_token(model) / 1e9:,.1f} GFLO
 c[3].metric(f"KV cache per token ({prec.kv_cache})", bytes_h(kv_tok), help="All layers; MLA caches a 576-element latent per layer.")
 c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off", delta_arrow="off")
 
+layout = scenario.layout or memory.default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
+draft = cat.model(scenario.spec.draft_model_id) if scenario.spec.method == "draft_model" and scenario.spec.draft_model_id else None
+try:
+    fit = memory.per_gpu_memory(model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft)
+except ValueError as e:
+    st.error(f"Fit: {e}")
+else:
+    verdict = "fits" if fit.fits else ("the weights fit, the workload's KV cache does not" if fit.kv_budget_bytes > 0 else "does not fit")
+    (st.success if fit.fits else st.warning if fit.kv_budget_bytes > 0 else st.error)(
+        f"**Fit: {verdict}** with TP {layout.attention_tp} / EP {layout.ep} / PP {layout.pp}: "
+        f"{fit.total_bytes / 1e9:,.1f} GB used of {fit.usable_bytes / 1e9:,.1f} GB usable per GPU "
+        f"({fit.capacity_bytes / 1e9:,.1f} GB device). The Fit page has the breakdown."
+    )
+
 left, right = st.columns(2)
 with left:
     st.subheader("Model")

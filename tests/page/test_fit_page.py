@@ -133,3 +133,22 @@ def test_every_family_renders(model_id):
     at = run(model=model_id, gpu="b200", nodes="2", gpn="8")
     assert at.success or at.warning or at.error
     assert len(at.get("vega_lite_chart")) >= 1
+
+
+def _all_ids():
+    from core.catalog import load_catalog
+
+    cat = load_catalog()
+    return sorted(cat.models), sorted(cat.gpus)
+
+
+@pytest.mark.parametrize("model_id", _all_ids()[0])
+def test_every_model_on_a_rack_of_gb200(model_id):
+    at = run(model=model_id, gpu="gb200", nodes="18", gpn="4")
+    assert at.success or at.warning or any("Does not fit" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("gpu_id", _all_ids()[1])
+def test_every_gpu_with_qwen3_30b(gpu_id):
+    at = run(model="qwen3-30b-a3b", gpu=gpu_id, nodes="1", gpn="8")
+    assert at.success or at.warning or any("Does not fit" in e.value for e in at.error)
