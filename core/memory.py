@@ -50,6 +50,8 @@ __all__ = [
     "draft_params",
     "dtype_bytes",
     "kv_bytes_per_sequence",
+    "kv_bytes_per_sequence_on_gpu",
+    "pipeline_stages",
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_layer",
     "kv_elements_per_token_per_layer",
@@ -262,7 +264,7 @@ def kv_bytes_per_sequence(model: ModelSpec, context_len, kv_dtype: str = "bf16")
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _kv_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range):
+def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range):
     """One sequence's KV bytes on one GPU of a pipeline stage: the stage's share of the K/V-storing
     layers, split over TP up to the KV heads (MLA's latent and the indexer key are replicated)."""
     ctx = _context_array(ctx)
@@ -383,7 +385,7 @@ def _tp_layout(model: ModelSpec, tp: int, pp: int) -> ParallelLayout:
     return ParallelLayout(attention_tp=tp, ep=ep, expert_tp=tp // ep, pp=pp)
 
 
-def _stages(num_layers: int, pp: int) -> list[range]:
+def pipeline_stages(num_layers: int, pp: int) -> list[range]:
     """Contiguous pipeline stages, the first ``num_layers % pp`` one layer longer."""
     base, extra = divmod(num_layers, pp)
     out, start = [], 0
@@ -525,7 +527,7 @@ def _draft_weights_and_kv(model, layout, prec, spec, draft_model, redundant):
         d_tp = tp if draft_model.num_attention_heads % tp == 0 else 1
         w = weights_bytes(draft_model, spec.draft_weights or prec.weights) / d_tp
         everything = range(draft_model.num_layers)
-        return w, lambda ctx: _kv_per_sequence_on_gpu(draft_model, ctx, prec.kv_cache, d_tp, everything)
+        return w, lambda ctx: kv_bytes_per_sequence_on_gpu(draft_model, ctx, prec.kv_cache, d_tp, everything)
     return 0.0, lambda ctx: np.zeros_like(np.asarray(ctx, dtype=np.float64))
 
 
@@ -536,7 +538,7 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
         "runtime_reserve": a.runtime_reserve_gb * 1e9,
     }
     draft_w, draft_kv = _draft_weights_and_kv(model, layout, prec, spec, draft_model, a.redundant_experts)
-    stages = _stages(model.num_layers, layout.pp)
+    stages = pipeline_stages(model.num_layers, layout.pp)
     out = []
     for s, stage in enumerate(stages):
         first, last = s == 0, s == len(stages) - 1
@@ -547,7 +549,7 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
         comp.update(usable_extra)
 
         def kv(ctx, stage=stage, with_draft=with_draft):
-            own = _kv_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage)
+            own = kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage)
             return (own, draft_kv(ctx) if with_draft else np.zeros_like(own))
 
         out.append((comp, kv))

@@ -1,0 +1,335 @@
+"""MoE routing arithmetic and the memory-bound decode step.
+
+Compute sparsity is not memory sparsity: a token uses ``top_k`` of ``N`` experts, but a decode step
+over ``T`` tokens touches ``N (1 - (1 - k/N)^T)`` of them, and each expert GEMM sees only
+``T k / N`` tokens, far below a GPU's ridge point. Vectorised over numpy arrays of token counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core import memory, params, roofline
+from core.specs import AttentionKind, GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
+
+__all__ = [
+    "DecodeStep",
+    "GemmElementBytes",
+    "batch_for_expert_intensity",
+    "decode_step",
+    "dense_equivalent_intensity",
+    "element_bytes",
+    "expected_experts_touched",
+    "expected_experts_touched_skewed",
+    "expert_ffn_flops_bytes",
+    "expert_gemm_intensity",
+    "hottest_expert_tokens",
+    "intensity_sweep",
+    "tokens_per_expert",
+    "tokens_per_gpu_under_ep",
+    "zipf_probs",
+]
+
+
+def _tokens(x):
+    a = np.asarray(x, dtype=np.float64)
+    if np.any(~np.isfinite(a)) or np.any(a < 0):
+        raise ValueError("token counts must be finite and >= 0")
+    return a
+
+
+def _check_k_n(top_k, n_experts) -> None:
+    if n_experts < 1 or top_k < 1:
+        raise ValueError(f"top_k ({top_k}) and n_experts ({n_experts}) must be >= 1")
+    if top_k > n_experts:
+        raise ValueError(f"top_k ({top_k}) cannot exceed n_experts ({n_experts})")
+
+
+def _out(a):
+    return float(a) if np.ndim(a) == 0 else a
+
+
+def tokens_per_expert(tokens, top_k: int, n_experts: int):
+    """Mean tokens per expert under uniform routing: ``tokens x top_k / n_experts``.
+    Mixtral (8 experts, top-2) at 32 tokens: 8; Qwen3-235B (128, top-8) at 128: 8."""
+    _check_k_n(top_k, n_experts)
+    return _out(_tokens(tokens) * top_k / n_experts)
+
+
+def hottest_expert_tokens(tokens, top_k: int, n_experts: int, imbalance_ratio: float = 1.0):
+    """Tokens of the most loaded expert when the load's max/mean ratio is ``imbalance_ratio``
+    (capped at every token: an expert can get each token at most once)."""
+    if not np.isfinite(imbalance_ratio) or imbalance_ratio < 1:
+        raise ValueError(f"imbalance_ratio must be >= 1 (max / mean), got {imbalance_ratio}")
+    t = _tokens(tokens)
+    return _out(np.minimum(t * top_k / n_experts * imbalance_ratio, t))
+
+
+def tokens_per_gpu_under_ep(tokens, top_k: int, ep: int):
+    """Token-expert assignments landing on one GPU of an EP group (uniform routing): ``T k / EP``."""
+    if ep < 1:
+        raise ValueError(f"ep must be >= 1, got {ep}")
+    return _out(_tokens(tokens) * top_k / ep)
+
+
+def expected_experts_touched(tokens, top_k: int, n_experts: int):
+    """Distinct experts a step over ``tokens`` tokens touches per layer, uniform independent routing:
+    ``N (1 - (1 - k/N)^T)``. A token picks k distinct experts, so it misses a given one with
+    probability ``1 - k/N``. DeepSeek-V3 at one token: 8 of 256; at thousands: all 256."""
+    _check_k_n(top_k, n_experts)
+    t = _tokens(tokens)
+    return _out(n_experts * (1.0 - (1.0 - top_k / n_experts) ** t))
+
+
+def zipf_probs(n_experts: int, s: float = 1.0) -> np.ndarray:
+    """Routing probabilities ``p_i ~ 1 / i^s`` (a skewed router; s = 0 is uniform)."""
+    if n_experts < 1 or not np.isfinite(s) or s < 0:
+        raise ValueError("n_experts must be >= 1 and s >= 0")
+    w = 1.0 / np.arange(1, n_experts + 1, dtype=np.float64) ** s
+    return w / w.sum()
+
+
+def expected_experts_touched_skewed(tokens, top_k: int, probs) -> np.ndarray | float:
+    """Distinct experts touched when expert i is picked by a fraction ``min(1, k p_i)`` of the tokens
+    (``probs`` sums to 1): ``sum_i 1 - (1 - min(1, k p_i))^T``. Uniform ``p`` gives the closed form
+    above; skew concentrates tokens on fewer experts, so fewer are touched."""
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim != 1 or p.size < 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+        raise ValueError("probs must be a 1-D array of non-negative probabilities summing to 1")
+    _check_k_n(top_k, p.size)
+    t = _tokens(tokens)
+    q = np.minimum(1.0, top_k * p)
+    out = np.sum(1.0 - (1.0 - q[:, None]) ** np.atleast_1d(t)[None, :], axis=0)
+    return float(out[0]) if np.ndim(tokens) == 0 else out.reshape(np.shape(tokens))
+
+
+@dataclass(frozen=True)
+class GemmElementBytes:
+    """Element sizes in a GEMM: the weight (with its scales), the input activation, the output."""
+
+    weight: float
+    act: float
+    out: float
+    compute_dtype: str
+
+
+def element_bytes(gpu: GPUSpec, weight_dtype: str) -> GemmElementBytes:
+    """How a GPU runs a weight dtype: W8A8 on FP8/INT8 tensor cores (1-byte activations), W4A4 on FP4
+    tensor cores (4-bit activations with block scales), otherwise weight-only with bf16 activations.
+    Outputs are written in bf16."""
+    support = memory.precision_support(gpu, weight_dtype)
+    act = {"fp8": 1.0, "int8": 1.0, "fp4": memory.bytes_per_param(weight_dtype)}.get(support.compute_dtype, 2.0)
+    return GemmElementBytes(memory.bytes_per_param(weight_dtype), act, 2.0, support.compute_dtype)
+
+
+def expert_ffn_flops_bytes(model: ModelSpec, tokens_per_expert, eb: GemmElementBytes | None = None):
+    """(FLOPs, bytes) of one expert's FFN at ``tokens_per_expert`` tokens: the fused gate/up GEMM
+    ``[t, h] x [h, (m-1) f]`` and the down GEMM ``[t, f] x [f, h]`` (m = 3 for SwiGLU), each operand
+    moved once."""
+    if model.moe is None:
+        raise ValueError(f"{model.name} is dense: it has no experts")
+    eb = eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16")
+    h, f, mats = model.hidden_size, model.moe.expert_intermediate_size, model.ffn_matrices
+    t = _tokens(tokens_per_expert)
+    up_n = (mats - 1) * f
+    flops = roofline.gemm_flops(t, h, up_n) + roofline.gemm_flops(t, f, h)
+    moved = roofline.gemm_bytes(t, h, up_n, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out) + roofline.gemm_bytes(
+        t, f, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out
+    )
+    return flops, moved
+
+
+def expert_gemm_intensity(model: ModelSpec, tokens_per_expert, eb: GemmElementBytes | None = None):
+    """FLOP per byte of one expert's FFN (gate/up + down) at ``tokens_per_expert`` tokens."""
+    flops, moved = expert_ffn_flops_bytes(model, tokens_per_expert, eb)
+    return _out(flops / moved)
+
+
+def dense_equivalent_intensity(model: ModelSpec, tokens, eb: GemmElementBytes | None = None):
+    """FLOP per byte of a dense FFN with the same active width per token (``top_k x expert width +
+    shared width``) over all ``tokens``: what the same active compute would achieve without routing."""
+    if model.moe is None:
+        raise ValueError(f"{model.name} is dense: it has no experts")
+    eb = eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16")
+    e = model.moe
+    width = e.top_k * e.expert_intermediate_size + e.n_shared_experts * e.shared_intermediate_size
+    h, mats = model.hidden_size, model.ffn_matrices
+    t = _tokens(tokens)
+    flops = roofline.gemm_flops(t, h, (mats - 1) * width) + roofline.gemm_flops(t, width, h)
+    moved = roofline.gemm_bytes(t, h, (mats - 1) * width, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out) + (
+        roofline.gemm_bytes(t, width, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out)
+    )
+    return _out(flops / moved)
+
+
+def batch_for_expert_intensity(model: ModelSpec, target_intensity, eb: GemmElementBytes | None = None):
+    """Total tokens per step at which the expert FFN reaches ``target_intensity`` FLOP/byte (uniform
+    routing), ``inf`` where it never can (the intensity saturates at FLOPs / activation bytes).
+
+    Intensity at t tokens per expert is ``A t / (B + C t)`` with A = FLOPs per token, B = weight bytes,
+    C = activation bytes per token, so ``t = R B / (A - R C)``; the batch is ``t N / k``.
+    """
+    if model.moe is None:
+        raise ValueError(f"{model.name} is dense: it has no experts")
+    flops1, bytes1 = expert_ffn_flops_bytes(model, 1.0, eb)
+    flops0, bytes0 = expert_ffn_flops_bytes(model, 0.0, eb)
+    a, b, c = float(flops1), float(bytes0), float(bytes1 - bytes0)
+    r = np.asarray(target_intensity, dtype=np.float64)
+    if np.any(~np.isfinite(r)) or np.any(r <= 0):
+        raise ValueError("target_intensity must be finite and > 0")
+    denom = a - r * c
+    with np.errstate(divide="ignore"):
+        t = np.where(denom > 0, r * b / np.where(denom > 0, denom, 1.0), np.inf)
+    return _out(t * model.moe.n_routed_experts / model.moe.top_k)
+
+
+def intensity_sweep(model: ModelSpec, gpus: list[GPUSpec], batches, precision: Precision | str = "bf16") -> dict[str, np.ndarray]:
+    """A 2-D sweep over (GPU, batch) in one vectorised call: expert FFN intensity, each GPU's ridge
+    for the dtype it would compute in, the fraction of the ridge reached and the attainable TFLOP/s.
+    Arrays are shaped ``[len(gpus), len(batches)]``."""
+    prec = Precision.of(precision)
+    b = np.atleast_1d(_tokens(batches))
+    t = tokens_per_expert(b, model.moe.top_k, model.moe.n_routed_experts) if model.moe else b
+    ebs = [element_bytes(g, prec.expert_dtype) for g in gpus]
+    w = np.array([e.weight for e in ebs])[:, None]
+    a = np.array([e.act for e in ebs])[:, None]
+    o = np.array([e.out for e in ebs])[:, None]
+    h = model.hidden_size
+    if model.moe is not None:
+        f, k_up = model.moe.expert_intermediate_size, (model.ffn_matrices - 1) * model.moe.expert_intermediate_size
+    else:
+        f, k_up = model.dense_intermediate_size, (model.ffn_matrices - 1) * model.dense_intermediate_size
+    tt = np.asarray(t)[None, :]
+    flops = roofline.gemm_flops(tt, h, k_up) + roofline.gemm_flops(tt, f, h)
+    moved = roofline.gemm_bytes(tt, h, k_up, weight_bytes=w, act_bytes=a, out_bytes=o) + roofline.gemm_bytes(
+        tt, f, h, weight_bytes=w, act_bytes=a, out_bytes=o
+    )
+    intensity = flops / moved
+    peak = np.array([g.dense_tflops[e.compute_dtype] for g, e in zip(gpus, ebs, strict=True)])[:, None]
+    bw = np.array([g.hbm_bandwidth_gbps / 1000.0 for g in gpus])[:, None]
+    ridge = peak / bw
+    return {
+        "tokens_per_expert": np.broadcast_to(tt, intensity.shape),
+        "intensity": intensity,
+        "ridge": np.broadcast_to(ridge, intensity.shape),
+        "fraction_of_ridge": intensity / ridge,
+        "attainable_tflops": roofline.attainable_tflops(peak, bw, intensity),
+    }
+
+
+# ----------------------------------------------------------------------------- the decode step
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """Roofline bound of one decode step on one GPU, summed over pipeline stages (arrays over tokens)."""
+
+    tokens: np.ndarray  # tokens per step in one replica
+    weight_bytes: np.ndarray  # weights read per GPU (experts actually touched)
+    kv_bytes: np.ndarray  # KV cache read per GPU
+    flops: np.ndarray  # FLOPs per GPU
+    memory_time_s: np.ndarray
+    compute_time_s: np.ndarray
+    time_s: np.ndarray  # sum over stages of max(memory, compute)
+    experts_touched: np.ndarray  # distinct routed experts touched per MoE layer (of the replica's batch)
+
+    @property
+    def memory_bound(self) -> np.ndarray:
+        return self.memory_time_s >= self.compute_time_s
+
+
+def _attention_score_flops_per_token(model: ModelSpec, ctx) -> np.ndarray:
+    """QK^T and PV FLOPs of one token over ``ctx`` cached tokens, all layers. MLA runs in its absorbed
+    form over the latent (``kv_lora + rope`` for scores, ``kv_lora`` for values); windows cap ctx."""
+    ctx = np.asarray(ctx, dtype=np.float64)
+    nq = model.num_attention_heads
+    if model.attention is AttentionKind.MLA:
+        per_ctx = 2 * nq * ((model.kv_lora_rank + model.qk_rope_head_dim) + model.kv_lora_rank)
+    else:
+        per_ctx = 2 * nq * (model.head_dim + (model.v_head_dim or model.head_dim))
+    L = model.num_layers
+    windowed = model.sliding_window_layers if model.sliding_window else 0
+    capped = np.minimum(ctx, model.sliding_window) if model.sliding_window else ctx
+    return per_ctx * ((L - windowed) * ctx + windowed * capped)
+
+
+def decode_step(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    tokens,
+    context_len: int,
+    *,
+    sequences=None,
+    assumptions: MemoryAssumptions | None = None,
+) -> DecodeStep:
+    """Lower bound of a decode step for ``tokens`` tokens per step in each replica (``sequences``
+    sequences, default one token each) at ``context_len`` cached tokens per sequence.
+
+    Per GPU and pipeline stage: bytes = the weights it holds, with routed experts counted only when
+    touched (each local expert with probability ``1 - (1 - k/N)^T``), + the KV cache of its sequences;
+    FLOPs = its share of ``2 x active matmul parameters x tokens`` + attention scores. Time = sum over
+    stages of ``max(bytes / HBM bandwidth, FLOPs / dense peak)``: no efficiency factors (the step-time
+    model adds those), no communication.
+    """
+    a = assumptions or MemoryAssumptions()
+    prec = Precision.of(precision)
+    problems = memory.check_layout(model, layout, a.redundant_experts)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    t = np.atleast_1d(_tokens(tokens))
+    seqs = t if sequences is None else np.broadcast_to(np.atleast_1d(_tokens(sequences)), t.shape)
+    peak_dtype = memory.precision_support(gpu, prec.weights).compute_dtype
+    peak = gpu.tflops(peak_dtype) * 1e12
+    bw = gpu.hbm_bytes_per_s
+    touched = (
+        expected_experts_touched(t, model.moe.top_k, model.moe.n_routed_experts)
+        if model.moe is not None
+        else np.zeros_like(t)
+    )
+    p_touch = touched / model.moe.n_routed_experts if model.moe is not None else np.zeros_like(t)
+    one = memory.stage_memories(
+        model, gpu, layout, prec, _one_token(), assumptions=a
+    )
+    gpus_per_stage = layout.gpus_per_stage
+    stages = memory.pipeline_stages(model.num_layers, layout.pp)
+    active_matmul = params.active_params(model, "excl_input_embedding")
+    linear_flops = 2.0 * active_matmul * t
+    score_flops = _attention_score_flops_per_token(model, context_len) * t
+    seqs_per_rank = np.ceil(seqs / layout.attention_dp)
+    total_w = np.zeros_like(t)
+    total_kv = np.zeros_like(t)
+    total_f = np.zeros_like(t)
+    mem_t = np.zeros_like(t)
+    cmp_t = np.zeros_like(t)
+    step = np.zeros_like(t)
+    for r in one:
+        comp = r.components
+        weights = sum(v for k, v in comp.items() if k in params.COMPONENTS and k not in ("routed_experts", "vision", "embedding"))
+        experts = comp.get("routed_experts", 0.0)
+        stage_w = weights + experts * p_touch
+        stage_layers = stages[r.stage]
+        fraction = len(stage_layers) / model.num_layers
+        # one sequence's KV on this GPU at the context (stage share, TP split, windows), as in the Fit page
+        kv_one = memory.kv_bytes_per_sequence_on_gpu(model, context_len, prec.kv_cache, layout.attention_tp, stage_layers)
+        stage_kv = seqs_per_rank * kv_one
+        stage_f = (linear_flops + score_flops) * fraction / gpus_per_stage
+        m_time = (stage_w + stage_kv) / bw
+        c_time = stage_f / peak
+        total_w += stage_w
+        total_kv += stage_kv
+        total_f += stage_f
+        mem_t += m_time
+        cmp_t += c_time
+        step += np.maximum(m_time, c_time)
+    return DecodeStep(t, total_w, total_kv, total_f, mem_t, cmp_t, step, touched)
+
+
+def _one_token():
+    from core.specs import Workload
+
+    return Workload(batch=1, input_len=1, output_len=1)
+
