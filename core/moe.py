@@ -17,6 +17,8 @@ from core.specs import AttentionKind, GPUSpec, MemoryAssumptions, ModelSpec, Par
 __all__ = [
     "DecodeStep",
     "GemmElementBytes",
+    "active_ffn_width",
+    "batch_for_dense_intensity",
     "batch_for_expert_intensity",
     "decode_step",
     "dense_equivalent_intensity",
@@ -27,6 +29,7 @@ __all__ = [
     "expert_gemm_intensity",
     "hottest_expert_tokens",
     "intensity_sweep",
+    "step_gemms",
     "tokens_per_expert",
     "tokens_per_gpu_under_ep",
     "zipf_probs",
@@ -152,16 +155,40 @@ def dense_equivalent_intensity(model: ModelSpec, tokens, eb: GemmElementBytes | 
     shared width``) over all ``tokens``: what the same active compute would achieve without routing."""
     if model.moe is None:
         raise ValueError(f"{model.name} is dense: it has no experts")
-    eb = eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16")
-    e = model.moe
-    width = e.top_k * e.expert_intermediate_size + e.n_shared_experts * e.shared_intermediate_size
+    flops, moved = _ffn_flops_bytes(model, active_ffn_width(model), tokens, eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16"))
+    return _out(flops / moved)
+
+
+def _solve_tokens(flops_fn, target_intensity):
+    """Tokens t at which ``FLOPs(t) / bytes(t) = R`` when FLOPs = A t and bytes = B + C t:
+    ``t = R B / (A - R C)``, ``inf`` where the intensity saturates below R."""
+    flops1, bytes1 = flops_fn(1.0)
+    _, bytes0 = flops_fn(0.0)
+    a, b, c = float(flops1), float(bytes0), float(bytes1 - bytes0)
+    r = np.asarray(target_intensity, dtype=np.float64)
+    if np.any(~np.isfinite(r)) or np.any(r <= 0):
+        raise ValueError("target_intensity must be finite and > 0")
+    denom = a - r * c
+    with np.errstate(divide="ignore"):
+        return np.where(denom > 0, r * b / np.where(denom > 0, denom, 1.0), np.inf)
+
+
+def _ffn_flops_bytes(model: ModelSpec, width: int, tokens, eb: GemmElementBytes):
     h, mats = model.hidden_size, model.ffn_matrices
     t = _tokens(tokens)
     flops = roofline.gemm_flops(t, h, (mats - 1) * width) + roofline.gemm_flops(t, width, h)
     moved = roofline.gemm_bytes(t, h, (mats - 1) * width, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out) + (
         roofline.gemm_bytes(t, width, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out)
     )
-    return _out(flops / moved)
+    return flops, moved
+
+
+def active_ffn_width(model: ModelSpec) -> int:
+    """FFN width a token uses: top_k x expert width + shared width (MoE), the dense width otherwise."""
+    if model.moe is None:
+        return model.dense_intermediate_size
+    e = model.moe
+    return e.top_k * e.expert_intermediate_size + e.n_shared_experts * e.shared_intermediate_size
 
 
 def batch_for_expert_intensity(model: ModelSpec, target_intensity, eb: GemmElementBytes | None = None):
@@ -173,16 +200,16 @@ def batch_for_expert_intensity(model: ModelSpec, target_intensity, eb: GemmEleme
     """
     if model.moe is None:
         raise ValueError(f"{model.name} is dense: it has no experts")
-    flops1, bytes1 = expert_ffn_flops_bytes(model, 1.0, eb)
-    flops0, bytes0 = expert_ffn_flops_bytes(model, 0.0, eb)
-    a, b, c = float(flops1), float(bytes0), float(bytes1 - bytes0)
-    r = np.asarray(target_intensity, dtype=np.float64)
-    if np.any(~np.isfinite(r)) or np.any(r <= 0):
-        raise ValueError("target_intensity must be finite and > 0")
-    denom = a - r * c
-    with np.errstate(divide="ignore"):
-        t = np.where(denom > 0, r * b / np.where(denom > 0, denom, 1.0), np.inf)
+    t = _solve_tokens(lambda x: expert_ffn_flops_bytes(model, x, eb), target_intensity)
     return _out(t * model.moe.n_routed_experts / model.moe.top_k)
+
+
+def batch_for_dense_intensity(model: ModelSpec, target_intensity, eb: GemmElementBytes | None = None):
+    """Tokens per step at which a dense FFN of the model's active width reaches ``target_intensity``
+    (the model's own FFN for a dense model)."""
+    eb = eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16")
+    width = active_ffn_width(model)
+    return _out(_solve_tokens(lambda x: _ffn_flops_bytes(model, width, x, eb), target_intensity))
 
 
 def intensity_sweep(model: ModelSpec, gpus: list[GPUSpec], batches, precision: Precision | str = "bf16") -> dict[str, np.ndarray]:
@@ -333,3 +360,32 @@ def _one_token():
 
     return Workload(batch=1, input_len=1, output_len=1)
 
+
+
+def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, tokens: float) -> list[dict]:
+    """The main GEMMs of a decode step over ``tokens`` tokens, with their arithmetic intensity:
+    the routed-expert FFN at its tokens per expert, a dense FFN of equal active width over all tokens,
+    the attention output projection and the LM head (the last two always see every token)."""
+    prec = Precision.of(precision)
+    t = float(_tokens(tokens))
+    eb_w = element_bytes(gpu, prec.weights)
+    eb_e = element_bytes(gpu, prec.expert_dtype)
+    h = model.hidden_size
+    out = []
+    if model.moe is not None:
+        tpe = t * model.moe.top_k / model.moe.n_routed_experts
+        out.append({"gemm": f"routed expert FFN ({tpe:,.1f} tokens/expert)", "tokens": tpe,
+                    "intensity": expert_gemm_intensity(model, tpe, eb_e), "compute_dtype": eb_e.compute_dtype})
+        out.append({"gemm": f"dense FFN of equal active width ({t:,.0f} tokens)", "tokens": t,
+                    "intensity": dense_equivalent_intensity(model, t, eb_w), "compute_dtype": eb_w.compute_dtype})
+    else:
+        flops, moved = _ffn_flops_bytes(model, model.dense_intermediate_size, t, eb_w)
+        out.append({"gemm": f"FFN ({t:,.0f} tokens)", "tokens": t, "intensity": float(flops / moved),
+                    "compute_dtype": eb_w.compute_dtype})
+    o_in = model.num_attention_heads * (model.v_head_dim or model.head_dim)
+    out.append({"gemm": f"attention output projection ({t:,.0f} tokens)", "tokens": t,
+                "intensity": roofline.gemm_intensity(t, o_in, h, weight_bytes=eb_w.weight, act_bytes=eb_w.act, out_bytes=eb_w.out),
+                "compute_dtype": eb_w.compute_dtype})
+    out.append({"gemm": f"LM head ({t:,.0f} tokens)", "tokens": t,
+                "intensity": roofline.gemm_intensity(t, h, model.vocab_size, 2.0), "compute_dtype": "bf16"})
+    return out

@@ -10,7 +10,15 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-__all__ = ["COMPONENT_COLORS", "COMPONENT_LABELS", "max_sequences_chart", "memory_stack_chart", "style"]
+__all__ = [
+    "COMPONENT_COLORS",
+    "COMPONENT_LABELS",
+    "lines_chart",
+    "max_sequences_chart",
+    "memory_stack_chart",
+    "roofline_chart",
+    "style",
+]
 
 COMPONENT_LABELS: dict[str, str] = {
     "embedding": "Embedding",
@@ -48,6 +56,10 @@ COMPONENT_COLORS: dict[str, str] = {
     "KV cache": "#f16913",
     "Draft KV cache": "#9e9ac8",
 }
+
+
+# high-contrast categorical colours (Streamlit's theme would otherwise pick pale blues)
+SERIES_COLORS = ["#1f5fa8", "#d62728", "#2ca02c", "#7b3fa0", "#ff7f0e", "#6b4226", "#e377c2", "#17becf"]
 
 
 def style(chart: alt.TopLevelMixin, *, width: int | str = "container", height: int = 320) -> alt.TopLevelMixin:
@@ -140,3 +152,92 @@ def max_sequences_chart(
     )
     chart = alt.layer(line, point, label).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(chart, height=340)
+
+
+def lines_chart(
+    data: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    series: str,
+    x_title: str,
+    y_title: str,
+    title: str,
+    subtitle: str = "",
+    log_x: bool = True,
+    log_y: bool = True,
+    hrules: pd.DataFrame | None = None,
+    vrules: pd.DataFrame | None = None,
+    markers: pd.DataFrame | None = None,
+    height: int = 340,
+    y_format: str = ",",
+) -> alt.TopLevelMixin:
+    """Lines per ``series`` with optional labelled horizontal rules (``hrules``: value, label),
+    vertical rules (``vrules``: value, label) and labelled points (``markers``: x, y, label).
+    Each series also gets its own dash pattern, so the chart reads in greyscale."""
+    order = list(dict.fromkeys(data[series]))
+    xs = alt.Scale(type="log", nice=False) if log_x else alt.Scale(zero=False)
+    ys = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
+    base = (
+        alt.Chart(data)
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=alt.X(f"{x}:Q", title=x_title, scale=xs),
+            y=alt.Y(f"{y}:Q", title=y_title, scale=ys, axis=alt.Axis(format=y_format)),
+            color=alt.Color(f"{series}:N", title=None, sort=order, legend=alt.Legend(orient="top", columns=3),
+                            scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)])),
+            strokeDash=alt.StrokeDash(f"{series}:N", sort=order, legend=None),
+            tooltip=[alt.Tooltip(f"{series}:N"), alt.Tooltip(f"{x}:Q", title=x_title, format=","),
+                     alt.Tooltip(f"{y}:Q", title=y_title, format=",.3~f")],
+        )
+    )
+    layers: list = [base]
+    if hrules is not None and len(hrules):
+        # labels staggered from the right edge so that close rules (similar ridges) stay readable
+        hr = hrules.reset_index(drop=True).assign(slot=lambda d: d.index)
+        layers.append(alt.Chart(hr).mark_rule(color="#444", strokeDash=[4, 3]).encode(y="value:Q"))
+        for slot, part in hr.groupby("slot"):
+            layers.append(
+                alt.Chart(part).mark_text(align="right", baseline="bottom", dy=-3, fontSize=12, color="#333")
+                .encode(y="value:Q", x=alt.value(alt.expr(f"width * {max(0.2, 1 - 0.24 * slot):.2f}")), text="label:N")
+            )
+    if vrules is not None and len(vrules):
+        layers.append(alt.Chart(vrules).mark_rule(color="#444", strokeDash=[2, 2]).encode(x="value:Q"))
+        layers.append(
+            alt.Chart(vrules).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color="#333")
+            .encode(x="value:Q", y=alt.value(0), text="label:N")
+        )
+    if markers is not None and len(markers):
+        layers.append(alt.Chart(markers).mark_point(size=130, filled=True, color="#d62728", shape="diamond")
+                      .encode(x=f"{x}:Q", y=f"{y}:Q"))
+        layers.append(alt.Chart(markers).mark_text(align="left", dx=9, dy=-9, fontSize=13, color="#d62728")
+                      .encode(x=f"{x}:Q", y=f"{y}:Q", text="label:N"))
+    chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return style(chart, height=height)
+
+
+def roofline_chart(roofs: pd.DataFrame, points: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.TopLevelMixin:
+    """Attainable TFLOP/s vs arithmetic intensity (log-log), one roof per GPU (``roofs``: intensity,
+    tflops, gpu), with GEMMs as labelled points (``points``: intensity, tflops, label)."""
+    order = list(dict.fromkeys(roofs["gpu"]))
+    roof = (
+        alt.Chart(roofs)
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=alt.X("intensity:Q", title="arithmetic intensity (FLOP/byte)", scale=alt.Scale(type="log", nice=False)),
+            y=alt.Y("tflops:Q", title="attainable TFLOP/s", scale=alt.Scale(type="log")),
+            color=alt.Color("gpu:N", title=None, sort=order, legend=alt.Legend(orient="top", columns=2),
+                            scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)])),
+            strokeDash=alt.StrokeDash("gpu:N", sort=order, legend=None),
+            tooltip=[alt.Tooltip("gpu:N"), alt.Tooltip("intensity:Q", format=",.1f"), alt.Tooltip("tflops:Q", format=",.1f")],
+        )
+    )
+    pts = alt.Chart(points).mark_point(size=120, filled=True, color="#d62728").encode(
+        x="intensity:Q", y="tflops:Q",
+        tooltip=[alt.Tooltip("label:N"), alt.Tooltip("intensity:Q", format=",.1f"), alt.Tooltip("tflops:Q", format=",.1f")],
+    )
+    labels = alt.Chart(points).mark_text(align="right", dx=-8, dy=-8, fontSize=13, fontWeight="bold", color="#d62728").encode(
+        x="intensity:Q", y="tflops:Q", text="label:N"
+    )
+    chart = alt.layer(roof, pts, labels).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return style(chart, height=360)

@@ -107,3 +107,17 @@ def test_fit_page_does_not_fit_message(server, new_page):
     wait_rendered(page)
     expect(page.get_by_test_id("stAlertContentError")).to_contain_text("Does not fit.")
     no_exception(page)
+
+
+def test_intensity_page_renders_all_charts(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 3400})
+    page.goto(f"{server.url}/Intensity?model=mixtral-8x7b&gpu=h100-sxm&w=bf16&batch=32")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Intensity")).to_be_visible()
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(4)
+    values = page.get_by_test_id("stMetricValue").all_inner_texts()
+    # 32 tokens x top-2 / 8 experts = 8 tokens per expert; ~8 FLOP/byte in bf16
+    assert values[0] == "8.0" and values[1] == "8.0"
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "intensity.png"), full_page=True)
