@@ -54,6 +54,8 @@ URL_KEYS: dict[str, str] = {
     "draft": "draft model id (with sd=draft_model)",
     "dw": "draft weight dtype (omit = the target's)",
     "gamma": "speculative tokens per step, 1-64",
+    "alpha": "acceptance rate per draft token, 0-1 (omit = the method's default)",
+    "c": "draft cost relative to a target forward, 0-10 (omit = the method's default)",
     "util": "gpu_memory_utilization, 0.05-1.0",
     "reserve": "runtime reserve per GPU in GB, 0-1000",
     "mbt": "max batched tokens per step, 1-10,000,000",
@@ -113,6 +115,10 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
         if s.spec.draft_weights:
             p["dw"] = s.spec.draft_weights
         p["gamma"] = str(s.spec.num_speculative_tokens)
+        if s.spec.acceptance_rate is not None:
+            p["alpha"] = _num(s.spec.acceptance_rate)
+        if s.spec.draft_cost is not None:
+            p["c"] = _num(s.spec.draft_cost)
     d = MemoryAssumptions()
     m = s.memory
     for key, field, fmt in (
@@ -210,6 +216,8 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
                 draft_model_id=draft_id if method == "draft_model" else None,
                 draft_weights=choice("dw", DTYPES, None, "draft weight dtype") if _one(params, "dw") else None,
                 num_speculative_tokens=number("gamma", 1, 64, spec.num_speculative_tokens, "speculative tokens"),
+                acceptance_rate=number("alpha", 0, 1, None, "acceptance rate", integer=False),
+                draft_cost=number("c", 0, 10, None, "draft cost", integer=False),
             )
 
     dm = MemoryAssumptions()

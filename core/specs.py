@@ -26,6 +26,7 @@ __all__ = [
     "ACTIVE_CONVENTIONS",
     "COMPUTE_DTYPES",
     "DTYPES",
+    "DraftMethod",
     "KV_DTYPES",
     "AttentionKind",
     "ClusterSpec",
@@ -464,6 +465,12 @@ class SpecDecodeConfig(BaseModel):
     draft_model_id: str | None = Field(None, description="catalog id of a separate draft model")
     draft_weights: DtypeName | None = Field(None, description="draft weight dtype (None: the target's)")
     num_speculative_tokens: Annotated[int, Field(ge=1, le=64)] = 3
+    acceptance_rate: Annotated[float, Field(ge=0.0, le=1.0)] | None = Field(
+        None, description="per-token acceptance alpha (None: the method's default)"
+    )
+    draft_cost: Annotated[float, Field(ge=0.0, le=10.0)] | None = Field(
+        None, description="c: one draft forward relative to one target forward (None: the method's default)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SpecDecodeConfig:
@@ -474,6 +481,37 @@ class SpecDecodeConfig(BaseModel):
     @property
     def enabled(self) -> bool:
         return self.method != "none"
+
+
+class DraftMethod(BaseModel):
+    """A speculative-decoding method from ``catalogs/draft_methods.yaml``: where its draft tokens come
+    from, its published acceptance and speedup ranges, and the flag each engine turns it on with."""
+
+    model_config = _FROZEN
+
+    id: str = Field(min_length=1, max_length=40, pattern=r"^[a-z0-9_]+$")
+    name: str
+    planner_method: Literal["draft_model", "eagle", "mtp", "ngram"]
+    year: Annotated[int, Field(ge=2015, le=2035)]
+    idea: str
+    alpha_range: tuple[Annotated[float, Field(ge=0, le=1)], Annotated[float, Field(ge=0, le=1)]]
+    default_alpha: Annotated[float, Field(ge=0, le=1)]
+    draft_cost_c: Annotated[float, Field(ge=0, le=10)]
+    default_gamma: Annotated[int, Field(ge=1, le=64)]
+    memory_overhead: str
+    typical_speedup: tuple[Annotated[float, Field(gt=0, le=100)], Annotated[float, Field(gt=0, le=100)]]
+    engines: dict[str, str | None]
+    sources: list[str] = Field(min_length=1)
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> DraftMethod:
+        lo, hi = self.alpha_range
+        if not lo <= self.default_alpha <= hi:
+            raise ValueError(f"default_alpha {self.default_alpha} outside alpha_range [{lo}, {hi}]")
+        if self.typical_speedup[0] > self.typical_speedup[1]:
+            raise ValueError("typical_speedup must be [low, high]")
+        return self
 
 
 class MemoryAssumptions(BaseModel):

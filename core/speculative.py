@@ -1,0 +1,345 @@
+"""Speculative decoding: closed forms, surfaces, break-even, optimal gamma, batch-aware speedup, simulator.
+
+Notation (Leviathan et al. 2023; Chen et al. 2023; the source texts): a draft proposes ``gamma``
+tokens, each accepted independently with probability ``alpha``; the target verifies them in one
+forward pass and always emits one more token (the correction or the bonus). ``c`` is the cost of one
+draft forward pass relative to one target forward pass.
+
+* tokens per verification step  ``E = (1 - alpha^(gamma+1)) / (1 - alpha)``  (``gamma + 1`` at alpha = 1)
+* speedup                         ``S = E / (gamma c + 1)``
+* ceiling (gamma -> infinity)     ``1 / (1 - alpha)``
+
+All closed forms broadcast over numpy arrays, so a surface is one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "BatchSpeedup",
+    "SimulationResult",
+    "alpha_at_temperature",
+    "batch_speedup",
+    "blended_alpha",
+    "break_even_alpha",
+    "ceiling",
+    "draft_acceptance",
+    "expected_tokens",
+    "optimal_gamma",
+    "sensitivity",
+    "short_output_speedup",
+    "simulate",
+    "speedup",
+    "speedup_surface",
+]
+
+
+def _alpha(alpha) -> np.ndarray:
+    a = np.asarray(alpha, dtype=np.float64)
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+        raise ValueError("alpha (acceptance rate) must be within 0 and 1")
+    return a
+
+
+def _gamma(gamma) -> np.ndarray:
+    g = np.asarray(gamma, dtype=np.float64)
+    if np.any(~np.isfinite(g)) or np.any(g < 0) or np.any(g != np.round(g)):
+        raise ValueError("gamma (draft tokens per step) must be a whole number >= 0")
+    if np.any(g > 1024):
+        raise ValueError("gamma must be <= 1024")
+    return g
+
+
+def _cost(c) -> np.ndarray:
+    c = np.asarray(c, dtype=np.float64)
+    if np.any(~np.isfinite(c)) or np.any(c < 0):
+        raise ValueError("c (draft cost relative to the target) must be finite and >= 0")
+    return c
+
+
+def _out(x):
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def expected_tokens(alpha, gamma):
+    """Expected tokens emitted per verification step, ``(1 - alpha^(gamma+1)) / (1 - alpha)``;
+    ``gamma + 1`` at alpha = 1, 1 at alpha = 0 or gamma = 0. Equal to ``sum_{i=0..gamma} alpha^i``."""
+    a, g = np.broadcast_arrays(_alpha(alpha), _gamma(gamma))
+    near_one = np.abs(1.0 - a) < 1e-9
+    safe = np.where(near_one, 0.5, a)
+    closed = (1.0 - safe ** (g + 1.0)) / (1.0 - safe)
+    return _out(np.where(near_one, g + 1.0, closed))
+
+
+def speedup(alpha, gamma, c):
+    """Speedup over plain decoding, ``E / (gamma c + 1)``: a step costs gamma draft passes plus one
+    target pass and yields E tokens instead of one."""
+    return _out(np.asarray(expected_tokens(alpha, gamma)) / (_gamma(gamma) * _cost(c) + 1.0))
+
+
+def ceiling(alpha):
+    """The limit of E as gamma grows, ``1 / (1 - alpha)`` (infinite at alpha = 1)."""
+    a = _alpha(alpha)
+    with np.errstate(divide="ignore"):
+        return _out(np.where(a >= 1.0, np.inf, 1.0 / np.where(a >= 1.0, 0.5, 1.0 - a)))
+
+
+def speedup_surface(alphas, gammas, c) -> np.ndarray:
+    """Speedup over the grid ``alphas x gammas`` at draft cost ``c``: shape ``[len(alphas), len(gammas)]``."""
+    a = _alpha(alphas).reshape(-1, 1)
+    g = _gamma(gammas).reshape(1, -1)
+    return np.asarray(speedup(a, g, c))
+
+
+def break_even_alpha(gamma, c, *, tol: float = 1e-12):
+    """The acceptance rate at which speculation stops paying (speedup = 1), by bisection: E grows
+    from 1 (alpha = 0) to gamma + 1 (alpha = 1), so the root of ``E(alpha) = gamma c + 1`` is unique.
+    0 when c = 0 (any acceptance pays); 1 when c >= 1 (nothing pays, at best it breaks even at
+    alpha = 1); NaN for gamma = 0 (no speculation: the speedup is always 1)."""
+    g, cost = np.broadcast_arrays(_gamma(gamma), _cost(c))
+    target = g * cost + 1.0
+    lo = np.zeros_like(target)
+    hi = np.ones_like(target)
+    for _ in range(60):  # 2^-60: far below any printed precision
+        mid = 0.5 * (lo + hi)
+        below = np.asarray(expected_tokens(mid, g)) < target
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+        if np.all(hi - lo < tol):
+            break
+    root = 0.5 * (lo + hi)
+    root = np.where(cost <= 0, 0.0, root)
+    root = np.where(cost >= 1, 1.0, root)
+    root = np.where(g == 0, np.nan, root)
+    return _out(root)
+
+
+def optimal_gamma(alpha, c, max_gamma: int = 16):
+    """The gamma in 0..max_gamma that maximises the speedup (0: speculation does not pay).
+    Broadcasts over alpha and c."""
+    if not isinstance(max_gamma, (int, np.integer)) or max_gamma < 0 or max_gamma > 1024:
+        raise ValueError("max_gamma must be a whole number in 0..1024")
+    a, cost = np.broadcast_arrays(_alpha(alpha), _cost(c))
+    g = np.arange(max_gamma + 1, dtype=np.float64).reshape((-1,) + (1,) * a.ndim)
+    s = np.asarray(speedup(a[None, ...], g, cost[None, ...]))
+    best = np.argmax(s, axis=0)
+    return int(best) if np.ndim(best) == 0 else best
+
+
+def sensitivity(alpha, gamma, c, *, d_alpha: float = 0.01):
+    """How much the speedup moves per +``d_alpha`` of acceptance versus per +1 draft token:
+    returns ``(dS for alpha + d_alpha, dS for gamma + 1)``. The chapter's point: alpha matters more."""
+    a = _alpha(alpha)
+    up = np.minimum(a + d_alpha, 1.0)
+    base = np.asarray(speedup(a, gamma, c))
+    by_alpha = np.asarray(speedup(up, gamma, c)) - base
+    by_gamma = np.asarray(speedup(a, _gamma(gamma) + 1, c)) - base
+    return _out(by_alpha), _out(by_gamma)
+
+
+def blended_alpha(weights, alphas) -> float:
+    """Traffic-weighted acceptance rate: ``sum w_i alpha_i / sum w_i`` (e.g. 70% code at 0.88 and
+    30% chat at 0.72 -> 0.832)."""
+    w = np.asarray(weights, dtype=np.float64)
+    a = _alpha(alphas)
+    if w.shape != a.shape or w.ndim != 1 or w.size == 0:
+        raise ValueError("weights and alphas must be 1-D arrays of the same length")
+    if np.any(~np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be >= 0 and not all zero")
+    return float(np.dot(w, a) / w.sum())
+
+
+def alpha_at_temperature(alpha_greedy, temperature, drop_per_unit: float = 0.125):
+    """A stated assumption: acceptance falls linearly with sampling temperature, ``alpha(T) =
+    alpha(0) - drop x T`` (the blog post: 10-15 points lower at T = 1 than at T = 0), floored at 0."""
+    t = np.asarray(temperature, dtype=np.float64)
+    if np.any(~np.isfinite(t)) or np.any(t < 0) or np.any(t > 5):
+        raise ValueError("temperature must be within 0 and 5")
+    if not np.isfinite(drop_per_unit) or drop_per_unit < 0 or drop_per_unit > 1:
+        raise ValueError("drop_per_unit must be within 0 and 1")
+    return _out(np.clip(_alpha(alpha_greedy) - drop_per_unit * t, 0.0, 1.0))
+
+
+def short_output_speedup(step_speedup, output_len, setup_steps: float = 1.0):
+    """Speedup over a whole output of ``output_len`` tokens when speculation has a fixed set-up cost
+    of ``setup_steps`` target decode steps (drafting the prompt, building the tree). The first token
+    comes from the prefill either way (TTFT is unchanged), so the other ``L - 1`` are sped up:
+    ``(L - 1) / (setup + (L - 1) / S)``; it tends to S for long outputs."""
+    s = np.asarray(step_speedup, dtype=np.float64)
+    n = np.asarray(output_len, dtype=np.float64)
+    if np.any(s <= 0) or np.any(~np.isfinite(s)):
+        raise ValueError("step_speedup must be finite and > 0")
+    if np.any(n < 1) or np.any(~np.isfinite(n)):
+        raise ValueError("output_len must be >= 1 token")
+    if not np.isfinite(setup_steps) or setup_steps < 0:
+        raise ValueError("setup_steps must be >= 0")
+    rest = n - 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(rest <= 0, 1.0, rest / (setup_steps + rest / s))
+    return _out(out)
+
+
+# -------------------------------------------------------------------------------------- simulator
+
+
+def draft_acceptance(p, q) -> float:
+    """Per-token acceptance of a draft q against a target p under rejection sampling:
+    ``sum_x min(p(x), q(x))`` (one minus their total variation distance)."""
+    p, q = _dist(p, "p"), _dist(q, "q")
+    if p.shape != q.shape:
+        raise ValueError("p and q must be distributions over the same vocabulary")
+    return float(np.minimum(p, q).sum())
+
+
+def _dist(x, name: str) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim != 1 or a.size < 2:
+        raise ValueError(f"{name} must be a 1-D distribution over at least 2 tokens")
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or not np.isclose(a.sum(), 1.0, atol=1e-6):
+        raise ValueError(f"{name} must be non-negative and sum to 1")
+    return a / a.sum()
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    steps: int
+    gamma: int
+    tokens_per_step: float  # measured mean tokens emitted per verification step
+    expected_tokens_per_step: float  # closed form at alpha = sum(min(p, q))
+    alpha: float  # sum(min(p, q))
+    measured_acceptance: float  # accepted draft tokens / proposed (until the first rejection)
+    emitted: np.ndarray  # counts of each emitted token id
+    tv_checkpoints: np.ndarray  # number of emitted tokens at each checkpoint
+    tv_distance: np.ndarray  # total variation between the emitted histogram and p at each checkpoint
+
+    @property
+    def final_tv(self) -> float:
+        return float(self.tv_distance[-1])
+
+
+def _sample(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    return np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+
+
+def simulate(p, q, gamma: int, steps: int, seed: int = 0) -> SimulationResult:
+    """Speculative sampling, for real, over a vocabulary with target distribution ``p`` and draft
+    distribution ``q`` (fixed across positions): each step the draft proposes ``gamma`` tokens from q;
+    token x is accepted with probability ``min(1, p(x) / q(x))``; at the first rejection a token is
+    drawn from ``norm(max(0, p - q))`` and the step ends; if all are accepted a bonus token is drawn
+    from p. The emitted tokens are distributed exactly as p, and a step emits ``E(alpha, gamma)``
+    tokens on average with ``alpha = sum(min(p, q))``. Vectorised over steps."""
+    p, q = _dist(p, "p"), _dist(q, "q")
+    if p.shape != q.shape:
+        raise ValueError("p and q must be distributions over the same vocabulary")
+    if not isinstance(gamma, (int, np.integer)) or not 1 <= gamma <= 64:
+        raise ValueError("gamma must be a whole number in 1..64")
+    if not isinstance(steps, (int, np.integer)) or not 1 <= steps <= 10_000_000:
+        raise ValueError("steps must be a whole number in 1..10,000,000")
+    rng = np.random.default_rng(seed)
+    v = p.size
+    q_cdf = np.cumsum(q)
+    p_cdf = np.cumsum(p)
+    residual = np.maximum(p - q, 0.0)
+    res_sum = residual.sum()
+    res_cdf = np.cumsum(residual / res_sum) if res_sum > 0 else p_cdf
+    draft = _sample(q_cdf, rng.random((steps, gamma)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(q > 0, p / np.where(q > 0, q, 1.0), 0.0)
+    accept = rng.random((steps, gamma)) < np.minimum(1.0, ratio[draft])
+    all_ok = accept.all(axis=1)
+    n_acc = np.where(all_ok, gamma, np.argmin(accept, axis=1))
+    # the extra token: a residual sample at the first rejection, a bonus from p when all passed
+    extra = np.where(all_ok, _sample(p_cdf, rng.random(steps)), _sample(res_cdf, rng.random(steps)))
+    keep = np.arange(gamma)[None, :] < n_acc[:, None]
+    emitted_tokens = np.concatenate([draft[keep], extra])
+    counts = np.bincount(emitted_tokens, minlength=v)
+    alpha = float(np.minimum(p, q).sum())
+    # TV distance of the running histogram at log-spaced checkpoints of steps (in emission order)
+    order_tokens = np.concatenate([np.where(keep, draft, -1), extra[:, None]], axis=1).ravel()
+    order_tokens = order_tokens[order_tokens >= 0]
+    marks = np.unique(np.round(np.geomspace(min(100, order_tokens.size), order_tokens.size, 12)).astype(int))
+    tv = []
+    for n in marks:
+        h = np.bincount(order_tokens[:n], minlength=v) / n
+        tv.append(0.5 * np.abs(h - p).sum())
+    proposed = np.minimum(n_acc + 1, gamma).sum()
+    return SimulationResult(
+        steps=steps,
+        gamma=gamma,
+        tokens_per_step=float((n_acc + 1).mean()),
+        expected_tokens_per_step=float(expected_tokens(alpha, gamma)),
+        alpha=alpha,
+        measured_acceptance=float(n_acc.sum() / proposed),
+        emitted=counts,
+        tv_checkpoints=marks,
+        tv_distance=np.asarray(tv),
+    )
+
+
+# ------------------------------------------------------------------------- speedup against batch
+
+
+@dataclass(frozen=True)
+class BatchSpeedup:
+    """Speculative speedup as the batch grows (arrays over ``batches``)."""
+
+    batches: np.ndarray
+    decode_s: np.ndarray  # one plain decode step over B tokens
+    verify_s: np.ndarray  # one verification step over B x (gamma + 1) tokens
+    draft_s: np.ndarray  # gamma draft steps
+    speedup: np.ndarray  # E x decode / (verify + draft)
+
+    @property
+    def crossover_batch(self) -> float | None:
+        """The smallest batch at which speculation stops paying (speedup < 1), None if it always pays."""
+        below = np.nonzero(self.speedup < 1.0)[0]
+        return float(self.batches[below[0]]) if below.size else None
+
+
+def batch_speedup(
+    model,
+    gpu,
+    layout,
+    precision,
+    batches,
+    *,
+    alpha: float,
+    gamma: int,
+    context_len: int,
+    draft_cost: float = 0.0,
+    draft_model=None,
+    assumptions=None,
+) -> BatchSpeedup:
+    """Speedup at each batch from the decode-step roofline bound (:func:`core.moe.decode_step`).
+
+    Plain decoding pays one step over B tokens per emitted token; speculation pays one target step over
+    ``B (gamma + 1)`` tokens (the same KV cache, more FLOPs and, for a MoE, more experts touched) plus
+    gamma draft steps, for ``E(alpha, gamma)`` tokens. While the step is memory-bound the verification
+    is nearly free; once it is compute-bound it costs ``gamma + 1`` times more and the speedup falls
+    below 1. The draft step is the draft model's own decode step on the same GPUs when given, else
+    ``draft_cost`` times the target's step.
+    """
+    from core import moe
+    from core.specs import ParallelLayout
+
+    b = np.atleast_1d(np.asarray(batches, dtype=np.float64))
+    g = int(_gamma(gamma))
+    base = moe.decode_step(model, gpu, layout, precision, b, context_len, assumptions=assumptions).time_s
+    verify = moe.decode_step(model, gpu, layout, precision, b * (g + 1), context_len, sequences=b,
+                             assumptions=assumptions).time_s
+    if draft_model is not None:
+        tp = layout.attention_tp if draft_model.num_attention_heads % layout.attention_tp == 0 else 1
+        d_layout = ParallelLayout(attention_tp=tp, expert_tp=tp) if draft_model.moe is None else ParallelLayout(
+            attention_tp=tp, ep=tp if draft_model.moe.n_routed_experts % tp == 0 else 1,
+            expert_tp=1 if draft_model.moe.n_routed_experts % tp == 0 else tp,
+        )
+        per_replica = np.ceil(b / max(layout.attention_dp, 1))
+        draft = g * moe.decode_step(draft_model, gpu, d_layout, precision, per_replica, context_len,
+                                    assumptions=assumptions).time_s
+    else:
+        draft = g * float(_cost(draft_cost)) * base
+    e = float(expected_tokens(alpha, g))
+    return BatchSpeedup(b, base, verify, draft, e * base / (verify + draft))
