@@ -51,7 +51,7 @@ c[3].metric(f"KV cache per token ({prec.kv_cache})", bytes_h(kv_tok), help="All 
 c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off", delta_arrow="off")
 
 layout = scenario.layout or memory.default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
-draft = cat.model(scenario.spec.draft_model_id) if scenario.spec.method == "draft_model" and scenario.spec.draft_model_id else None
+draft = cat.model(scenario.spec.draft_model_id) if scenario.spec.kind == "draft_model" and scenario.spec.draft_model_id else None
 try:
     fit = memory.per_gpu_memory(model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft)
 except ValueError as e:

@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from core.hf_config import model_from_hf_config
-from core.specs import GPUSpec, InterconnectSpec, ModelSpec, describe_validation_error
+from core.specs import DraftMethod, GPUSpec, InterconnectSpec, ModelSpec, describe_validation_error
 
 __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 
@@ -58,6 +58,7 @@ class Catalog:
     gpus: Mapping[str, GPUSpec]
     interconnects: Mapping[str, InterconnectSpec]
     model_meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    draft_methods: Mapping[str, DraftMethod] = field(default_factory=dict)
     root: Path = CATALOG_DIR
 
     def model(self, model_id: str) -> ModelSpec:
@@ -68,6 +69,9 @@ class Catalog:
 
     def interconnect(self, link_id: str) -> InterconnectSpec:
         return _lookup(self.interconnects, link_id, "interconnect")
+
+    def draft_method(self, method_id: str) -> DraftMethod:
+        return _lookup(self.draft_methods, method_id, "draft method")
 
 
 def _lookup(table: Mapping[str, Any], key: str, what: str) -> Any:
@@ -140,6 +144,27 @@ def _load_interconnects(path: Path) -> dict[str, InterconnectSpec]:
     return out
 
 
+def _load_draft_methods(path: Path) -> dict[str, DraftMethod]:
+    if not path.is_file():
+        return {}
+    data = _read_yaml(path)
+    items = data.get("methods") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise CatalogError(f"{path}: must have a 'methods' list")
+    out: dict[str, DraftMethod] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise CatalogError(f"{path}: entry {i} must be a mapping")
+        try:
+            m = DraftMethod(**item)
+        except ValidationError as e:
+            raise CatalogError(f"{path}: entry {i} ({item.get('id', '?')}): {describe_validation_error(e)}") from None
+        if m.id in out:
+            raise CatalogError(f"{path}: duplicate id {m.id!r}")
+        out[m.id] = m
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _load(root: Path) -> Catalog:
     if not root.is_dir():
@@ -169,6 +194,7 @@ def _load(root: Path) -> Catalog:
         gpus=MappingProxyType(gpus),
         interconnects=MappingProxyType(links),
         model_meta=MappingProxyType(metas),
+        draft_methods=MappingProxyType(_load_draft_methods(root / "draft_methods.yaml")),
         root=root,
     )
 

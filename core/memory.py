@@ -407,13 +407,13 @@ def draft_params(target: ModelSpec, spec: SpecDecodeConfig, draft_model: ModelSp
     projection from 3 x hidden (EAGLE-3) and two norms; it shares the target's embedding and LM head.
     draft_model: the whole separate model.
     """
-    if spec.method in ("none", "ngram"):
+    if spec.kind in ("none", "ngram"):
         return 0
-    if spec.method == "mtp":
+    if spec.kind == "mtp":
         if not target.num_mtp_layers:
             raise ValueError(f"{target.name} has no MTP module (num_nextn_predict_layers = 0); choose another draft")
         return params.mtp_params(target)
-    if spec.method == "eagle":
+    if spec.kind == "eagle":
         h = target.hidden_size
         f = target.dense_intermediate_size or 4 * h
         return int(params.attention_params_per_layer(target) + 3 * h * f + 3 * h * h + 2 * h)
@@ -510,18 +510,18 @@ def _mtp_bytes_per_rank(model: ModelSpec, layout: ParallelLayout, precision: Pre
 def _draft_weights_and_kv(model, layout, prec, spec, draft_model, redundant):
     """(draft weight bytes on one GPU, function ctx -> draft KV bytes per sequence on one GPU)."""
     tp = layout.attention_tp
-    if spec.method == "mtp":
+    if spec.kind == "mtp":
         draft_params(model, spec)  # raises when the model has no MTP module
         w = _mtp_bytes_per_rank(model, layout, prec, redundant)
         per_layer = kv_bytes_per_token_per_layer(model, prec.kv_cache)
         split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
         return w, lambda ctx: model.num_mtp_layers * per_layer * np.asarray(ctx, dtype=np.float64) / split
-    if spec.method == "eagle":
+    if spec.kind == "eagle":
         w = draft_params(model, spec) * bytes_per_param(prec.weights) / tp
         per_layer = kv_bytes_per_token_per_layer(model, prec.kv_cache)
         split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
         return w, lambda ctx: per_layer * np.asarray(ctx, dtype=np.float64) / split
-    if spec.method == "draft_model":
+    if spec.kind == "draft_model":
         if draft_model is None:
             raise ValueError("speculative method 'draft_model' needs the draft model")
         d_tp = tp if draft_model.num_attention_heads % tp == 0 else 1

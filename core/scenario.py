@@ -23,6 +23,7 @@ from core.specs import (
     ParallelLayout,
     Precision,
     Scenario,
+    SPEC_METHOD_KINDS,
     SpecDecodeConfig,
     Workload,
     describe_validation_error,
@@ -31,7 +32,7 @@ from core.specs import (
 __all__ = ["DEFAULT_SCENARIO", "SPEC_METHODS", "URL_KEYS", "layout_from_sizes", "scenario_from_params", "scenario_to_params"]
 
 DEFAULT_SCENARIO = Scenario()
-SPEC_METHODS = ("none", "draft_model", "mtp", "eagle", "ngram")
+SPEC_METHODS = tuple(SPEC_METHOD_KINDS)
 
 # URL key -> what it sets
 URL_KEYS: dict[str, str] = {
@@ -50,7 +51,7 @@ URL_KEYS: dict[str, str] = {
     "etp": "expert tensor parallel size (EP = GPUs per stage / etp)",
     "pp": "pipeline stages",
     "dp": "data-parallel replicas",
-    "sd": "speculative decoding: none | draft_model | mtp | eagle | ngram",
+    "sd": "speculative method: none | draft_model | medusa | eagle | eagle3 | p_eagle | mtp | ngram | lookahead | suffix",
     "draft": "draft model id (with sd=draft_model)",
     "dw": "draft weight dtype (omit = the target's)",
     "gamma": "speculative tokens per step, 1-64",

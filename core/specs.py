@@ -26,6 +26,7 @@ __all__ = [
     "ACTIVE_CONVENTIONS",
     "COMPUTE_DTYPES",
     "DTYPES",
+    "SPEC_METHOD_KINDS",
     "DraftMethod",
     "KV_DTYPES",
     "AttentionKind",
@@ -456,12 +457,32 @@ class ParallelLayout(BaseModel):
         return self.gpus_per_stage * self.pp * self.dp
 
 
+# speculative methods (ids of catalogs/draft_methods.yaml) -> how the memory and step models treat
+# their draft: a separate model, a one-layer head on the target's features, the model's own MTP
+# module, or no model at all (n-gram / lookup drafts)
+SPEC_METHOD_KINDS: dict[str, str] = {
+    "none": "none",
+    "draft_model": "draft_model",
+    "medusa": "eagle",
+    "eagle": "eagle",
+    "eagle3": "eagle",
+    "p_eagle": "eagle",
+    "mtp": "mtp",
+    "ngram": "ngram",
+    "lookahead": "ngram",
+    "suffix": "ngram",
+}
+SpecMethodName = Literal[
+    "none", "draft_model", "medusa", "eagle", "eagle3", "p_eagle", "mtp", "ngram", "lookahead", "suffix"
+]
+
+
 class SpecDecodeConfig(BaseModel):
     """Speculative decoding: which draft, how many tokens it proposes per step (gamma)."""
 
     model_config = _FROZEN
 
-    method: Literal["none", "draft_model", "mtp", "eagle", "ngram"] = "none"
+    method: SpecMethodName = "none"
     draft_model_id: str | None = Field(None, description="catalog id of a separate draft model")
     draft_weights: DtypeName | None = Field(None, description="draft weight dtype (None: the target's)")
     num_speculative_tokens: Annotated[int, Field(ge=1, le=64)] = 3
@@ -481,6 +502,11 @@ class SpecDecodeConfig(BaseModel):
     @property
     def enabled(self) -> bool:
         return self.method != "none"
+
+    @property
+    def kind(self) -> str:
+        """draft_model | eagle | mtp | ngram | none: how the draft occupies memory and time."""
+        return SPEC_METHOD_KINDS[self.method]
 
 
 class DraftMethod(BaseModel):

@@ -294,9 +294,18 @@ class BatchSpeedup:
 
     @property
     def crossover_batch(self) -> float | None:
-        """The smallest batch at which speculation stops paying (speedup < 1), None if it always pays."""
-        below = np.nonzero(self.speedup < 1.0)[0]
-        return float(self.batches[below[0]]) if below.size else None
+        """The batch from which speculation no longer pays (speedup < 1 from there on), None if it still
+        pays at the largest batch. A MoE can dip below 1 at tiny batches (verification touches more
+        experts) and recover; that dip is not the crossover (see ``pays``)."""
+        ok = self.speedup >= 1.0
+        if ok[-1]:
+            return None
+        last_ok = np.nonzero(ok)[0]
+        return float(self.batches[last_ok[-1] + 1]) if last_ok.size else float(self.batches[0])
+
+    @property
+    def pays(self) -> np.ndarray:
+        return self.speedup >= 1.0
 
 
 def batch_speedup(

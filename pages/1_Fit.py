@@ -16,7 +16,7 @@ cat = catalog()
 model = cat.model(scenario.model_id)
 gpu = cat.gpu(scenario.gpu_id)
 prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
-draft_model = cat.model(spec.draft_model_id) if spec.method == "draft_model" and spec.draft_model_id else None
+draft_model = cat.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
 
 st.title("Fit")
 st.markdown(
@@ -123,10 +123,10 @@ with left:
         },
     )
 with right:
-    whole = memory.weights_bytes(model, prec, include_mtp=spec.method == "mtp")
+    whole = memory.weights_bytes(model, prec, include_mtp=spec.kind == "mtp")
     st.markdown(
         f"**Whole model at {prec.label.split(', KV')[0]}:** {whole / GB:,.1f} GB of weights"
-        + (" (with its MTP module)" if spec.method == "mtp" else "")
+        + (" (with its MTP module)" if spec.kind == "mtp" else "")
         + f", {scenario.total_gpus * gpu.memory_gb:,.0f} GB on the cluster.\n\n"
         f"**KV cache:** {memory.kv_bytes_per_token(model, prec.kv_cache) / 1e3:,.1f} KB per token "
         f"({prec.kv_cache}), {memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) / 1e9:,.3f} GB per "

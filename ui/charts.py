@@ -13,6 +13,7 @@ import pandas as pd
 __all__ = [
     "COMPONENT_COLORS",
     "COMPONENT_LABELS",
+    "heatmap_chart",
     "lines_chart",
     "max_sequences_chart",
     "memory_stack_chart",
@@ -169,12 +170,14 @@ def lines_chart(
     hrules: pd.DataFrame | None = None,
     vrules: pd.DataFrame | None = None,
     markers: pd.DataFrame | None = None,
+    bands: pd.DataFrame | None = None,
     height: int = 340,
     y_format: str = ",",
 ) -> alt.TopLevelMixin:
     """Lines per ``series`` with optional labelled horizontal rules (``hrules``: value, label),
     vertical rules (``vrules``: value, label) and labelled points (``markers``: x, y, label).
-    Each series also gets its own dash pattern, so the chart reads in greyscale."""
+    Each series also gets its own dash pattern, so the chart reads in greyscale. ``bands`` (start,
+    end, label) shade x ranges behind the lines, e.g. production zones."""
     order = list(dict.fromkeys(data[series]))
     xs = alt.Scale(type="log", nice=False) if log_x else alt.Scale(zero=False)
     ys = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
@@ -192,6 +195,12 @@ def lines_chart(
         )
     )
     layers: list = [base]
+    if bands is not None and len(bands):
+        shade = alt.Chart(bands).mark_rect(opacity=0.13, color="#2ca02c").encode(x="start:Q", x2="end:Q")
+        band_text = alt.Chart(bands).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color="#1b6e1b").encode(
+            x="start:Q", y=alt.value(0), text="label:N"
+        )
+        layers = [shade, band_text, base]
     if hrules is not None and len(hrules):
         # labels staggered from the right edge so that close rules (similar ridges) stay readable
         hr = hrules.reset_index(drop=True).assign(slot=lambda d: d.index)
@@ -241,3 +250,59 @@ def roofline_chart(roofs: pd.DataFrame, points: pd.DataFrame, *, title: str, sub
     )
     chart = alt.layer(roof, pts, labels).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(chart, height=360)
+
+
+def heatmap_chart(
+    cells: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    band: str,
+    band_order: list[str],
+    x_title: str,
+    y_title: str,
+    title: str,
+    subtitle: str = "",
+    ridge: pd.DataFrame | None = None,
+    marker: pd.DataFrame | None = None,
+    cell_px: tuple[int, int] = (44, 9),
+) -> alt.TopLevelMixin:
+    """A surface as rect cells (``cells``: x, y, band label, value), coloured by labelled contour bands
+    (ordinal, so the legend reads "1.5-2.0x"), with an optional ridge line (``ridge``: x, y) and the
+    scenario's point (``marker``: x, y, label). Integer pixel steps avoid seams between cells."""
+    colors = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b",
+              "#041c40", "#020e20"]
+    value_col = [c for c in cells.columns if c not in (x, y, band)][0]
+    rect = (
+        alt.Chart(cells)
+        .mark_rect()
+        .encode(
+            x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0)),
+            y=alt.Y(f"{y}:O", title=y_title, sort="descending", axis=alt.Axis(values=list(cells[y].unique()[::5]))),
+            color=alt.Color(f"{band}:O", title="speedup", sort=band_order,
+                            scale=alt.Scale(domain=band_order, range=colors[: len(band_order)]),
+                            legend=alt.Legend(orient="right")),
+            tooltip=[alt.Tooltip(f"{y}:O", title=y_title), alt.Tooltip(f"{x}:O", title=x_title),
+                     alt.Tooltip(f"{value_col}:Q", title="speedup", format=".2f")],
+        )
+        .properties(width=alt.Step(cell_px[0]), height=alt.Step(cell_px[1]))
+    )
+    layers: list = [rect]
+    if ridge is not None and len(ridge):
+        layers.append(alt.Chart(ridge).mark_line(color="#ff7f0e", strokeWidth=3).encode(
+            x=f"{x}:O", y=alt.Y(f"{y}:O", sort="descending")))
+        layers.append(alt.Chart(ridge).mark_point(color="#ff7f0e", filled=True, size=30).encode(
+            x=f"{x}:O", y=alt.Y(f"{y}:O", sort="descending")))
+    if marker is not None and len(marker):
+        layers.append(alt.Chart(marker).mark_point(shape="diamond", size=220, filled=True, color="#d62728",
+                                                   stroke="white", strokeWidth=1.5)
+                      .encode(x=f"{x}:O", y=alt.Y(f"{y}:O", sort="descending")))
+        layers.append(alt.Chart(marker).mark_text(align="left", dx=10, fontSize=13, fontWeight="bold", color="#d62728")
+                      .encode(x=f"{x}:O", y=alt.Y(f"{y}:O", sort="descending"), text="label:N"))
+    chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return (
+        chart.configure_axis(labelFontSize=13, titleFontSize=14)
+        .configure_legend(labelFontSize=13, titleFontSize=13)
+        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor="#555")
+        .configure_view(strokeWidth=0)
+    )

@@ -56,8 +56,13 @@ _SPEC_LABELS = {
     "none": "off",
     "draft_model": "separate draft model",
     "mtp": "MTP head (built in)",
-    "eagle": "EAGLE head",
+    "eagle3": "EAGLE-3 head",
+    "eagle": "EAGLE-1/2 head",
+    "p_eagle": "P-EAGLE head",
+    "medusa": "Medusa heads",
     "ngram": "n-gram / prompt lookup",
+    "lookahead": "lookahead decoding",
+    "suffix": "suffix decoding",
 }
 _SPEC_LABELS_INV = {v: k for k, v in _SPEC_LABELS.items()}
 
@@ -92,6 +97,10 @@ def _update(**changes) -> None:
         st.session_state.scenario_error = describe_validation_error(e)
         return
     st.session_state.scenario_warnings = []  # URL warnings are about a scenario the user has now changed
+    # every widget that shows a scenario field re-reads it on the next run (a preset or a reset may have
+    # changed fields whose widgets still hold their old state)
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_w_")]:
+        del st.session_state[key]
 
 
 def _on_model() -> None:
@@ -124,25 +133,6 @@ def default_draft_id(cat: Catalog, target_id: str) -> str:
                                    cat.models[i].total_params))
 
 
-def _on_spec() -> None:
-    method = _SPEC_LABELS_INV[st.session_state._w_sd]
-    s: Scenario = st.session_state.scenario
-    draft = st.session_state.get("_w_draft") if s.spec.method == "draft_model" else None
-    draft = draft or s.spec.draft_model_id or default_draft_id(catalog(), s.model_id)
-    dw = st.session_state.get("_w_dw", _SAME_TARGET)
-    try:
-        spec = SpecDecodeConfig(
-            method=method,
-            draft_model_id=draft if method == "draft_model" else None,
-            draft_weights=None if dw == _SAME_TARGET or method != "draft_model" else dw,
-            num_speculative_tokens=int(st.session_state.get("_w_gamma", 3)),
-        )
-    except ValidationError as e:
-        st.session_state.scenario_error = describe_validation_error(e)
-        return
-    _update(spec=spec)
-
-
 def _on_precision() -> None:
     s: Scenario = st.session_state.scenario
     w = st.session_state._w_weights
@@ -172,6 +162,32 @@ def _on_workload() -> None:
         st.session_state.scenario_error = describe_validation_error(e)
         return
     _update(workload=wl)
+
+
+def _on_spec() -> None:
+    method = _SPEC_LABELS_INV[st.session_state._w_sd]
+    s: Scenario = st.session_state.scenario
+    cat = catalog()
+    changed_method = method != s.spec.method
+    draft = st.session_state.get("_w_draft") if s.spec.method == "draft_model" else None
+    draft = draft or s.spec.draft_model_id or default_draft_id(cat, s.model_id)
+    dw = st.session_state.get("_w_dw", _SAME_TARGET)
+    gamma = int(st.session_state.get("_w_gamma", s.spec.num_speculative_tokens))
+    if changed_method and method in cat.draft_methods:
+        gamma = cat.draft_methods[method].default_gamma  # a new method starts from its own defaults
+    try:
+        spec = SpecDecodeConfig(
+            method=method,
+            draft_model_id=draft if method == "draft_model" else None,
+            draft_weights=None if dw == _SAME_TARGET or method != "draft_model" else dw,
+            num_speculative_tokens=gamma,
+            acceptance_rate=None if changed_method else s.spec.acceptance_rate,
+            draft_cost=None if changed_method else s.spec.draft_cost,
+        )
+    except ValidationError as e:
+        st.session_state.scenario_error = describe_validation_error(e)
+        return
+    _update(spec=spec)
 
 
 def sidebar() -> Scenario:
@@ -259,7 +275,7 @@ def sidebar() -> Scenario:
 def _speculative_controls(cat: Catalog, s: Scenario) -> None:
     target = cat.models[s.model_id]
     with st.expander("Speculative decoding", expanded=s.spec.enabled):
-        methods = [m for m in _SPEC_LABELS if m != "mtp" or target.num_mtp_layers]
+        methods = [m for m in _SPEC_LABELS if (m != "mtp" or target.num_mtp_layers) and (m == "none" or m in cat.draft_methods or not cat.draft_methods)]
         current = s.spec.method if s.spec.method in methods else "none"
         st.selectbox(
             "Draft", [_SPEC_LABELS[m] for m in methods], index=methods.index(current), key="_w_sd", on_change=_on_spec,

@@ -121,3 +121,17 @@ def test_intensity_page_renders_all_charts(server, new_page):
     assert values[0] == "8.0" and values[1] == "8.0"
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "intensity.png"), full_page=True)
+
+
+def test_speculative_page_renders_all_charts(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 4200})
+    page.goto(f"{server.url}/Speculative?model=llama-3-70b&gpu=h100-sxm&nodes=1&gpn=2&w=fp8&sd=draft_model&draft=llama-3-8b&gamma=5&alpha=0.75&c=0.1")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Speculative decoding")).to_be_visible()
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(6)
+    values = page.get_by_test_id("stMetricValue").all_inner_texts()
+    # alpha 0.75, gamma 5, c 0.1: 3.29 tokens per step, 2.19x
+    assert values[0] == "3.29" and values[1] == "2.19×"
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "speculative.png"), full_page=True)

@@ -8,3 +8,12 @@ def _clear_streamlit_caches():
     st.cache_data.clear()
     st.cache_resource.clear()
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _show_error_details():
+    """The shipped config hides tracebacks from users; tests want to read them."""
+    from streamlit import config
+
+    config.set_option("client.showErrorDetails", "full")
+    yield

@@ -136,3 +136,35 @@ def test_simulator_rejects_bad_distributions():
         sd.simulate([0.5, 0.5], [0.2, 0.3, 0.5], 2, 10)
     with pytest.raises(ValueError, match="gamma"):
         sd.simulate([0.5, 0.5], [0.5, 0.5], 0, 10)
+
+
+def test_batch_speedup_crossover_for_dense_and_moe():
+    from core import memory
+    from core.catalog import load_catalog
+
+    cat = load_catalog()
+    h100 = cat.gpu("h100-sxm")
+    dense = cat.model("llama-3-70b")
+    lay = memory.default_layout(dense, 8)
+    b = np.array([1, 4, 16, 64, 256, 1024, 4096])
+    r = sd.batch_speedup(dense, h100, lay, "fp8", b, alpha=0.8, gamma=5, context_len=256, draft_cost=0.05)
+    # memory-bound at batch 1: verification is nearly free, so the speedup is close to E / (1 + gamma c)
+    assert r.speedup[0] == pytest.approx(sd.speedup(0.8, 5, 0.05), rel=0.05)
+    # short context, large batch: compute-bound, verification costs ~gamma + 1 steps -> below 1
+    assert r.crossover_batch is not None and r.speedup[-1] < 1
+    assert np.all(r.speedup[b >= r.crossover_batch] < 1)
+    # a MoE: verifying 6 tokens touches more experts than decoding 1 -> lower speedup at batch 1
+    moe_model = cat.model("mixtral-8x7b")
+    rm = sd.batch_speedup(moe_model, h100, memory.default_layout(moe_model, 8), "fp8", b, alpha=0.8, gamma=5,
+                          context_len=256, draft_cost=0.05)
+    assert rm.speedup[0] < r.speedup[0]
+    # exact: speedup = E x decode / (verify + gamma c decode)
+    e = sd.expected_tokens(0.8, 5)
+    np.testing.assert_allclose(r.speedup, e * r.decode_s / (r.verify_s + 5 * 0.05 * r.decode_s))
+
+
+def test_crossover_ignores_a_dip_at_small_batch():
+    res = sd.BatchSpeedup(np.array([1, 2, 4, 8]), np.ones(4), np.ones(4), np.zeros(4), np.array([0.9, 1.2, 1.1, 0.8]))
+    assert res.crossover_batch == 8
+    res = sd.BatchSpeedup(np.array([1, 2]), np.ones(2), np.ones(2), np.zeros(2), np.array([0.9, 1.2]))
+    assert res.crossover_batch is None and not res.pays[0]

@@ -1,0 +1,89 @@
+"""AppTest runs of the Speculative page."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(**query):
+    at = AppTest.from_file(str(ROOT / "pages/4_Speculative.py"), default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def qp(at):
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_sources_example_alpha_075():
+    at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.75", c="0.1", gamma="5")
+    m = metrics(at)
+    assert m["Tokens per step"] == "3.29" and m["Speedup (low batch)"] == "2.19×"
+    assert m["Ceiling (tokens/step)"] == "4.00"  # 1 / (1 - 0.75)
+    assert len(at.get("vega_lite_chart")) == 6
+
+
+def test_alpha_085():
+    at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.85", c="0.1", gamma="5")
+    m = metrics(at)
+    assert m["Tokens per step"] == "4.15" and m["Speedup (low batch)"] == "2.77×"
+
+
+def test_off_suggests_mtp_for_deepseek_and_eagle3_otherwise():
+    at = run(model="deepseek-v3")
+    assert at.selectbox(key="_w_sd_page").value == "mtp"
+    assert "It is **off** in this scenario" in at.markdown[0].value
+    at = run(model="qwen3-235b-a22b")
+    assert at.selectbox(key="_w_sd_page").value == "eagle3"
+    assert "mtp" not in at.selectbox(key="_w_sd_page").options
+
+
+def test_picking_a_method_fills_its_defaults_and_turns_it_on():
+    at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2")
+    at.selectbox(key="_w_sd_page").set_value("ngram").run()
+    assert qp(at)["sd"] == "ngram"
+    from core.catalog import load_catalog
+
+    ngram = load_catalog().draft_method("ngram")
+    assert at.slider(key="_w_alpha").value == pytest.approx(ngram.default_alpha)
+    assert at.number_input(key="_w_gamma_page").value == ngram.default_gamma
+
+
+def test_worked_example_preset_loads_the_scenario():
+    at = run()
+    at.button[0].click().run()
+    q = qp(at)
+    assert (q["model"], q["gpu"], q["gpn"], q["sd"], q["draft"], q["gamma"]) == (
+        "llama-3-70b", "h100-sxm", "2", "draft_model", "llama-3-8b", "5")
+    assert float(q["alpha"]) == pytest.approx(0.832)
+    m = metrics(at)
+    # blended alpha 0.832, gamma 5, c = 16/140: (1 - 0.832^6) / 0.168 = 3.98 tokens; / 1.571 = 2.53x
+    assert m["Tokens per step"] == "3.98" and m["Speedup (low batch)"] == "2.53×"
+
+
+def test_temperature_lowers_alpha():
+    at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.85", c="0.1", gamma="5")
+    at.slider[1].set_value(1.0).run()  # sampling temperature
+    assert any("α = 0.85 − 0.125 × 1 = **0.725**" in i.value for i in at.info)
+
+
+def test_simulator_agrees_with_the_closed_form():
+    at = run()
+    sim_tokens = next(mm for mm in at.metric if mm.label == "Tokens per step (simulated)")
+    closed = float(sim_tokens.delta.split()[-1])
+    assert float(sim_tokens.value) == pytest.approx(closed, abs=0.03)
+
+
+def test_bad_url_alpha_warns():
+    at = run(sd="eagle3", alpha="1.7")
+    assert any("alpha=1.7 is outside 0-1" in w.value for w in at.sidebar.warning)
