@@ -39,9 +39,41 @@ def main() -> None:
             params.active_params(m)
             memory.kv_bytes_per_token(m)
 
+    import numpy as np
+
+    from core import memory, moe
+    from core import speculative as sd
+
+    alphas, gammas = np.linspace(0, 1, 201), np.arange(1, 17)
+
+    def surface_and_ridge():
+        sd.speedup_surface(alphas, gammas, 0.1)
+        sd.optimal_gamma(alphas, 0.1, max_gamma=16)
+
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.full(1000, 0.3))
+    q = 0.7 * p + 0.3 * rng.dirichlet(np.full(1000, 0.3))
+
+    def simulator():
+        sd.simulate(p, q, 5, 100_000, seed=1)
+
+    ds = cat.model("deepseek-v3")
+    gpus = list(cat.gpus.values())
+    batches = np.geomspace(1, 65536, 200)
+
+    def sweep():
+        moe.intensity_sweep(ds, gpus, batches, "fp8")
+
+    def min_gpu_table():
+        memory.min_gpus_table(ds, gpus, {"bf16": "bf16", "fp8": "fp8", "int4": "int4", "nvfp4": "nvfp4"})
+
     rows = [
         ("catalog load, cold (24 models, 15 GPUs)", median_ms(cold_catalog)),
         ("params + KV for every model", median_ms(all_counts)),
+        ("speculative surface 201 x 16 + optimal-gamma ridge", median_ms(surface_and_ridge)),
+        ("simulator: 100,000 steps, vocabulary 1,000, gamma 5", median_ms(simulator, repeat=5)),
+        ("intensity sweep: 15 GPUs x 200 batches (DeepSeek-V3)", median_ms(sweep)),
+        ("minimum-GPU table: 15 GPUs x 4 precisions (DeepSeek-V3)", median_ms(min_gpu_table, repeat=3)),
     ]
 
     import logging
