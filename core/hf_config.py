@@ -226,6 +226,8 @@ def _deepseek(f: _Fields) -> dict[str, Any]:
             n_shared_experts=n_shared,
             shared_intermediate_size=expert_ffn if n_shared else 0,
             router_bias=f.str("topk_method", "") == "noaux_tc",
+            n_groups=f.int("n_group", default=1),
+            topk_groups=f.int("topk_group", default=1),
         )
     else:
         dense, moe = list(range(layers)), None

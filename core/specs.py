@@ -99,6 +99,8 @@ class MoESpec(BaseModel):
     router_bias: bool = Field(False, description="router has a bias / e_score_correction_bias vector")
     expert_bias: bool = Field(False, description="expert projections carry biases (gpt-oss)")
     shared_expert_gate: bool = Field(False, description="a sigmoid gate (hidden x 1) on the shared expert (Qwen2-MoE)")
+    n_groups: PosInt = Field(1, description="expert groups for group-limited routing (DeepSeek-V3: 8)")
+    topk_groups: PosInt = Field(1, description="groups a token may route to (DeepSeek-V3: 4)")
 
     @model_validator(mode="after")
     def _check(self) -> MoESpec:
@@ -106,6 +108,8 @@ class MoESpec(BaseModel):
             raise ValueError(
                 f"top_k ({self.top_k}) cannot exceed n_routed_experts ({self.n_routed_experts})"
             )
+        if self.n_routed_experts % self.n_groups:
+            raise ValueError(f"n_groups ({self.n_groups}) must divide n_routed_experts ({self.n_routed_experts})")
         if self.n_shared_experts > 0 and self.shared_intermediate_size == 0:
             raise ValueError("shared_intermediate_size must be > 0 when n_shared_experts > 0")
         return self

@@ -13,6 +13,8 @@ import pandas as pd
 __all__ = [
     "COMPONENT_COLORS",
     "COMPONENT_LABELS",
+    "expert_load_chart",
+    "grouped_bars_chart",
     "heatmap_chart",
     "lines_chart",
     "max_sequences_chart",
@@ -306,3 +308,48 @@ def heatmap_chart(
         .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor="#555")
         .configure_view(strokeWidth=0)
     )
+
+
+def expert_load_chart(loads: pd.DataFrame, *, mean: float, threshold: float, title: str, subtitle: str = "",
+                      x_title: str = "expert", y_title: str = "share of assignments (%)") -> alt.TopLevelMixin:
+    """Bars per item (``loads``: item, value, hot (bool)) with the mean and the alert threshold as
+    labelled rules; hot items in red and hatched darker so they stand out without colour too."""
+    n = len(loads)
+    bars = alt.Chart(loads).mark_bar().encode(
+        x=alt.X("item:O", title=x_title, sort=None,
+                axis=alt.Axis(labelAngle=0, values=list(loads["item"][:: max(1, n // 32)]))),
+        y=alt.Y("value:Q", title=y_title),
+        color=alt.Color("hot:N", title=None, scale=alt.Scale(domain=["hot", "normal"], range=["#d62728", "#6b8fb5"]),
+                        legend=alt.Legend(orient="top")),
+        opacity=alt.condition("datum.hot == 'hot'", alt.value(1.0), alt.value(0.85)),
+        tooltip=[alt.Tooltip("item:O", title=x_title), alt.Tooltip("value:Q", format=",.3f", title=y_title)],
+    )
+    rules = pd.DataFrame({"value": [mean, threshold], "label": [f"mean {mean:,.3g}", f"alert {threshold:,.3g}"],
+                          "dash": ["mean", "alert"]})
+    rule = alt.Chart(rules).mark_rule(strokeWidth=2, color="#222").encode(
+        y="value:Q", strokeDash=alt.StrokeDash("dash:N", scale=alt.Scale(domain=["mean", "alert"], range=[[1, 0], [6, 3]]), legend=None))
+    text = alt.Chart(rules).mark_text(align="right", dy=-5, fontSize=12, color="#222").encode(
+        y="value:Q", x=alt.value("width"), text="label:N")
+    chart = alt.layer(bars, rule, text).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return style(chart, height=280)
+
+
+def grouped_bars_chart(data: pd.DataFrame, *, x: str, y: str, series: str, x_title: str, y_title: str, title: str,
+                       subtitle: str = "", hrule: float | None = None, hrule_label: str = "") -> alt.TopLevelMixin:
+    """Side-by-side bars per x for each series (e.g. per-GPU load before / after EPLB)."""
+    order = list(dict.fromkeys(data[series]))
+    bars = alt.Chart(data).mark_bar().encode(
+        x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset(f"{series}:N", sort=order),
+        y=alt.Y(f"{y}:Q", title=y_title),
+        color=alt.Color(f"{series}:N", title=None, sort=order, scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)]),
+                        legend=alt.Legend(orient="top")),
+        tooltip=[alt.Tooltip(f"{series}:N"), alt.Tooltip(f"{x}:O", title=x_title), alt.Tooltip(f"{y}:Q", format=",.3f")],
+    )
+    layers: list = [bars]
+    if hrule is not None:
+        r = pd.DataFrame({"value": [hrule], "label": [hrule_label]})
+        layers.append(alt.Chart(r).mark_rule(color="#222", strokeWidth=2).encode(y="value:Q"))
+        layers.append(alt.Chart(r).mark_text(align="right", dy=-5, fontSize=12).encode(y="value:Q", x=alt.value("width"), text="label:N"))
+    chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return style(chart, height=280)

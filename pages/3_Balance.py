@@ -1,0 +1,210 @@
+"""Balance: how bad is expert-load imbalance, and what do EPLB and bias balancing recover?"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import balance as bal
+from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
+from ui.controls import current_layout
+from ui.scenario import catalog, page_setup, sidebar
+
+page_setup("Balance", "⚖️")
+scenario = sidebar()
+cat = catalog()
+model = cat.model(scenario.model_id)
+wl = scenario.workload
+
+st.title("Balance")
+if model.moe is None:
+    st.info(f"{model.name} is a dense model: every token uses every weight, so there is no expert load to balance. "
+            "Pick a MoE model in the sidebar.")
+    st.stop()
+e = model.moe
+n, k = e.n_routed_experts, e.top_k
+st.markdown(
+    f"How unevenly do **{model.name}**'s {n} routed experts (top-{k}) share the work, what does it cost on "
+    f"**{scenario.total_gpus} GPUs**, and what do EPLB and bias balancing recover? A MoE step waits for its busiest GPU."
+)
+
+# ---- where the loads come from
+SOURCES = ["Dirichlet (random)", "Zipf (skewed router)", "hot experts", "uniform", "paste / upload CSV", "Prometheus scrape"]
+src_c = st.columns([1.4, 1, 1, 1])
+source = src_c[0].selectbox("Expert loads", SOURCES, help="Synthetic profiles are seeded and reproducible.")
+layers = model.num_moe_layers
+loads = None
+if source == "Zipf (skewed router)":
+    s = src_c[1].slider("Zipf exponent s", 0.0, 2.0, 0.3, 0.05, help="Load ∝ 1 / rank^s; 0 is uniform.")
+    seed = src_c[2].number_input("Seed", 0, 1_000_000, 0, 1)
+    loads = np.stack([bal.zipf_loads(n, s, seed=int(seed) + i) for i in range(layers)])
+elif source == "hot experts":
+    n_hot = src_c[1].number_input("Hot experts", 1, n - 1, 1, 1)
+    share = src_c[2].slider("Their share of assignments", 0.01, 0.99, min(0.38, 0.99), 0.01)
+    loads = np.tile(bal.hot_expert_loads(n, int(n_hot), share), (layers, 1))
+elif source == "Dirichlet (random)":
+    conc = src_c[1].number_input("Concentration", 0.01, 10_000.0, 2.0, 0.5, help="Large: near uniform; small: skewed.")
+    seed = src_c[2].number_input("Seed", 0, 1_000_000, 0, 1)
+    loads = np.atleast_2d(bal.dirichlet_loads(n, conc, seed=int(seed), layers=layers))
+elif source == "uniform":
+    loads = np.tile(bal.uniform_loads(n), (layers, 1))
+else:
+    is_csv = source == "paste / upload CSV"
+    hint = ("one row per layer, one column per expert, e.g. `120,98,311,...`" if is_csv
+            else 'samples like `vllm:expert_load{layer="3",expert="17"} 1234` (any metric with an expert label)')
+    up = st.file_uploader(f"Upload ({hint})", type=["csv", "txt"] if is_csv else ["txt", "prom"], key=f"upload_{source}")
+    text = st.text_area("…or paste", height=120, placeholder=hint, key=f"paste_{source}")
+    raw = None
+    if up is not None:
+        try:
+            raw = up.getvalue().decode("utf-8")
+        except UnicodeDecodeError:
+            st.error("The file is not UTF-8 text.")
+    elif text.strip():
+        raw = text
+    if raw is None:
+        st.info(f"Paste or upload loads to analyse them ({hint}). Until then the page shows a Dirichlet(2) profile.")
+        loads = np.atleast_2d(bal.dirichlet_loads(n, 2.0, seed=0, layers=layers))
+    else:
+        try:
+            parsed = bal.parse_loads_csv(raw) if is_csv else bal.parse_prometheus_loads(raw)[0]
+        except ValueError as err:
+            st.error(f"Could not read the loads: {err}")
+            st.stop()
+        if parsed.shape[1] != n:
+            st.error(f"The data has {parsed.shape[1]} experts per row; {model.name} has {n}. Pick the matching model "
+                     "or check the columns.")
+            st.stop()
+        loads = parsed
+        st.success(f"Read {parsed.shape[0]} layer(s) × {parsed.shape[1]} experts.")
+fractions = loads / loads.sum(axis=1, keepdims=True)
+threshold = src_c[3].number_input("Alert above imbalance ratio", 1.0, 100.0, 2.0, 0.1,
+                                  help="max / mean load; the sources suggest alerting above 2.0.")
+
+# ---- metrics for one layer and the whole step
+layer = st.slider("Layer shown", 0, fractions.shape[0] - 1, 0) if fractions.shape[0] > 1 else 0
+f = fractions[layer]
+ratio = bal.imbalance_ratio(f)
+layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
+ep = layout.ep
+m = st.columns(5)
+m[0].metric("Imbalance ratio (max / mean)", f"{ratio:.2f}", "alert" if ratio > threshold else "below the alert",
+            delta_color="inverse" if ratio > threshold else "off", delta_arrow="off")
+m[1].metric("Coefficient of variation", f"{bal.coefficient_of_variation(f):.2f}", "std / mean", delta_color="off",
+            delta_arrow="off")
+m[2].metric("Hottest expert", f"{100 * f.max():.1f}% of assignments", f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%",
+            delta_color="off", delta_arrow="off")
+m[3].metric("Aux balance loss N Σ f·P", f"{bal.aux_balance_loss(f, f):.2f}", "1.0 = balanced (P ≈ f assumed)",
+            delta_color="off", delta_arrow="off")
+if ratio > threshold:
+    st.warning(f"Layer {layer}: the hottest expert carries {ratio:.1f}× the mean load (alert at {threshold:g}).")
+
+hot = np.where(f > threshold / n, "hot", "normal")
+st.altair_chart(
+    expert_load_chart(pd.DataFrame({"item": np.arange(n), "value": 100 * f, "hot": hot}), mean=100 / n,
+                      threshold=100 * threshold / n, title=f"Expert load, layer {layer}: {model.name} ({source})",
+                      subtitle=f"red: above {threshold:g} × the mean"),
+    width="stretch",
+)
+
+# ---- EPLB
+st.subheader("Per-GPU load before and after EPLB")
+if n % ep:
+    st.info(f"The layout's EP size ({ep}) does not divide {n} experts; EPLB needs redundant slots to fill the gap. "
+            "Pick another layout on the Fit page.")
+    st.stop()
+ep_c = st.columns([2, 1, 1])
+red = ep_c[0].select_slider("Redundant experts (extra replicas over the EP group)",
+                            options=[ep * i for i in range(0, max(1, n // ep) + 1)], value=min(ep * max(1, 32 // ep), n))
+nodes = ep_c[1].number_input("Nodes in the EP group", 1, ep, max(1, min(scenario.num_nodes, ep)), 1,
+                             help="EPLB's hierarchical policy packs expert groups to nodes first.")
+ep_c[2].metric("Expert groups", f"{e.n_groups}", "hierarchical" if e.n_groups % nodes == 0 and ep % nodes == 0 else "global",
+               delta_color="off", delta_arrow="off")
+plan = bal.placement_plan(fractions, ep, int(nodes), e.n_groups, int(red))
+lost_before = 100 * (1 - plan.throughput_before)
+lost_after = 100 * (1 - plan.throughput_after)
+m[4].metric(f"Throughput lost on EP {ep}", f"{lost_before:.1f}%", f"{lost_after:.1f}% with EPLB (+{int(red)} replicas)",
+            delta_color="off", delta_arrow="off",
+            help="1 − Σ mean / Σ max of the per-GPU loads over the MoE layers: every layer waits for its busiest GPU.")
+gpu_df = pd.concat([
+    pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_before[layer], "placement": "contiguous (no EPLB)"}),
+    pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_after[layer], "placement": f"EPLB, +{int(red)} replicas"}),
+])
+st.altair_chart(
+    grouped_bars_chart(gpu_df, x="gpu", y="load", series="placement", x_title="GPU in the EP group",
+                       y_title="share of the layer's assignments (%)",
+                       title=f"Per-GPU load, layer {layer}: EP {ep}, {n} experts",
+                       subtitle=f"step throughput lost to imbalance over all {fractions.shape[0]} layers: "
+                                f"{lost_before:.1f}% before, {lost_after:.1f}% after",
+                       hrule=100 / ep, hrule_label=f"ideal {100 / ep:.2f}%"),
+    width="stretch",
+)
+per_gpu = plan.phy2log.shape[1] // ep
+p2l = plan.phy2log[layer]
+cnt = plan.logcnt[layer]
+st.dataframe(
+    pd.DataFrame([
+        {"GPU": g, "experts (* = replicated)": ", ".join(f"{x}{'*' if cnt[x] > 1 else ''}" for x in p2l[g * per_gpu:(g + 1) * per_gpu]),
+         "load (%)": 100 * plan.gpu_after[layer, g]}
+        for g in range(ep)
+    ]),
+    hide_index=True, width="stretch", height=min(35 * (ep + 1) + 3, 600),
+    column_config={"load (%)": st.column_config.NumberColumn(format="%.2f")},
+)
+st.caption("EPLB (DeepSeek's open-source algorithm): replicate the hottest experts into the redundant slots, then pack "
+           "replicas onto GPUs heaviest first; with expert groups dividing the nodes, groups are packed to nodes first.")
+
+# ---- capacity factor
+st.subheader("Capacity factor and dropped tokens")
+tokens = wl.batch
+cfs = np.round(np.arange(1.0, 3.01, 0.05), 2)
+drops = bal.drop_rate(f, tokens, k, cfs)
+cf_now = st.slider("Capacity factor", 1.0, 3.0, 1.25, 0.05)
+over = bal.capacity_overflow(f, tokens, k, cf_now)
+cap = bal.capacity_per_expert(tokens, k, n, cf_now)
+st.altair_chart(
+    lines_chart(pd.DataFrame({"cf": cfs, "drop": 100 * drops, "series": f"{tokens:,} tokens per step, layer {layer}"}),
+                x="cf", y="drop", series="series", x_title="capacity factor", y_title="assignments dropped (%)",
+                log_x=False, log_y=False, y_format=".1f", title="Tokens over capacity vs capacity factor",
+                subtitle=f"capacity = tokens × {k} / {n} × factor; a dropped token skips the expert (residual only)",
+                markers=pd.DataFrame({"cf": [cf_now], "drop": [100 * over.sum() / (tokens * k)],
+                                      "label": [f"{100 * over.sum() / (tokens * k):.1f}% at {cf_now:g}"]}), height=260),
+    width="stretch",
+)
+hottest = int(np.argmax(f))
+st.markdown(
+    f"At capacity factor {cf_now:g}: **{cap:,.1f} slots per expert**; the hottest expert receives "
+    f"{f[hottest] * tokens * k:,.1f} assignments and overflows **{over[hottest]:,.1f}**; "
+    f"{100 * over.sum() / (tokens * k):.2f}% of all assignments are dropped. Dropped tokens pass through the residual "
+    "connection only: the layer's expert contribution is lost for them, which hurts quality. Inference engines usually "
+    "run dropless (no capacity limit) and pay for imbalance in time instead."
+)
+
+# ---- bias-based balancing
+st.subheader("Auxiliary-loss-free balancing (DeepSeek-V3's bias update)")
+bb = st.columns(3)
+skew = bb[0].slider("Router skew", 0.0, 3.0, 1.5, 0.1)
+steps = bb[1].select_slider("Steps", [50, 100, 200, 400], 100)
+u_mid = bb[2].select_slider("Update speed u", [0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3], 0.01)
+
+
+@st.cache_data(show_spinner="Simulating the router…", max_entries=32)
+def _bias(n: int, k: int, steps: int, speeds: tuple[float, ...], skew: float) -> np.ndarray:
+    return bal.bias_balancing(n, k, steps=steps, tokens_per_step=512, update_speed=np.array(speeds), skew=skew,
+                              seed=1).imbalance
+
+
+speeds = (u_mid / 10, u_mid, min(u_mid * 10, 1.0))
+hist = _bias(n, k, int(steps), speeds, float(skew))
+curves = pd.concat([
+    pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})
+    for i, u in enumerate(speeds)
+])
+st.altair_chart(
+    lines_chart(curves, x="step", y="imbalance", series="series", x_title="training / routing step",
+                y_title="imbalance ratio (max / mean)", log_x=False, log_y=True, y_format=".1f",
+                title=f"Bias balancing on a skewed router: {n} experts, top-{k}",
+                subtitle="b_i −= u when expert i is overloaded, += u when underloaded; too small converges slowly, "
+                         "too large oscillates", hrules=pd.DataFrame({"value": [threshold], "label": [f"alert {threshold:g}"]}),
+                height=280),
+    width="stretch",
+)

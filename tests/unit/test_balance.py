@@ -1,0 +1,164 @@
+"""Imbalance metrics, capacity overflow, EPLB (against DeepSeek's published example and recorded
+reference outputs), bias balancing and the load parsers."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import balance as b
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eplb_reference.json"
+
+
+def test_imbalance_ratio_example():
+    # max 0.45 / mean (1.00 / 8 = 0.125) = 3.6
+    assert b.imbalance_ratio([0.10, 0.09, 0.11, 0.08, 0.45, 0.07, 0.05, 0.05]) == pytest.approx(3.6)
+    assert b.throughput_factor([0.10, 0.09, 0.11, 0.08, 0.45, 0.07, 0.05, 0.05]) == pytest.approx(1 / 3.6)
+    np.testing.assert_allclose(b.imbalance_ratio([[1, 1], [3, 1]]), [1.0, 1.5])
+
+
+def test_capacity_overflow_example():
+    # capacity = 512 x 2 / 8 x 1.25 = 160; the hot expert gets 0.38 x 1,024 = 389.12 and overflows 229.12
+    f = np.full(8, 0.62 / 7)
+    f[4] = 0.38
+    assert b.capacity_per_expert(512, 2, 8, 1.25) == 160
+    over = b.capacity_overflow(f, 512, 2, 1.25)
+    assert over[4] == pytest.approx(389.12 - 160)
+    # the others get 0.62 / 7 x 1,024 = 90.7 < 160: nothing dropped
+    assert np.all(np.delete(over, 4) == 0)
+
+
+def test_cv_aux_loss_and_distributions():
+    assert b.coefficient_of_variation([1, 1, 1, 1]) == 0
+    assert b.coefficient_of_variation([2, 0]) == pytest.approx(1.0)  # std 1 / mean 1
+    assert b.aux_balance_loss(np.full(4, 0.25), np.full(4, 0.25)) == pytest.approx(1.0)
+    assert b.aux_balance_loss([1, 0, 0, 0], [1, 0, 0, 0]) == pytest.approx(4.0)
+    assert b.zipf_loads(4, 0).tolist() == [0.25] * 4
+    z = b.zipf_loads(3, 1)  # 1, 1/2, 1/3 normalised by 11/6
+    np.testing.assert_allclose(z, [6 / 11, 3 / 11, 2 / 11])
+    h = b.hot_expert_loads(8, 1, 0.38)
+    assert h[0] == 0.38 and h.sum() == pytest.approx(1.0)
+    d = b.dirichlet_loads(16, 0.5, seed=3)
+    assert d.shape == (16,) and d.sum() == pytest.approx(1.0)
+    np.testing.assert_array_equal(d, b.dirichlet_loads(16, 0.5, seed=3))  # seeded, reproducible
+
+
+def test_gpu_loads():
+    loads = np.array([4.0, 0, 2, 2])
+    np.testing.assert_allclose(b.contiguous_gpu_loads(loads, 2), [4, 4])
+    # expert 0 with 2 replicas in slots 0 and 3: GPU 0 = slots 0,1 = 2 + 0; GPU 1 = slots 2,3... see phy2log
+    p2l = np.array([[0, 1, 2, 3, 0, 2]])
+    cnt = np.array([[2, 1, 2, 1]])
+    np.testing.assert_allclose(b.gpu_loads(loads[None, :], p2l, cnt, 3), [[2 + 0, 1 + 2, 2 + 1]])
+
+
+def test_eplb_readme_example():
+    w = np.array([[90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86],
+                  [20, 107, 104, 64, 19, 197, 187, 157, 172, 86, 16, 27]])
+    phy2log, log2phy, logcnt = b.rebalance_experts(w, 16, 4, 2, 8)
+    # published in deepseek-ai/EPLB README.md
+    assert phy2log.tolist() == [[5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1],
+                                [7, 10, 6, 8, 6, 11, 8, 9, 2, 4, 5, 1, 5, 0, 3, 1]]
+    # consistency of the three outputs
+    assert logcnt.sum(axis=1).tolist() == [16, 16]
+    for layer in range(2):
+        for e in range(12):
+            slots = [s for s in log2phy[layer, e] if s >= 0]
+            assert len(slots) == logcnt[layer, e]
+            assert all(phy2log[layer, s] == e for s in slots)
+
+
+def test_eplb_balances_gpus():
+    w = b.zipf_loads(64, 1.2, seed=1)[None, :] * 1000
+    before = b.imbalance_ratio(b.contiguous_gpu_loads(w, 8))
+    phy2log, _, logcnt = b.rebalance_experts(w, 80, 8, 2, 8)
+    after = b.imbalance_ratio(b.gpu_loads(w, phy2log, logcnt, 8))
+    assert after < before and after < 1.2
+
+
+def test_eplb_matches_reference_outputs():
+    """Outputs recorded from deepseek-ai/EPLB's eplb.py (PyTorch, CPU) by bench/eplb_reference_fixtures.py.
+
+    Without ties in the loads the placement is identical: phy2log and logcnt exactly, and log2phy holds the
+    same slots for every expert. (Which of an expert's equal-load replicas is called rank 0 follows
+    torch.sort's unstable order among ties, so log2phy's order within an expert is compared as a set.)
+    With ties (integer loads) the reference's unstable sort can pick another of several equally good
+    placements: the replica counts and the per-GPU loads must still be identical."""
+    data = json.loads(FIXTURES.read_text())
+    policies = set()
+    tie_cases = 0
+    for case in data["cases"]:
+        w = np.array(case["weight"], dtype=np.float32)
+        phy2log, log2phy, logcnt = b.rebalance_experts(
+            w, case["num_replicas"], case["num_groups"], case["num_nodes"], case["num_gpus"])
+        ref_p2l, ref_cnt = np.array(case["phy2log"]), np.array(case["logcnt"])
+        assert logcnt.tolist() == case["logcnt"], case["name"]
+        ours = np.sort(b.gpu_loads(w, phy2log, logcnt, case["num_gpus"]), axis=1)
+        theirs = np.sort(b.gpu_loads(w, ref_p2l, ref_cnt, case["num_gpus"]), axis=1)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, err_msg=case["name"])
+        if case["name"].startswith("ties"):
+            tie_cases += 1
+            continue
+        assert phy2log.tolist() == case["phy2log"], case["name"]
+        ref_l2p = np.array(case["log2phy"])
+        assert log2phy.shape == ref_l2p.shape
+        np.testing.assert_array_equal(np.sort(log2phy, axis=-1), np.sort(ref_l2p, axis=-1), err_msg=case["name"])
+        policies.add(case["policy"])
+    assert policies == {"hierarchical", "global"} and tie_cases >= 4
+
+
+def test_eplb_errors():
+    w = np.ones((2, 12))
+    with pytest.raises(ValueError, match="multiple of num_gpus"):
+        b.rebalance_experts(w, 15, 4, 2, 8)
+    with pytest.raises(ValueError, match="must be >= the 12 logical experts"):
+        b.rebalance_experts(w, 8, 4, 2, 8)
+    with pytest.raises(ValueError, match="finite"):
+        b.rebalance_experts(np.full((1, 4), np.nan), 4, 1, 1, 1)
+
+
+def test_bias_balancing_converges_and_large_steps_oscillate():
+    slow = b.bias_balancing(64, 4, steps=150, tokens_per_step=1024, update_speed=0.0005, seed=1)
+    good = b.bias_balancing(64, 4, steps=150, tokens_per_step=1024, update_speed=0.01, seed=1)
+    big = b.bias_balancing(64, 4, steps=150, tokens_per_step=1024, update_speed=0.5, seed=1)
+    start = good.imbalance[0]
+    assert good.imbalance[-20:].mean() < 0.4 * start  # converges
+    assert slow.imbalance[-20:].mean() > good.imbalance[-20:].mean()  # too slow
+    assert big.imbalance[-20:].mean() > good.imbalance[-20:].mean()  # too large: oscillates
+    assert np.std(np.diff(big.imbalance[-40:])) > np.std(np.diff(good.imbalance[-40:]))
+
+
+def test_parse_csv():
+    a = b.parse_loads_csv("e0,e1,e2\n1,2,3\n4,5,6\n")
+    assert a.shape == (2, 3) and a[1, 2] == 6
+    with pytest.raises(ValueError, match="line 3: 'x' is not a number"):
+        b.parse_loads_csv("1,2\n3,4\nx,5\n")
+    with pytest.raises(ValueError, match="line 2: 3 columns, but the first row has 2"):
+        b.parse_loads_csv("1,2\n3,4,5\n")
+    with pytest.raises(ValueError, match="line 1: loads must be finite numbers >= 0"):
+        b.parse_loads_csv("1,-2\n")
+    with pytest.raises(ValueError, match="no rows"):
+        b.parse_loads_csv("a,b\n")
+    with pytest.raises(ValueError, match="all zero"):
+        b.parse_loads_csv("0,0\n")
+
+
+def test_parse_prometheus():
+    text = """# HELP expert_load tokens routed to each expert
+# TYPE expert_load counter
+expert_load{layer="0",expert="0"} 10
+expert_load{layer="0",expert="1"} 30
+expert_load{layer="1",expert="0"} 5
+expert_load{layer="1",expert="1"} 5
+other_metric 3
+"""
+    loads, name = b.parse_prometheus_loads(text)
+    assert name == "expert_load" and loads.tolist() == [[10, 30], [5, 5]]
+    with pytest.raises(ValueError, match="line 2: not a Prometheus sample"):
+        b.parse_prometheus_loads('x{expert="1"} 2\n}}}} garbage\n')
+    with pytest.raises(ValueError, match="no per-expert samples"):
+        b.parse_prometheus_loads("up 1\n")
+    with pytest.raises(ValueError, match="line 1: load must be a finite number"):
+        b.parse_prometheus_loads('x{expert="1"} NaN\n')
