@@ -67,8 +67,20 @@ def main() -> None:
     def min_gpu_table():
         memory.min_gpus_table(ds, gpus, {"bf16": "bf16", "fp8": "fp8", "int4": "int4", "nvfp4": "nvfp4"})
 
+    from core import balance
+
+    w = np.stack([balance.zipf_loads(256, 0.8, seed=i) for i in range(58)]) * 1e4
+
+    def eplb_hier():
+        balance.rebalance_experts(w, 288, 8, 4, 32)
+
+    def eplb_global():
+        balance.rebalance_experts(w, 288, 8, 3, 24)
+
     rows = [
         ("catalog load, cold (24 models, 15 GPUs)", median_ms(cold_catalog)),
+        ("EPLB 58 x 256 -> 288 slots, 32 GPUs / 4 nodes (hierarchical)", median_ms(eplb_hier)),
+        ("EPLB 58 x 256 -> 288 slots, 24 GPUs / 3 nodes (global)", median_ms(eplb_global)),
         ("params + KV for every model", median_ms(all_counts)),
         ("speculative surface 201 x 16 + optimal-gamma ridge", median_ms(surface_and_ridge)),
         ("simulator: 100,000 steps, vocabulary 1,000, gamma 5", median_ms(simulator, repeat=5)),

@@ -7,10 +7,9 @@ Everything here is numpy; loads are per expert (1-D) or per layer x expert (2-D)
 github.com/deepseek-ai/EPLB): same arguments, same outputs, same results on the same inputs (the
 tests compare with outputs recorded from the reference). It is written anew for numpy and vectorised
 over layers: the greedy packing runs one vector step per item instead of a Python loop per layer and
-item. One documented difference: among items of exactly equal load the reference inherits
-``torch.sort``'s unstable order, ours keeps index order. Without ties the placement is identical;
-with ties both pick an equally balanced placement (same replica counts, same per-GPU loads), and
-the order of an expert's interchangeable replicas in ``log2phy`` may differ.
+item. Among items of exactly equal load (replicas of one expert always are) the reference inherits
+the order of ``torch.sort``'s unstable introsort on the CPU; ``core._introsort`` reproduces that
+order, so the outputs are identical, ``log2phy`` included.
 """
 
 from __future__ import annotations
@@ -22,6 +21,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+
+from core._introsort import introsort_order_desc
 
 __all__ = [
     "BiasBalancing",
@@ -222,7 +223,8 @@ def balanced_packing(weight, num_packs: int) -> tuple[np.ndarray, np.ndarray]:
     per_pack = n // num_packs
     if per_pack == 1:
         return np.broadcast_to(np.arange(n, dtype=np.int64), (rows, n)).copy(), np.zeros((rows, n), dtype=np.int64)
-    order = np.argsort(-w, axis=-1, kind="stable")  # heaviest first; ties keep their index order
+    # heaviest first; equal weights in the order the reference's torch.sort (an introsort) leaves them
+    order = np.stack([introsort_order_desc(row) for row in w])
     pack_index = np.full((rows, n), -1, dtype=np.int64)
     rank_in_pack = np.full((rows, n), -1, dtype=np.int64)
     pack_weight = np.zeros((rows, num_packs), dtype=np.float32)

@@ -91,7 +91,7 @@ m[0].metric("Imbalance ratio (max / mean)", f"{ratio:.2f}", "alert" if ratio > t
             delta_color="inverse" if ratio > threshold else "off", delta_arrow="off")
 m[1].metric("Coefficient of variation", f"{bal.coefficient_of_variation(f):.2f}", "std / mean", delta_color="off",
             delta_arrow="off")
-m[2].metric("Hottest expert", f"{100 * f.max():.1f}% of assignments", f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%",
+m[2].metric("Hottest expert (share)", f"{100 * f.max():.2f}%", f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%",
             delta_color="off", delta_arrow="off")
 m[3].metric("Aux balance loss N Σ f·P", f"{bal.aux_balance_loss(f, f):.2f}", "1.0 = balanced (P ≈ f assumed)",
             delta_color="off", delta_arrow="off")
@@ -115,7 +115,8 @@ if n % ep:
 ep_c = st.columns([2, 1, 1])
 red = ep_c[0].select_slider("Redundant experts (extra replicas over the EP group)",
                             options=[ep * i for i in range(0, max(1, n // ep) + 1)], value=min(ep * max(1, 32 // ep), n))
-nodes = ep_c[1].number_input("Nodes in the EP group", 1, ep, max(1, min(scenario.num_nodes, ep)), 1,
+ep_nodes = ep // scenario.gpus_per_node if ep % scenario.gpus_per_node == 0 and ep >= scenario.gpus_per_node else 1
+nodes = ep_c[1].number_input("Nodes in the EP group", 1, ep, ep_nodes, 1,
                              help="EPLB's hierarchical policy packs expert groups to nodes first.")
 ep_c[2].metric("Expert groups", f"{e.n_groups}", "hierarchical" if e.n_groups % nodes == 0 and ep % nodes == 0 else "global",
                delta_color="off", delta_arrow="off")

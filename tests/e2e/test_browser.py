@@ -135,3 +135,14 @@ def test_speculative_page_renders_all_charts(server, new_page):
     assert values[0] == "3.29" and values[1] == "2.19×"
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "speculative.png"), full_page=True)
+
+
+def test_balance_page_renders_all_charts(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 3600})
+    page.goto(f"{server.url}/Balance?model=deepseek-v3&gpu=h200&nodes=4&gpn=8")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Balance")).to_be_visible()
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(4)
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "balance.png"), full_page=True)
