@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from core.hf_config import model_from_hf_config
-from core.specs import DraftMethod, GPUSpec, InterconnectSpec, ModelSpec, describe_validation_error
+from core.specs import DraftMethod, EfficiencyProfile, GPUSpec, InterconnectSpec, ModelSpec, describe_validation_error
 
 __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 
@@ -59,6 +59,8 @@ class Catalog:
     interconnects: Mapping[str, InterconnectSpec]
     model_meta: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     draft_methods: Mapping[str, DraftMethod] = field(default_factory=dict)
+    efficiency: Mapping[str, EfficiencyProfile] = field(default_factory=dict)
+    validation_cases: tuple[Mapping[str, Any], ...] = ()
     root: Path = CATALOG_DIR
 
     def model(self, model_id: str) -> ModelSpec:
@@ -165,6 +167,44 @@ def _load_draft_methods(path: Path) -> dict[str, DraftMethod]:
     return out
 
 
+def _load_efficiency(path: Path) -> dict[str, EfficiencyProfile]:
+    if not path.is_file():
+        return {}
+    data = _read_yaml(path)
+    items = data.get("profiles") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise CatalogError(f"{path}: must have a 'profiles' list")
+    out: dict[str, EfficiencyProfile] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise CatalogError(f"{path}: entry {i} must be a mapping")
+        try:
+            prof = EfficiencyProfile(**item)
+        except ValidationError as e:
+            raise CatalogError(f"{path}: entry {i} ({item.get('gpu', '?')}): {describe_validation_error(e)}") from None
+        if prof.gpu in out:
+            raise CatalogError(f"{path}: duplicate profile {prof.gpu!r}")
+        out[prof.gpu] = prof
+    return out
+
+
+def _load_cases(folder: Path) -> tuple[Mapping[str, Any], ...]:
+    cases: list[Mapping[str, Any]] = []
+    seen: set[str] = set()
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        data = _read_yaml(path)
+        if not isinstance(data, list):
+            raise CatalogError(f"{path}: must be a list of cases")
+        for i, case in enumerate(data):
+            if not isinstance(case, dict) or "id" not in case or "measured" not in case:
+                raise CatalogError(f"{path}: case {i} needs at least 'id' and 'measured'")
+            if case["id"] in seen:
+                raise CatalogError(f"{path}: duplicate case id {case['id']!r}")
+            seen.add(case["id"])
+            cases.append(MappingProxyType({**case, "file": path.name}))
+    return tuple(cases)
+
+
 @functools.lru_cache(maxsize=8)
 def _load(root: Path) -> Catalog:
     if not root.is_dir():
@@ -195,6 +235,8 @@ def _load(root: Path) -> Catalog:
         interconnects=MappingProxyType(links),
         model_meta=MappingProxyType(metas),
         draft_methods=MappingProxyType(_load_draft_methods(root / "draft_methods.yaml")),
+        efficiency=MappingProxyType(_load_efficiency(root / "efficiency.yaml")),
+        validation_cases=_load_cases(root / "validation"),
         root=root,
     )
 

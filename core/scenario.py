@@ -43,7 +43,7 @@ URL_KEYS: dict[str, str] = {
     "w": "weight dtype",
     "ex": "routed-expert dtype (omit = same as weights)",
     "kv": "KV-cache dtype",
-    "a2a": "all-to-all dispatch dtype (bf16 | fp8)",
+    "a2a": "all-to-all dispatch dtype (bf16 | fp8 | nvfp4)",
     "batch": "concurrent sequences, 1-1,000,000",
     "isl": "input tokens per sequence, 1-10,000,000",
     "osl": "output tokens per sequence, 1-10,000,000",
@@ -188,7 +188,7 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
     weights = choice("w", DTYPES, d.precision.weights, "weight dtype")
     experts = choice("ex", DTYPES, weights, "expert dtype") if _one(params, "ex") else None
     kv = choice("kv", KV_DTYPES, d.precision.kv_cache, "KV-cache dtype")
-    a2a = choice("a2a", ("bf16", "fp8"), d.precision.dispatch, "dispatch dtype")
+    a2a = choice("a2a", ("bf16", "fp8", "nvfp4"), d.precision.dispatch, "dispatch dtype")
     batch = number("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
     isl = number("isl", 1, 10_000_000, d.workload.input_len, "input tokens")
     osl = number("osl", 1, 10_000_000, d.workload.output_len, "output tokens")

@@ -28,6 +28,11 @@ __all__ = [
     "DTYPES",
     "SPEC_METHOD_KINDS",
     "DraftMethod",
+    "EFFICIENCY_FAMILIES",
+    "EfficiencyProfile",
+    "KernelFactors",
+    "LinkFactors",
+    "SystemFactors",
     "KV_DTYPES",
     "AttentionKind",
     "ClusterSpec",
@@ -392,7 +397,7 @@ class Precision(BaseModel):
         None, description="routed-expert dtype when it differs from the rest (e.g. int4 experts)"
     )
     kv_cache: KVDtypeName = "bf16"
-    dispatch: Literal["bf16", "fp8"] = "bf16"
+    dispatch: Literal["bf16", "fp8", "nvfp4"] = "bf16"
 
     @classmethod
     def of(cls, value: Precision | str) -> Precision:
@@ -607,4 +612,70 @@ class InterconnectSpec(BaseModel):
     nominal: str = ""
     latency_us: Annotated[float, Field(ge=0, le=10_000)] | None = None
     source: str = ""
+    notes: str = ""
+
+
+class KernelFactors(BaseModel):
+    """Achieved fractions of a GPU's peaks for one kernel family, plus a fixed floor per call
+    (launch, synchronisation, pipeline fill) that no amount of bandwidth removes."""
+
+    model_config = _FROZEN
+
+    compute_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.6
+    mem_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.8
+    floor_us: Annotated[float, Field(ge=0, le=100_000)] = 0.0
+
+
+class LinkFactors(BaseModel):
+    """Achieved fraction of the scale-up and scale-out bandwidth, and the fixed latency per call."""
+
+    model_config = _FROZEN
+
+    scale_up_eff: Annotated[float, Field(gt=0, le=1.5)] = 0.8
+    scale_out_eff: Annotated[float, Field(gt=0, le=1.5)] = 0.8
+    latency_us: Annotated[float, Field(ge=0, le=100_000)] = 10.0
+
+
+class SystemFactors(BaseModel):
+    """Whole-step effects: fixed time per layer outside the big kernels (norms, RoPE, router top-k,
+    residual adds, their launches) and the share of communication that two-batch overlap hides."""
+
+    model_config = _FROZEN
+
+    layer_overhead_us: Annotated[float, Field(ge=0, le=100_000)] = 20.0
+    overlap_eff: Annotated[float, Field(ge=0, le=1)] = 0.8
+
+
+EFFICIENCY_FAMILIES = (
+    "grouped_gemm_decode",
+    "grouped_gemm_prefill",
+    "dense_gemm",
+    "attention_decode",
+    "attention_prefill",
+    "alltoall_low_latency",
+    "alltoall_normal",
+    "allreduce",
+    "system",
+)
+
+
+class EfficiencyProfile(BaseModel):
+    """Efficiency factors of one GPU type under one serving stack (``catalogs/efficiency.yaml``).
+    A family left out is inherited from ``inherits`` (the closest relative), and said so."""
+
+    model_config = _FROZEN
+
+    gpu: str
+    stack: str
+    inherits: str | None = None
+    grouped_gemm_decode: KernelFactors | None = None
+    grouped_gemm_prefill: KernelFactors | None = None
+    dense_gemm: KernelFactors | None = None
+    attention_decode: KernelFactors | None = None
+    attention_prefill: KernelFactors | None = None
+    alltoall_low_latency: LinkFactors | None = None
+    alltoall_normal: LinkFactors | None = None
+    allreduce: LinkFactors | None = None
+    system: SystemFactors | None = None
+    provenance: dict[str, str] = Field(default_factory=dict)
     notes: str = ""

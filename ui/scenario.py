@@ -245,7 +245,7 @@ def sidebar() -> Scenario:
                          help="A different dtype for the routed experts only, e.g. int4 experts with bf16 elsewhere.")
             st.selectbox("KV cache", list(KV_DTYPES), index=list(KV_DTYPES).index(s.precision.kv_cache),
                          key="_w_kv", on_change=_on_precision)
-            st.selectbox("All-to-all dispatch", ["bf16", "fp8"], index=["bf16", "fp8"].index(s.precision.dispatch),
+            st.selectbox("All-to-all dispatch", ["bf16", "fp8", "nvfp4"], index=["bf16", "fp8", "nvfp4"].index(s.precision.dispatch),
                          key="_w_a2a", on_change=_on_precision,
                          help="dtype of the tokens sent to the experts (DeepEP dispatches FP8, combines BF16).")
 

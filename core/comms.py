@@ -1,0 +1,112 @@
+"""Communication volumes and times: MoE all-to-all (dispatch / combine), TP all-reduce, PP send.
+
+Bytes are per GPU unless a name says otherwise; times in seconds. A link moves ``bytes /
+(bandwidth x efficiency)`` plus a fixed latency per call; scale-up (NVLink, Infinity Fabric) and
+scale-out (InfiniBand, RoCE) run in parallel, so an all-to-all takes as long as its slower part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "AllToAllSplit",
+    "alltoall_bytes_per_layer",
+    "alltoall_split",
+    "alltoall_time_s",
+    "fp8_scale_bytes",
+    "link_time_s",
+    "pp_send_bytes",
+    "ring_allreduce_bytes",
+    "ring_allreduce_time_s",
+]
+
+
+def _nonneg(name: str, x):
+    a = np.asarray(x, dtype=np.float64)
+    if np.any(~np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    return a
+
+
+def _out(a):
+    return float(a) if np.ndim(a) == 0 else a
+
+
+def alltoall_bytes_per_layer(tokens, d_model: int, top_k: int, dispatch_bytes: float = 1, combine_bytes: float = 2):
+    """Dispatch + combine bytes of one MoE layer: every token's hidden state goes to each of its
+    ``top_k`` experts and comes back, ``tokens x d_model x top_k x (dispatch_bytes + combine_bytes)``.
+
+    DeepSeek-V3 (d = 7168, k = 8), 4,096 tokens, FP8 both ways: 4096 x 7168 x 8 x 2 = 470 MB; 29 GB over 61
+    layers. 32 x 4,096 tokens, d = 4,096, k = 2, BF16 both ways: 131072 x 4096 x 2 x 4 = 4.3 GB."""
+    if d_model < 1 or top_k < 1:
+        raise ValueError("d_model and top_k must be >= 1")
+    t = _nonneg("tokens", tokens)
+    return _out(t * d_model * top_k * (float(dispatch_bytes) + float(combine_bytes)))
+
+
+def fp8_scale_bytes(d_model: int, block: int = 128) -> float:
+    """Extra bytes per FP8-dispatched token copy: one fp32 scale per ``block`` channels (DeepEP)."""
+    return 4.0 * -(-d_model // block)
+
+
+@dataclass(frozen=True)
+class AllToAllSplit:
+    """Where one GPU's all-to-all bytes go: staying on the GPU, over the scale-up domain, over scale-out."""
+
+    local: float
+    scale_up: float
+    scale_out: float
+
+    @property
+    def total(self) -> float:
+        return self.local + self.scale_up + self.scale_out
+
+
+def alltoall_split(bytes_per_gpu: float, ep: int, domain_gpus: int) -> AllToAllSplit:
+    """Split an EP rank's all-to-all bytes by destination under uniform routing over ``ep`` ranks:
+    ``1/ep`` stays local, ``(D - 1)/ep`` crosses the scale-up domain of ``D = min(ep, domain)`` GPUs,
+    the rest ``(ep - D)/ep`` crosses the scale-out network."""
+    if ep < 1 or domain_gpus < 1:
+        raise ValueError("ep and domain_gpus must be >= 1")
+    b = float(_nonneg("bytes_per_gpu", bytes_per_gpu))
+    d = min(ep, domain_gpus)
+    return AllToAllSplit(b / ep, b * (d - 1) / ep, b * (ep - d) / ep)
+
+
+def link_time_s(nbytes, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
+    """``latency + bytes / (bandwidth x efficiency)`` (bandwidth in GB/s, per direction)."""
+    if bw_gbps <= 0 or not 0 < efficiency <= 1.5:
+        raise ValueError("bandwidth must be > 0 and efficiency in (0, 1.5]")
+    return _out(float(latency_s) + _nonneg("bytes", nbytes) / (bw_gbps * 1e9 * efficiency))
+
+
+def alltoall_time_s(split: AllToAllSplit, scale_up_gbps: float, scale_out_gbps: float, *, scale_up_eff: float = 1.0,
+                    scale_out_eff: float = 1.0, latency_s: float = 0.0) -> float:
+    """One all-to-all call: its fixed latency plus the slower of the scale-up and scale-out transfers
+    (they proceed in parallel; the local share is a memory copy, ignored)."""
+    up = split.scale_up / (scale_up_gbps * 1e9 * scale_up_eff) if split.scale_up else 0.0
+    out = split.scale_out / (scale_out_gbps * 1e9 * scale_out_eff) if split.scale_out else 0.0
+    return float(latency_s + max(up, out))
+
+
+def ring_allreduce_bytes(nbytes, ranks: int):
+    """Bytes each rank sends in a ring all-reduce of ``nbytes``: ``2 (n - 1) / n x bytes``."""
+    if ranks < 1:
+        raise ValueError("ranks must be >= 1")
+    return _out(2.0 * (ranks - 1) / ranks * _nonneg("bytes", nbytes))
+
+
+def ring_allreduce_time_s(nbytes, ranks: int, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
+    """A ring all-reduce over ``ranks`` GPUs on one link type: ``2 (n - 1)`` steps of latency plus the
+    ring bytes over the bandwidth; 0 for one rank."""
+    if ranks <= 1:
+        return 0.0 if np.ndim(nbytes) == 0 else np.zeros_like(np.asarray(nbytes, dtype=np.float64))
+    return link_time_s(ring_allreduce_bytes(nbytes, ranks), bw_gbps, efficiency, 2 * (ranks - 1) * latency_s)
+
+
+def pp_send_bytes(tokens, d_model: int, act_bytes: float = 2.0):
+    """Activations one pipeline stage sends to the next per step: ``tokens x d_model x bytes``."""
+    return _out(_nonneg("tokens", tokens) * d_model * act_bytes)

@@ -1,0 +1,342 @@
+"""The step-time model: one forward step of decode or prefill, per layer and summed.
+
+Per GPU and layer, each kernel family takes ``floor + max(FLOPs / (peak x compute_eff),
+bytes / (HBM bandwidth x mem_eff))`` with the family's factors from ``catalogs/efficiency.yaml``
+(per GPU type and serving stack, inherited from the closest relative where a GPU has none):
+
+* attention: projections (dense GEMM family; MLA's down-projections whole on every TP rank, the rest
+  split; decode runs MLA absorbed) and scores over the KV cache (attention family: decode reads the
+  cache, prefill is causal over the prompt);
+* dense FFN, shared experts, router (dense GEMM family);
+* routed experts (grouped GEMM family, decode or prefill layout): only the local experts a step
+  touches are read; each GPU receives ``tokens x k / EP`` assignments, times the imbalance factor;
+* dispatch and combine (all-to-all family, low-latency or normal kernels), split into scale-up and
+  scale-out bytes; TP all-reduces when attention is tensor-parallel;
+* a fixed overhead per layer (norms, RoPE, router top-k, their launches).
+
+Two-batch overlap splits the step into two micro-batches: every kernel runs twice on half the tokens
+(weights are read twice) and communication hides under compute up to ``overlap_eff``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core import comms, memory, params
+from core.specs import (
+    EFFICIENCY_FAMILIES,
+    AttentionKind,
+    EfficiencyProfile,
+    GPUSpec,
+    KernelFactors,
+    LinkFactors,
+    ModelSpec,
+    ParallelLayout,
+    Precision,
+    SystemFactors,
+)
+
+__all__ = [
+    "Efficiency",
+    "StepConfig",
+    "StepTime",
+    "alltoall_call_s",
+    "grouped_gemm_s",
+    "token_copy_bytes",
+    "resolve_efficiency",
+    "step_time",
+]
+
+Phase = Literal["decode", "prefill"]
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Resolved factors for one GPU: each family with the profile (GPU, stack) it came from."""
+
+    gpu: str
+    factors: Mapping[str, KernelFactors | LinkFactors | SystemFactors]
+    source: Mapping[str, str]
+
+    def __getitem__(self, family: str):
+        return self.factors[family]
+
+    def describe(self) -> list[dict]:
+        rows = []
+        for fam in EFFICIENCY_FAMILIES:
+            f = self.factors[fam]
+            rows.append({"family": fam, "from": self.source[fam], **f.model_dump()})
+        return rows
+
+
+_DEFAULTS = {
+    "grouped_gemm_decode": KernelFactors(),
+    "grouped_gemm_prefill": KernelFactors(),
+    "dense_gemm": KernelFactors(),
+    "attention_decode": KernelFactors(),
+    "attention_prefill": KernelFactors(),
+    "alltoall_low_latency": LinkFactors(),
+    "alltoall_normal": LinkFactors(),
+    "allreduce": LinkFactors(),
+    "system": SystemFactors(),
+}
+
+
+def resolve_efficiency(gpu_id: str, profiles: Mapping[str, EfficiencyProfile],
+                       overrides: Mapping[str, KernelFactors | LinkFactors | SystemFactors] | None = None) -> Efficiency:
+    """Each family from the GPU's own profile, else from its ``inherits`` chain (closest relative),
+    else the generic default (labelled as such). ``overrides`` replace families (used by calibration)."""
+    factors, source = {}, {}
+    for fam in EFFICIENCY_FAMILIES:
+        pid, seen = gpu_id, set()
+        while pid is not None and pid in profiles and pid not in seen:
+            seen.add(pid)
+            value = getattr(profiles[pid], fam)
+            if value is not None:
+                prof = profiles[pid]
+                factors[fam] = value
+                source[fam] = f"{pid} ({prof.stack})" + ("" if pid == gpu_id else f", inherited by {gpu_id}")
+                break
+            pid = profiles[pid].inherits
+        else:
+            factors[fam] = _DEFAULTS[fam]
+            source[fam] = "generic default (no profile)"
+        if fam not in factors:
+            factors[fam] = _DEFAULTS[fam]
+            source[fam] = "generic default (no profile)"
+    for fam, v in (overrides or {}).items():
+        factors[fam] = v
+        source[fam] = "calibration override"
+    return Efficiency(gpu_id, factors, source)
+
+
+@dataclass(frozen=True)
+class StepConfig:
+    """What one step processes, per GPU.
+
+    decode: ``tokens_per_gpu`` sequences per GPU, one new token each, over ``context_len`` cached tokens.
+    prefill: ``tokens_per_gpu`` prompt tokens per GPU per forward step, prompts of ``context_len`` tokens.
+    """
+
+    phase: Phase
+    tokens_per_gpu: float
+    context_len: int
+    overlap: Literal["none", "two_batch"] = "none"
+    comm_kernel: Literal["low_latency", "normal"] | None = None  # None: low-latency for decode, normal for prefill
+    redundant_experts: int = 0
+    imbalance: float = 1.0  # max/mean routed-expert load across the EP group
+
+    def __post_init__(self):
+        if self.phase not in ("decode", "prefill"):
+            raise ValueError(f"phase must be decode or prefill, got {self.phase!r}")
+        if not (math.isfinite(self.tokens_per_gpu) and self.tokens_per_gpu > 0):
+            raise ValueError("tokens_per_gpu must be > 0")
+        if self.context_len < 1:
+            raise ValueError("context_len must be >= 1")
+        if not (math.isfinite(self.imbalance) and self.imbalance >= 1):
+            raise ValueError("imbalance must be >= 1 (max / mean)")
+
+    @property
+    def kernel(self) -> str:
+        return self.comm_kernel or ("low_latency" if self.phase == "decode" else "normal")
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One step on the most loaded GPU: seconds per component (summed over layers) and totals."""
+
+    components: dict[str, float]
+    compute_s: float
+    comm_s: float
+    step_s: float
+    tokens_per_gpu: float
+    phase: Phase
+    per_layer: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.tokens_per_gpu / self.step_s
+
+
+def _kernel_s(flops: float, nbytes: float, peak_flops: float, bw_bytes: float, f: KernelFactors) -> float:
+    if flops <= 0 and nbytes <= 0:
+        return 0.0
+    return f.floor_us * 1e-6 + max(flops / (peak_flops * f.compute_eff), nbytes / (bw_bytes * f.mem_eff))
+
+
+def _peak(gpu: GPUSpec, dtype: str) -> float:
+    return gpu.tflops(memory.precision_support(gpu, dtype).compute_dtype) * 1e12
+
+
+def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, assignments_per_gpu: float,
+                   total_assignments: float, f: KernelFactors, redundant_experts: int = 0) -> float:
+    """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
+    ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read
+    (an expert is untouched by all ``total_assignments`` with probability ``(1 - 1/N)^A``)."""
+    e = model.moe
+    local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
+    p_touched = 1.0 - (1.0 - 1.0 / e.n_routed_experts) ** max(total_assignments, 0.0)
+    expert_p = params.expert_params(model) / layout.expert_tp
+    nbytes = local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype)
+    flops = 2.0 * assignments_per_gpu * expert_p
+    return _kernel_s(flops, nbytes, _peak(gpu, precision.expert_dtype), gpu.hbm_bytes_per_s, f)
+
+
+def token_copy_bytes(d_model: int, dtype: str) -> float:
+    """Bytes of one token's hidden state on the wire: bf16 2 B per element; fp8 1 B plus one fp32 scale
+    per 128 channels (DeepEP); nvfp4 half a byte plus one FP8 scale per 16 elements."""
+    if dtype == "fp8":
+        return d_model + comms.fp8_scale_bytes(d_model)
+    if dtype == "nvfp4":
+        return d_model * 0.5 + d_model / 16
+    if dtype in ("bf16", "fp16"):
+        return 2.0 * d_model
+    raise ValueError(f"unknown all-to-all dtype {dtype!r}; allowed: bf16, fp8, nvfp4")
+
+
+def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, tokens_per_gpu: float, dtype: str,
+                    kind: str, domain_gpus: int, f: LinkFactors) -> float:
+    """One dispatch or combine of one MoE layer on one GPU with token copies in ``dtype``.
+    Low-latency kernels send every top-k copy; normal kernels send a token once per remote node and
+    forward it inside the node."""
+    if layout.ep <= 1:
+        return 0.0
+    h, k = model.hidden_size, model.moe.top_k
+    per_copy = token_copy_bytes(h, dtype)
+    d = min(layout.ep, domain_gpus)
+    if kind == "low_latency":
+        split = comms.alltoall_split(tokens_per_gpu * k * per_copy, layout.ep, domain_gpus)
+    else:
+        nodes = max(1, layout.ep // d)
+        remote_nodes = (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** k) if nodes > 1 else 0.0
+        scale_out = tokens_per_gpu * per_copy * remote_nodes
+        scale_up = tokens_per_gpu * k * per_copy * (d - 1) / layout.ep
+        split = comms.AllToAllSplit(tokens_per_gpu * k * per_copy / layout.ep, scale_up, scale_out)
+    return comms.alltoall_time_s(split, gpu.scale_up_bw_gbps, gpu.scale_out_bw_gbps, scale_up_eff=f.scale_up_eff,
+                                 scale_out_eff=f.scale_out_eff, latency_s=f.latency_us * 1e-6)
+
+
+def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: Precision, cfg: StepConfig, eff: Efficiency,
+                 tokens_per_gpu: float, domain_gpus: int) -> dict[str, float]:
+    """Seconds per component for ONE pass over all layers with ``tokens_per_gpu`` tokens (no overlap)."""
+    tp, adp = layout.attention_tp, layout.attention_dp
+    stage_gpus = layout.gpus_per_stage
+    t_stage = tokens_per_gpu * stage_gpus
+    t_attn = t_stage / adp  # tokens each attention (TP) group processes
+    peak_w = _peak(gpu, prec.weights)
+    # attention scores compute in bf16 even over an fp8 cache (FlashMLA and FA3 dequantise it)
+    peak_attn = gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12
+    bw = gpu.hbm_bytes_per_s
+    bpp_w = memory.bytes_per_param(prec.weights)
+    dense = eff["dense_gemm"]
+    attn_f = eff["attention_decode" if cfg.phase == "decode" else "attention_prefill"]
+    gg = eff["grouped_gemm_decode" if cfg.phase == "decode" else "grouped_gemm_prefill"]
+    link = eff["alltoall_low_latency" if cfg.kernel == "low_latency" else "alltoall_normal"]
+    L = model.num_layers
+    h = model.hidden_size
+    nq_rank = model.num_attention_heads / tp
+
+    # --- attention projections (per layer)
+    proj_p = params.attention_params_per_rank(model, tp)
+    proj_flops = 2.0 * proj_p * t_attn
+    if model.attention is AttentionKind.MLA and cfg.phase == "decode":
+        # absorbed MLA: q_nope x W_UK and the latent x W_UV per token instead of expanding K/V
+        proj_flops += 2.0 * nq_rank * model.kv_lora_rank * (model.qk_nope_head_dim + model.v_head_dim) * t_attn
+    proj_s = _kernel_s(proj_flops, proj_p * bpp_w, peak_w, bw, dense)
+
+    # --- attention scores (per layer)
+    if model.attention is AttentionKind.MLA:
+        per_ctx = (2.0 * ((model.kv_lora_rank + model.qk_rope_head_dim) + model.kv_lora_rank) if cfg.phase == "decode"
+                   else 2.0 * ((model.qk_nope_head_dim + model.qk_rope_head_dim) + model.v_head_dim))
+    else:
+        per_ctx = 2.0 * (model.head_dim + (model.v_head_dim or model.head_dim))
+    ctx = cfg.context_len
+    windowed = model.sliding_window_layers / L if model.sliding_window else 0.0
+    eff_ctx = (1 - windowed) * ctx + windowed * min(ctx, model.sliding_window or ctx)
+    if cfg.phase == "decode":
+        seqs = t_attn
+        score_flops = seqs * nq_rank * per_ctx * eff_ctx
+        kv_bytes = seqs * memory.kv_bytes_per_sequence_on_gpu(model, eff_ctx, prec.kv_cache, tp, range(L)) / L
+    else:
+        seqs = t_attn / ctx
+        score_flops = seqs * nq_rank * per_ctx * eff_ctx * ctx / 2.0  # causal: half the square
+        kv_bytes = t_attn * memory.kv_bytes_per_sequence_on_gpu(model, 1, prec.kv_cache, tp, range(L)) / L  # written once
+    score_s = _kernel_s(float(score_flops), float(kv_bytes), peak_attn, bw, attn_f)
+
+    # --- dense FFN, shared experts, router, parallel MLP (per layer of each kind)
+    mats = model.ffn_matrices
+
+    def gemm(params_rank: float) -> float:
+        return _kernel_s(2.0 * params_rank * t_attn, params_rank * bpp_w, peak_w, bw, dense) if params_rank else 0.0
+
+    dense_ffn_s = gemm(mats * h * model.dense_intermediate_size / tp)
+    shared_s = routed_s = dispatch_s = combine_s = router_s = parallel_s = 0.0
+    if model.moe is not None:
+        e = model.moe
+        shared_s = gemm((e.n_shared_experts * mats * h * e.shared_intermediate_size) / tp)
+        parallel_s = gemm(mats * h * model.parallel_dense_intermediate_size / tp)
+        router_s = gemm(e.n_routed_experts * h)
+        total_assign = t_stage * e.top_k
+        per_gpu = total_assign / layout.ep * cfg.imbalance
+        routed_s = grouped_gemm_s(model, gpu, layout, prec, per_gpu, total_assign, gg, cfg.redundant_experts)
+        dispatch_s = alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, cfg.kernel, domain_gpus, link)
+        combine_s = alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", cfg.kernel, domain_gpus, link)
+
+    # --- TP all-reduce after attention and after the FFN / MoE block
+    ar = eff["allreduce"]
+    allreduce_s = 2.0 * comms.ring_allreduce_time_s(t_attn * h * 2.0, tp, gpu.scale_up_bw_gbps, ar.scale_up_eff,
+                                                     ar.latency_us * 1e-6) if tp > 1 else 0.0
+
+    n_moe, n_dense = model.num_moe_layers, model.num_dense_layers
+    # --- LM head (prefill: only the last position of each prompt needs logits)
+    head_tokens = t_attn if cfg.phase == "decode" else max(t_attn / ctx, 1.0)
+    head_p = model.vocab_size * h / tp
+    lm_head_s = _kernel_s(2.0 * head_p * head_tokens, head_p * 2.0, gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12,
+                          bw, dense)
+    overhead = eff["system"].layer_overhead_us * 1e-6 * L
+    return {
+        "attention_projections": L * proj_s,
+        "attention_scores": L * score_s,
+        "dense_ffn": n_dense * dense_ffn_s,
+        "shared_experts": n_moe * shared_s,
+        "parallel_mlp": n_moe * parallel_s,
+        "router": n_moe * router_s,
+        "routed_experts": n_moe * routed_s,
+        "lm_head": lm_head_s,
+        "layer_overhead": overhead,
+        "dispatch": n_moe * dispatch_s,
+        "combine": n_moe * combine_s,
+        "allreduce": L * allreduce_s,
+    }
+
+
+COMM_PARTS = ("dispatch", "combine", "allreduce")
+
+
+def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision | str, cfg: StepConfig,
+              eff: Efficiency, *, domain_gpus: int | None = None) -> StepTime:
+    """One step of ``cfg.phase`` on the most loaded GPU under ``layout``.
+
+    With two-batch overlap each micro-batch carries half the tokens: every kernel runs twice, and the
+    step takes ``max(C, M) + (1 - overlap_eff) x min(C, M)`` for compute C and communication M; without
+    it, ``C + M``. ``domain_gpus``: GPUs per scale-up domain (default: the GPU's)."""
+    prec = Precision.of(precision)
+    problems = memory.check_layout(model, layout, cfg.redundant_experts)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    domain = domain_gpus or max(gpu.gpus_per_node, gpu.scale_up_domain_gpus)
+    if cfg.overlap == "two_batch":
+        half = _layer_parts(model, gpu, layout, prec, cfg, eff, cfg.tokens_per_gpu / 2.0, domain)
+        parts = {k: 2.0 * v for k, v in half.items()}
+    else:
+        parts = _layer_parts(model, gpu, layout, prec, cfg, eff, cfg.tokens_per_gpu, domain)
+    comm = sum(parts[k] for k in COMM_PARTS)
+    compute = sum(v for k, v in parts.items() if k not in COMM_PARTS)
+    if cfg.overlap == "two_batch":
+        total = max(compute, comm) + (1.0 - eff["system"].overlap_eff) * min(compute, comm)
+    else:
+        total = compute + comm
+    return StepTime(parts, compute, comm, total, cfg.tokens_per_gpu, cfg.phase)
