@@ -1,0 +1,133 @@
+"""All-to-all arithmetic, the step-time model and the validation contract."""
+
+import copy
+
+import pytest
+
+from core import comms, perf, validation
+from core.catalog import load_catalog
+from core.specs import ParallelLayout, Precision
+
+cat = load_catalog()
+
+
+def test_alltoall_bytes_deepseek_v3():
+    # 4,096 tokens x 7,168 x top-8 x (1 B dispatch + 1 B combine) = 469,762,048 B ~ 470 MB per MoE layer
+    b = comms.alltoall_bytes_per_layer(4096, 7168, 8, dispatch_bytes=1, combine_bytes=1)
+    assert b == 4096 * 7168 * 8 * 2 == 469_762_048
+    assert 61 * b / 1e9 == pytest.approx(28.66, abs=0.01)  # ~29 GB over 61 layers
+
+
+def test_alltoall_bytes_sources_example_is_4_3_gb():
+    # 32 x 4,096 tokens, d = 4,096, k = 2, BF16 both ways: 131,072 x 4,096 x 2 x 4 = 4.29 GB (the source says 8.6)
+    assert comms.alltoall_bytes_per_layer(32 * 4096, 4096, 2, 2, 2) / 1e9 == pytest.approx(4.295, abs=0.001)
+
+
+def test_infiniband_vs_nvlink():
+    nbytes = 470e6
+    ib = comms.link_time_s(nbytes, 50)
+    nvl = comms.link_time_s(nbytes, 900)
+    assert ib / nvl == pytest.approx(18.0)  # 900 / 50
+
+
+def test_split_and_allreduce():
+    s = comms.alltoall_split(72e6, ep=72, domain_gpus=8)
+    # 1/72 local, 7/72 over NVLink, 64/72 over InfiniBand
+    assert (s.local, s.scale_up, s.scale_out) == pytest.approx((1e6, 7e6, 64e6))
+    assert comms.alltoall_split(8e6, ep=8, domain_gpus=72).scale_out == 0  # EP inside an NVL72 rack
+    assert comms.ring_allreduce_bytes(100.0, 8) == pytest.approx(175.0)  # 2 x 7/8
+    assert comms.ring_allreduce_time_s(1e9, 1, 450) == 0.0
+    assert comms.fp8_scale_bytes(7168) == 224  # 56 fp32 scales
+
+
+def test_deepep_low_latency_arithmetic():
+    # DeepEP's LL dispatch of 128 tokens x top-8 in FP8 moves 128 x 8 x (7168 + 224) B = 7.57 MB per GPU;
+    # its README's 77 us at EP8 is 98 GB/s: the model with fitted H800 factors lands within 10%
+    m, g = cat.model("deepseek-v3"), cat.gpu("h800")
+    assert perf.token_copy_bytes(7168, "fp8") * 128 * 8 == 7_569_408
+    eff = perf.resolve_efficiency("h800", cat.efficiency)
+    t = perf.alltoall_call_s(m, g, ParallelLayout(attention_dp=8, ep=8), 128, "fp8", "low_latency", 8,
+                             eff["alltoall_low_latency"])
+    assert t * 1e6 == pytest.approx(77, rel=0.10)
+
+
+def test_grouped_gemm_memory_bound_by_hand():
+    # one H200 with 32 of DeepSeek-V3's experts, 16 tokens per rank x 8 GPUs x top-8 = 1,024 assignments:
+    # practically all 32 experts touched: 32 x 44,040,192 params x (1 + 4/16384) B = 1.41 GB read
+    m, g = cat.model("deepseek-v3"), cat.gpu("h200")
+    f = perf.KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
+    lay = ParallelLayout(attention_dp=8, ep=8)
+    t = perf.grouped_gemm_s(m, g, lay, Precision.of("fp8"), 128, 1024, f)
+    touched = 32 * (1 - (1 - 1 / 256) ** 1024)
+    assert t == pytest.approx(touched * 3 * 7168 * 2048 * (1 + 4 / 16384) / 4.8e12)
+
+
+def test_step_time_two_batch_overlap():
+    m, g = cat.model("deepseek-v3"), cat.gpu("h800")
+    lay = ParallelLayout(attention_dp=32, ep=32)
+    eff = perf.resolve_efficiency("h800", cat.efficiency)
+    none = perf.step_time(m, g, lay, "fp8", perf.StepConfig("decode", 128, 4096, "none"), eff)
+    tbo = perf.step_time(m, g, lay, "fp8", perf.StepConfig("decode", 128, 4096, "two_batch"), eff)
+    assert none.step_s == pytest.approx(none.compute_s + none.comm_s)
+    o = eff["system"].overlap_eff
+    assert tbo.step_s == pytest.approx(max(tbo.compute_s, tbo.comm_s) + (1 - o) * min(tbo.compute_s, tbo.comm_s))
+    assert none.tokens_per_s_per_gpu == pytest.approx(128 / none.step_s)
+    with pytest.raises(ValueError, match="tokens_per_gpu must be > 0"):
+        perf.StepConfig("decode", 0, 100)
+
+
+def test_efficiency_inheritance_is_stated():
+    eff = perf.resolve_efficiency("gb300", cat.efficiency)
+    assert "inherited by gb300" in eff.source["grouped_gemm_decode"]
+    assert eff.source["grouped_gemm_decode"].startswith("h200")
+    for g in cat.gpus:  # every catalog GPU resolves every family
+        e = perf.resolve_efficiency(g, cat.efficiency)
+        assert all("generic default" not in s for s in e.source.values())
+
+
+def test_predict_answers_every_case_in_its_unit():
+    assert len(cat.validation_cases) >= 20
+    for case in cat.validation_cases:
+        value = validation.predict(dict(case))
+        assert value > 0 and value == value
+        # fitted factors, in-sample: no case is off by more than half
+        assert abs(value / case["measured"]["value"] - 1) < 0.5, case["id"]
+
+
+def test_predict_works_for_other_models_and_gpus():
+    base = dict(next(c for c in cat.validation_cases if c["id"] == "lmsys-h100-decode-ep72"))
+    for model, gpu in (("qwen3-235b-a22b", "b200"), ("kimi-k2", "gb200"), ("mixtral-8x22b", "mi300x")):
+        case = copy.deepcopy(base)
+        case.update(model=model, gpu=gpu, num_gpus=64, options={**base["options"], "redundant_experts": 0}, layout={"attention_tp": 1, "attention_dp": 64, "ep": 64 if model != "mixtral-8x22b" else 8, "expert_tp": 1 if model != "mixtral-8x22b" else 8, "pp": 1})
+        assert validation.predict(case) > 0
+
+
+def test_predict_reports_bad_cases():
+    base = dict(cat.validation_cases[0])
+    bad = {k: v for k, v in base.items() if k != "layout"}
+    with pytest.raises(ValueError, match="missing field 'layout'"):
+        validation.predict(bad)
+    with pytest.raises(ValueError, match="unknown metric 'latency'"):
+        validation.predict({**base, "measured": {"metric": "latency", "value": 1}})
+    with pytest.raises(ValueError, match="unknown model id"):
+        validation.predict({**base, "model": "gpt-5"})
+
+
+def test_efficiency_yaml_is_the_current_fit():
+    from bench.calibrate import fitted_profiles
+
+    fresh = fitted_profiles(cat)
+    for owner, fam in validation.fitted_families(cat.validation_cases):
+        stored = getattr(cat.efficiency[owner], fam).model_dump()
+        for k, v in getattr(fresh[owner], fam).model_dump().items():
+            assert stored[k] == pytest.approx(v, abs=2e-3), (owner, fam, k)
+
+
+def test_leave_one_out_accuracy_holds():
+    """Regression guard on the accuracy the README reports (leave-one-out, cases never fitted on)."""
+    results = validation.leave_one_out(list(cat.validation_cases))
+    s = validation.error_summary(results)
+    assert s["alltoall_low_latency"]["median"] < 0.10
+    assert s["grouped_gemm_decode"]["median"] < 0.15 and s["grouped_gemm_decode"]["p90"] < 0.35
+    assert s["grouped_gemm_prefill"]["median"] < 0.20
+    assert s["system"]["median"] < 0.15 and s["system"]["max"] < 0.50
