@@ -146,3 +146,18 @@ def test_balance_page_renders_all_charts(server, new_page):
     expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(4)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "balance.png"), full_page=True)
+
+
+def test_validation_page_renders(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 3000})
+    page.goto(f"{server.url}/Validation")
+    wait_rendered(page, timeout_ms=120_000)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Validation")).to_be_visible()
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(1)
+    expect(page.get_by_test_id("stMetricValue").first).to_contain_text("%")
+    # the case tables (canvas grids) have drawn before the screenshot
+    page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+        .every(d => d.getBoundingClientRect().height > 60 && d.querySelector('canvas'))""")
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "validation.png"), full_page=True)
