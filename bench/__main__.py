@@ -77,8 +77,29 @@ def main() -> None:
     def eplb_global():
         balance.rebalance_experts(w, 288, 8, 3, 24)
 
+    from core import layout as layout_mod
+    from core.specs import ClusterSpec, Workload
+
+    big = ClusterSpec(gpu=cat.gpu("h100-sxm"), num_nodes=144, gpus_per_node=8)
+
+    def layouts_1152_decode():
+        layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "decode")
+
+    def layouts_1152_prefill():
+        layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "prefill")
+
+    from core import validation
+
+    case = dict(next(c for c in cat.validation_cases if c["id"] == "lmsys-h100-decode-ep72"))
+
+    def predict_one():
+        validation.predict(case)
+
     rows = [
         ("catalog load, cold (24 models, 15 GPUs)", median_ms(cold_catalog)),
+        ("layout search, 1,152 H100 (DeepSeek-V3), decode", median_ms(layouts_1152_decode, repeat=3)),
+        ("layout search, 1,152 H100 (DeepSeek-V3), prefill", median_ms(layouts_1152_prefill, repeat=3)),
+        ("validation.predict, one system-level case", median_ms(predict_one)),
         ("EPLB 58 x 256 -> 288 slots, 32 GPUs / 4 nodes (hierarchical)", median_ms(eplb_hier)),
         ("EPLB 58 x 256 -> 288 slots, 24 GPUs / 3 nodes (global)", median_ms(eplb_global)),
         ("params + KV for every model", median_ms(all_counts)),

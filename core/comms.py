@@ -7,6 +7,7 @@ scale-out (InfiniBand, RoCE) run in parallel, so an all-to-all takes as long as 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,10 @@ __all__ = [
 
 
 def _nonneg(name: str, x):
+    if isinstance(x, (int, float)) and not isinstance(x, bool):  # fast scalar path
+        if not (math.isfinite(x) and x >= 0):
+            raise ValueError(f"{name} must be finite and >= 0")
+        return float(x)
     a = np.asarray(x, dtype=np.float64)
     if np.any(~np.isfinite(a)) or np.any(a < 0):
         raise ValueError(f"{name} must be finite and >= 0")

@@ -238,7 +238,7 @@ def _attention_kv_per_sequence(model: ModelSpec, ctx: np.ndarray, kv_dtype: str)
     kv_layers = model.kv_layers
     windowed = model.sliding_window_layers * kv_layers / model.num_layers if model.sliding_window else 0.0
     capped = np.minimum(ctx, model.sliding_window) if model.sliding_window else ctx
-    return per_layer * ((kv_layers - windowed) * ctx + windowed * capped)
+    return per_layer * ((kv_layers - windowed) * ctx + windowed * capped)  # noqa: RUF100
 
 
 def _indexer_kv_per_sequence(model: ModelSpec, ctx: np.ndarray) -> np.ndarray:
@@ -246,6 +246,10 @@ def _indexer_kv_per_sequence(model: ModelSpec, ctx: np.ndarray) -> np.ndarray:
 
 
 def _context_array(context_len) -> np.ndarray:
+    if isinstance(context_len, (int, float)) and not isinstance(context_len, bool):  # fast scalar path
+        if not (math.isfinite(context_len) and context_len >= 0):
+            raise ValueError("context_len must be finite and >= 0")
+        return np.float64(context_len)
     ctx = np.asarray(context_len, dtype=np.float64)
     if np.any(ctx < 0) or not np.all(np.isfinite(ctx)):
         raise ValueError("context_len must be finite and >= 0")
@@ -540,9 +544,16 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
     draft_w, draft_kv = _draft_weights_and_kv(model, layout, prec, spec, draft_model, a.redundant_experts)
     stages = pipeline_stages(model.num_layers, layout.pp)
     out = []
+    dense_set = set(model.dense_layers)
+    cache: dict[tuple, dict[str, float]] = {}
     for s, stage in enumerate(stages):
         first, last = s == 0, s == len(stages) - 1
-        comp = _stage_weights(model, layout, prec, stage, first, last, a.redundant_experts)
+        # stages with the same make-up (first/last, layers, dense layers, K/V layers) hold the same bytes
+        key = (first, last, len(stage), sum(1 for i in stage if i in dense_set),
+               sum(1 for i in stage if i % model.cla_share_factor == 0))
+        if key not in cache:
+            cache[key] = _stage_weights(model, layout, prec, stage, first, last, a.redundant_experts)
+        comp = dict(cache[key])
         with_draft = last and spec.enabled
         if with_draft:
             comp["draft_weights"] = draft_w

@@ -285,8 +285,18 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
         dispatch_s = alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, cfg.kernel, domain_gpus, link)
         combine_s = alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", cfg.kernel, domain_gpus, link)
 
-    # --- TP all-reduce after attention and after the FFN / MoE block
+    # --- expert TP: every GPU of an expert-TP group needs the group's tokens (all-gather) and returns
+    # partial sums (reduce-scatter), over NVLink inside the domain, over the network beyond it
     ar = eff["allreduce"]
+    expert_tp_s = 0.0
+    if model.moe is not None and layout.expert_tp > 1:
+        etp = layout.expert_tp
+        group_bytes = tokens_per_gpu * etp * h * 2.0 * (etp - 1) / etp
+        bw_link, eff_link = ((gpu.scale_up_bw_gbps, ar.scale_up_eff) if etp <= domain_gpus
+                             else (gpu.scale_out_bw_gbps, ar.scale_out_eff))
+        expert_tp_s = 2.0 * comms.link_time_s(group_bytes, bw_link, eff_link, (etp - 1) * ar.latency_us * 1e-6)
+
+    # --- TP all-reduce after attention and after the FFN / MoE block
     allreduce_s = 2.0 * comms.ring_allreduce_time_s(t_attn * h * 2.0, tp, gpu.scale_up_bw_gbps, ar.scale_up_eff,
                                                      ar.latency_us * 1e-6) if tp > 1 else 0.0
 
@@ -310,10 +320,11 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
         "dispatch": n_moe * dispatch_s,
         "combine": n_moe * combine_s,
         "allreduce": L * allreduce_s,
+        "expert_tp_comm": n_moe * expert_tp_s,
     }
 
 
-COMM_PARTS = ("dispatch", "combine", "allreduce")
+COMM_PARTS = ("dispatch", "combine", "allreduce", "expert_tp_comm", "pp_send")
 
 
 def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision | str, cfg: StepConfig,
@@ -322,7 +333,11 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
 
     With two-batch overlap each micro-batch carries half the tokens: every kernel runs twice, and the
     step takes ``max(C, M) + (1 - overlap_eff) x min(C, M)`` for compute C and communication M; without
-    it, ``C + M``. ``domain_gpus``: GPUs per scale-up domain (default: the GPU's)."""
+    it, ``C + M``. ``domain_gpus``: GPUs per scale-up domain (default: the GPU's).
+
+    With pipeline stages, the step is a token's way through all of them (every layer once, as here,
+    plus ``pp - 1`` activation sends between stages); each stage's GPUs work on their own micro-batch
+    meanwhile, so throughput per GPU equals that of one stage's share."""
     prec = Precision.of(precision)
     problems = memory.check_layout(model, layout, cfg.redundant_experts)
     if problems:
@@ -333,10 +348,21 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
         parts = {k: 2.0 * v for k, v in half.items()}
     else:
         parts = _layer_parts(model, gpu, layout, prec, cfg, eff, cfg.tokens_per_gpu, domain)
-    comm = sum(parts[k] for k in COMM_PARTS)
+    if layout.pp > 1:
+        # a token crosses pp - 1 stage boundaries; activations go over NVLink inside the domain
+        ar = eff["allreduce"]
+        t_attn = cfg.tokens_per_gpu * layout.gpus_per_stage / layout.attention_dp
+        parts["pp_send"] = (layout.pp - 1) * comms.link_time_s(
+            comms.pp_send_bytes(t_attn, model.hidden_size), gpu.scale_out_bw_gbps, ar.scale_out_eff, ar.latency_us * 1e-6)
+    comm = sum(parts.get(k, 0.0) for k in COMM_PARTS)
     compute = sum(v for k, v in parts.items() if k not in COMM_PARTS)
     if cfg.overlap == "two_batch":
         total = max(compute, comm) + (1.0 - eff["system"].overlap_eff) * min(compute, comm)
     else:
         total = compute + comm
+    if layout.pp > 1:
+        # pipeline bubble, a stated assumption: 2 x pp micro-batches in flight (decode, continuous
+        # batching) or 8 x pp (prefill chunks) leave (pp - 1) / (m + pp - 1) of each stage idle
+        m = (2 if cfg.phase == "decode" else 8) * layout.pp
+        total /= 1.0 - (layout.pp - 1) / (m + layout.pp - 1)
     return StepTime(parts, compute, comm, total, cfg.tokens_per_gpu, cfg.phase)

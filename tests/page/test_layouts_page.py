@@ -1,0 +1,44 @@
+"""AppTest runs of the Layouts page."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(**query):
+    at = AppTest.from_file(str(ROOT / "pages/5_Layouts.py"), default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def qp(at):
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_deepseek_on_18_h800_nodes():
+    at = run(model="deepseek-v3", gpu="h800", nodes="18")
+    assert len(at.success) == 2
+    decode = next(s.value for s in at.success if "decode" in s.value)
+    assert "DP-attn" in decode and "EP" in decode
+    assert "Large MoE (DeepSeek-V3)" in at.info[0].value
+    tables = [d.value for d in at.dataframe if "tokens/s per GPU" in d.value.columns]
+    assert len(tables) == 2 and all(t["tokens/s per GPU"].is_monotonic_decreasing for t in tables)
+    assert len(at.get("vega_lite_chart")) == 2
+    at.button[0].click().run()  # use the best decode layout
+    assert qp(at)["tp"] == "1"
+
+
+def test_nothing_fits_is_an_error_message():
+    at = run(model="kimi-k2", gpu="rtx-4090", nodes="1")
+    assert any("No layout works for decode" in e.value and "does not fit" in e.value for e in at.error)
+
+
+def test_dense_model():
+    at = run(model="llama-3-70b", gpu="h100-sxm")
+    assert at.info[0].value.startswith("**Sources' decision table:** Dense model")
+    assert len(at.success) == 2
