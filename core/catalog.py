@@ -125,67 +125,44 @@ def _load_gpu(path: Path) -> GPUSpec:
         raise CatalogError(f"{path}: {describe_validation_error(e)}") from None
 
 
-def _load_interconnects(path: Path) -> dict[str, InterconnectSpec]:
+def _load_entries(path: Path, key: str | None, cls, id_field: str = "id") -> dict[str, Any]:
+    """A YAML list of entries (under ``key`` when given), each validated by ``cls``, keyed by ``id_field``."""
     if not path.is_file():
         return {}
     data = _read_yaml(path)
-    items = data.get("links", data) if isinstance(data, dict) else data
+    if key is None:
+        items = data
+    else:
+        items = data.get(key) if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise CatalogError(f"{path}: must be a list of links")
-    out: dict[str, InterconnectSpec] = {}
+        raise CatalogError(f"{path}: must be a list" + (f" under '{key}'" if key else ""))
+    out: dict[str, Any] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise CatalogError(f"{path}: entry {i} must be a mapping")
         try:
-            spec = InterconnectSpec(**item)
+            entry = cls(**item)
         except ValidationError as e:
-            raise CatalogError(f"{path}: entry {i} ({item.get('id', '?')}): {describe_validation_error(e)}") from None
-        if spec.id in out:
-            raise CatalogError(f"{path}: duplicate id {spec.id!r}")
-        out[spec.id] = spec
+            raise CatalogError(f"{path}: entry {i} ({item.get(id_field, '?')}): {describe_validation_error(e)}") from None
+        ident = getattr(entry, id_field)
+        if ident in out:
+            raise CatalogError(f"{path}: duplicate {id_field} {ident!r}")
+        out[ident] = entry
     return out
+
+
+def _load_interconnects(path: Path) -> dict[str, InterconnectSpec]:
+    if path.is_file() and isinstance(_read_yaml(path), dict):
+        return _load_entries(path, "links", InterconnectSpec)
+    return _load_entries(path, None, InterconnectSpec)
 
 
 def _load_draft_methods(path: Path) -> dict[str, DraftMethod]:
-    if not path.is_file():
-        return {}
-    data = _read_yaml(path)
-    items = data.get("methods") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise CatalogError(f"{path}: must have a 'methods' list")
-    out: dict[str, DraftMethod] = {}
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise CatalogError(f"{path}: entry {i} must be a mapping")
-        try:
-            m = DraftMethod(**item)
-        except ValidationError as e:
-            raise CatalogError(f"{path}: entry {i} ({item.get('id', '?')}): {describe_validation_error(e)}") from None
-        if m.id in out:
-            raise CatalogError(f"{path}: duplicate id {m.id!r}")
-        out[m.id] = m
-    return out
+    return _load_entries(path, "methods", DraftMethod)
 
 
 def _load_efficiency(path: Path) -> dict[str, EfficiencyProfile]:
-    if not path.is_file():
-        return {}
-    data = _read_yaml(path)
-    items = data.get("profiles") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise CatalogError(f"{path}: must have a 'profiles' list")
-    out: dict[str, EfficiencyProfile] = {}
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise CatalogError(f"{path}: entry {i} must be a mapping")
-        try:
-            prof = EfficiencyProfile(**item)
-        except ValidationError as e:
-            raise CatalogError(f"{path}: entry {i} ({item.get('gpu', '?')}): {describe_validation_error(e)}") from None
-        if prof.gpu in out:
-            raise CatalogError(f"{path}: duplicate profile {prof.gpu!r}")
-        out[prof.gpu] = prof
-    return out
+    return _load_entries(path, "profiles", EfficiencyProfile, id_field="gpu")
 
 
 def _load_cases(folder: Path) -> tuple[Mapping[str, Any], ...]:

@@ -1,25 +1,9 @@
 """AppTest runs of the Balance page."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(**query):
-    at = AppTest.from_file(str(ROOT / "pages/3_Balance.py"), default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def metrics(at):
-    return {m.label: m.value for m in at.metric}
+from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
 def test_default_deepseek_page_has_all_sections():
@@ -76,3 +60,7 @@ def test_prometheus_scrape():
 def test_families(model_id):
     at = run(model=model_id, gpu="h200", nodes="2")
     assert len(at.get("vega_lite_chart")) == 4
+
+
+def run(**query):
+    return run_page('pages/3_Balance.py', timeout=60, **query)

@@ -1,32 +1,12 @@
 """AppTest runs of the Fit page: verdicts, widgets that edit the scenario, bad input."""
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(**query):
-    at = AppTest.from_file(str(ROOT / "pages/1_Fit.py"), default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def qp(at):
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
 def frame_with(at, column):
     return next(d.value for d in at.dataframe if column in d.value.columns)
-
-
-def metrics(at):
-    return {m.label: m.value for m in at.metric}
 
 
 def test_default_scenario_fits():
@@ -152,3 +132,7 @@ def test_every_model_on_a_rack_of_gb200(model_id):
 def test_every_gpu_with_qwen3_30b(gpu_id):
     at = run(model="qwen3-30b-a3b", gpu=gpu_id, nodes="1", gpn="8")
     assert at.success or at.warning or any("Does not fit" in e.value for e in at.error)
+
+
+def run(**query):
+    return run_page('pages/1_Fit.py', timeout=60, **query)

@@ -1,26 +1,10 @@
 """AppTest runs of the Intensity page."""
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from core.catalog import load_catalog
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(**query):
-    at = AppTest.from_file(str(ROOT / "pages/2_Intensity.py"), default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def metrics(at):
-    return {m.label: m.value for m in at.metric}
+from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
 def test_mixtral_batch_32_is_memory_bound_at_8_flop_per_byte():
@@ -59,3 +43,7 @@ def test_large_batch_on_fp8_can_become_compute_bound():
 def test_every_model_renders(model_id):
     at = run(model=model_id, gpu="h200", nodes="2", gpn="8")
     assert len(at.get("vega_lite_chart")) >= 3
+
+
+def run(**query):
+    return run_page('pages/2_Intensity.py', timeout=60, **query)

@@ -1,23 +1,12 @@
 """AppTest runs of the Layouts page."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
-def run(**query):
-    at = AppTest.from_file(str(ROOT / "pages/5_Layouts.py"), default_timeout=120)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
-def qp(at):
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
 
 
 def test_deepseek_on_18_h800_nodes():
@@ -42,3 +31,7 @@ def test_dense_model():
     at = run(model="llama-3-70b", gpu="h100-sxm")
     assert at.info[0].value.startswith("**Sources' decision table:** Dense model")
     assert len(at.success) == 2
+
+
+def run(**query):
+    return run_page('pages/5_Layouts.py', timeout=120, **query)

@@ -1,28 +1,8 @@
 """AppTest runs of the Speculative page."""
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(**query):
-    at = AppTest.from_file(str(ROOT / "pages/4_Speculative.py"), default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def qp(at):
-    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
-
-
-def metrics(at):
-    return {m.label: m.value for m in at.metric}
+from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
 def test_sources_example_alpha_075():
@@ -87,3 +67,7 @@ def test_simulator_agrees_with_the_closed_form():
 def test_bad_url_alpha_warns():
     at = run(sd="eagle3", alpha="1.7")
     assert any("alpha=1.7 is outside 0-1" in w.value for w in at.sidebar.warning)
+
+
+def run(**query):
+    return run_page('pages/4_Speculative.py', timeout=60, **query)
