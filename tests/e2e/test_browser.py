@@ -173,3 +173,14 @@ def test_layouts_page_renders(server, new_page):
     expect(page.get_by_test_id("stAlertContentSuccess")).to_have_count(2)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "layouts.png"), full_page=True)
+
+
+def test_disaggregation_page_renders(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 2600})
+    page.goto(f"{server.url}/Disaggregation_and_cost?model=llama-3-70b&gpu=h100-sxm&isl=1500&osl=800&w=fp8")
+    wait_rendered(page, timeout_ms=120_000)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Disaggregation & cost", exact=True)).to_be_visible()
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "disaggregation.png"), full_page=True)
