@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import memory, params
 from ui.format import bytes_h, params_h
-from ui.scenario import PAGES, catalog, page_setup, sidebar
+from ui.scenario import PAGES, catalog, current_model, page_setup, sidebar
 
 PAGE_QUESTIONS = {
     "Fit": "does it fit, where does the memory go, how many sequences can it hold?",
@@ -22,7 +22,7 @@ PAGE_QUESTIONS = {
 page_setup("Home", "🧮")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 wl, prec = scenario.workload, scenario.precision
 

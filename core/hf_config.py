@@ -22,6 +22,11 @@ from core.specs import AttentionKind, ModelSpec, MoESpec, PublishedCounts
 
 __all__ = [
     "MAX_CONFIG_BYTES",
+    "decode_config",
+    "encode_config",
+    "imported_model_id",
+    "model_from_config_text",
+    "quant_preset",
     "SUPPORTED_MODEL_TYPES",
     "model_from_hf_config",
     "parse_config_text",
@@ -586,3 +591,74 @@ def model_from_hf_config(
         notes=str(meta.get("notes") or ""),
     )
     return ModelSpec(**spec)
+
+
+# ------------------------------------------------------------------------------ imported configs
+
+import base64 as _base64  # noqa: E402
+import hashlib as _hashlib  # noqa: E402
+import zlib as _zlib  # noqa: E402
+
+MAX_URL_CONFIG_CHARS = 16_000
+
+
+def imported_model_id(text: str) -> str:
+    """A stable id for an imported config: ``custom-`` and the first 10 hex digits of its SHA-256."""
+    return "custom-" + _hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+def model_from_config_text(text: str | bytes, *, name: str | None = None) -> tuple[ModelSpec, str]:
+    """Parse a pasted or uploaded config.json (size- and depth-limited) into a ModelSpec with a stable
+    ``custom-...`` id. Returns the spec and the normalised JSON text (what the URL and the store carry)."""
+    data = parse_config_text(text)
+    normalised = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    mid = imported_model_id(normalised)
+    label = name or str(data.get("_name_or_path") or "").split("/")[-1] or mid
+    label = label[:80] or mid
+    return model_from_hf_config(data, model_id=mid, name=f"{label} (imported)", meta={"config_source": "imported config.json"}), normalised
+
+
+def encode_config(text: str) -> str:
+    """A compact URL-safe form of a config.json (zlib + base64url) so a URL can carry an imported model."""
+    token = _base64.urlsafe_b64encode(_zlib.compress(text.encode("utf-8"), 9)).decode("ascii").rstrip("=")
+    if len(token) > MAX_URL_CONFIG_CHARS:
+        raise ValueError(f"this config is too large to carry in a URL ({len(token):,} characters; limit "
+                         f"{MAX_URL_CONFIG_CHARS:,}); save the scenario instead")
+    return token
+
+
+def decode_config(token: str) -> str:
+    """Inverse of :func:`encode_config`, refusing anything malformed or that inflates beyond the size limit."""
+    if not isinstance(token, str) or not token or len(token) > MAX_URL_CONFIG_CHARS:
+        raise ValueError("the URL's imported config is missing or too long")
+    try:
+        raw = _base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        d = _zlib.decompressobj()
+        out = d.decompress(raw, MAX_CONFIG_BYTES + 1)
+        if len(out) > MAX_CONFIG_BYTES or d.unconsumed_tail:
+            raise ValueError("the URL's imported config inflates beyond the size limit")
+        return out.decode("utf-8")
+    except (ValueError, _zlib.error, UnicodeDecodeError) as e:
+        if "size limit" in str(e):
+            raise
+        raise ValueError("the URL's imported config is not a valid encoded config.json") from None
+
+
+def quant_preset(quant_config: Mapping[str, Any]) -> dict[str, str]:
+    """Suggested precision from an ``hf_quant_config.json`` (NVIDIA ModelOpt) or a config's
+    ``quantization_config``: {"weights": ..., "routed_experts": ...} with planner dtype names."""
+    if not isinstance(quant_config, Mapping):
+        raise ValueError("the quantisation config must be a JSON object")
+    q = quant_config.get("quantization", quant_config)
+    if not isinstance(q, Mapping):
+        raise ValueError("'quantization' must be an object")
+    algo = str(q.get("quant_algo") or q.get("quant_method") or "").lower()
+    fmt = str(q.get("fmt") or "").lower()
+    table = {"nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "fp8": "fp8", "w4a16_awq": "int4", "awq": "int4",
+             "gptq": "int4", "w8a8": "int8", "int8": "int8", "mixed_precision": "fp8"}
+    for key, dtype in table.items():
+        if key in algo or (key == "fp8" and fmt.startswith("e4m3")):
+            if algo == "mixed_precision":
+                return {"weights": "fp8", "routed_experts": "nvfp4"}
+            return {"weights": "fp8" if dtype in ("nvfp4", "mxfp4") else dtype, "routed_experts": dtype}
+    raise ValueError(f"unrecognised quantisation {algo or '(none)'!r}; known: nvfp4, mxfp4, fp8, awq/gptq int4, int8")

@@ -56,6 +56,7 @@ URL_KEYS: dict[str, str] = {
     "dw": "draft weight dtype (omit = the target's)",
     "gamma": "speculative tokens per step, 1-64",
     "alpha": "acceptance rate per draft token, 0-1 (omit = the method's default)",
+    "cfg": "an imported config.json (zlib + base64url) when model is custom-...",
     "c": "draft cost relative to a target forward, 0-10 (omit = the method's default)",
     "util": "gpu_memory_utilization, 0.05-1.0",
     "reserve": "runtime reserve per GPU in GB, 0-1000",
@@ -147,8 +148,10 @@ def _show(v: str) -> str:
     return repr(v if len(v) <= 40 else v[:40] + "...")
 
 
-def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[Scenario, list[str]]:
-    """Read a scenario from URL query parameters; returns it and one warning per bad field."""
+def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
+                         extra_model_ids: tuple[str, ...] = ()) -> tuple[Scenario, list[str]]:
+    """Read a scenario from URL query parameters; returns it and one warning per bad field.
+    ``extra_model_ids``: imported models (decoded from the URL's ``cfg``) that ``model`` may name."""
     d = DEFAULT_SCENARIO
     warnings: list[str] = []
 
@@ -181,7 +184,7 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog) -> tuple[S
             return default
         return n
 
-    model_id = choice("model", sorted(catalog.models), d.model_id, "model id")
+    model_id = choice("model", sorted(catalog.models) + list(extra_model_ids), d.model_id, "model id")
     gpu_id = choice("gpu", sorted(catalog.gpus), d.gpu_id, "GPU id")
     nodes = number("nodes", 1, 4096, d.num_nodes, "nodes")
     gpn = number("gpn", 1, 1024, d.gpus_per_node, "GPUs per node")

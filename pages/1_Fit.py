@@ -8,12 +8,12 @@ from core import memory
 from core.specs import Precision
 from ui.charts import COMPONENT_LABELS, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
-from ui.scenario import catalog, page_setup, sidebar
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Fit", "📦")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
 draft_model = cat.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
@@ -184,13 +184,12 @@ PRECISIONS = {
 
 
 @st.cache_data(show_spinner="Sizing every GPU type…", max_entries=64)
-def _min_gpu_rows(model_id: str, memory_assumptions) -> list[dict]:
-    m = catalog().model(model_id)
+def _min_gpu_rows(m, memory_assumptions) -> list[dict]:
     gpus = sorted(catalog().gpus.values(), key=lambda g: (-g.memory_bytes, g.id))
     return memory.min_gpus_table(m, gpus, PRECISIONS, assumptions=memory_assumptions, max_gpus=1024)
 
 
-min_rows = _min_gpu_rows(model.id, assumptions)
+min_rows = _min_gpu_rows(model, assumptions)
 mark = {"native": "", "weight_only": "", "emulated": " *"}
 display = pd.DataFrame(
     [

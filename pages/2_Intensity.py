@@ -8,12 +8,12 @@ from core import memory, moe, roofline
 from core.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, page_setup, sidebar
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Intensity", "📈")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 prec, wl = scenario.precision, scenario.workload
 batch = wl.batch

@@ -7,12 +7,12 @@ import streamlit as st
 from core import balance as bal
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, page_setup, sidebar
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Balance", "⚖️")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 wl = scenario.workload
 
 st.title("Balance")

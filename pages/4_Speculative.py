@@ -9,12 +9,12 @@ from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, default_draft_id, page_setup, sidebar, update_scenario
+from ui.scenario import catalog, current_model, default_draft_id, page_setup, sidebar, update_scenario
 
 page_setup("Speculative", "⚡")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 prec, wl = scenario.precision, scenario.workload
 methods = cat.draft_methods

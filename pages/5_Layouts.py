@@ -8,12 +8,12 @@ from core import layout as lay_mod
 from core import perf
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from ui.charts import grouped_bars_chart, lines_chart
-from ui.scenario import catalog, page_setup, sidebar, update_scenario
+from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
 
 page_setup("Layouts", "🧩")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 wl, prec = scenario.workload, scenario.precision
 cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
@@ -36,11 +36,11 @@ top_n = c[2].slider("Plans shown", 3, 30, 10)
 
 
 @st.cache_data(show_spinner="Scoring every layout…", max_entries=32)
-def _plans(model_id: str, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float,
+def _plans(m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float,
            assumptions):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return lay_mod.recommend_with_rejections(c.model(model_id), cl, Workload(batch=1, input_len=isl, output_len=osl), phase,
+    return lay_mod.recommend_with_rejections(m, cl, Workload(batch=1, input_len=isl, output_len=osl), phase,
                                              precision=precision, target_s=target, assumptions=assumptions,
                                              profiles=c.efficiency)
 
@@ -61,7 +61,7 @@ def _use(p) -> None:
 
 results = {}
 for phase, target, col in (("prefill", ttft, "prompt tokens per GPU per step"), ("decode", tpot / 1e3, "sequences per GPU")):
-    plans, rejected = _plans(model.id, gpu.id, scenario.num_nodes, scenario.gpus_per_node, wl.input_len, wl.output_len,
+    plans, rejected = _plans(model, gpu.id, scenario.num_nodes, scenario.gpus_per_node, wl.input_len, wl.output_len,
                              prec, phase, float(target), scenario.memory)
     results[phase] = plans
     st.subheader(f"{phase.capitalize()}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")

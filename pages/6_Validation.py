@@ -9,7 +9,7 @@ from core import perf, validation
 from core.specs import EFFICIENCY_FAMILIES
 from ui.charts import style
 from ui.controls import current_layout
-from ui.scenario import catalog, page_setup, sidebar
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Validation", "🎯")
 scenario = sidebar()
@@ -129,7 +129,7 @@ st.caption("compute_eff / mem_eff: achieved fractions of the dense peak FLOP/s a
            "overlap hides. Factors come from catalogs/efficiency.yaml.")
 
 # ---- the scenario through the same model
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 if model.is_moe:
     st.subheader("This scenario through the same model")
     layout, _ = current_layout(scenario, model, scenario.gpus_per_node)

@@ -8,12 +8,12 @@ from core import cost, disagg
 from core import speculative as sd
 from core.specs import ClusterSpec
 from ui.charts import grouped_bars_chart, lines_chart
-from ui.scenario import catalog, page_setup, sidebar
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Disaggregation & cost", "💰")
 scenario = sidebar()
 cat = catalog()
-model = cat.model(scenario.model_id)
+model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 wl, prec, spec = scenario.workload, scenario.precision, scenario.spec
 block = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
@@ -46,15 +46,15 @@ except ValueError as err:
 
 
 @st.cache_data(show_spinner="Sizing the pools…", max_entries=32)
-def _size(model_id, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions):
+def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return disagg.size_pools(c.model(model_id), cl, traffic, precision=precision, interference=interference,
+    return disagg.size_pools(m, cl, traffic, precision=precision, interference=interference,
                              decode_speedup=speedup, assumptions=assumptions, profiles=c.efficiency)
 
 
 try:
-    pools = _size(model.id, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, 1.0, scenario.memory)
+    pools = _size(model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, 1.0, scenario.memory)
 except ValueError as err:
     st.error(f"{err}. Add GPUs to the building block, quantise further or relax the targets.")
     st.stop()
@@ -74,7 +74,7 @@ if spec.enabled:
 else:
     default_speedup, note = 1.0, "speculative decoding is off in the scenario (sidebar)"
 speedup = k[1].number_input("Speculative decode speedup (×)", 0.1, 20.0, round(default_speedup, 2), 0.05, help=note)
-with_spec = _size(model.id, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, float(speedup),
+with_spec = _size(model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, float(speedup),
                   scenario.memory)
 
 m = st.columns(5)

@@ -4,7 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from core.summary import gpu_rows, model_rows
-from ui.scenario import catalog, page_setup, sidebar
+from core import memory, params
+from core.hf_config import parse_config_text, quant_preset
+from core.specs import Precision
+from ui.scenario import catalog, imported_models, page_setup, register_model, sidebar, update_scenario
 
 page_setup("Catalog", "📚")
 scenario = sidebar()
@@ -16,6 +19,56 @@ st.caption(
     "a user's own config goes through. Parameter counts are derived from the architecture and "
     "compared with each vendor's headline under its own counting convention. Click a column header to sort."
 )
+
+st.subheader("Import a Hugging Face config.json")
+st.caption(
+    "Upload or paste a model's config.json (and optionally its hf_quant_config.json) to plan with it on every page. "
+    "It goes through the same importer as the catalog; the URL carries it, so a copied link reopens it."
+)
+imp = st.columns([2, 2, 1])
+up = imp[0].file_uploader("config.json", type=["json"], key="cfg_upload")
+pasted = imp[1].text_area("…or paste it", height=140, key="cfg_paste", placeholder='{"model_type": "deepseek_v3", ...}')
+name = imp[2].text_input("Display name", key="cfg_name", max_chars=80, placeholder="my-moe")
+quant = imp[2].file_uploader("hf_quant_config.json (optional)", type=["json"], key="quant_upload")
+raw = None
+if up is not None:
+    raw = up.getvalue()
+elif pasted.strip():
+    raw = pasted
+if raw is not None:
+    try:
+        spec = register_model(raw, name=name.strip() or None)
+    except ValueError as err:
+        st.error(f"Could not import this config.json: {err}")
+    else:
+        preset = None
+        if quant is not None:
+            try:
+                preset = quant_preset(parse_config_text(quant.getvalue()))
+            except ValueError as err:
+                st.warning(f"hf_quant_config.json ignored: {err}")
+        e = spec.moe
+        st.success(
+            f"**{spec.name}**: {spec.architecture}, {params.total_params(spec) / 1e9:,.2f}B parameters, "
+            f"{params.active_params(spec) / 1e9:,.2f}B active"
+            + (f", {e.n_routed_experts} experts top-{e.top_k}" + (f" + {e.n_shared_experts} shared" if e.n_shared_experts else "")
+               if e else ", dense")
+            + f"; {memory.kv_bytes_per_token(spec) / 1e3:,.1f} KB of bf16 KV cache per token."
+            + (f" Quantisation preset: weights {preset['weights']}, routed experts {preset['routed_experts']}." if preset else "")
+        )
+
+        def _use(spec=spec, preset=preset) -> None:
+            s = st.session_state.scenario
+            changes = {"model_id": spec.id, "layout": None}
+            if preset:
+                changes["precision"] = Precision(weights=preset["weights"],
+                                                 routed_experts=preset["routed_experts"] if preset["routed_experts"] != preset["weights"] else None,
+                                                 kv_cache=s.precision.kv_cache, dispatch=s.precision.dispatch)
+            update_scenario(**changes)
+
+        st.button(f"Plan with {spec.name}", on_click=_use, type="primary")
+if imported_models():
+    st.caption("Imported this session: " + ", ".join(v[0].name for v in imported_models().values()))
 
 st.subheader(f"Models ({len(cat.models)})")
 models = pd.DataFrame(model_rows(cat))

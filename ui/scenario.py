@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from core.catalog import Catalog, load_catalog
+from core.hf_config import decode_config, encode_config, model_from_config_text
 from core.scenario import scenario_from_params, scenario_to_params
 from core.memory import check_layout
 from core.specs import (
@@ -31,7 +32,17 @@ from core.specs import (
     describe_validation_error,
 )
 
-__all__ = ["PAGES", "catalog", "default_draft_id", "page_setup", "sidebar", "update_scenario"]
+__all__ = [
+    "PAGES",
+    "catalog",
+    "current_model",
+    "default_draft_id",
+    "imported_models",
+    "page_setup",
+    "register_model",
+    "sidebar",
+    "update_scenario",
+]
 
 _ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,6 +89,41 @@ def catalog() -> Catalog:
     return load_catalog()
 
 
+def imported_models() -> dict:
+    """This session's imported models: id -> (ModelSpec, normalised config.json text)."""
+    return st.session_state.setdefault("custom_models", {})
+
+
+def register_model(text: str, name: str | None = None):
+    """Parse an uploaded / pasted config.json and keep it in the session; returns the ModelSpec.
+    Raises ValueError with a message naming the problem."""
+    spec, normalised = model_from_config_text(text, name=name)
+    imported_models()[spec.id] = (spec, normalised)
+    return spec
+
+
+def current_model(scenario: Scenario | None = None):
+    """The scenario's model: a catalog entry or a model imported in this session."""
+    s = scenario or st.session_state.scenario
+    custom = imported_models().get(s.model_id)
+    return custom[0] if custom else catalog().model(s.model_id)
+
+
+def _all_models(cat: Catalog) -> dict:
+    return {**{k: v[0] for k, v in imported_models().items()}, **dict(cat.models)}
+
+
+def _params(s: Scenario) -> dict[str, str]:
+    p = scenario_to_params(s)
+    custom = imported_models().get(s.model_id)
+    if custom is not None:
+        try:
+            p["cfg"] = encode_config(custom[1])
+        except ValueError:
+            pass  # too large for a URL: the scenario can still be saved
+    return p
+
+
 def page_setup(title: str, icon: str = "🧮") -> None:
     """Page config shared by every page (an emoji icon: a material icon would be fetched online)."""
     st.set_page_config(page_title=f"{title} · MoE Deployment Planner", page_icon=icon, layout="wide")
@@ -105,7 +151,7 @@ def _update(**changes) -> None:
 
 def _on_model() -> None:
     s: Scenario = st.session_state.scenario
-    new = catalog().model(st.session_state._w_model)
+    new = _all_models(catalog())[st.session_state._w_model]
     changes: dict = {"model_id": new.id}
     if s.layout is not None and check_layout(new, s.layout, s.memory.redundant_experts):
         changes["layout"] = None  # the old layout does not suit the new model: back to the default
@@ -127,7 +173,7 @@ def _on_cluster() -> None:
 
 def default_draft_id(cat: Catalog, target_id: str) -> str:
     """The smallest catalog model sharing the target's tokenizer (else the smallest model)."""
-    target = cat.models[target_id]
+    target = _all_models(cat)[target_id]
     ids = [i for i in cat.models if i != target_id]
     return min(ids, key=lambda i: (cat.models[i].tokenizer_family != target.tokenizer_family or not target.tokenizer_family,
                                    cat.models[i].total_params))
@@ -194,16 +240,25 @@ def sidebar() -> Scenario:
     """Draw the shared scenario sidebar and return the current scenario."""
     cat = catalog()
     if "scenario" not in st.session_state:
-        scenario, warnings = scenario_from_params(st.query_params.to_dict(), cat)
+        query = st.query_params.to_dict()
+        url_warnings = []
+        if query.get("cfg"):
+            try:
+                register_model(decode_config(str(query["cfg"])))
+            except ValueError as e:
+                url_warnings.append(f"URL parameter cfg: {e}; using the catalog models only")
+        scenario, warnings = scenario_from_params(query, cat, tuple(imported_models()))
+        warnings = url_warnings + warnings
         st.session_state.scenario = scenario
         st.session_state.scenario_warnings = warnings
     s: Scenario = st.session_state.scenario
 
-    model_ids = sorted(cat.models, key=lambda i: (not cat.models[i].is_moe, cat.models[i].name.lower()))
+    models = _all_models(cat)
+    model_ids = sorted(models, key=lambda i: (not i.startswith("custom-"), not models[i].is_moe, models[i].name.lower()))
     gpu_ids = sorted(cat.gpus, key=lambda i: (cat.gpus[i].vendor, -(cat.gpus[i].release_year or 0), i))
 
     with st.sidebar:
-        _navigation(scenario_to_params(s))
+        _navigation(_params(s))
         st.markdown("### Scenario")
         st.selectbox(
             "Model",
@@ -268,12 +323,12 @@ def sidebar() -> Scenario:
         if err:
             st.error(f"Not applied: {err}")
 
-    st.query_params.from_dict(scenario_to_params(st.session_state.scenario))
+    st.query_params.from_dict(_params(st.session_state.scenario))
     return st.session_state.scenario
 
 
 def _speculative_controls(cat: Catalog, s: Scenario) -> None:
-    target = cat.models[s.model_id]
+    target = _all_models(cat)[s.model_id]
     with st.expander("Speculative decoding", expanded=s.spec.enabled):
         methods = [m for m in _SPEC_LABELS if (m != "mtp" or target.num_mtp_layers) and (m == "none" or m in cat.draft_methods or not cat.draft_methods)]
         current = s.spec.method if s.spec.method in methods else "none"
@@ -319,7 +374,7 @@ def _navigation(query: dict[str, str]) -> None:
 
 
 def _model_label(cat: Catalog, model_id: str) -> str:
-    m = cat.models[model_id]
+    m = _all_models(cat)[model_id]
     from core.params import active_params, total_params
 
     return f"{m.name} ({total_params(m) / 1e9:,.0f}B / {active_params(m) / 1e9:,.0f}B)"

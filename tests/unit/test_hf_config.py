@@ -131,3 +131,29 @@ def test_config_is_not_mutated():
     before = copy.deepcopy(cfg)
     model_from_hf_config(cfg, model_id="x")
     assert cfg == before
+
+
+def test_url_encoding_round_trip_and_limits():
+    from core.hf_config import decode_config, encode_config, model_from_config_text
+
+    spec, norm = model_from_config_text((CATALOG_DIR / "models" / "kimi-k2" / "config.json").read_text(), name="k")
+    assert spec.id.startswith("custom-") and spec.name == "k (imported)"
+    assert decode_config(encode_config(norm)) == norm
+    import base64
+    import zlib
+
+    bomb = base64.urlsafe_b64encode(zlib.compress(b"{" + b" " * 5_000_000 + b"}", 9)).decode().rstrip("=")
+    with pytest.raises(ValueError, match="size limit"):
+        decode_config(bomb)
+    with pytest.raises(ValueError, match="not a valid encoded"):
+        decode_config("!!!!")
+
+
+def test_quant_presets():
+    from core.hf_config import quant_preset
+
+    assert quant_preset({"quantization": {"quant_algo": "NVFP4"}}) == {"weights": "fp8", "routed_experts": "nvfp4"}
+    assert quant_preset({"quantization": {"quant_algo": "FP8"}}) == {"weights": "fp8", "routed_experts": "fp8"}
+    assert quant_preset({"quant_method": "awq"})["routed_experts"] == "int4"
+    with pytest.raises(ValueError, match="unrecognised quantisation"):
+        quant_preset({"quantization": {"quant_algo": "magic"}})
