@@ -637,6 +637,8 @@ def decode_config(token: str) -> str:
         out = d.decompress(raw, MAX_CONFIG_BYTES + 1)
         if len(out) > MAX_CONFIG_BYTES or d.unconsumed_tail:
             raise ValueError("the URL's imported config inflates beyond the size limit")
+        if not out or not d.eof:
+            raise ValueError("truncated")
         return out.decode("utf-8")
     except (ValueError, _zlib.error, UnicodeDecodeError) as e:
         if "size limit" in str(e):
