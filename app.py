@@ -16,7 +16,9 @@ PAGE_QUESTIONS = {
     "Layouts": "which TP / EP / DP / PP / Wide-EP layout for prefill and for decode?",
     "Validation": "how close is the step-time model to published measurements?",
     "Disaggregation & cost": "prefill/decode pool sizes and $ per million tokens",
-    "Catalog": "every model and GPU with derived figures and sources",
+    "Catalog": "every model and GPU with derived figures and sources; import your own config.json",
+    "Compare & saved": "save scenarios, reopen them, compare two to four side by side",
+    "Report": "everything above for this scenario as one HTML or Markdown document",
 }
 
 page_setup("Home", "🧮")

@@ -59,6 +59,8 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("pages/6_Validation.py", "Validation"),
     ("pages/7_Disaggregation_and_cost.py", "Disaggregation & cost"),
     ("pages/8_Catalog.py", "Catalog"),
+    ("pages/9_Compare.py", "Compare & saved"),
+    ("pages/10_Report.py", "Report"),
 )
 
 _SAME = "same as weights"

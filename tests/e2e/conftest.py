@@ -60,11 +60,13 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = ARTIFACTS / f"server-{self.port}.log"
         ARTIFACTS.mkdir(exist_ok=True)
+        env = {**os.environ, "PLANNER_DB": str(ARTIFACTS / f"scenarios-{self.port}.db")}
+        (ARTIFACTS / f"scenarios-{self.port}.db").unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(self.port),
              "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+            cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT, env=env,
         )
         deadline = time.monotonic() + 60
         while True:

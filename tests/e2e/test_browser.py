@@ -184,3 +184,44 @@ def test_disaggregation_page_renders(server, new_page):
     expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "disaggregation.png"), full_page=True)
+
+
+def test_save_compare_and_download_in_the_browser(server, new_page, tmp_path):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 2200})
+    page.goto(f"{server.url}/Compare?model=mixtral-8x7b&gpu=h100-sxm&gpn=2&w=bf16")
+    wait_rendered(page)
+    main = page.get_by_test_id("stMain")
+    main.get_by_role("textbox", name="Name", exact=True).fill("two-h100")
+    main.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text("Saved “two-h100”")
+    wait_rendered(page)
+    # a second scenario: four GPUs, saved under another name
+    sidebar = page.get_by_test_id("stSidebar")
+    gpn = sidebar.get_by_role("spinbutton", name="GPUs / node")
+    gpn.fill("4")
+    gpn.press("Enter")
+    page.wait_for_url("**gpn=4**")
+    wait_rendered(page)
+    main.get_by_role("textbox", name="Name", exact=True).fill("four-h100")
+    main.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text("Saved “four-h100”")
+    wait_rendered(page)
+    # the side-by-side table lists the current scenario and a saved one
+    expect(main.get_by_text("Side by side")).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(2)
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+
+    # the report downloads and is a self-contained HTML page with its charts
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Report").click()
+    page.wait_for_url("**/Report?**")
+    wait_rendered(page, timeout_ms=120_000)
+    with page.expect_download() as d:
+        page.get_by_role("button", name="Download HTML report").click()
+    path = tmp_path / "report.html"
+    d.value.save_as(path)
+    text = path.read_text()
+    assert "<h1>Mixtral-8x7B on 4 × NVIDIA H100 SXM5 80GB</h1>" in text
+    assert text.count("data:image/png;base64,") == 3
+    no_exception(page)

@@ -1,0 +1,36 @@
+"""Report: everything for the current scenario as one HTML or Markdown document."""
+
+import streamlit as st
+
+from core.report import build_report
+from ui.report import render_html, render_markdown
+from ui.scenario import catalog, current_model, page_setup, sidebar
+
+page_setup("Report", "📄")
+scenario = sidebar()
+cat = catalog()
+model = current_model(scenario)
+
+st.title("Report")
+st.markdown(
+    f"The current scenario, **{model.name}** on **{scenario.total_gpus} × {cat.gpu(scenario.gpu_id).name}**, as one "
+    "document: the inputs, every page's key figures with units, the charts as images, the assumptions and the sources. "
+    "The same report comes from the command line: `moe-planner --url \"…\" --format html --out report.html`."
+)
+
+
+@st.cache_data(show_spinner="Building the report (charts rendered on the server)…", max_entries=16)
+def _documents(scen, m):
+    report = build_report(scen, catalog(), m)
+    return render_html(report), render_markdown(report), render_markdown(report, images=False)
+
+
+html_doc, md_doc, preview = _documents(scenario, model)
+stem = f"moe-plan-{model.id}-{scenario.gpu_id}-{scenario.total_gpus}gpu"
+c = st.columns(2)
+c[0].download_button("Download HTML report", html_doc, file_name=f"{stem}.html", mime="text/html", type="primary",
+                     key="download_html")
+c[1].download_button("Download Markdown report", md_doc, file_name=f"{stem}.md", mime="text/markdown",
+                     key="download_md")
+st.divider()
+st.markdown(preview)
