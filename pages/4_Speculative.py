@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import memory
+from core import live, memory
 from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart
@@ -273,6 +273,27 @@ st.altair_chart(
                 height=240),
     width="stretch",
 )
+
+# ---- live metrics from a running server
+with st.expander("Observed on a live server (paste a Prometheus scrape of vLLM or SGLang)"):
+    scrape = st.text_area("Scrape of /metrics", height=120, key="live_scrape",
+                          placeholder="vllm:spec_decode_num_accepted_tokens_total{...} 2600\nvllm:spec_decode_num_draft_tokens_total{...} 5000\n...")
+    if scrape.strip():
+        try:
+            obs = live.spec_observation(scrape)
+        except ValueError as err:
+            st.error(f"Could not read the scrape: {err}")
+        else:
+            g_obs = int(round(obs.gamma)) if obs.gamma else gamma
+            implied = live.implied_alpha(min(obs.tokens_per_step, g_obs + 1), g_obs)
+            o = st.columns(4)
+            o[0].metric("Observed tokens per step", f"{obs.tokens_per_step:.2f}", obs.engine, delta_color="off", delta_arrow="off")
+            o[1].metric("Implied chain α", f"{implied:.3f}", f"γ {g_obs}" + (f"; per-token {obs.acceptance_rate:.3f}" if obs.acceptance_rate == obs.acceptance_rate else ""),
+                        delta_color="off", delta_arrow="off")
+            o[2].metric("Closed-form speedup there", f"{sd.speedup(implied, g_obs, cost):.2f}×", f"c = {cost:g}", delta_color="off",
+                        delta_arrow="off")
+            o[3].metric("Page's assumption", f"{sd.speedup(alpha, g_obs, cost):.2f}×", f"α = {alpha:.2f}", delta_color="off",
+                        delta_arrow="off")
 
 # ---- method catalog
 st.subheader("Draft methods")

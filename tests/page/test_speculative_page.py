@@ -71,3 +71,15 @@ def test_bad_url_alpha_warns():
 
 def run(**query):
     return run_page('pages/4_Speculative.py', timeout=60, **query)
+
+
+def test_live_scrape_gives_implied_alpha():
+    at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.75", c="0.1", gamma="5")
+    at.text_area(key="live_scrape").input(
+        "vllm:spec_decode_num_drafts_total 1000\nvllm:spec_decode_num_draft_tokens_total 5000\n"
+        "vllm:spec_decode_num_accepted_tokens_total 2600\n").run()
+    m = metrics(at)
+    assert m["Observed tokens per step"] == "3.60"
+    assert m["Implied chain α"] == "0.789"
+    at.text_area(key="live_scrape").input("garbage {{{").run()
+    assert any("Could not read the scrape" in e.value for e in at.error)

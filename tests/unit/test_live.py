@@ -1,0 +1,39 @@
+import math
+
+import pytest
+
+from core import live
+from core import speculative as sd
+
+VLLM = """# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
+# TYPE vllm:spec_decode_num_drafts_total counter
+vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 1000.0
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="m"} 5000.0
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="m"} 2600.0
+vllm:num_requests_running{engine="0"} 12
+"""
+
+
+def test_vllm_acceptance():
+    o = live.spec_observation(VLLM)
+    # 2,600 accepted of 5,000 proposed; 1 + 2,600 / 1,000 drafts = 3.6 tokens per step; gamma = 5
+    assert (o.engine, o.acceptance_rate, o.tokens_per_step, o.gamma) == ("vLLM", 0.52, 3.6, 5.0)
+    # vLLM's acceptance is per proposed token, a lower bound on the chain alpha: E(0.52, 5) = 2.07 < 3.6
+    assert sd.expected_tokens(0.52, 5) < o.tokens_per_step
+
+
+def test_sglang_and_errors():
+    o = live.spec_observation('sglang:spec_accept_length{model_name="x"} 3.2\n')
+    assert o.engine == "SGLang" and o.tokens_per_step == 3.2 and math.isnan(o.acceptance_rate)
+    with pytest.raises(ValueError, match="no speculative-decoding metrics"):
+        live.spec_observation("up 1\n")
+    with pytest.raises(ValueError, match="line 2: not a Prometheus sample"):
+        live.spec_observation("up 1\n{{{\n")
+
+
+def test_implied_alpha_inverts_the_closed_form():
+    a = live.implied_alpha(3.6, 5)
+    assert sd.expected_tokens(a, 5) == pytest.approx(3.6, abs=1e-9)
+    assert 0.78 < a < 0.80  # (1 - a^6) / (1 - a) = 3.6 at a = 0.789
+    with pytest.raises(ValueError, match="within 1 and gamma"):
+        live.implied_alpha(7, 5)
