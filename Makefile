@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test install install-test browser bench clean
+.PHONY: run test install install-test system-deps bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,19 +25,23 @@ install-test: $(VENV)/.installed-test
 run: install
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
-# Installs Debian's chromium for the browser tests when we are root and it is missing;
-# otherwise the browser tests skip with a notice (and fail under CI=true).
-browser:
-	@if ! command -v chromium >/dev/null 2>&1; then \
+# Installs what the tests need from Debian when we are root and it is missing: chromium (browser
+# tests) and postgresql (the PostgreSQL scenario-store tests). Otherwise those tests skip with a
+# notice naming the package (and fail under CI=true).
+system-deps:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-dejavu-core"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian chromium for the browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; \
+	    echo "installing Debian packages for the tests:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	  else \
-	    echo "NOTICE: Debian package 'chromium' is missing and we are not root: browser tests will be skipped"; \
+	    echo "NOTICE: missing Debian packages:$$missing (not root): the tests that need them will be skipped"; \
 	  fi; \
 	fi
 
-test: install-test browser
+test: install-test system-deps
 	$(PY) -m pytest
 
 bench: install

@@ -36,6 +36,7 @@ __all__ = [
     "ENV_VAR",
     "MAX_MODEL_CONFIG_CHARS",
     "MAX_NAME_CHARS",
+    "PostgresStore",
     "SQLiteStore",
     "SavedScenario",
     "ScenarioExistsError",
@@ -351,19 +352,109 @@ def _sqlite_path(url: str) -> str:
     scheme, _, rest = url.partition("://")
     if scheme.lower() != "sqlite":
         raise ValueError(
-            f"only SQLite is supported so far as a scenario store; got a {scheme!r} URL "
-            f"(use a file path or sqlite:///path)"
+            f"unsupported scenario store URL scheme {scheme!r}: use a file path, sqlite:///path or "
+            f"postgresql://user@host:port/database"
         )
     if not rest.startswith("/") or not rest[1:]:
         raise ValueError(f"a SQLite URL needs a file path: sqlite:///path (got {url!r})")
     return rest[1:]
 
 
+class PostgresStore:
+    """The same interface on a PostgreSQL server (a team deployment), through psycopg 3
+    (``pip install 'moe-planner[postgres]'``). One connection per operation; saves take a row lock,
+    so concurrent saves from several sessions or replicas all land; parameterised SQL only."""
+
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise ValueError("a postgresql:// store needs psycopg 3: pip install 'psycopg[binary]'") from None
+        self._psycopg = psycopg
+        self.url = url
+        self.timeout_s = timeout_s
+        with self._connect() as conn:
+            conn.execute(_SCHEMA)
+
+    def __repr__(self) -> str:
+        return "PostgresStore(<url>)"
+
+    @contextlib.contextmanager
+    def _connect(self):
+        try:
+            conn = self._psycopg.connect(self.url, connect_timeout=max(1, int(self.timeout_s)))
+        except self._psycopg.Error as e:
+            raise ValueError(f"cannot reach the PostgreSQL scenario store: {e}") from None
+        try:
+            with conn.transaction():
+                yield conn
+        finally:
+            conn.close()
+
+    _row = staticmethod(SQLiteStore._row)
+
+    def save(self, name: str, scenario: Scenario, *, model_config_json: str | None = None,
+             overwrite: bool = False) -> SavedScenario:
+        name = normalize_name(name)
+        if not isinstance(scenario, Scenario):
+            raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
+        model_config_json = _check_model_config(model_config_json)
+        scenario_json = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        now = _now()
+        with self._connect() as conn:
+            inserted = conn.execute(
+                f"INSERT INTO scenarios ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
+                (name, scenario_json, model_config_json, now, now),
+            ).rowcount
+            if inserted:
+                return SavedScenario(name, scenario, model_config_json, now, now)
+            if not overwrite:
+                raise ScenarioExistsError(f"a scenario named {name!r} exists; choose another name or overwrite it")
+            row = conn.execute("SELECT created_at FROM scenarios WHERE name = %s FOR UPDATE", (name,)).fetchone()
+            conn.execute("UPDATE scenarios SET scenario_json = %s, model_config_json = %s, updated_at = %s WHERE name = %s",
+                         (scenario_json, model_config_json, now, name))
+        return SavedScenario(name, scenario, model_config_json, (row[0] if row else None) or now, now)
+
+    def get(self, name: str) -> SavedScenario:
+        name = normalize_name(name)
+        with self._connect() as conn:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM scenarios WHERE name = %s", (name,)).fetchone()
+        if row is None:
+            raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+        return self._row(row)
+
+    def list(self) -> builtins.list[SavedScenario]:
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM scenarios ORDER BY updated_at DESC, name").fetchall()
+        return [self._row(r) for r in rows]
+
+    def rename(self, old: str, new: str) -> None:
+        old, new = normalize_name(old), normalize_name(new)
+        with self._connect() as conn:
+            if conn.execute("SELECT 1 FROM scenarios WHERE name = %s FOR UPDATE", (old,)).fetchone() is None:
+                raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
+            if old == new:
+                return
+            if conn.execute("SELECT 1 FROM scenarios WHERE name = %s", (new,)).fetchone() is not None:
+                raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
+            conn.execute("UPDATE scenarios SET name = %s, updated_at = %s WHERE name = %s", (new, _now(), old))
+
+    def delete(self, name: str) -> None:
+        name = normalize_name(name)
+        with self._connect() as conn:
+            if conn.execute("DELETE FROM scenarios WHERE name = %s", (name,)).rowcount == 0:
+                raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+
+
 def open_store(url: str | None = None) -> ScenarioStore:
     """The store at ``url``, else at ``$PLANNER_DB``, else at ``~/.moe-planner/scenarios.db``.
 
-    ``url`` is a file path or ``sqlite:///path``; any other scheme raises ValueError.
+    ``url`` is a file path, ``sqlite:///path`` or ``postgresql://user@host:port/db`` (a team deployment;
+    needs psycopg 3). Any other scheme raises ValueError.
     """
     if url is None or not str(url).strip():
         url = os.environ.get(ENV_VAR, "").strip() or str(DEFAULT_DB_PATH)
-    return SQLiteStore(_sqlite_path(str(url).strip()))
+    url = str(url).strip()
+    if url.lower().startswith(("postgresql://", "postgres://")):
+        return PostgresStore(url)
+    return SQLiteStore(_sqlite_path(url))

@@ -317,13 +317,12 @@ def test_open_store_sqlite_url(tmp_path):
     assert SQLiteStore(db).get("x").scenario == PLAIN
 
 
-@pytest.mark.parametrize(
-    ("url", "scheme"),
-    [("postgresql://user:pw@db.example.com:5432/planner", "postgresql"), ("mysql://h/db", "mysql")],
-)
-def test_open_store_refuses_other_backends(url, scheme):
-    with pytest.raises(ValueError, match=f"only SQLite is supported so far.*'{scheme}'"):
-        open_store(url)
+def test_open_store_refuses_other_backends():
+    with pytest.raises(ValueError, match="unsupported scenario store URL scheme 'mysql'"):
+        open_store("mysql://h/db")
+    # a PostgreSQL URL opens the PostgreSQL backend; nothing listens on port 1, so it says so
+    with pytest.raises(ValueError, match="cannot reach the PostgreSQL scenario store"):
+        open_store("postgresql://postgres@127.0.0.1:1/planner")
 
 
 def test_open_store_refuses_sqlite_url_without_a_path():
