@@ -16,6 +16,7 @@ PAGE_QUESTIONS = {
     "Layouts": "which TP / EP / DP / PP / Wide-EP layout for prefill and for decode?",
     "Validation": "how close is the step-time model to published measurements?",
     "Disaggregation & cost": "prefill/decode pool sizes and $ per million tokens",
+    "Single box": "on one machine: experts in host RAM (llama.cpp --n-cpu-moe) or a unified pool; fit and tokens/s",
     "Catalog": "every model and GPU with derived figures and sources; import your own config.json",
     "Compare & saved": "save scenarios, reopen them, compare two to four side by side",
     "Report": "everything above for this scenario as one HTML or Markdown document",

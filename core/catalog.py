@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from core.hf_config import model_from_hf_config
-from core.specs import DraftMethod, EfficiencyProfile, GPUSpec, InterconnectSpec, ModelSpec, describe_validation_error
+from core.specs import DraftMethod, EfficiencyProfile, GPUSpec, HostSpec, InterconnectSpec, ModelSpec, describe_validation_error
 
 __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 
@@ -62,6 +62,8 @@ class Catalog:
     efficiency: Mapping[str, EfficiencyProfile] = field(default_factory=dict)
     validation_cases: tuple[Mapping[str, Any], ...] = ()
     root: Path = CATALOG_DIR
+    hosts: Mapping[str, HostSpec] = field(default_factory=dict)
+    offload_cases: tuple[Mapping[str, Any], ...] = ()
 
     def model(self, model_id: str) -> ModelSpec:
         return _lookup(self.models, model_id, "model")
@@ -74,6 +76,9 @@ class Catalog:
 
     def draft_method(self, method_id: str) -> DraftMethod:
         return _lookup(self.draft_methods, method_id, "draft method")
+
+    def host(self, host_id: str) -> HostSpec:
+        return _lookup(self.hosts, host_id, "host")
 
 
 def _lookup(table: Mapping[str, Any], key: str, what: str) -> Any:
@@ -182,6 +187,20 @@ def _load_cases(folder: Path) -> tuple[Mapping[str, Any], ...]:
     return tuple(cases)
 
 
+def _load_offload_cases(path: Path) -> tuple[Mapping[str, Any], ...]:
+    if not path.is_file():
+        return ()
+    data = _read_yaml(path)
+    items = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise CatalogError(f"{path}: must be a list under 'cases'")
+    for i, case in enumerate(items):
+        need = ("id", "model", "precision", "host", "gpu", "n_cpu_moe", "context_len", "measured", "source")
+        if not isinstance(case, dict) or any(k not in case for k in need):
+            raise CatalogError(f"{path}: case {i} needs {', '.join(need)}")
+    return tuple(MappingProxyType(dict(c)) for c in items)
+
+
 @functools.lru_cache(maxsize=8)
 def _load(root: Path) -> Catalog:
     if not root.is_dir():
@@ -215,6 +234,8 @@ def _load(root: Path) -> Catalog:
         efficiency=MappingProxyType(_load_efficiency(root / "efficiency.yaml")),
         validation_cases=_load_cases(root / "validation"),
         root=root,
+        hosts=MappingProxyType(_load_entries(root / "hosts.yaml", "hosts", HostSpec)),
+        offload_cases=_load_offload_cases(root / "offload_cases.yaml"),
     )
 
 

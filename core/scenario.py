@@ -24,6 +24,7 @@ from core.specs import (
     Precision,
     Scenario,
     SPEC_METHOD_KINDS,
+    SingleBox,
     SpecDecodeConfig,
     Workload,
     describe_validation_error,
@@ -63,7 +64,14 @@ URL_KEYS: dict[str, str] = {
     "mbt": "max batched tokens per step, 1-10,000,000",
     "act": "activation factor, 0-1000",
     "red": "redundant experts (EPLB), 0-100,000",
+    "host": "single-box host id (catalog hosts.yaml)",
+    "bgpu": "single-box GPU id, or 'none' on a unified-memory host",
+    "bn": "single-box GPU count, 1-4",
+    "ncm": "llama.cpp --n-cpu-moe, 0-10,000 (omit = the fewest that fit)",
+    "q": "single-box quantisation (any weight dtype, GGUF types included)",
+    "bctx": "single-box context length in tokens, 1-10,000,000",
 }
+_BOX_KEYS = ("host", "bgpu", "bn", "ncm", "q", "bctx")
 
 _MAX_VALUE_CHARS = 200
 _LAYOUT_KEYS = ("tp", "etp", "pp", "dp")
@@ -132,6 +140,11 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
     ):
         if getattr(m, field) != getattr(d, field):
             p[key] = fmt(getattr(m, field))
+    if s.box is not None:
+        b = s.box
+        p.update(host=b.host_id, bgpu=b.gpu_id or "none", bn=str(b.n_gpus), q=b.quant, bctx=str(b.context_len))
+        if b.n_cpu_moe is not None:
+            p["ncm"] = str(b.n_cpu_moe)
     return p
 
 
@@ -161,7 +174,7 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
             return default
         if v in allowed:
             return v
-        if len(allowed) <= 16:
+        if len(allowed) <= 20:
             hint = "Allowed: " + ", ".join(allowed)
         else:
             close = difflib.get_close_matches(v.lower(), list(allowed), n=4, cutoff=0.5)
@@ -232,8 +245,28 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
         activation_factor=number("act", 0, 1000, dm.activation_factor, "activation factor", integer=False),
         redundant_experts=number("red", 0, 100_000, dm.redundant_experts, "redundant experts"),
     )
+    box = None
+    if any(_one(params, k) for k in _BOX_KEYS):
+        db = SingleBox()
+        host_id = choice("host", sorted(catalog.hosts), db.host_id, "host id")
+        unified = catalog.hosts[host_id].kind == "unified" if host_id in catalog.hosts else False
+        bgpu = choice("bgpu", ["none", *sorted(catalog.gpus)], "none" if unified else db.gpu_id, "single-box GPU id")
+        if unified and bgpu != "none":
+            warnings.append(f"URL bgpu={_show(bgpu)} ignored: {host_id} is a unified-memory machine")
+            bgpu = "none"
+        if not unified and bgpu == "none":
+            warnings.append(f"URL bgpu=none needs a unified-memory host; using {db.gpu_id!r}")
+            bgpu = db.gpu_id
+        ncm = number("ncm", 0, 10_000, None, "--n-cpu-moe") if _one(params, "ncm") else None
+        box = SingleBox(
+            host_id=host_id, gpu_id=None if bgpu == "none" else bgpu,
+            n_gpus=number("bn", 1, 4, db.n_gpus, "single-box GPUs"), n_cpu_moe=ncm,
+            quant=choice("q", DTYPES, db.quant, "quantisation"),
+            context_len=number("bctx", 1, 10_000_000, db.context_len, "single-box context tokens"),
+        )
     try:
         scenario = Scenario(
+            box=box,
             model_id=model_id,
             gpu_id=gpu_id,
             num_nodes=nodes,

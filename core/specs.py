@@ -26,6 +26,9 @@ __all__ = [
     "ACTIVE_CONVENTIONS",
     "COMPUTE_DTYPES",
     "DTYPES",
+    "GGUF_DTYPES",
+    "HostSpec",
+    "SingleBox",
     "SPEC_METHOD_KINDS",
     "DraftMethod",
     "EFFICIENCY_FAMILIES",
@@ -52,7 +55,11 @@ __all__ = [
 
 # Storage dtypes a weight tensor can have. nvfp4 / mxfp4 are 4-bit floats with block scales,
 # int4 is AWQ/GPTQ-style integer with group scales (their scale overhead lives in core.memory).
-DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4")
+# llama.cpp GGUF types (block formats; bits per weight computed in core.memory from their block layouts)
+GGUF_DTYPES: tuple[str, ...] = (
+    "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_xxs", "q2_k", "iq2_xs", "iq2_xxs", "iq1_s",
+)
+DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4", *GGUF_DTYPES)
 # Dtypes a KV cache is stored in by the serving engines we model (vLLM / SGLang / TRT-LLM).
 KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8")
 # Tensor-core math a GPU datasheet quotes dense TFLOPS for.
@@ -383,7 +390,10 @@ class ClusterSpec(BaseModel):
         return self.total_gpus * self.gpu.hbm_capacity_gb
 
 
-DtypeName = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4"]
+DtypeName = Literal[
+    "fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4",
+    "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_xxs", "q2_k", "iq2_xs", "iq2_xxs", "iq1_s",
+]
 KVDtypeName = Literal["bf16", "fp16", "fp8", "int8"]
 
 
@@ -571,6 +581,21 @@ class MemoryAssumptions(BaseModel):
     )
 
 
+class SingleBox(BaseModel):
+    """A single-box setup (Single box page): a host, optionally one to four PCIe GPUs, a GGUF-style
+    quantisation and how many leading layers keep their routed experts in host RAM."""
+
+    model_config = _FROZEN
+
+    host_id: str = Field("server-ddr5-8ch-512", min_length=1, max_length=120)
+    gpu_id: str | None = Field("rtx-4090", description="None on a unified-memory host")
+    n_gpus: Annotated[int, Field(ge=1, le=4)] = 1
+    n_cpu_moe: Annotated[int, Field(ge=0, le=10_000)] | None = Field(
+        None, description="llama.cpp --n-cpu-moe; None = the fewest that fit the GPU")
+    quant: DtypeName = "q4_k_m"
+    context_len: Annotated[int, Field(ge=1, le=10_000_000)] = 8192
+
+
 class Scenario(BaseModel):
     """What every page is about: catalog ids plus the choices a user makes in the sidebar."""
 
@@ -585,6 +610,7 @@ class Scenario(BaseModel):
     layout: ParallelLayout | None = Field(None, description="None: the default layout for the cluster")
     spec: SpecDecodeConfig = SpecDecodeConfig()
     memory: MemoryAssumptions = MemoryAssumptions()
+    box: SingleBox | None = Field(None, description="None: the Single box page's default setup")
 
     @model_validator(mode="after")
     def _check_layout(self) -> Scenario:
@@ -598,6 +624,50 @@ class Scenario(BaseModel):
     @property
     def total_gpus(self) -> int:
         return self.num_nodes * self.gpus_per_node
+
+
+class HostSpec(BaseModel):
+    """A single-box host: CPU memory (``discrete``, beside a PCIe GPU) or one unified CPU/GPU pool.
+
+    Peak bandwidth is derived, never typed: ``bus_width_bits / 8 x mts`` (a DDR5 channel is 64 bits)."""
+
+    model_config = _FROZEN
+
+    id: str = Field(min_length=1, max_length=120, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=200)
+    kind: Literal["discrete", "unified"]
+    memory_gb: Annotated[float, Field(gt=0, le=100_000)]
+    memory_type: str = ""
+    bus_width_bits: Annotated[int, Field(gt=0, le=65_536)]
+    mts: Annotated[int, Field(gt=0, le=100_000)] = Field(description="transfers per second, millions (DDR5-4800: 4800)")
+    cpu_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        None, description="dense fp32 matmul peak of the CPU (discrete hosts): bounds CPU prompt processing")
+    igpu_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        None, description="dense fp16/bf16 peak of the integrated GPU (unified hosts)")
+    gpu_share: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="fraction of a unified pool the GPU may use by default")
+    pcie_gbps: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        None, description="host-side PCIe link to the GPU, GB/s per direction (discrete hosts)")
+    notes: str = ""
+    sources: dict[str, str] = Field(default_factory=dict)
+    confidence: str = ""
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> HostSpec:
+        if self.kind == "unified" and (self.gpu_share is None or self.igpu_tflops is None):
+            raise ValueError("a unified host needs gpu_share and igpu_tflops")
+        if self.kind == "discrete" and (self.cpu_tflops is None or self.pcie_gbps is None):
+            raise ValueError("a discrete host needs cpu_tflops and pcie_gbps")
+        return self
+
+    @property
+    def peak_bandwidth_gbps(self) -> float:
+        """Peak memory bandwidth, GB/s: bus bytes per transfer x MT/s / 1000."""
+        return self.bus_width_bits / 8 * self.mts / 1000
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory_gb * 1e9
 
 
 class InterconnectSpec(BaseModel):

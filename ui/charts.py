@@ -19,6 +19,8 @@ __all__ = [
     "lines_chart",
     "max_sequences_chart",
     "memory_stack_chart",
+    "placement_chart",
+    "pool_bars_chart",
     "roofline_chart",
     "style",
 ]
@@ -353,3 +355,48 @@ def grouped_bars_chart(data: pd.DataFrame, *, x: str, y: str, series: str, x_tit
         layers.append(alt.Chart(r).mark_text(align="right", dy=-5, fontSize=12).encode(y="value:Q", x=alt.value("width"), text="label:N"))
     chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(chart, height=280)
+
+
+PLACE_COLORS = {"GPU memory": "#2171b5", "host RAM": "#f16913", "unified pool": "#6a51a3", "not in this layer": "#eeeeee"}
+
+
+def placement_chart(cells: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.TopLevelMixin:
+    """Which pool holds each layer's tensors (``cells``: layer, group, where). Host cells also carry an
+    "H", so the diagram reads in greyscale."""
+    domain = [w for w in PLACE_COLORS if w in set(cells["where"])]
+    groups = list(dict.fromkeys(cells["group"]))
+    chart = alt.Chart(cells).mark_rect(stroke="white", strokeWidth=0.6).encode(
+        x=alt.X("layer:O", title="layer index", axis=alt.Axis(labelAngle=0, values=sorted(set(cells["layer"]))[::max(1, len(set(cells["layer"])) // 16)])),
+        y=alt.Y("group:N", title=None, sort=groups),
+        color=alt.Color("where:N", title="held in", scale=alt.Scale(domain=domain, range=[PLACE_COLORS[w] for w in domain]),
+                        legend=alt.Legend(orient="top")),
+        tooltip=[alt.Tooltip("layer:O", title="layer"), alt.Tooltip("group:N", title="tensors"), alt.Tooltip("where:N", title="held in")],
+    )
+    marks = cells[cells["where"] == "host RAM"].assign(letter="H")
+    letters = alt.Chart(marks).mark_text(fontSize=10, color="white", fontWeight="bold").encode(
+        x="layer:O", y=alt.Y("group:N", sort=groups), text="letter:N")
+    layered = alt.layer(chart, letters).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return style(layered, height=34 * len(groups) + 10)
+
+
+def pool_bars_chart(rows: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.TopLevelMixin:
+    """One stacked bar per memory pool (``rows``: pool, part, gb, order) with each pool's capacity as a
+    labelled tick (``rows`` also carries capacity_gb per pool)."""
+    parts = list(dict.fromkeys(rows.sort_values("order")["part"]))
+    palette = ["#2171b5", "#006d2c", "#f16913", "#969696", "#d94801", "#bdbdbd"]
+    cap = rows.groupby("pool", sort=False)["capacity_gb"].first().reset_index()
+    cap["label"] = cap["capacity_gb"].map(lambda g: f"capacity {g:,.0f} GB")
+    xmax = float(max(cap["capacity_gb"].max(), rows.groupby("pool")["gb"].sum().max())) * 1.18
+    bars = alt.Chart(rows).mark_bar(stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("sum(gb):Q", title="memory (GB)", scale=alt.Scale(domain=[0, xmax], nice=False)),
+        y=alt.Y("pool:N", title=None, sort=list(dict.fromkeys(rows["pool"]))),
+        color=alt.Color("part:N", title=None, sort=parts, scale=alt.Scale(domain=parts, range=palette[: len(parts)]),
+                        legend=alt.Legend(orient="bottom", columns=3)),
+        order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("pool:N"), alt.Tooltip("part:N"), alt.Tooltip("gb:Q", title="GB", format=",.1f")],
+    )
+    ticks = alt.Chart(cap).mark_tick(color="#111", thickness=3, size=46).encode(x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))))
+    text = alt.Chart(cap).mark_text(align="left", dx=6, fontSize=13, color="#111").encode(
+        x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))), text="label:N")
+    chart = alt.layer(bars, ticks, text).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    return style(chart, height=70 * rows["pool"].nunique() + 20)

@@ -58,6 +58,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("pages/5_Layouts.py", "Layouts"),
     ("pages/6_Validation.py", "Validation"),
     ("pages/7_Disaggregation_and_cost.py", "Disaggregation & cost"),
+    ("pages/11_Single_box.py", "Single box"),
     ("pages/8_Catalog.py", "Catalog"),
     ("pages/9_Compare.py", "Compare & saved"),
     ("pages/10_Report.py", "Report"),

@@ -225,3 +225,17 @@ def test_save_compare_and_download_in_the_browser(server, new_page, tmp_path):
     assert "<h1>Mixtral-8x7B on 4 × NVIDIA H100 SXM5 80GB</h1>" in text
     assert text.count("data:image/png;base64,") == 3
     no_exception(page)
+
+
+def test_single_box_page_renders_placement_and_speed(server, new_page):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 3600})
+    page.goto(f"{server.url}/Single_box?model=deepseek-v3&host=server-ddr5-8ch-512&bgpu=rtx-4090&bn=1&q=iq4_xs&bctx=8192")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Single box")).to_be_visible()
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(3)
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text("Fits.")
+    values = page.get_by_test_id("stMetricValue").all_inner_texts()
+    assert values[0].endswith(" GB") and values[3].endswith(" tok/s")
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / "single_box.png"), full_page=True)

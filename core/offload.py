@@ -1,0 +1,459 @@
+"""Single-box planning: routed experts in host RAM beside one or two PCIe GPUs, or one unified pool.
+
+The llama.cpp way (``--n-cpu-moe N``, also ktransformers): attention, shared experts, dense layers, router,
+norms, embeddings and the KV cache stay on the GPU; the routed experts of the first ``N`` layers (the
+flag counts all layers, dense ones included) live in host RAM and are computed there. A unified-memory
+machine (Apple M-series, AMD Strix Halo, NVIDIA GB10) holds everything in one pool its GPU reads.
+
+Decode is memory-bound at batch 1, so each part costs the bytes it reads per token over the bandwidth
+it reads them at, and the parts run one after the other (layer by layer):
+
+    t_token = bytes_on_gpu_per_token / (gpu_bw x eff_gpu) + bytes_on_host_per_token / (host_bw x eff_host)
+
+where host bytes per token = offloaded MoE layers x top_k x expert params x bytes per weight (the router
+picks top_k of each layer's experts). Prompt processing is compute-bound instead: the host experts are
+either computed by the CPU (``cpu_tflops``) or, as llama.cpp does for batches of 32+ tokens, streamed
+over PCIe to the GPU once per micro-batch; the faster path is reported.
+
+The efficiencies are stated assumptions (``OffloadEfficiency``); ``host_bandwidth`` is fitted to the
+ktransformers DeepSeek-V3 measurement in ``catalogs/validation/offload_cases.yaml`` and the page shows
+the error on every case.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from core import memory, params
+from core.specs import GPUSpec, HostSpec, ModelSpec, Precision
+
+__all__ = [
+    "OffloadEfficiency",
+    "Placement",
+    "SINGLE_BOX_GPUS",
+    "best_n_cpu_moe",
+    "bytes_per_token",
+    "moe_layer_indices",
+    "offloaded_moe_layers",
+    "placement",
+    "single_box_options",
+    "speed_vs_offload",
+    "text_weights_bytes",
+    "layer_map",
+    "upgrades",
+    "validate_cases",
+]
+
+GB = 1e9
+
+# PCIe GPUs that sit in a single box (the catalog's workstation / gaming cards).
+SINGLE_BOX_GPUS: tuple[str, ...] = ("rtx-4090", "rtx-5090")
+
+
+@dataclass(frozen=True)
+class OffloadEfficiency:
+    """Achieved fractions of peak, and fixed memory reserves (assumptions, stated on the page).
+
+    ``host_bandwidth`` 0.40: ktransformers V0.2 decodes DeepSeek-V3 Q4_K_M at 8.73 tok/s on one
+    8-channel DDR5-4800 socket (307.2 GB/s peak) with a 4090D; with 12.4 GB of routed experts read per
+    token that is 0.40 of peak once the GPU part is taken off (test_offload checks the fit).
+    ``gpu_bandwidth`` 0.80 is the usual GEMV fraction of GDDR6X / GDDR7 peak; ``unified_bandwidth`` 0.65
+    sits between the Metal / ROCm GEMV results the llama.cpp community reports (0.6-0.7 of peak).
+    """
+
+    gpu_bandwidth: float = 0.80
+    host_bandwidth: float = 0.40
+    unified_bandwidth: float = 0.65
+    cpu_compute: float = 0.50
+    gpu_compute: float = 0.50
+    pcie: float = 0.80
+    compute_buffer_gb: float = 1.5  # llama.cpp's CUDA compute buffer and context at ubatch 512
+    host_reserve_gb: float = 8.0  # OS, page cache headroom, the runtime
+    ubatch_tokens: int = 512  # llama.cpp -ub default
+
+    def __post_init__(self) -> None:
+        for name in ("gpu_bandwidth", "host_bandwidth", "unified_bandwidth", "cpu_compute", "gpu_compute", "pcie"):
+            v = getattr(self, name)
+            if not (0 < v <= 1):
+                raise ValueError(f"{name} must be in (0, 1], got {v}")
+        if self.compute_buffer_gb < 0 or self.host_reserve_gb < 0:
+            raise ValueError("reserves must be >= 0 GB")
+        if not (1 <= self.ubatch_tokens <= 65_536):
+            raise ValueError("ubatch_tokens must be 1-65,536")
+
+
+def moe_layer_indices(model: ModelSpec) -> list[int]:
+    """Indices of the layers that hold routed experts."""
+    if not model.is_moe:
+        return []
+    dense = set(model.dense_layers)
+    return [i for i in range(model.num_layers) if i not in dense]
+
+
+def offloaded_moe_layers(model: ModelSpec, n_cpu_moe: int) -> int:
+    """MoE layers whose routed experts go to the host under ``--n-cpu-moe n_cpu_moe`` (the first
+    ``n_cpu_moe`` layers, dense layers included in the count)."""
+    if n_cpu_moe < 0:
+        raise ValueError(f"n_cpu_moe must be >= 0, got {n_cpu_moe}")
+    return sum(1 for i in moe_layer_indices(model) if i < n_cpu_moe)
+
+
+@dataclass(frozen=True)
+class _Bytes:
+    """Weight bytes of one model under one precision (text model; a vision tower is left out)."""
+
+    non_routed: float  # everything that stays on the GPU whatever N is
+    routed_per_layer: float  # all routed experts of one MoE layer
+    active_non_routed_per_token: float  # non-routed weights one token reads (embedding row excluded)
+    routed_per_layer_per_token: float  # top_k experts of one layer
+    active_non_routed_params: float
+    routed_per_layer_per_token_params: float
+
+
+def _bytes(model: ModelSpec, precision: Precision) -> _Bytes:
+    comp = memory.weight_bytes_by_component(model, precision)
+    dt = memory.component_dtypes(precision)
+    n_moe = max(model.num_moe_layers, 1)
+    routed_total = comp["routed_experts"]
+    non_routed = sum(v for k, v in comp.items() if k not in ("routed_experts", "vision"))
+    act = params.active_breakdown(model, "excl_input_embedding").as_dict()
+    act_nr_params = sum(v for k, v in act.items() if k not in ("routed_experts", "vision", "mtp", "embedding"))
+    act_nr_bytes = sum(act[k] * memory.bytes_per_param(dt[k]) for k in act
+                       if k not in ("routed_experts", "vision", "mtp", "embedding"))
+    top_k = model.moe.top_k if model.moe else 0
+    per_tok_params = top_k * params.expert_params(model) if model.moe else 0
+    return _Bytes(
+        non_routed=non_routed,
+        routed_per_layer=routed_total / n_moe if model.is_moe else 0.0,
+        active_non_routed_per_token=act_nr_bytes,
+        routed_per_layer_per_token=per_tok_params * memory.bytes_per_param(dt["routed_experts"]),
+        active_non_routed_params=act_nr_params,
+        routed_per_layer_per_token_params=per_tok_params,
+    )
+
+
+def text_weights_bytes(model: ModelSpec, precision: Precision | str) -> float:
+    """All weights of the text model (a vision tower left out) under ``precision``, scales included."""
+    b = _bytes(model, Precision.of(precision))
+    return b.non_routed + model.num_moe_layers * b.routed_per_layer
+
+
+def bytes_per_token(model: ModelSpec, precision: Precision | str, offloaded_layers: int) -> tuple[float, float]:
+    """Weight bytes one decoded token reads (GPU side, host side) with ``offloaded_layers`` MoE layers'
+    routed experts on the host. The KV cache read is added by ``placement``."""
+    p = Precision.of(precision)
+    b = _bytes(model, p)
+    n_moe = model.num_moe_layers
+    if not (0 <= offloaded_layers <= n_moe):
+        raise ValueError(f"offloaded_layers must be 0-{n_moe}, got {offloaded_layers}")
+    gpu = b.active_non_routed_per_token + (n_moe - offloaded_layers) * b.routed_per_layer_per_token
+    return gpu, offloaded_layers * b.routed_per_layer_per_token
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a model's tensors go on one box, whether it fits, and how fast it runs (batch 1)."""
+
+    kind: str  # "discrete" | "unified"
+    model_id: str
+    gpu_id: str | None
+    n_gpus: int
+    host_id: str
+    precision: str
+    context_len: int
+    n_cpu_moe: int  # the llama.cpp flag value (layers counted from the first)
+    offloaded_layers: int  # MoE layers whose routed experts are on the host
+    gpu_weights_bytes: float
+    gpu_routed_bytes: float  # the part of gpu_weights_bytes that is routed experts
+    gpu_kv_bytes: float
+    gpu_buffer_bytes: float
+    gpu_capacity_bytes: float
+    host_weights_bytes: float
+    host_reserve_bytes: float
+    host_capacity_bytes: float
+    decode_gpu_s: float
+    decode_host_s: float
+    prefill_tokens_per_s: float
+    prefill_path: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def gpu_non_routed_bytes(self) -> float:
+        return self.gpu_weights_bytes - self.gpu_routed_bytes
+
+    @property
+    def gpu_total_bytes(self) -> float:
+        return self.gpu_weights_bytes + self.gpu_kv_bytes + self.gpu_buffer_bytes
+
+    @property
+    def host_total_bytes(self) -> float:
+        return self.host_weights_bytes + self.host_reserve_bytes
+
+    @property
+    def fits_gpu(self) -> bool:
+        return self.gpu_total_bytes <= self.gpu_capacity_bytes
+
+    @property
+    def fits_host(self) -> bool:
+        return self.host_total_bytes <= self.host_capacity_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.fits_gpu and self.fits_host
+
+    @property
+    def decode_s_per_token(self) -> float:
+        return self.decode_gpu_s + self.decode_host_s
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        return 1.0 / self.decode_s_per_token
+
+    @property
+    def short_status(self) -> str:
+        """``fits``, or the short side and by how much, in a few words (for tables)."""
+        if self.fits:
+            return "fits"
+        parts = []
+        if not self.fits_gpu:
+            parts.append(f"GPU −{(self.gpu_total_bytes - self.gpu_capacity_bytes) / GB:,.1f} GB")
+        if not self.fits_host:
+            parts.append(f"RAM −{(self.host_total_bytes - self.host_capacity_bytes) / GB:,.0f} GB")
+        return "short: " + ", ".join(parts)
+
+    @property
+    def status(self) -> str:
+        """One line: fits, or what is short and by how much."""
+        if self.fits:
+            return "fits"
+        parts = []
+        where = "GPU" if self.kind == "discrete" else "GPU share of the pool"
+        if not self.fits_gpu:
+            parts.append(f"{where} short by {(self.gpu_total_bytes - self.gpu_capacity_bytes) / GB:,.1f} GB")
+        if not self.fits_host:
+            parts.append(f"host RAM short by {(self.host_total_bytes - self.host_capacity_bytes) / GB:,.1f} GB "
+                         "(llama.cpp would page experts from disk: seconds per token)")
+        return "does not fit: " + "; ".join(parts)
+
+
+def _check_common(model: ModelSpec, context_len: int, n_gpus: int) -> None:
+    if not model.is_moe:
+        raise ValueError(f"{model.name} is dense: expert offload applies to MoE models only")
+    if not (1 <= context_len <= 10_000_000):
+        raise ValueError(f"context_len must be 1-10,000,000 tokens, got {context_len}")
+    if n_gpus not in (1, 2, 3, 4):
+        raise ValueError(f"a single box holds 1-4 GPUs here, got {n_gpus}")
+
+
+def _kv_bytes(model: ModelSpec, context_len: int, kv_dtype: str) -> float:
+    return float(memory.kv_bytes_per_sequence(model, context_len, kv_dtype))
+
+
+def placement(model: ModelSpec, host: HostSpec, precision: Precision | str, *, gpu: GPUSpec | None = None,
+              n_gpus: int = 1, n_cpu_moe: int | None = None, context_len: int = 8192,
+              eff: OffloadEfficiency | None = None) -> Placement:
+    """Place ``model`` on one box and estimate batch-1 decode and prompt-processing speed.
+
+    Discrete host: ``gpu`` (x ``n_gpus``, layers split across them) plus host RAM; ``n_cpu_moe`` None
+    picks the best value (``best_n_cpu_moe``: the fewest layers on the host that fit the GPU).
+    Unified host: ``gpu`` must be None; everything shares the pool's GPU share.
+    """
+    eff = eff or OffloadEfficiency()
+    p = Precision.of(precision)
+    _check_common(model, context_len, n_gpus)
+    b = _bytes(model, p)
+    kv = _kv_bytes(model, context_len, p.kv_cache)
+    kv_note = (f"KV cache {kv / GB:,.2f} GB at {context_len:,} tokens ({p.kv_cache}); batch 1")
+    notes = [kv_note]
+    if model.vision_params:
+        notes.append("vision tower left out (llama.cpp loads it as a separate mmproj file)")
+
+    if host.kind == "unified":
+        if gpu is not None:
+            raise ValueError(f"{host.name} is a unified-memory machine: it has no separate GPU to pick")
+        n_moe = model.num_moe_layers
+        weights = b.non_routed + n_moe * b.routed_per_layer
+        gpu_bytes_tok, _ = bytes_per_token(model, p, 0)
+        bw = host.peak_bandwidth_gbps * 1e9 * eff.unified_bandwidth
+        decode_s = (gpu_bytes_tok + kv) / bw
+        flops = 2 * (b.active_non_routed_params + n_moe * b.routed_per_layer_per_token_params)
+        pp = host.igpu_tflops * 1e12 * eff.gpu_compute / flops
+        share = host.gpu_share or 1.0
+        notes.append(f"one pool: the GPU may use {share:.0%} of {host.memory_gb:,.0f} GB")
+        return Placement(
+            kind="unified", model_id=model.id, gpu_id=None, n_gpus=1, host_id=host.id, precision=p.label,
+            context_len=context_len, n_cpu_moe=0, offloaded_layers=0,
+            gpu_weights_bytes=weights, gpu_routed_bytes=n_moe * b.routed_per_layer, gpu_kv_bytes=kv, gpu_buffer_bytes=eff.compute_buffer_gb * GB,
+            gpu_capacity_bytes=host.memory_bytes * share,
+            host_weights_bytes=0.0, host_reserve_bytes=eff.host_reserve_gb * GB,
+            host_capacity_bytes=host.memory_bytes * (1 - share) + (eff.host_reserve_gb * GB if share >= 1 else 0.0),
+            decode_gpu_s=decode_s, decode_host_s=0.0,
+            prefill_tokens_per_s=pp, prefill_path="integrated GPU", notes=tuple(notes),
+        )
+
+    if gpu is None:
+        raise ValueError(f"{host.name} is a CPU host: pick a GPU to go with it")
+    if n_cpu_moe is None:
+        n_cpu_moe = best_n_cpu_moe(model, host, p, gpu=gpu, n_gpus=n_gpus, context_len=context_len, eff=eff)
+        if n_cpu_moe is None:  # even all experts on the host do not fit the GPU: show that placement
+            n_cpu_moe = model.num_layers
+    if not (0 <= n_cpu_moe <= model.num_layers):
+        raise ValueError(f"n_cpu_moe must be 0-{model.num_layers} (the model's layers), got {n_cpu_moe}")
+    off = offloaded_moe_layers(model, n_cpu_moe)
+    n_moe = model.num_moe_layers
+    gpu_w = b.non_routed + (n_moe - off) * b.routed_per_layer
+    host_w = off * b.routed_per_layer
+    gpu_tok, host_tok = bytes_per_token(model, p, off)
+    gpu_s = (gpu_tok + kv) / (gpu.hbm_bandwidth_gbps * 1e9 * eff.gpu_bandwidth)
+    host_mem_s = host_tok / (host.peak_bandwidth_gbps * 1e9 * eff.host_bandwidth)
+    host_flops_tok = 2 * off * b.routed_per_layer_per_token_params
+    host_cpu_s = host_flops_tok / (host.cpu_tflops * 1e12 * eff.cpu_compute)
+    host_s = max(host_mem_s, host_cpu_s)
+
+    # prompt processing, per token
+    compute_dtype = memory.precision_support(gpu, p.expert_dtype).compute_dtype
+    gpu_flops = gpu.tflops(compute_dtype) * 1e12 * eff.gpu_compute
+    gpu_part = 2 * (b.active_non_routed_params + (n_moe - off) * b.routed_per_layer_per_token_params) / gpu_flops
+    cpu_path = host_flops_tok / (host.cpu_tflops * 1e12 * eff.cpu_compute)
+    pcie_gbps = min(host.pcie_gbps or 0.0, _gpu_pcie_gbps(gpu))
+    stream_path = (host_w / (pcie_gbps * 1e9 * eff.pcie)) / eff.ubatch_tokens + host_flops_tok / gpu_flops
+    if off == 0:
+        pp, path = 1.0 / gpu_part, "all on GPU"
+    elif stream_path < cpu_path:
+        pp, path = 1.0 / (gpu_part + stream_path), f"host experts streamed over PCIe ({pcie_gbps:,.0f} GB/s) per {eff.ubatch_tokens}-token micro-batch"
+    else:
+        pp, path = 1.0 / (gpu_part + cpu_path), "host experts computed on the CPU"
+    if host_cpu_s > host_mem_s:
+        notes.append("host part is CPU-compute-bound, not bandwidth-bound, at this size")
+    lead_dense = sum(1 for i in model.dense_layers if i < n_cpu_moe)
+    if off:
+        notes.append(f"llama.cpp: --n-cpu-moe {n_cpu_moe} puts {off} MoE layers' experts on the host"
+                     + (f" (the first {lead_dense} layers are dense and count in the flag)" if lead_dense else ""))
+    if n_gpus > 1:
+        notes.append(f"{n_gpus} GPUs split the layers (llama.cpp -sm layer): capacity adds up, decode bandwidth does not")
+    return Placement(
+        kind="discrete", model_id=model.id, gpu_id=gpu.id, n_gpus=n_gpus, host_id=host.id, precision=p.label,
+        context_len=context_len, n_cpu_moe=n_cpu_moe, offloaded_layers=off,
+        gpu_weights_bytes=gpu_w, gpu_routed_bytes=(n_moe - off) * b.routed_per_layer, gpu_kv_bytes=kv, gpu_buffer_bytes=n_gpus * eff.compute_buffer_gb * GB,
+        gpu_capacity_bytes=n_gpus * float(gpu.hbm_bytes or gpu.hbm_capacity_gb * GB),
+        host_weights_bytes=host_w, host_reserve_bytes=eff.host_reserve_gb * GB,
+        host_capacity_bytes=host.memory_bytes,
+        decode_gpu_s=gpu_s, decode_host_s=host_s,
+        prefill_tokens_per_s=pp, prefill_path=path, notes=tuple(notes),
+    )
+
+
+def _gpu_pcie_gbps(gpu: GPUSpec) -> float:
+    """The GPU's host link: its scale-up figure when that is PCIe, else PCIe 5.0 x16 (64 GB/s)."""
+    return gpu.scale_up_bw_gbps if (gpu.scale_up_link or "").startswith("pcie") else 64.0
+
+
+def best_n_cpu_moe(model: ModelSpec, host: HostSpec, precision: Precision | str, *, gpu: GPUSpec,
+                   n_gpus: int = 1, context_len: int = 8192, eff: OffloadEfficiency | None = None) -> int | None:
+    """The smallest ``--n-cpu-moe`` value whose GPU side fits (fewest experts on the slow host side,
+    so the fastest decode); None when even every routed expert on the host leaves the GPU short."""
+    eff = eff or OffloadEfficiency()
+    p = Precision.of(precision)
+    _check_common(model, context_len, n_gpus)
+    b = _bytes(model, p)
+    kv = _kv_bytes(model, context_len, p.kv_cache)
+    cap = n_gpus * float(gpu.hbm_bytes or gpu.hbm_capacity_gb * GB)
+    fixed = b.non_routed + kv + n_gpus * eff.compute_buffer_gb * GB
+    idx = moe_layer_indices(model)
+    n_moe = len(idx)
+    spare = cap - fixed
+    if spare < 0:
+        return None
+    on_gpu = min(n_moe, int(math.floor(spare / b.routed_per_layer))) if b.routed_per_layer else n_moe
+    k = n_moe - on_gpu  # MoE layers that must go to the host
+    return 0 if k == 0 else idx[k - 1] + 1
+
+
+def speed_vs_offload(model: ModelSpec, host: HostSpec, precision: Precision | str, *, gpu: GPUSpec,
+                     n_gpus: int = 1, context_len: int = 8192,
+                     eff: OffloadEfficiency | None = None) -> list[Placement]:
+    """One placement per ``--n-cpu-moe`` value at each MoE layer boundary (0 = all on the GPU)."""
+    values = [0] + [i + 1 for i in moe_layer_indices(model)]
+    return [placement(model, host, precision, gpu=gpu, n_gpus=n_gpus, n_cpu_moe=n, context_len=context_len, eff=eff)
+            for n in values]
+
+
+def single_box_options(model: ModelSpec, hosts: list[HostSpec], gpus: dict[str, GPUSpec],
+                       precision: Precision | str, *, context_len: int = 8192,
+                       eff: OffloadEfficiency | None = None) -> list[Placement]:
+    """Every single-box option: each discrete host with 1 and 2 of each ``SINGLE_BOX_GPUS`` card (at its
+    best ``--n-cpu-moe``), and each unified machine."""
+    out: list[Placement] = []
+    for host in hosts:
+        if host.kind == "unified":
+            out.append(placement(model, host, precision, context_len=context_len, eff=eff))
+            continue
+        for gid in SINGLE_BOX_GPUS:
+            if gid not in gpus:
+                continue
+            for n in (1, 2):
+                out.append(placement(model, host, precision, gpu=gpus[gid], n_gpus=n, context_len=context_len, eff=eff))
+    return out
+
+
+def with_efficiency(eff: OffloadEfficiency, **changes: float) -> OffloadEfficiency:
+    """A copy of ``eff`` with some fields changed (validated)."""
+    return replace(eff, **changes)
+
+
+def validate_cases(cases, models: dict[str, ModelSpec], hosts: dict[str, HostSpec], gpus: dict[str, GPUSpec],
+                   eff: OffloadEfficiency | None = None) -> list[dict]:
+    """Predicted vs measured decode and prefill tokens/s for each published case (``offload_cases.yaml``).
+    Error = predicted / measured - 1."""
+    rows = []
+    for c in cases:
+        model = models[c["model"]]
+        n = model.num_layers if c["n_cpu_moe"] == "all" else int(c["n_cpu_moe"])
+        pl = placement(model, hosts[c["host"]], c["precision"], gpu=gpus[c["gpu"]], n_gpus=int(c.get("n_gpus", 1)),
+                       n_cpu_moe=n, context_len=int(c["context_len"]), eff=eff)
+        meas = c["measured"]
+        row = {"case": c["id"], "role": c.get("role", "check"), "placement": pl}
+        for key, pred in (("decode_tokens_per_s", pl.decode_tokens_per_s),
+                          ("prefill_tokens_per_s", pl.prefill_tokens_per_s)):
+            if key in meas:
+                row[key] = (pred, float(meas[key]), pred / float(meas[key]) - 1)
+        rows.append(row)
+    return rows
+
+
+def layer_map(model: ModelSpec, pl: Placement) -> list[dict]:
+    """Where each layer's tensors live under a placement: rows of layer, group, where."""
+    moe_layers = set(moe_layer_indices(model))
+    on_host = {i for i in moe_layers if i < pl.n_cpu_moe} if pl.kind == "discrete" else set()
+    gpu = "unified pool" if pl.kind == "unified" else "GPU memory"
+    rows = []
+    for i in range(model.num_layers):
+        rows.append({"layer": i, "group": "attention + KV cache", "where": gpu})
+        ffn = "shared experts + router" if i in moe_layers else "dense FFN"
+        rows.append({"layer": i, "group": "dense FFN / shared experts", "where": gpu, "what": ffn})
+        rows.append({"layer": i, "group": "routed experts",
+                     "where": ("host RAM" if i in on_host else gpu) if i in moe_layers else "not in this layer"})
+    return rows
+
+
+def upgrades(model: ModelSpec, pl: Placement, hosts: dict[str, HostSpec], gpus: dict[str, GPUSpec],
+             precision: Precision | str, eff: OffloadEfficiency | None = None) -> list[dict]:
+    """What one change to a discrete box buys: one more GPU of the same kind, and each host with more
+    memory bandwidth. Rows: change, placement, decode_speedup (new tokens/s / current)."""
+    if pl.kind != "discrete":
+        return []
+    base_host = hosts[pl.host_id]
+    out = []
+    if pl.n_gpus < 4:
+        new = placement(model, base_host, precision, gpu=gpus[pl.gpu_id], n_gpus=pl.n_gpus + 1,
+                        context_len=pl.context_len, eff=eff)
+        out.append({"change": f"one more {gpus[pl.gpu_id].name}", "placement": new})
+    for h in hosts.values():
+        if h.kind != "discrete" or h.id == base_host.id or h.peak_bandwidth_gbps <= base_host.peak_bandwidth_gbps:
+            continue
+        new = placement(model, h, precision, gpu=gpus[pl.gpu_id], n_gpus=pl.n_gpus, context_len=pl.context_len, eff=eff)
+        out.append({"change": f"host: {h.name}", "placement": new})
+    for row in out:
+        row["decode_speedup"] = row["placement"].decode_tokens_per_s / pl.decode_tokens_per_s
+    return out
