@@ -95,6 +95,13 @@ def main() -> None:
     def predict_one():
         validation.predict(case)
 
+    from core import offload
+
+    hosts = list(cat.hosts.values())
+
+    def single_box():
+        offload.single_box_options(ds, hosts, dict(cat.gpus), "q4_k_m", context_len=8192)
+
     rows = [
         ("catalog load, cold (24 models, 15 GPUs)", median_ms(cold_catalog)),
         ("layout search, 1,152 H100 (DeepSeek-V3), decode", median_ms(layouts_1152_decode, repeat=3)),
@@ -107,6 +114,7 @@ def main() -> None:
         ("simulator: 100,000 steps, vocabulary 1,000, gamma 5", median_ms(simulator, repeat=5)),
         ("intensity sweep: 15 GPUs x 200 batches (DeepSeek-V3)", median_ms(sweep)),
         ("minimum-GPU table: 15 GPUs x 4 precisions (DeepSeek-V3)", median_ms(min_gpu_table, repeat=3)),
+        (f"single-box options: {len(hosts)} hosts x 4 GPU setups (DeepSeek-V3)", median_ms(single_box)),
     ]
 
     import logging

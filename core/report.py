@@ -13,7 +13,7 @@ from core import layout, memory, moe, params
 from core import speculative as sd
 from core.catalog import Catalog
 from core.scenario import scenario_to_params
-from core.specs import ClusterSpec, ModelSpec, Scenario, Workload
+from core.specs import ClusterSpec, ModelSpec, Precision, Scenario, Workload
 
 __all__ = ["Report", "Section", "build_report", "compare_row"]
 
@@ -166,6 +166,34 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
                                       "tokens/s per GPU": round(p.tokens_per_s_per_gpu), "step (ms)": round(p.step_s * 1e3, 1)})
             else:
                 sec.figures.append((f"Best {phase} layout", "none fits on this cluster within the targets"))
+        sections.append(sec)
+
+    # ---- single box (when the scenario has one)
+    if scenario.box is not None and model.is_moe:
+        from core import offload
+
+        b = scenario.box
+        sec = Section("Single box")
+        try:
+            host = cat.host(b.host_id)
+            box_gpu = cat.gpu(b.gpu_id) if b.gpu_id else None
+            ctx = min(b.context_len, model.max_position_embeddings)
+            pl = offload.placement(model, host, Precision(weights=b.quant, kv_cache=prec.kv_cache), gpu=box_gpu,
+                                   n_gpus=b.n_gpus if box_gpu else 1, n_cpu_moe=b.n_cpu_moe, context_len=ctx)
+            sec.figures += [
+                ("Box", host.name + (f" + {b.n_gpus} × {box_gpu.name}" if box_gpu else "")),
+                ("Quantisation", f"{b.quant}, {offload.text_weights_bytes(model, b.quant) / 1e9:,.0f} GB of weights"),
+                ("Verdict", pl.status),
+                ("GPU memory", f"{pl.gpu_total_bytes / 1e9:,.1f} GB of {pl.gpu_capacity_bytes / 1e9:,.1f} GB"),
+                ("Decode (batch 1)", f"{pl.decode_tokens_per_s:,.1f} tokens/s"),
+                ("Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tokens/s ({pl.prefill_path})"),
+            ]
+            if pl.kind == "discrete":
+                sec.figures.insert(4, ("Host RAM", f"{pl.host_total_bytes / 1e9:,.1f} GB of {pl.host_capacity_bytes / 1e9:,.0f} GB"
+                                                   f" (--n-cpu-moe {pl.n_cpu_moe}: {pl.offloaded_layers} MoE layers' experts)"))
+            sec.notes += list(pl.notes)
+        except (KeyError, ValueError) as e:
+            sec.notes.append(f"not computed: {e}")
         sections.append(sec)
 
     sources = [

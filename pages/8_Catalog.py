@@ -169,3 +169,24 @@ if not links.empty:
             "source": "Source",
         },
     )
+
+st.subheader(f"Single-box hosts ({len(cat.hosts)})")
+st.dataframe(
+    pd.DataFrame([{
+        "name": h.name, "kind": h.kind, "memory_gb": h.memory_gb, "memory_type": h.memory_type,
+        "bandwidth_gbps": h.peak_bandwidth_gbps,
+        "tflops": h.cpu_tflops if h.kind == "discrete" else h.igpu_tflops,
+        "gpu_share": h.gpu_share, "pcie_gbps": h.pcie_gbps, "notes": h.notes,
+        "sources": "; ".join(f"{k}: {v}" for k, v in h.sources.items()), "confidence": h.confidence,
+    } for h in cat.hosts.values()]),
+    hide_index=True, width="stretch",
+    column_config={
+        "name": "Host", "kind": "Kind", "memory_gb": num("Memory (GB)", format="%,.0f"), "memory_type": "Memory",
+        "bandwidth_gbps": num("Peak bandwidth (GB/s) = bus bytes × MT/s", format="%,.1f"),
+        "tflops": num("CPU / iGPU dense TFLOPS", format="%,.1f"),
+        "gpu_share": num("GPU share of pool", format="%.2f"), "pcie_gbps": num("PCIe to GPU (GB/s)", format="%,.0f"),
+        "notes": "Derivation", "sources": "Sources", "confidence": "Confidence",
+    },
+)
+st.caption("Used by the Single box page. Bandwidth is derived from the bus width and transfer rate, never typed in; "
+           "published measurements to check against are in catalogs/offload_cases.yaml.")

@@ -57,3 +57,16 @@ def test_cli_rejects_bad_values(capsys):
     assert cli.main(["--model", "gpt-5"]) == 2
     assert "not a known model id" in capsys.readouterr().err
     assert cli.main(["--url", "model=deepseek-v3&nodes=0"]) == 2
+
+
+def test_report_has_a_single_box_section_when_the_scenario_has_a_box():
+    from core.specs import SingleBox
+
+    box = SingleBox(host_id="server-ddr5-8ch-512", gpu_id="rtx-4090", quant="iq4_xs", n_cpu_moe=61, context_len=4096)
+    r = build_report(Scenario(box=box), cat, with_layouts=False)
+    sec = {s.title: dict(s.figures) for s in r.sections}["Single box"]
+    assert sec["Verdict"] == "fits"
+    # 653,908,770,816 routed weights x 4.25 / 8 = 347.4 GB + 8 GB for the OS, all 58 MoE layers on the host
+    assert sec["Host RAM"].startswith("355.4 GB of 512 GB (--n-cpu-moe 61: 58 MoE layers")
+    assert sec["Decode (batch 1)"].endswith(" tokens/s")
+    assert "Single box" not in [s.title for s in build_report(Scenario(), cat, with_layouts=False).sections]
