@@ -109,8 +109,12 @@ def test_precision_change_same_as_weights():
 
 def test_catalog_page_default():
     at = run("pages/8_Catalog.py")
-    models, gpus, links = (d.value for d in at.dataframe)
-    assert len(models) >= 24 and len(gpus) >= 15 and len(links) >= 10
+    models, gpus, links, hosts = (d.value for d in at.dataframe)
+    assert len(models) >= 24 and len(gpus) >= 15 and len(links) >= 10 and len(hosts) >= 11
+    # 8 channels x 8 B x 4800 MT/s = 307.2 GB/s; Apple's 1024-bit LPDDR5-6400 = 819.2 GB/s
+    bw = hosts.set_index("name")["bandwidth_gbps"]
+    assert bw.filter(like="Xeon Gold 6454S class").iloc[0] == pytest.approx(307.2)
+    assert bw.filter(like="M3 Ultra").iloc[0] == pytest.approx(819.2)
     ds = models.set_index("id").loc["deepseek-v3"]
     # published 671B / 37B; derived 671.03B / 36.63B (DeepSeek counts the LM head, not the input embedding)
     assert ds["total_b"] == pytest.approx(671.03, abs=0.01)
