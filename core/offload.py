@@ -23,7 +23,7 @@ the error on every case.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core import memory, params
 from core.specs import GPUSpec, HostSpec, ModelSpec, Precision
@@ -58,8 +58,8 @@ class OffloadEfficiency:
     ``host_bandwidth`` 0.40: ktransformers V0.2 decodes DeepSeek-V3 Q4_K_M at 8.73 tok/s on one
     8-channel DDR5-4800 socket (307.2 GB/s peak) with a 4090D; with 12.4 GB of routed experts read per
     token that is 0.40 of peak once the GPU part is taken off (test_offload checks the fit).
-    ``gpu_bandwidth`` 0.80 is the usual GEMV fraction of GDDR6X / GDDR7 peak; ``unified_bandwidth`` 0.65
-    sits between the Metal / ROCm GEMV results the llama.cpp community reports (0.6-0.7 of peak).
+    ``gpu_bandwidth`` 0.80 is a typical GEMV fraction of GDDR6X / GDDR7 peak; ``unified_bandwidth`` 0.65 is
+    an assumption: no unified-memory measurement is in ``offload_cases.yaml`` yet to fit it on.
     """
 
     gpu_bandwidth: float = 0.80
@@ -395,11 +395,6 @@ def single_box_options(model: ModelSpec, hosts: list[HostSpec], gpus: dict[str, 
             for n in (1, 2):
                 out.append(placement(model, host, precision, gpu=gpus[gid], n_gpus=n, context_len=context_len, eff=eff))
     return out
-
-
-def with_efficiency(eff: OffloadEfficiency, **changes: float) -> OffloadEfficiency:
-    """A copy of ``eff`` with some fields changed (validated)."""
-    return replace(eff, **changes)
 
 
 def validate_cases(cases, models: dict[str, ModelSpec], hosts: dict[str, HostSpec], gpus: dict[str, GPUSpec],

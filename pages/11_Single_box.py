@@ -226,7 +226,7 @@ with st.expander("Assumptions and GGUF types"):
     eff = offload.OffloadEfficiency()
     st.markdown(
         f"- Achieved fraction of peak bandwidth: GPU {eff.gpu_bandwidth:.0%}, host DDR5 {eff.host_bandwidth:.0%} "
-        f"(fitted, see above), unified pool {eff.unified_bandwidth:.0%}.\n"
+        f"(fitted, see above), unified pool {eff.unified_bandwidth:.0%} (assumption).\n"
         f"- Compute efficiency for prompt processing: CPU {eff.cpu_compute:.0%}, GPU {eff.gpu_compute:.0%}; PCIe "
         f"{eff.pcie:.0%} of its link; llama.cpp micro-batch {eff.ubatch_tokens} tokens.\n"
         f"- Reserved: {eff.compute_buffer_gb:g} GB per GPU (compute buffer), {eff.host_reserve_gb:g} GB of host RAM (OS).\n"
