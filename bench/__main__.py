@@ -103,7 +103,7 @@ def main() -> None:
         offload.single_box_options(ds, hosts, dict(cat.gpus), "q4_k_m", context_len=8192)
 
     rows = [
-        ("catalog load, cold (24 models, 15 GPUs)", median_ms(cold_catalog)),
+        (f"catalog load, cold ({len(cat.models)} models, {len(cat.gpus)} GPUs, {len(cat.hosts)} hosts)", median_ms(cold_catalog)),
         ("layout search, 1,152 H100 (DeepSeek-V3), decode", median_ms(layouts_1152_decode, repeat=3)),
         ("layout search, 1,152 H100 (DeepSeek-V3), prefill", median_ms(layouts_1152_prefill, repeat=3)),
         ("validation.predict, one system-level case", median_ms(predict_one)),

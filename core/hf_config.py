@@ -6,7 +6,7 @@ fields it uses; a missing or mistyped field raises ``ValueError`` naming the fie
 an unsupported architecture names what is supported.
 
 Supported ``model_type`` values (``SUPPORTED_MODEL_TYPES``): deepseek (DeepSeekMoE), deepseek_v2,
-deepseek_v3, deepseek_v32, kimi_k2 (DeepSeek-V3 layout), mixtral, qwen2_moe, qwen3_moe, llama4 /
+deepseek_v3, deepseek_v32, kimi_k2, kimi_k25 (+ MoonViT), glm_moe_dsa (DeepSeek-V3 / V3.2 layout), mixtral, qwen2_moe, qwen3_moe, llama4 /
 llama4_text (interleaved MoE, shared expert, vision tower), gpt_oss, hunyuan (cross-layer attention),
 arctic (parallel residual MLP), grok-1, and dense llama, mistral, qwen2, qwen3.
 """
@@ -30,6 +30,7 @@ __all__ = [
     "SUPPORTED_MODEL_TYPES",
     "model_from_hf_config",
     "parse_config_text",
+    "moonvit_params",
     "vision_tower_params",
 ]
 
@@ -376,6 +377,39 @@ def _llama4(f: _Fields) -> dict[str, Any]:
     )
 
 
+def moonvit_params(vc: Mapping[str, Any], text_hidden: int) -> int:
+    """Estimated parameters of Kimi-K2.5's MoonViT tower + patch-merger projector (the modelling code was
+    not read; a standard pre-norm ViT is assumed): per layer qkv and o projections with biases
+    (4h^2 + 4h), a GELU MLP with biases (2 h f + f + h) and two LayerNorms (4h); a 3 x p x p patch conv
+    with bias; learned height x width (+ time) position embeddings; a final LayerNorm; the merger takes
+    merge_kernel (2 x 2) patches, LayerNorm, then MLP (4h -> 4h -> text hidden) with biases. With
+    h 1152, f 4304, 27 layers, p 14 this gives 0.471B (third-party extraction: ~0.45B)."""
+    f = _Fields(vc, "kimi_k25 vision_config")
+    h, inter, layers = f.int("vt_hidden_size"), f.int("vt_intermediate_size"), f.int("vt_num_hidden_layers")
+    p = f.int("patch_size")
+    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    pos = f.int("init_pos_emb_height", default=0, minimum=0) * f.int("init_pos_emb_width", default=0, minimum=0) * h
+    pos += f.int("init_pos_emb_time", default=0, minimum=0) * h
+    kernel = f.int_list("merge_kernel_size") or [2, 2]
+    if len(kernel) != 2 or min(kernel) < 1:
+        raise ValueError("config.json (kimi_k25 vision_config): field 'merge_kernel_size' must be two positive integers")
+    merged = h * kernel[0] * kernel[1]
+    merger = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden
+    return layers * per_layer + (3 * p * p * h + h) + pos + 2 * h + merger
+
+
+def _kimi_k25(f: _Fields) -> dict[str, Any]:
+    """Kimi-K2.5: text_config is Kimi-K2 (DeepSeek-V3 layout, MLA); a MoonViT vision tower beside it."""
+    text = f.cfg.get("text_config")
+    if not isinstance(text, Mapping):
+        raise ValueError("config.json (kimi_k25): field 'text_config' must be an object")
+    out = _deepseek(_Fields(text, "kimi_k25"))
+    vc = f.cfg.get("vision_config")
+    if isinstance(vc, Mapping) and vc:
+        out["vision_params"] = moonvit_params(vc, out["hidden_size"])
+    return out
+
+
 def _gpt_oss(f: _Fields) -> dict[str, Any]:
     """gpt-oss: every layer MoE with biased experts (gate_up 2f + down h biases) and a biased router,
     q/k/v/o biases, a learned sink per head, alternating 128-token sliding-window layers."""
@@ -489,6 +523,8 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "deepseek_v3": _deepseek,
     "deepseek_v32": _deepseek,
     "kimi_k2": _deepseek,
+    "kimi_k25": _kimi_k25,
+    "glm_moe_dsa": _deepseek,
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
     "qwen3_moe": _qwen_moe,
@@ -511,6 +547,8 @@ _ARCH_TO_TYPE = {
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v3",
     "DeepseekV32ForCausalLM": "deepseek_v32",
+    "KimiK25ForConditionalGeneration": "kimi_k25",
+    "GlmMoeDsaForCausalLM": "glm_moe_dsa",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",
