@@ -31,6 +31,7 @@ __all__ = [
     "model_from_hf_config",
     "parse_config_text",
     "moonvit_params",
+    "qwen_vl_vision_params",
     "vision_tower_params",
 ]
 
@@ -410,6 +411,70 @@ def _kimi_k25(f: _Fields) -> dict[str, Any]:
     return out
 
 
+def qwen_vl_vision_params(vc: Mapping[str, Any]) -> int:
+    """Qwen3-VL-style vision tower (Qwen3.5): ``depth`` pre-norm ViT blocks with biases (qkv and proj
+    4h^2 + 4h, GELU MLP 2hf + f + h, two LayerNorms 4h), a Conv3d patch embedding
+    (3 x temporal x p x p x h + h), learned position embeddings (num_position_embeddings x h) and a
+    patch merger (LayerNorm, then (h m^2) -> (h m^2) -> out_hidden_size with biases; m = spatial merge),
+    plus one more merger per deepstack index. Qwen3.5-397B's tower: 0.456B."""
+    f = _Fields(vc, "qwen3_5_moe vision_config")
+    h, inter, depth = f.int("hidden_size"), f.int("intermediate_size"), f.int("depth")
+    p, tp = f.int("patch_size"), f.int("temporal_patch_size", default=1)
+    out = f.int("out_hidden_size")
+    m2 = f.int("spatial_merge_size", default=2) ** 2
+    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    merged = h * m2
+    merger = 2 * h + merged * merged + merged + merged * out + out
+    n_mergers = 1 + len(f.int_list("deepstack_visual_indexes"))
+    return (depth * per_layer + 3 * tp * p * p * h + h + f.int("num_position_embeddings", default=0, minimum=0) * h
+            + n_mergers * merger)
+
+
+def _qwen35(f: _Fields) -> dict[str, Any]:
+    """Qwen3.5 (qwen3_5_moe): Qwen3-MoE experts with a gated shared expert on every layer; three of every
+    four mixers are Gated DeltaNet (linear attention with a fixed fp32 state), the fourth is gated GQA
+    (q_proj also emits an output gate) with q/k norms; one MTP layer; a vision tower beside the LM."""
+    text = f.cfg.get("text_config", f.cfg)
+    if not isinstance(text, Mapping):
+        raise ValueError("config.json (qwen3_5_moe): field 'text_config' must be an object")
+    t = _Fields(text, "qwen3_5_moe")
+    out = _qwen_moe(t)
+    out["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", False))
+    layers = out["num_layers"]
+    types = text.get("layer_types")
+    if isinstance(types, list) and types:
+        if len(types) != layers or any(x not in ("linear_attention", "full_attention") for x in types):
+            raise ValueError("config.json (qwen3_5_moe): field 'layer_types' must list 'linear_attention' or "
+                             f"'full_attention' for each of the {layers} layers")
+        linear = [i for i, x in enumerate(types) if x == "linear_attention"]
+    else:
+        every = t.int("full_attention_interval", default=4)
+        linear = [i for i in range(layers) if (i + 1) % every != 0]
+    h = out["hidden_size"]
+    nk, hk = t.int("linear_num_key_heads"), t.int("linear_key_head_dim")
+    nv, hv = t.int("linear_num_value_heads"), t.int("linear_value_head_dim")
+    kernel = t.int("linear_conv_kernel_dim", default=4)
+    conv_ch = 2 * nk * hk + nv * hv
+    gdn = (h * (2 * nk * hk + 2 * nv * hv)  # in_proj_qkvz
+           + h * 2 * nv  # in_proj_ba
+           + conv_ch * kernel  # depthwise conv, no bias
+           + 2 * nv  # dt_bias, A_log
+           + hv  # gated RMSNorm
+           + nv * hv * h)  # out_proj
+    state = nv * hk * hv * 4 + conv_ch * (kernel - 1) * 2  # fp32 recurrent state + bf16 conv window
+    out.update(
+        attn_output_gate=t.bool("attn_output_gate", True),
+        linear_attention_layers=tuple(linear),
+        linear_attention_params=gdn,
+        linear_state_bytes=state,
+        num_mtp_layers=t.int("mtp_num_hidden_layers", default=0, minimum=0),
+    )
+    vc = f.cfg.get("vision_config")
+    if isinstance(vc, Mapping) and vc:
+        out["vision_params"] = qwen_vl_vision_params(vc)
+    return out
+
+
 def _gpt_oss(f: _Fields) -> dict[str, Any]:
     """gpt-oss: every layer MoE with biased experts (gate_up 2f + down h biases) and a biased router,
     q/k/v/o biases, a learned sink per head, alternating 128-token sliding-window layers."""
@@ -525,6 +590,8 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "kimi_k2": _deepseek,
     "kimi_k25": _kimi_k25,
     "glm_moe_dsa": _deepseek,
+    "qwen3_5_moe": _qwen35,
+    "qwen3_5_moe_text": _qwen35,
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
     "qwen3_moe": _qwen_moe,
@@ -549,6 +616,7 @@ _ARCH_TO_TYPE = {
     "DeepseekV32ForCausalLM": "deepseek_v32",
     "KimiK25ForConditionalGeneration": "kimi_k25",
     "GlmMoeDsaForCausalLM": "glm_moe_dsa",
+    "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",

@@ -39,6 +39,9 @@ from core.specs import (
 )
 
 __all__ = [
+    "state_equivalent_tokens",
+    "cache_by_layer_type",
+    "linear_state_bytes_per_sequence",
     "GGUF_BLOCKS",
     "gguf_bits_per_weight",
     "DTYPE_BYTES",
@@ -321,8 +324,45 @@ def kv_bytes_per_sequence(model: ModelSpec, context_len, kv_dtype: str = "bf16")
     Llama 4: 3 of 4 layers at 8,192); a DSA indexer key is cached for every token on every layer.
     """
     ctx = _context_array(context_len)
-    out = _attention_kv_per_sequence(model, ctx, kv_dtype) + _indexer_kv_per_sequence(model, ctx)
+    out = (_attention_kv_per_sequence(model, ctx, kv_dtype) + _indexer_kv_per_sequence(model, ctx)
+           + linear_state_bytes_per_sequence(model))
     return float(out) if np.ndim(out) == 0 else out
+
+
+def cache_by_layer_type(model: ModelSpec, context_len: int, kv_dtype: str = "bf16") -> dict[str, float]:
+    """One sequence's cache at ``context_len`` tokens split by layer type, bytes (whole model, before
+    any sharding): full-attention K/V, sliding-window K/V (capped at the window), DSA indexer keys and
+    linear-attention states. Only the types the model has are listed; the values sum to
+    ``kv_bytes_per_sequence``."""
+    ctx = float(_context_array(context_len))
+    per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
+    kv_layers = model.kv_layers
+    windowed = model.sliding_window_layers * kv_layers / model.num_layers if model.sliding_window else 0.0
+    out: dict[str, float] = {}
+    full = per_layer * (kv_layers - windowed) * ctx
+    if full:
+        out["full-attention K/V"] = full
+    if windowed:
+        out[f"sliding-window K/V (last {model.sliding_window:,} tokens)"] = per_layer * windowed * min(ctx, model.sliding_window)
+    idx = float(_indexer_kv_per_sequence(model, np.float64(ctx)))
+    if idx:
+        out["sparse-attention indexer keys"] = idx
+    state = linear_state_bytes_per_sequence(model)
+    if state:
+        out["linear-attention state (fixed)"] = state
+    return out
+
+
+def state_equivalent_tokens(model: ModelSpec, kv_dtype: str = "bf16") -> float:
+    """How many tokens of K/V cache a sequence's fixed linear-attention state weighs (0 without one)."""
+    per_token = kv_bytes_per_token(model, kv_dtype)
+    return linear_state_bytes_per_sequence(model) / per_token if per_token else 0.0
+
+
+def linear_state_bytes_per_sequence(model: ModelSpec) -> float:
+    """The fixed recurrent state of one sequence over all linear-attention layers (0 without them):
+    constant in context length, present from the first token."""
+    return float(len(model.linear_attention_layers) * model.linear_state_bytes)
 
 
 def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range):
@@ -330,11 +370,17 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
     layers, split over TP up to the KV heads (MLA's latent and the indexer key are replicated)."""
     ctx = _context_array(ctx)
     kv_split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
-    kv_fraction = sum(1 for i in stage if i % model.cla_share_factor == 0) / model.kv_layers
+    linear = set(model.linear_attention_layers)
+    attn_idx = [i for i in range(model.num_layers) if i not in linear]
+    in_stage = set(stage)
+    kv_fraction = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0) / model.kv_layers
     fraction = len(stage) / model.num_layers
+    # a linear layer's state splits over TP with its heads (vLLM / SGLang shard Gated DeltaNet and Mamba heads)
+    state = sum(1 for i in stage if i in linear) * model.linear_state_bytes / tp
     return (
         kv_fraction * _attention_kv_per_sequence(model, ctx, kv_dtype) / kv_split
         + fraction * _indexer_kv_per_sequence(model, ctx)
+        + state
     )
 
 

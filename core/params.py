@@ -99,7 +99,7 @@ def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True) -> int:
         d = m.head_dim
         dv = m.v_head_dim or d
         nkv = m.num_kv_heads
-        q = h * nq * d
+        q = h * nq * d * (2 if m.attn_output_gate else 1)
         kv = (h * nkv * d + h * nkv * dv) if stores_kv else 0
         o = nq * dv * h
         total = q + kv + o
@@ -158,9 +158,10 @@ def mtp_routed_expert_params(m: ModelSpec) -> int:
 
 def _attention_total(m: ModelSpec) -> int:
     kv_layers = m.kv_layers
-    return kv_layers * attention_params_per_layer(m) + (m.num_layers - kv_layers) * attention_params_per_layer(
-        m, stores_kv=False
-    )
+    linear = len(m.linear_attention_layers)
+    return (kv_layers * attention_params_per_layer(m)
+            + (m.num_layers - linear - kv_layers) * attention_params_per_layer(m, stores_kv=False)
+            + linear * m.linear_attention_params)
 
 
 def expert_params(m: ModelSpec) -> int:

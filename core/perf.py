@@ -256,14 +256,19 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     ctx = cfg.context_len
     windowed = model.sliding_window_layers / L if model.sliding_window else 0.0
     eff_ctx = (1 - windowed) * ctx + windowed * min(ctx, model.sliding_window or ctx)
+    softmax_frac = model.attention_layers / L  # linear-attention layers score against a fixed state instead
+    state_per_layer = memory.linear_state_bytes_per_sequence(model) / tp / L
     if cfg.phase == "decode":
         seqs = t_attn
-        score_flops = seqs * nq_rank * per_ctx * eff_ctx
-        kv_bytes = seqs * memory.kv_bytes_per_sequence_on_gpu(model, eff_ctx, prec.kv_cache, tp, range(L)) / L
+        score_flops = seqs * nq_rank * per_ctx * eff_ctx * softmax_frac
+        # reads the K/V (and any linear state) once; a linear layer also writes its whole state back
+        kv_bytes = seqs * (memory.kv_bytes_per_sequence_on_gpu(model, eff_ctx, prec.kv_cache, tp, range(L)) / L
+                           + state_per_layer)
     else:
         seqs = t_attn / ctx
-        score_flops = seqs * nq_rank * per_ctx * eff_ctx * ctx / 2.0  # causal: half the square
-        kv_bytes = t_attn * memory.kv_bytes_per_sequence_on_gpu(model, 1, prec.kv_cache, tp, range(L)) / L  # written once
+        score_flops = seqs * nq_rank * per_ctx * eff_ctx * ctx / 2.0 * softmax_frac  # causal: half the square
+        per_token = memory.kv_bytes_per_sequence_on_gpu(model, 1, prec.kv_cache, tp, range(L)) / L - state_per_layer
+        kv_bytes = t_attn * per_token + seqs * state_per_layer  # K/V written once per token, a state once per sequence
     score_s = _kernel_s(float(score_flops), float(kv_bytes), peak_attn, bw, attn_f)
 
     # --- dense FFN, shared experts, router, parallel MLP (per layer of each kind)

@@ -139,6 +139,9 @@ class PublishedCounts(BaseModel):
     )
     includes_mtp: bool = False
     includes_vision: bool = False
+    active_rounded_to: NonNegInt = Field(
+        0, description="the published active figure is a name rounded to this many parameters (Qwen3.5-35B-A3B: "
+                       "'3B' = 1e9), so it is matched within half of it instead of within 3%")
     counting_notes: str = ""
     source: str = ""
     verified: Literal["primary", "secondary", "unverified"] = "unverified"
@@ -188,6 +191,13 @@ class ModelSpec(BaseModel):
     sliding_window_layers: NonNegInt = Field(0, description="layers whose cache is capped at sliding_window")
     index_n_heads: NonNegInt = Field(0, description="DeepSeek sparse attention (DSA) indexer heads")
     index_head_dim: NonNegInt = Field(0, description="DSA indexer key size (cached in FP8 + fp32 scale)")
+    attn_output_gate: bool = Field(False, description="gated attention: q_proj also emits a per-head output gate")
+    linear_attention_layers: tuple[int, ...] = Field(
+        (), description="indexes of layers whose mixer is linear attention (Gated DeltaNet, KDA, Mamba-2): "
+                        "a fixed recurrent state per sequence instead of a K/V cache")
+    linear_attention_params: NonNegInt = Field(0, description="parameters of one linear-attention mixer")
+    linear_state_bytes: NonNegInt = Field(
+        0, description="recurrent + convolution state of one sequence in one linear layer, bytes (fp32 state)")
 
     # feed-forward
     dense_layers: tuple[int, ...] = Field(
@@ -209,7 +219,7 @@ class ModelSpec(BaseModel):
     source: str = ""
     notes: str = ""
 
-    @field_validator("dense_layers")
+    @field_validator("dense_layers", "linear_attention_layers")
     @classmethod
     def _sorted_unique(cls, v: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted(set(v)))
@@ -238,6 +248,11 @@ class ModelSpec(BaseModel):
                 raise ValueError("a model without a MoE block must list every layer in dense_layers")
         if self.dense_layers and self.dense_intermediate_size == 0:
             raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
+        if self.linear_attention_layers and not (0 <= self.linear_attention_layers[0]
+                                                  and self.linear_attention_layers[-1] < self.num_layers):
+            raise ValueError("linear_attention_layers must be layer indexes 0 .. num_layers-1")
+        if len(self.linear_attention_layers) >= self.num_layers:
+            raise ValueError("at least one layer must be a softmax-attention layer")
         if self.sliding_window_layers > self.num_layers:
             raise ValueError("sliding_window_layers cannot exceed num_layers")
         if self.sliding_window_layers and self.sliding_window is None:
@@ -259,8 +274,14 @@ class ModelSpec(BaseModel):
 
     @property
     def kv_layers(self) -> int:
-        """Layers that store their own K/V (cross-layer attention shares one among several)."""
-        return -(-self.num_layers // self.cla_share_factor)
+        """Layers that store their own K/V (cross-layer attention shares one among several; linear-
+        attention layers keep a fixed state instead)."""
+        return -(-(self.num_layers - len(self.linear_attention_layers)) // self.cla_share_factor)
+
+    @property
+    def attention_layers(self) -> int:
+        """Softmax-attention layers (all but the linear-attention ones)."""
+        return self.num_layers - len(self.linear_attention_layers)
 
     @property
     def total_params(self) -> int:

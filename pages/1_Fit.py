@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import memory
 from core.specs import Precision
-from ui.charts import COMPONENT_LABELS, max_sequences_chart, memory_stack_chart
+from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
 from ui.scenario import catalog, current_model, page_setup, sidebar
 
@@ -169,6 +169,30 @@ if (with_draft > 0).any():
     )
 else:
     st.info("No sequence fits at any context length: the weights leave no room for a KV cache.")
+
+# ---- cache per sequence by layer type (a curve, not a rate)
+layer_rows = [
+    {"context": f"{n:,} tokens", "order": i, "layer type": k, "gib": v / 2**30}
+    for i, n in enumerate(sorted({4096, 32768, 131072, ctx} & set(range(1, cap + 1))))
+    for k, v in memory.cache_by_layer_type(model, n, prec.kv_cache).items()
+]
+if layer_rows:
+    st.subheader("Cache per sequence by layer type")
+    lt = pd.DataFrame(layer_rows)
+    st.altair_chart(
+        grouped_bars_chart(lt, x="context", y="gib", series="layer type", x_title="context per sequence",
+                           y_title="cache per sequence (GiB)", title=f"{model.name}: what one sequence keeps",
+                           subtitle=f"whole model, {prec.kv_cache} K/V, before sharding; fixed states do not grow with context",
+                           x_in_order=True),
+        width="stretch",
+    )
+    state = memory.linear_state_bytes_per_sequence(model)
+    if state:
+        st.caption(
+            f"The {len(model.linear_attention_layers)} linear-attention layers hold {state / 2**20:,.1f} MiB per sequence "
+            f"whatever the context (as much as {memory.state_equivalent_tokens(model, prec.kv_cache):,.0f} "
+            "tokens of K/V); each decode step reads and writes all of it. They split over TP with their heads."
+        )
 
 # ---- minimum GPUs per type and precision
 st.subheader(f"Minimum GPUs to hold {model.name}")

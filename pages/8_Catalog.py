@@ -81,7 +81,7 @@ st.dataframe(
     column_order=[
         "name", "kind", "release_date", "attention", "layers", "routed_experts", "top_k", "shared_experts",
         "total_b", "active_b", "active_ratio_pct", "flops_per_token_g", "kv_elems_per_token_per_layer",
-        "kv_bytes_per_token_bf16", "published_total_b", "total_error_pct", "published_active_b",
+        "kv_bytes_per_token_bf16", "linear_state_mib_per_seq", "published_total_b", "total_error_pct", "published_active_b",
         "active_error_pct", "active_convention", "mtp_b", "vision_b", "tokenizer_family",
         "max_context_tokens", "source", "counts_source",
     ],
@@ -106,6 +106,7 @@ st.dataframe(
         "published_active_b": num("Published active (B)", format="%.2f"),
         "active_error_pct": num("Active vs published (%)", format="%+.2f"),
         "active_convention": "Active counted",
+        "linear_state_mib_per_seq": num("Linear-attention state per sequence (MiB)", format="%.1f"),
         "mtp_b": num("MTP module (B)", format="%.2f"),
         "vision_b": num("Vision tower (B)", format="%.3f"),
         "tokenizer_family": "Tokenizer",

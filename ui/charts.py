@@ -337,11 +337,14 @@ def expert_load_chart(loads: pd.DataFrame, *, mean: float, threshold: float, tit
 
 
 def grouped_bars_chart(data: pd.DataFrame, *, x: str, y: str, series: str, x_title: str, y_title: str, title: str,
-                       subtitle: str = "", hrule: float | None = None, hrule_label: str = "") -> alt.TopLevelMixin:
-    """Side-by-side bars per x for each series (e.g. per-GPU load before / after EPLB)."""
+                       subtitle: str = "", hrule: float | None = None, hrule_label: str = "",
+                       x_in_order: bool = False) -> alt.TopLevelMixin:
+    """Side-by-side bars per x for each series (e.g. per-GPU load before / after EPLB). ``x_in_order``:
+    keep the x values in the order of ``data`` instead of sorting them."""
     order = list(dict.fromkeys(data[series]))
+    x_sort = list(dict.fromkeys(data[x])) if x_in_order else "ascending"
     bars = alt.Chart(data).mark_bar().encode(
-        x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0)),
+        x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0), sort=x_sort),
         xOffset=alt.XOffset(f"{series}:N", sort=order),
         y=alt.Y(f"{y}:Q", title=y_title),
         color=alt.Color(f"{series}:N", title=None, sort=order, scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)]),

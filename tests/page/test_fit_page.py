@@ -18,7 +18,7 @@ def test_default_scenario_fits():
     # 64 sequences x 2,560 tokens x 70,272 B (MLA latent, whole on every TP rank) = 11.5 GB
     assert m["KV cache for the workload"] == "11.5 GB"
     charts = at.get("vega_lite_chart")
-    assert len(charts) == 2
+    assert len(charts) == 3  # memory per GPU, sequences vs context, cache per layer type
     min_gpus = frame_with(at, "GPU").set_index("GPU")
     assert min_gpus.loc["NVIDIA H200 SXM 141GB", "fp8"] == "8"
     assert min_gpus.loc["NVIDIA H100 SXM5 80GB", "fp8"] == "16"
@@ -136,3 +136,10 @@ def test_every_gpu_with_qwen3_30b(gpu_id):
 
 def run(**query):
     return run_page('pages/1_Fit.py', timeout=60, **query)
+
+
+def test_linear_attention_model_shows_its_fixed_state():
+    at = run(model="qwen3.5-397b-a17b", w="fp8")
+    # 45 Gated DeltaNet layers x 4,268,032 B = 183.2 MiB; / (15 x 2,048 B per token) = 6,252 tokens of K/V
+    cap = next(c.value for c in at.caption if "linear-attention layers hold" in c.value)
+    assert "The 45 linear-attention layers hold 183.2 MiB per sequence" in cap and "6,252 tokens of K/V" in cap

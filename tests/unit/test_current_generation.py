@@ -67,3 +67,55 @@ def test_glm5_mtp_is_counted_apart():
 def test_kimi_k25_needs_text_config():
     with pytest.raises(ValueError, match="text_config"):
         hf_config.model_from_hf_config({"model_type": "kimi_k25"}, model_id="k")
+
+
+# ---- Qwen3.5: Gated DeltaNet linear attention beside gated full attention
+
+Q397 = cat.model("qwen3.5-397b-a17b")
+
+
+def test_qwen35_layer_pattern_and_module_sizes():
+    assert len(Q397.linear_attention_layers) == 45 and Q397.attention_layers == 15
+    assert 3 not in Q397.linear_attention_layers and 0 in Q397.linear_attention_layers  # every 4th is full
+    # GDN (h 4096; 16 key heads x 128, 64 value heads x 128, conv kernel 4):
+    # in_proj_qkvz 4096 x 20480 + in_proj_ba 4096 x 128 + conv 12288 x 4 + dt_bias/A_log 128 + norm 128
+    # + out_proj 8192 x 4096 = 118,014,208
+    assert Q397.linear_attention_params == 4096 * 20480 + 4096 * 128 + 12288 * 4 + 128 + 128 + 8192 * 4096 == 118_014_208
+    # gated GQA: q 4096 x (32 x 256 x 2) + k, v 2 x 4096 x 512 + o 8192 x 4096 + q/k norms 512 = 104,858,112
+    assert params.attention_params_per_layer(Q397) == 104_858_112
+
+
+def test_qwen35_state_and_cache_per_sequence():
+    # state: 64 value heads x 128 x 128 x 4 B (fp32) + 12,288 conv channels x 3 x 2 B = 4,268,032 B per layer
+    assert Q397.linear_state_bytes == 64 * 128 * 128 * 4 + 12288 * 3 * 2 == 4_268_032
+    assert memory.linear_state_bytes_per_sequence(Q397) / 2**20 == pytest.approx(183.16, abs=0.01)  # 45 layers
+    # only the 15 full layers grow with context: 2 KV heads x 256 x 2 (K, V) x 2 B = 2,048 B per token each
+    assert memory.kv_bytes_per_token(Q397, "bf16") == 15 * 2048
+    # at 4K: 15 x 2,048 x 4,096 + 45 x 4,268,032 = 317,890,560 B = 0.296 GiB; 32K 1.12 GiB; 128K 3.93 GiB
+    for tokens, gib in ((4096, 0.296), (32768, 1.12), (131072, 3.93)):
+        assert memory.kv_bytes_per_sequence(Q397, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
+    parts = memory.cache_by_layer_type(Q397, 4096)
+    assert parts == {"full-attention K/V": 15 * 2048 * 4096, "linear-attention state (fixed)": 45 * 4_268_032}
+    # the state is worth 183.2 MiB / 30,720 B = 6,252 tokens of K/V
+    assert memory.state_equivalent_tokens(Q397) == pytest.approx(45 * 4_268_032 / 30_720)
+
+
+def test_qwen35_state_splits_over_tp_but_one_kv_head_does_not():
+    # TP 4: 2 KV heads cannot split four ways (each rank keeps one: / 2); GDN heads split four ways
+    per_gpu = memory.kv_bytes_per_sequence_on_gpu(Q397, 4096, "bf16", 4, range(60))
+    assert per_gpu == pytest.approx(15 * 2048 * 4096 / 2 + 45 * 4_268_032 / 4)
+
+
+def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
+    # default layout on 8 H200s (TP 8): per GPU a 256-token sequence keeps 15 x 2,048 x 256 / 2 = 3,932,160 B
+    # of K/V (2 KV heads: each rank keeps one) and 45 x 4,268,032 / 8 = 24,007,680 B of state, so dropping
+    # the state would fit (3,932,160 + 24,007,680) / 3,932,160 = 7.1x as many sequences
+    from core.specs import MemoryAssumptions
+
+    gpu = cat.gpu("h200")
+    lay = memory.default_layout(Q397, 8)
+    a = MemoryAssumptions()
+    n = int(memory.max_concurrent_sequences(Q397, gpu, lay, "fp8", [256], assumptions=a)[0])
+    without_state = Q397.model_copy(update={"linear_state_bytes": 0})
+    n0 = int(memory.max_concurrent_sequences(without_state, gpu, lay, "fp8", [256], assumptions=a)[0])
+    assert n0 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
