@@ -577,10 +577,15 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
     dense_set = set(model.dense_layers)
     n_dense = sum(1 for i in stage if i in dense_set)
     n_moe = len(stage) - n_dense if model.moe is not None else 0
-    n_kv = sum(1 for i in stage if i % model.cla_share_factor == 0)
-    attn = n_kv * params.attention_params_per_rank(model, tp) + (len(stage) - n_kv) * params.attention_params_per_rank(
-        model, tp, stores_kv=False
-    )
+    linear = set(model.linear_attention_layers)
+    attn_idx = [i for i in range(model.num_layers) if i not in linear]
+    in_stage = set(stage)
+    n_attn = sum(1 for i in attn_idx if i in in_stage)
+    n_kv = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0)
+    n_linear = len(stage) - n_attn
+    attn = (n_kv * params.attention_params_per_rank(model, tp)
+            + (n_attn - n_kv) * params.attention_params_per_rank(model, tp, stores_kv=False)
+            + n_linear * model.linear_attention_params / tp)  # linear mixers shard over TP with their heads
     p: dict[str, float] = {
         "embedding": model.vocab_size * h / tp if first else 0.0,
         "lm_head": model.vocab_size * h / tp if last and (not model.tie_word_embeddings or layout.pp > 1) else 0.0,

@@ -240,7 +240,9 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     nq_rank = model.num_attention_heads / tp
 
     # --- attention projections (per layer)
-    proj_p = params.attention_params_per_rank(model, tp)
+    n_linear = len(model.linear_attention_layers)
+    # per layer on average: softmax-attention projections, and linear mixers (sharded with their heads)
+    proj_p = ((L - n_linear) * params.attention_params_per_rank(model, tp) + n_linear * model.linear_attention_params / tp) / L
     proj_flops = 2.0 * proj_p * t_attn
     if model.attention is AttentionKind.MLA and cfg.phase == "decode":
         # absorbed MLA: q_nope x W_UK and the latent x W_UV per token instead of expanding K/V

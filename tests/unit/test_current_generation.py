@@ -119,3 +119,14 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
     without_state = Q397.model_copy(update={"linear_state_bytes": 0})
     n0 = int(memory.max_concurrent_sequences(without_state, gpu, lay, "fp8", [256], assumptions=a)[0])
     assert n0 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
+
+
+def test_qwen35_weights_per_gpu_count_the_linear_mixers():
+    # one GPU (TP 1, no EP): its weights are the whole model, so the stage sum must equal the total
+    from core.specs import ParallelLayout
+
+    lay = ParallelLayout()
+    stage = memory.stage_memories(cat.model("qwen3.5-35b-a3b"), cat.gpu("h200"), lay, "bf16",
+                                  memory.Workload(batch=1, input_len=1, output_len=1))[0]
+    total = params.total_params(cat.model("qwen3.5-35b-a3b"))
+    assert stage.weights_bytes == pytest.approx(2 * total, rel=1e-6)  # bf16 everywhere
