@@ -32,6 +32,7 @@ __all__ = [
     "parse_config_text",
     "moonvit_params",
     "qwen_vl_vision_params",
+    "gemma4_vision_params",
     "vision_tower_params",
 ]
 
@@ -475,6 +476,67 @@ def _qwen35(f: _Fields) -> dict[str, Any]:
     return out
 
 
+def gemma4_vision_params(vc: Mapping[str, Any], text_hidden: int) -> int:
+    """Estimated Gemma 4 vision encoder: ``num_hidden_layers`` blocks of attention (q, k, v, o without
+    biases, 4h^2, q/k norms) and a GeGLU MLP (3 h f) with four norms, a p x p x 3 patch projection and a
+    linear projection to the text width. The position table is not counted (its layout was not read).
+    26B-A4B: 0.549B (card: ~550M)."""
+    f = _Fields(vc, "gemma4 vision_config")
+    h, inter, layers = f.int("hidden_size"), f.int("intermediate_size"), f.int("num_hidden_layers")
+    d, p = f.int("head_dim", default=h // max(f.int("num_attention_heads"), 1)), f.int("patch_size")
+    per_layer = 4 * h * h + 3 * h * inter + 4 * h + 2 * d
+    return layers * per_layer + 3 * p * p * h + h * text_hidden
+
+
+def _gemma4(f: _Fields) -> dict[str, Any]:
+    """Gemma 4 (MoE variant): sliding-window GQA layers and global layers with their own KV heads and
+    head size (K used as V, still cached twice); a dense GeGLU MLP beside the MoE on every layer; the
+    router has a per-dimension and a per-expert scale; 7 norms per layer; tied embeddings."""
+    text = f.cfg.get("text_config", f.cfg)
+    if not isinstance(text, Mapping):
+        raise ValueError("config.json (gemma4): field 'text_config' must be an object")
+    t = _Fields(text, "gemma4")
+    c = _common(t)
+    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", True))
+    layers = c["num_layers"]
+    types = text.get("layer_types")
+    if not (isinstance(types, list) and len(types) == layers
+            and all(x in ("sliding_attention", "full_attention") for x in types)):
+        raise ValueError(f"config.json (gemma4): field 'layer_types' must list 'sliding_attention' or "
+                         f"'full_attention' for each of the {layers} layers")
+    glob = [i for i, x in enumerate(types) if x == "full_attention"]
+    if t.int("hidden_size_per_layer_input", default=0, minimum=0):
+        raise ValueError("config.json (gemma4): per-layer input embeddings (hidden_size_per_layer_input > 0) "
+                         "are not modelled; only the MoE Gemma 4 layout is")
+    if not t.bool("enable_moe_block", False):
+        raise ValueError("config.json (gemma4): only the MoE variant (enable_moe_block true) is modelled")
+    attn = _attention_gqa(t, c["hidden_size"])
+    out = dict(
+        c,
+        **attn,
+        qk_norm=True,
+        sliding_window=t.int("sliding_window"),
+        sliding_window_layers=layers - len(glob),
+        global_layers=tuple(glob),
+        global_num_kv_heads=t.int("num_global_key_value_heads"),
+        global_head_dim=t.int("global_head_dim"),
+        global_k_eq_v=t.bool("attention_k_eq_v", False),
+        dense_layers=(),
+        parallel_dense_intermediate_size=t.int("intermediate_size"),
+        moe=MoESpec(
+            n_routed_experts=t.int("num_experts"),
+            top_k=t.int("top_k_experts"),
+            expert_intermediate_size=t.int("moe_intermediate_size"),
+            router_bias=True,  # stands in for the per-expert scale (one value per expert)
+        ),
+        norms_per_layer=8,  # 7 RMSNorms + the router's per-dimension scale
+    )
+    vc = f.cfg.get("vision_config")
+    if isinstance(vc, Mapping) and vc:
+        out["vision_params"] = gemma4_vision_params(vc, c["hidden_size"])
+    return out
+
+
 def _gpt_oss(f: _Fields) -> dict[str, Any]:
     """gpt-oss: every layer MoE with biased experts (gate_up 2f + down h biases) and a biased router,
     q/k/v/o biases, a learned sink per head, alternating 128-token sliding-window layers."""
@@ -592,6 +654,8 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "glm_moe_dsa": _deepseek,
     "qwen3_5_moe": _qwen35,
     "qwen3_5_moe_text": _qwen35,
+    "gemma4": _gemma4,
+    "gemma4_text": _gemma4,
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
     "qwen3_moe": _qwen_moe,
@@ -617,6 +681,7 @@ _ARCH_TO_TYPE = {
     "KimiK25ForConditionalGeneration": "kimi_k25",
     "GlmMoeDsaForCausalLM": "glm_moe_dsa",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+    "Gemma4ForConditionalGeneration": "gemma4",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",

@@ -39,6 +39,7 @@ from core.specs import (
 )
 
 __all__ = [
+    "global_kv_elements_per_token_per_layer",
     "state_equivalent_tokens",
     "cache_by_layer_type",
     "linear_state_bytes_per_sequence",
@@ -290,10 +291,39 @@ def kv_bytes_per_token(model: ModelSpec, kv_dtype: str = "bf16") -> float:
     cla_share_factor`` layers) ``+ num_layers * indexer key bytes`` (DSA).
     """
     per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
+    if model.global_layers:
+        n_g = len(model.global_layers)
+        return float((model.kv_layers - n_g) * per_layer
+                     + n_g * global_kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype))
     return float(model.kv_layers * per_layer + model.num_layers * _indexer_bytes_per_token_per_layer(model))
 
 
+def global_kv_elements_per_token_per_layer(model: ModelSpec) -> int:
+    """Cached elements per token in one global layer (Gemma 4: K and V both cached, even where V is K)."""
+    return int(2 * model.global_num_kv_heads * model.global_head_dim)
+
+
+def _kv_groups(model: ModelSpec, ctx, kv_dtype: str) -> list[tuple[str, float, float, int]]:
+    """(label, layers, bytes per sequence per layer, KV heads for the TP split) per group of softmax
+    layers that share a cache geometry. A DSA indexer and linear states are not included."""
+    b = _kv_dtype_bytes(kv_dtype)
+    per_layer = kv_elements_per_token_per_layer(model) * b
+    heads = 10**9 if model.attention is AttentionKind.MLA else model.num_kv_heads
+    capped = np.minimum(ctx, model.sliding_window) if model.sliding_window else ctx
+    win = f"sliding-window K/V (last {model.sliding_window:,} tokens)" if model.sliding_window else ""
+    if model.global_layers:
+        n_g = len(model.global_layers)
+        return [(win, model.kv_layers - n_g, per_layer * capped, heads),
+                ("full-attention K/V", n_g, global_kv_elements_per_token_per_layer(model) * b * ctx,
+                 model.global_num_kv_heads)]
+    windowed = model.sliding_window_layers * model.kv_layers / model.num_layers if model.sliding_window else 0.0
+    return [("full-attention K/V", model.kv_layers - windowed, per_layer * ctx, heads),
+            (win, windowed, per_layer * capped, heads)]
+
+
 def _attention_kv_per_sequence(model: ModelSpec, ctx: np.ndarray, kv_dtype: str) -> np.ndarray:
+    if model.global_layers:
+        return sum(n * per for _, n, per, _ in _kv_groups(model, ctx, kv_dtype))
     per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
     kv_layers = model.kv_layers
     windowed = model.sliding_window_layers * kv_layers / model.num_layers if model.sliding_window else 0.0
@@ -335,15 +365,10 @@ def cache_by_layer_type(model: ModelSpec, context_len: int, kv_dtype: str = "bf1
     linear-attention states. Only the types the model has are listed; the values sum to
     ``kv_bytes_per_sequence``."""
     ctx = float(_context_array(context_len))
-    per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
-    kv_layers = model.kv_layers
-    windowed = model.sliding_window_layers * kv_layers / model.num_layers if model.sliding_window else 0.0
     out: dict[str, float] = {}
-    full = per_layer * (kv_layers - windowed) * ctx
-    if full:
-        out["full-attention K/V"] = full
-    if windowed:
-        out[f"sliding-window K/V (last {model.sliding_window:,} tokens)"] = per_layer * windowed * min(ctx, model.sliding_window)
+    for label, n, per, _ in _kv_groups(model, np.float64(ctx), kv_dtype):
+        if n and per:
+            out[label] = float(n * per)
     idx = float(_indexer_kv_per_sequence(model, np.float64(ctx)))
     if idx:
         out["sparse-attention indexer keys"] = idx
@@ -377,6 +402,15 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
     fraction = len(stage) / model.num_layers
     # a linear layer's state splits over TP with its heads (vLLM / SGLang shard Gated DeltaNet and Mamba heads)
     state = sum(1 for i in stage if i in linear) * model.linear_state_bytes / tp
+    if model.global_layers:
+        glob = set(model.global_layers)
+        n_g_stage = sum(1 for i in stage if i in glob)
+        n_s_stage = len(stage) - n_g_stage
+        kv = 0.0
+        for label, n, per, heads in _kv_groups(model, ctx, kv_dtype):
+            here = n_g_stage if label == "full-attention K/V" else n_s_stage
+            kv = kv + here * per / min(tp, heads)
+        return kv + state
     return (
         kv_fraction * _attention_kv_per_sequence(model, ctx, kv_dtype) / kv_split
         + fraction * _indexer_kv_per_sequence(model, ctx)
@@ -583,7 +617,9 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
     n_attn = sum(1 for i in attn_idx if i in in_stage)
     n_kv = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0)
     n_linear = len(stage) - n_attn
-    attn = (n_kv * params.attention_params_per_rank(model, tp)
+    n_glob = sum(1 for i in model.global_layers if i in in_stage)
+    attn = ((n_kv - n_glob) * params.attention_params_per_rank(model, tp)
+            + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
             + (n_attn - n_kv) * params.attention_params_per_rank(model, tp, stores_kv=False)
             + n_linear * model.linear_attention_params / tp)  # linear mixers shard over TP with their heads
     p: dict[str, float] = {

@@ -73,7 +73,7 @@ class Breakdown:
         return {c: getattr(self, c) for c in (*COMPONENTS, "mtp")}
 
 
-def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True) -> int:
+def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True, global_layer: bool = False) -> int:
     """Attention weights of one layer.
 
     MHA/GQA: q ``h*nq*d``, k and v ``h*nkv*d`` each (absent on layers that borrow K/V under
@@ -96,11 +96,9 @@ def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True) -> int:
         o = nq * v * h
         total = q + kv + o
     else:
-        d = m.head_dim
-        dv = m.v_head_dim or d
-        nkv = m.num_kv_heads
+        d, dv, nkv = _gqa_geometry(m, global_layer)
         q = h * nq * d * (2 if m.attn_output_gate else 1)
-        kv = (h * nkv * d + h * nkv * dv) if stores_kv else 0
+        kv = (h * nkv * d + (0 if global_layer and m.global_k_eq_v else h * nkv * dv)) if stores_kv else 0
         o = nq * dv * h
         total = q + kv + o
         if m.attention_bias:
@@ -118,7 +116,14 @@ def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True) -> int:
     return total
 
 
-def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = True) -> float:
+def _gqa_geometry(m: ModelSpec, global_layer: bool) -> tuple[int, int, int]:
+    """(head size, V head size, KV heads) of a sliding / ordinary layer or of a global layer."""
+    if global_layer:
+        return m.global_head_dim, m.global_head_dim, m.global_num_kv_heads
+    return m.head_dim, (m.v_head_dim or m.head_dim), m.num_kv_heads
+
+
+def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = True, global_layer: bool = False) -> float:
     """Attention weights one tensor-parallel rank holds for one layer (``tp = 1``: the whole layer).
 
     Sharded over ``tp`` (column/row parallel, as vLLM and SGLang do): the query and output
@@ -129,7 +134,7 @@ def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = Tr
     """
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
-    full = attention_params_per_layer(m, stores_kv=stores_kv)
+    full = attention_params_per_layer(m, stores_kv=stores_kv, global_layer=global_layer)
     h, nq = m.hidden_size, m.num_attention_heads
     indexer = 0
     if m.index_n_heads:
@@ -141,7 +146,9 @@ def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = Tr
         if m.q_lora_rank:
             replicated += h * m.q_lora_rank + m.q_lora_rank
         return replicated + (full - replicated) / tp
-    d, dv, nkv = m.head_dim, (m.v_head_dim or m.head_dim), m.num_kv_heads
+    d, dv, nkv = _gqa_geometry(m, global_layer)
+    if global_layer and m.global_k_eq_v:
+        dv = 0
     kv = (h * nkv * (d + dv) + (nkv * (d + dv) if m.attention_bias else 0)) if stores_kv else 0
     replicated = (h if m.attention_output_bias else 0) + (2 * d if m.qk_norm else 0) + indexer
     sharded = full - kv - replicated
@@ -159,7 +166,9 @@ def mtp_routed_expert_params(m: ModelSpec) -> int:
 def _attention_total(m: ModelSpec) -> int:
     kv_layers = m.kv_layers
     linear = len(m.linear_attention_layers)
-    return (kv_layers * attention_params_per_layer(m)
+    n_global = len(m.global_layers)
+    return ((kv_layers - n_global) * attention_params_per_layer(m)
+            + (n_global * attention_params_per_layer(m, global_layer=True) if n_global else 0)
             + (m.num_layers - linear - kv_layers) * attention_params_per_layer(m, stores_kv=False)
             + linear * m.linear_attention_params)
 

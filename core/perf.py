@@ -242,7 +242,10 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     # --- attention projections (per layer)
     n_linear = len(model.linear_attention_layers)
     # per layer on average: softmax-attention projections, and linear mixers (sharded with their heads)
-    proj_p = ((L - n_linear) * params.attention_params_per_rank(model, tp) + n_linear * model.linear_attention_params / tp) / L
+    n_glob = len(model.global_layers)
+    proj_p = ((L - n_linear - n_glob) * params.attention_params_per_rank(model, tp)
+              + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
+              + n_linear * model.linear_attention_params / tp) / L
     proj_flops = 2.0 * proj_p * t_attn
     if model.attention is AttentionKind.MLA and cfg.phase == "decode":
         # absorbed MLA: q_nope x W_UK and the latent x W_UV per token instead of expanding K/V
@@ -259,16 +262,21 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     windowed = model.sliding_window_layers / L if model.sliding_window else 0.0
     eff_ctx = (1 - windowed) * ctx + windowed * min(ctx, model.sliding_window or ctx)
     softmax_frac = model.attention_layers / L  # linear-attention layers score against a fixed state instead
+    attended = per_ctx * eff_ctx  # score + value elements per query head, averaged over layers
+    if n_glob:  # Gemma 4: sliding layers at head_dim over the window, global ones at global_head_dim over all
+        attended = ((L - n_glob) * per_ctx * min(ctx, model.sliding_window or ctx)
+                    + n_glob * 4.0 * model.global_head_dim * ctx) / L
     state_per_layer = memory.linear_state_bytes_per_sequence(model) / tp / L
     if cfg.phase == "decode":
         seqs = t_attn
-        score_flops = seqs * nq_rank * per_ctx * eff_ctx * softmax_frac
-        # reads the K/V (and any linear state) once; a linear layer also writes its whole state back
-        kv_bytes = seqs * (memory.kv_bytes_per_sequence_on_gpu(model, eff_ctx, prec.kv_cache, tp, range(L)) / L
+        score_flops = seqs * nq_rank * attended * softmax_frac
+        # reads the K/V (and any linear state) once; a linear layer also writes its whole state back.
+        # The full context goes in: the function caps the sliding-window layers itself.
+        kv_bytes = seqs * (memory.kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, tp, range(L)) / L
                            + state_per_layer)
     else:
         seqs = t_attn / ctx
-        score_flops = seqs * nq_rank * per_ctx * eff_ctx * ctx / 2.0 * softmax_frac  # causal: half the square
+        score_flops = seqs * nq_rank * attended * ctx / 2.0 * softmax_frac  # causal: half the square
         per_token = memory.kv_bytes_per_sequence_on_gpu(model, 1, prec.kv_cache, tp, range(L)) / L - state_per_layer
         kv_bytes = t_attn * per_token + seqs * state_per_layer  # K/V written once per token, a state once per sequence
     score_s = _kernel_s(float(score_flops), float(kv_bytes), peak_attn, bw, attn_f)

@@ -191,6 +191,11 @@ class ModelSpec(BaseModel):
     sliding_window_layers: NonNegInt = Field(0, description="layers whose cache is capped at sliding_window")
     index_n_heads: NonNegInt = Field(0, description="DeepSeek sparse attention (DSA) indexer heads")
     index_head_dim: NonNegInt = Field(0, description="DSA indexer key size (cached in FP8 + fp32 scale)")
+    global_layers: tuple[int, ...] = Field(
+        (), description="full-attention layers with their own geometry beside sliding-window ones (Gemma 4)")
+    global_num_kv_heads: NonNegInt = Field(0, description="KV heads of the global layers")
+    global_head_dim: NonNegInt = Field(0, description="head size of the global layers")
+    global_k_eq_v: bool = Field(False, description="global layers use K as V (no v_proj; both still cached)")
     attn_output_gate: bool = Field(False, description="gated attention: q_proj also emits a per-head output gate")
     linear_attention_layers: tuple[int, ...] = Field(
         (), description="indexes of layers whose mixer is linear attention (Gated DeltaNet, KDA, Mamba-2): "
@@ -219,7 +224,7 @@ class ModelSpec(BaseModel):
     source: str = ""
     notes: str = ""
 
-    @field_validator("dense_layers", "linear_attention_layers")
+    @field_validator("dense_layers", "linear_attention_layers", "global_layers")
     @classmethod
     def _sorted_unique(cls, v: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted(set(v)))
@@ -251,6 +256,11 @@ class ModelSpec(BaseModel):
         if self.linear_attention_layers and not (0 <= self.linear_attention_layers[0]
                                                   and self.linear_attention_layers[-1] < self.num_layers):
             raise ValueError("linear_attention_layers must be layer indexes 0 .. num_layers-1")
+        if self.global_layers:
+            if self.global_layers[-1] >= self.num_layers or not (self.global_num_kv_heads and self.global_head_dim):
+                raise ValueError("global_layers need indexes below num_layers, global_num_kv_heads and global_head_dim")
+            if self.linear_attention_layers or self.cla_share_factor > 1:
+                raise ValueError("global_layers cannot be combined with linear attention or cross-layer attention")
         if len(self.linear_attention_layers) >= self.num_layers:
             raise ValueError("at least one layer must be a softmax-attention layer")
         if self.sliding_window_layers > self.num_layers:

@@ -130,3 +130,39 @@ def test_qwen35_weights_per_gpu_count_the_linear_mixers():
                                   memory.Workload(batch=1, input_len=1, output_len=1))[0]
     total = params.total_params(cat.model("qwen3.5-35b-a3b"))
     assert stage.weights_bytes == pytest.approx(2 * total, rel=1e-6)  # bf16 everywhere
+
+
+# ---- Gemma 4: sliding and global layers with different head sizes, dense MLP beside the MoE
+
+G4 = cat.model("gemma-4-26b-a4b")
+
+
+def test_gemma4_attention_by_hand():
+    # sliding: q 2816 x 16 x 256 + k, v 2 x 2816 x 8 x 256 + o 4096 x 2816 + q/k norms 512 = 34,603,520
+    assert params.attention_params_per_layer(G4) == 2816 * 4096 + 2 * 2816 * 2048 + 4096 * 2816 + 512 == 34_603_520
+    # global: q 2816 x 16 x 512 + k 2816 x 2 x 512 (no v_proj) + o 8192 x 2816 + q/k norms 1024 = 49,022,976
+    assert params.attention_params_per_layer(G4, global_layer=True) == 2816 * 8192 + 2816 * 1024 + 8192 * 2816 + 1024
+
+
+def test_gemma4_cache_is_a_curve():
+    # first 1,024 tokens: 25 x 8,192 + 5 x 4,096 = 225,280 B per token; after: only the globals, 20,480 B
+    assert memory.kv_bytes_per_token(G4) == 225_280
+    at_4k = 25 * 8192 * 1024 + 5 * 4096 * 4096  # 293,601,280 B = 0.27 GiB
+    assert memory.kv_bytes_per_sequence(G4, 4096) == at_4k
+    assert memory.kv_bytes_per_sequence(G4, 8192) - memory.kv_bytes_per_sequence(G4, 4096) == 4096 * 20_480
+    for tokens, gib in ((32768, 0.82), (131072, 2.70)):
+        assert memory.kv_bytes_per_sequence(G4, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
+
+
+def test_gemma4_global_heads_stop_splitting_at_tp2():
+    # TP 4: sliding KV (8 heads) splits 4 ways, global KV (2 heads) only 2 ways
+    per_gpu = memory.kv_bytes_per_sequence_on_gpu(G4, 4096, "bf16", 4, range(30))
+    assert per_gpu == pytest.approx(25 * 8192 * 1024 / 4 + 5 * 4096 * 4096 / 2)
+
+
+def test_gemma4_weights_on_one_gpu_equal_the_total():
+    from core.specs import ParallelLayout
+
+    st = memory.stage_memories(G4, cat.gpu("h100-sxm"), ParallelLayout(), "bf16",
+                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
+    assert st.weights_bytes == pytest.approx(2 * params.total_params(G4), rel=1e-6)
