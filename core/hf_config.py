@@ -537,6 +537,53 @@ def _gemma4(f: _Fields) -> dict[str, Any]:
     return out
 
 
+def _minimax_m3(f: _Fields) -> dict[str, Any]:
+    """MiniMax-M3: GQA on every layer with per-head q/k norms; MSA block-sparse selection on the layers of
+    sparse_attention_config.sparse_attention_freq, each with an index query (heads x dim) and one bf16 index
+    key per token; moe_layer_freq marks the MoE layers (the others are dense of dense_intermediate_size);
+    routed + shared experts with a biased sigmoid router. The MTP modules are not modelled."""
+    c = _common(f)
+    layers = c["num_layers"]
+    freq = f.cfg.get("moe_layer_freq")
+    if isinstance(freq, list):
+        if len(freq) != layers or any(x not in (0, 1) for x in freq):
+            raise ValueError(f"config.json (minimax_m3): field 'moe_layer_freq' must be {layers} zeros and ones")
+        dense = [i for i, x in enumerate(freq) if x == 0]
+    else:
+        dense = list(range(f.int("first_k_dense_replace", default=0, minimum=0)))
+    sac = f.cfg.get("sparse_attention_config") or {}
+    if not isinstance(sac, Mapping):
+        raise ValueError("config.json (minimax_m3): field 'sparse_attention_config' must be an object")
+    extra: dict[str, Any] = {}
+    if sac.get("use_sparse_attention"):
+        sf = _Fields(sac, "minimax_m3 sparse_attention_config")
+        marks = sf.int_list("sparse_attention_freq")
+        if len(marks) != layers:
+            raise ValueError(f"config.json (minimax_m3): sparse_attention_freq must have {layers} entries")
+        idim = sf.int("sparse_index_dim")
+        extra = dict(index_n_heads=sf.int("sparse_num_index_heads"), index_head_dim=idim,
+                     index_layers=tuple(i for i, x in enumerate(marks) if x), index_key_bytes=2 * idim,
+                     index_weights_proj=False)
+    n_shared = f.int("n_shared_experts", default=0, minimum=0)
+    return dict(
+        c,
+        **_attention_gqa(f, c["hidden_size"]),
+        **extra,
+        qk_norm=f.bool("use_qk_norm", True),
+        attn_output_gate=f.bool("attention_output_gate", False),
+        dense_layers=tuple(dense),
+        dense_intermediate_size=f.int("dense_intermediate_size") if dense else 0,
+        moe=MoESpec(
+            n_routed_experts=f.int("num_local_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("moe_intermediate_size"),
+            n_shared_experts=n_shared,
+            shared_intermediate_size=f.int("shared_intermediate_size") if n_shared else 0,
+            router_bias=f.bool("use_routing_bias", False),
+        ),
+    )
+
+
 def _gpt_oss(f: _Fields) -> dict[str, Any]:
     """gpt-oss: every layer MoE with biased experts (gate_up 2f + down h biases) and a biased router,
     q/k/v/o biases, a learned sink per head, alternating 128-token sliding-window layers."""
@@ -655,6 +702,7 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "qwen3_5_moe": _qwen35,
     "qwen3_5_moe_text": _qwen35,
     "gemma4": _gemma4,
+    "minimax_m3": _minimax_m3,
     "gemma4_text": _gemma4,
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
@@ -682,6 +730,7 @@ _ARCH_TO_TYPE = {
     "GlmMoeDsaForCausalLM": "glm_moe_dsa",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "Gemma4ForConditionalGeneration": "gemma4",
+    "MiniMaxM3ForCausalLM": "minimax_m3",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",

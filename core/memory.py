@@ -276,6 +276,8 @@ def _kv_dtype_bytes(kv_dtype: str) -> float:
 def _indexer_bytes_per_token_per_layer(model: ModelSpec) -> int:
     if not model.index_head_dim:
         return 0
+    if model.index_key_bytes:
+        return model.index_key_bytes
     return model.index_head_dim * _INDEXER_KEY_BYTES_PER_ELEM + _INDEXER_SCALE_BYTES
 
 
@@ -295,7 +297,7 @@ def kv_bytes_per_token(model: ModelSpec, kv_dtype: str = "bf16") -> float:
         n_g = len(model.global_layers)
         return float((model.kv_layers - n_g) * per_layer
                      + n_g * global_kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype))
-    return float(model.kv_layers * per_layer + model.num_layers * _indexer_bytes_per_token_per_layer(model))
+    return float(model.kv_layers * per_layer + model.num_index_layers * _indexer_bytes_per_token_per_layer(model))
 
 
 def global_kv_elements_per_token_per_layer(model: ModelSpec) -> int:
@@ -332,7 +334,7 @@ def _attention_kv_per_sequence(model: ModelSpec, ctx: np.ndarray, kv_dtype: str)
 
 
 def _indexer_kv_per_sequence(model: ModelSpec, ctx: np.ndarray) -> np.ndarray:
-    return model.num_layers * _indexer_bytes_per_token_per_layer(model) * ctx
+    return model.num_index_layers * _indexer_bytes_per_token_per_layer(model) * ctx
 
 
 def _context_array(context_len) -> np.ndarray:
@@ -399,7 +401,8 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
     attn_idx = [i for i in range(model.num_layers) if i not in linear]
     in_stage = set(stage)
     kv_fraction = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0) / model.kv_layers
-    fraction = len(stage) / model.num_layers
+    idx_set = set(model.index_layers) if model.index_layers else set(range(model.num_layers))
+    index_fraction = (sum(1 for i in stage if i in idx_set) / len(idx_set)) if model.num_index_layers else 0.0
     # a linear layer's state splits over TP with its heads (vLLM / SGLang shard Gated DeltaNet and Mamba heads)
     state = sum(1 for i in stage if i in linear) * model.linear_state_bytes / tp
     if model.global_layers:
@@ -413,7 +416,7 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
         return kv + state
     return (
         kv_fraction * _attention_kv_per_sequence(model, ctx, kv_dtype) / kv_split
-        + fraction * _indexer_kv_per_sequence(model, ctx)
+        + index_fraction * _indexer_kv_per_sequence(model, ctx)
         + state
     )
 
@@ -622,6 +625,9 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
             + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
             + (n_attn - n_kv) * params.attention_params_per_rank(model, tp, stores_kv=False)
             + n_linear * model.linear_attention_params / tp)  # linear mixers shard over TP with their heads
+    if model.index_n_heads and model.index_layers:  # the indexer sits on some layers only (MiniMax-M3)
+        idx_set = set(model.index_layers)
+        attn -= sum(1 for i in stage if i not in idx_set) * params.indexer_params(model)
     p: dict[str, float] = {
         "embedding": model.vocab_size * h / tp if first else 0.0,
         "lm_head": model.vocab_size * h / tp if last and (not model.tie_word_embeddings or layout.pp > 1) else 0.0,

@@ -26,6 +26,7 @@ __all__ = [
     "active_params",
     "attention_params_per_layer",
     "attention_params_per_rank",
+    "indexer_params",
     "mtp_routed_expert_params",
     "active_breakdown",
     "breakdown",
@@ -109,11 +110,17 @@ def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True, global_l
             total += 2 * d
         if m.attention_sinks:
             total += nq
-    if m.index_n_heads:
-        ih, idim = m.index_n_heads, m.index_head_dim
-        q_in = m.q_lora_rank or h
-        total += q_in * ih * idim + h * idim + 2 * idim + h * ih
-    return total
+    return total + indexer_params(m)
+
+
+def indexer_params(m: ModelSpec) -> int:
+    """One layer's sparse-attention indexer: query projection (from q_lora, or h) to heads x dim, key
+    projection h -> dim, a norm (2 dim), head weights h -> heads (DeepSeek-V3.2 layout)."""
+    if not m.index_n_heads:
+        return 0
+    ih, idim = m.index_n_heads, m.index_head_dim
+    weights = m.hidden_size * ih if m.index_weights_proj else 0
+    return (m.q_lora_rank or m.hidden_size) * ih * idim + m.hidden_size * idim + 2 * idim + weights
 
 
 def _gqa_geometry(m: ModelSpec, global_layer: bool) -> tuple[int, int, int]:
@@ -136,10 +143,7 @@ def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = Tr
         raise ValueError(f"tp must be >= 1, got {tp}")
     full = attention_params_per_layer(m, stores_kv=stores_kv, global_layer=global_layer)
     h, nq = m.hidden_size, m.num_attention_heads
-    indexer = 0
-    if m.index_n_heads:
-        ih, idim = m.index_n_heads, m.index_head_dim
-        indexer = (m.q_lora_rank or h) * ih * idim + h * idim + 2 * idim + h * ih
+    indexer = indexer_params(m)
     if m.attention is AttentionKind.MLA:
         kvl, rope = m.kv_lora_rank, m.qk_rope_head_dim
         replicated = h * (kvl + rope) + kvl + indexer
@@ -167,7 +171,8 @@ def _attention_total(m: ModelSpec) -> int:
     kv_layers = m.kv_layers
     linear = len(m.linear_attention_layers)
     n_global = len(m.global_layers)
-    return ((kv_layers - n_global) * attention_params_per_layer(m)
+    no_indexer = (m.num_layers - m.num_index_layers) * indexer_params(m) if m.index_n_heads else 0
+    return -no_indexer + ((kv_layers - n_global) * attention_params_per_layer(m)
             + (n_global * attention_params_per_layer(m, global_layer=True) if n_global else 0)
             + (m.num_layers - linear - kv_layers) * attention_params_per_layer(m, stores_kv=False)
             + linear * m.linear_attention_params)

@@ -191,6 +191,11 @@ class ModelSpec(BaseModel):
     sliding_window_layers: NonNegInt = Field(0, description="layers whose cache is capped at sliding_window")
     index_n_heads: NonNegInt = Field(0, description="DeepSeek sparse attention (DSA) indexer heads")
     index_head_dim: NonNegInt = Field(0, description="DSA indexer key size (cached in FP8 + fp32 scale)")
+    index_layers: tuple[int, ...] = Field(
+        (), description="layers with a sparse-attention indexer; empty = every layer (DeepSeek-V3.2 DSA)")
+    index_weights_proj: bool = Field(True, description="the indexer has a per-head weight projection h -> heads (DSA)")
+    index_key_bytes: NonNegInt = Field(
+        0, description="cached index-key bytes per token per indexed layer; 0 = DSA's FP8 key + fp32 scale")
     global_layers: tuple[int, ...] = Field(
         (), description="full-attention layers with their own geometry beside sliding-window ones (Gemma 4)")
     global_num_kv_heads: NonNegInt = Field(0, description="KV heads of the global layers")
@@ -224,7 +229,7 @@ class ModelSpec(BaseModel):
     source: str = ""
     notes: str = ""
 
-    @field_validator("dense_layers", "linear_attention_layers", "global_layers")
+    @field_validator("dense_layers", "linear_attention_layers", "global_layers", "index_layers")
     @classmethod
     def _sorted_unique(cls, v: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted(set(v)))
@@ -256,6 +261,8 @@ class ModelSpec(BaseModel):
         if self.linear_attention_layers and not (0 <= self.linear_attention_layers[0]
                                                   and self.linear_attention_layers[-1] < self.num_layers):
             raise ValueError("linear_attention_layers must be layer indexes 0 .. num_layers-1")
+        if self.index_layers and (self.index_layers[-1] >= self.num_layers or not self.index_n_heads):
+            raise ValueError("index_layers need indexes below num_layers and index_n_heads > 0")
         if self.global_layers:
             if self.global_layers[-1] >= self.num_layers or not (self.global_num_kv_heads and self.global_head_dim):
                 raise ValueError("global_layers need indexes below num_layers, global_num_kv_heads and global_head_dim")
@@ -287,6 +294,13 @@ class ModelSpec(BaseModel):
         """Layers that store their own K/V (cross-layer attention shares one among several; linear-
         attention layers keep a fixed state instead)."""
         return -(-(self.num_layers - len(self.linear_attention_layers)) // self.cla_share_factor)
+
+    @property
+    def num_index_layers(self) -> int:
+        """Layers that carry a sparse-attention indexer (and cache its keys)."""
+        if not self.index_n_heads:
+            return 0
+        return len(self.index_layers) if self.index_layers else self.num_layers
 
     @property
     def attention_layers(self) -> int:

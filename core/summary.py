@@ -32,7 +32,10 @@ def model_row(m: ModelSpec) -> dict[str, Any]:
         "family": m.family,
         "kind": "MoE" if m.is_moe else "dense",
         "release_date": m.release_date,
-        "attention": m.attention.value + (" + CLA" if m.cla_share_factor > 1 else "") + (" + DSA" if m.index_n_heads else ""),
+        "attention": m.attention.value + (" + CLA" if m.cla_share_factor > 1 else "")
+        + (f" + sparse indexer ({m.num_index_layers} layers)" if m.index_n_heads else "")
+        + (f" + {len(m.linear_attention_layers)} linear-attention layers" if m.linear_attention_layers else "")
+        + (f" + {len(m.global_layers)} global / {m.num_layers - len(m.global_layers)} sliding" if m.global_layers else ""),
         "layers": m.num_layers,
         "hidden_size": m.hidden_size,
         "routed_experts": e.n_routed_experts if e else 0,

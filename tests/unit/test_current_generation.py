@@ -166,3 +166,26 @@ def test_gemma4_weights_on_one_gpu_equal_the_total():
     st = memory.stage_memories(G4, cat.gpu("h100-sxm"), ParallelLayout(), "bf16",
                                memory.Workload(batch=1, input_len=1, output_len=1))[0]
     assert st.weights_bytes == pytest.approx(2 * params.total_params(G4), rel=1e-6)
+
+
+# ---- MiniMax-M3: GQA everywhere, index keys on the 57 sparse layers
+
+M3 = cat.model("minimax-m3")
+
+
+def test_minimax_m3_index_keys_on_sparse_layers_only():
+    assert M3.num_index_layers == 57 and M3.index_layers[0] == 3 and M3.dense_layers == (0, 1, 2)
+    # indexer: index_q 6144 x 4 x 128 + index_k 6144 x 128 + q/k norms 256 (no weight projection)
+    assert params.indexer_params(M3) == 6144 * 512 + 6144 * 128 + 256 == 3_932_416
+    # cache per token: 60 x 2,048 B of K/V + 57 x 256 B of bf16 index keys = 137,472 B
+    assert memory.kv_bytes_per_token(M3) == 60 * 2048 + 57 * 256 == 137_472
+    for tokens, gib in ((4096, 0.52), (32768, 4.20), (131072, 16.78)):
+        assert memory.kv_bytes_per_sequence(M3, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
+
+
+def test_minimax_m3_weights_on_one_gpu_equal_the_total():
+    from core.specs import ParallelLayout
+
+    st = memory.stage_memories(M3, cat.gpu("b200"), ParallelLayout(), "bf16",
+                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
+    assert st.weights_bytes == pytest.approx(2 * params.total_params(M3), rel=1e-6)
