@@ -241,7 +241,8 @@ def _deepseek(f: _Fields) -> dict[str, Any]:
         dense, moe = list(range(layers)), None
     extra: dict[str, Any] = {}
     if f.has("index_n_heads") or f.family == "deepseek_v32":
-        extra = dict(index_n_heads=f.int("index_n_heads"), index_head_dim=f.int("index_head_dim"))
+        extra = dict(index_n_heads=f.int("index_n_heads"), index_head_dim=f.int("index_head_dim"),
+                     sparse_topk_tokens=f.int("index_topk", default=0, minimum=0))
     return dict(
         c,
         **attn,
@@ -563,7 +564,9 @@ def _minimax_m3(f: _Fields) -> dict[str, Any]:
         idim = sf.int("sparse_index_dim")
         extra = dict(index_n_heads=sf.int("sparse_num_index_heads"), index_head_dim=idim,
                      index_layers=tuple(i for i, x in enumerate(marks) if x), index_key_bytes=2 * idim,
-                     index_weights_proj=False)
+                     index_weights_proj=False,
+                     sparse_topk_tokens=(sf.int("sparse_topk_blocks") + sf.int("sparse_local_block", default=0, minimum=0)
+                                         + sf.int("sparse_init_block", default=0, minimum=0)) * sf.int("sparse_block_size"))
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     return dict(
         c,

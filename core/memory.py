@@ -39,6 +39,7 @@ from core.specs import (
 )
 
 __all__ = [
+    "decode_read_bytes_per_sequence",
     "global_kv_elements_per_token_per_layer",
     "state_equivalent_tokens",
     "cache_by_layer_type",
@@ -378,6 +379,23 @@ def cache_by_layer_type(model: ModelSpec, context_len: int, kv_dtype: str = "bf1
     if state:
         out["linear-attention state (fixed)"] = state
     return out
+
+
+def decode_read_bytes_per_sequence(model: ModelSpec, context_len: float, kv_dtype: str = "bf16") -> float:
+    """Cache bytes one decode step reads for one sequence (whole model): everything it stores, except
+    that a sparse-attention layer reads only its top-k tokens' K/V plus a scan of every index key.
+    GLM-5 at 128K: 78 x (2,048 x 1,152 + 131,072 x 132) = 1.53 GB read of 13.1 GB stored."""
+    ctx = float(_context_array(context_len))
+    stored = kv_bytes_per_sequence(model, ctx, kv_dtype) - linear_state_bytes_per_sequence(model)
+    if not (model.index_n_heads and model.sparse_topk_tokens) or ctx <= model.sparse_topk_tokens:
+        return stored + linear_state_bytes_per_sequence(model)
+    n_idx = model.num_index_layers
+    per_layer_kv = stored - float(_indexer_kv_per_sequence(model, np.float64(ctx)))  # K/V of all layers
+    kv_per_layer = per_layer_kv / model.kv_layers
+    idx_key = _indexer_bytes_per_token_per_layer(model)
+    read = ((model.kv_layers - n_idx) * kv_per_layer
+            + n_idx * (kv_per_layer * model.sparse_topk_tokens / ctx + idx_key * ctx))
+    return read + linear_state_bytes_per_sequence(model)
 
 
 def state_equivalent_tokens(model: ModelSpec, kv_dtype: str = "bf16") -> float:

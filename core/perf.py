@@ -269,11 +269,20 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     state_per_layer = memory.linear_state_bytes_per_sequence(model) / tp / L
     if cfg.phase == "decode":
         seqs = t_attn
+        sparse = bool(model.index_n_heads and model.sparse_topk_tokens and ctx > model.sparse_topk_tokens)
+        if sparse:  # an indexed layer attends to its top-k tokens and scans every index key
+            n_idx = model.num_index_layers
+            attended = per_ctx * ((L - n_idx) * ctx + n_idx * model.sparse_topk_tokens) / L
         score_flops = seqs * nq_rank * attended * softmax_frac
+        if sparse:
+            score_flops += seqs * 2.0 * model.index_n_heads * model.index_head_dim * ctx * model.num_index_layers / L
         # reads the K/V (and any linear state) once; a linear layer also writes its whole state back.
         # The full context goes in: the function caps the sliding-window layers itself.
-        kv_bytes = seqs * (memory.kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, tp, range(L)) / L
-                           + state_per_layer)
+        stored = memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) - memory.linear_state_bytes_per_sequence(model)
+        read = memory.decode_read_bytes_per_sequence(model, ctx, prec.kv_cache) - memory.linear_state_bytes_per_sequence(model)
+        read_frac = read / stored if stored else 1.0
+        kv_part = memory.kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, tp, range(L)) / L - state_per_layer
+        kv_bytes = seqs * (kv_part * read_frac + 2.0 * state_per_layer)
     else:
         seqs = t_attn / ctx
         score_flops = seqs * nq_rank * attended * ctx / 2.0 * softmax_frac  # causal: half the square

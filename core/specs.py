@@ -193,6 +193,9 @@ class ModelSpec(BaseModel):
     index_head_dim: NonNegInt = Field(0, description="DSA indexer key size (cached in FP8 + fp32 scale)")
     index_layers: tuple[int, ...] = Field(
         (), description="layers with a sparse-attention indexer; empty = every layer (DeepSeek-V3.2 DSA)")
+    sparse_topk_tokens: NonNegInt = Field(
+        0, description="tokens a decode query attends to on an indexed layer (DSA index_topk; MSA top blocks x "
+                       "block size); 0 = the whole context")
     index_weights_proj: bool = Field(True, description="the indexer has a per-head weight projection h -> heads (DSA)")
     index_key_bytes: NonNegInt = Field(
         0, description="cached index-key bytes per token per indexed layer; 0 = DSA's FP8 key + fp32 scale")

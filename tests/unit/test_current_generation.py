@@ -189,3 +189,47 @@ def test_minimax_m3_weights_on_one_gpu_equal_the_total():
     st = memory.stage_memories(M3, cat.gpu("b200"), ParallelLayout(), "bf16",
                                memory.Workload(batch=1, input_len=1, output_len=1))[0]
     assert st.weights_bytes == pytest.approx(2 * params.total_params(M3), rel=1e-6)
+
+
+# ---- decode traffic: sparse attention reads a fraction of what it stores; linear states are read and written
+
+def test_sparse_attention_reads_topk_plus_an_index_scan():
+    glm = cat.model("glm-5")
+    # 78 layers x (2,048 top-k tokens x 1,152 B + 131,072 index keys x 132 B) = 1,533,542,400 B read ...
+    assert memory.decode_read_bytes_per_sequence(glm, 131072) == 78 * (2048 * 1152 + 131072 * 132)
+    # ... of 78 x 131,072 x 1,284 B = 13.13 GB stored
+    assert memory.kv_bytes_per_sequence(glm, 131072) == 78 * 131072 * 1284
+    # MiniMax-M3: 3 dense-attention layers read all; 57 sparse layers read 17 blocks x 128 and scan the keys
+    m3 = cat.model("minimax-m3")
+    assert m3.sparse_topk_tokens == (16 + 1) * 128
+    assert memory.decode_read_bytes_per_sequence(m3, 131072) == 3 * 131072 * 2048 + 57 * (2176 * 2048 + 131072 * 256)
+    # below the top-k everything stored is read
+    assert memory.decode_read_bytes_per_sequence(glm, 1024) == memory.kv_bytes_per_sequence(glm, 1024)
+
+
+def _decode_scores_s(model, ctx, tp=8):
+    from core import perf
+    from core.specs import ParallelLayout
+
+    eff = perf.resolve_efficiency("h200", cat.efficiency)
+    lay = ParallelLayout(attention_tp=tp, ep=tp)
+    cfg = perf.StepConfig(phase="decode", tokens_per_gpu=64, context_len=ctx)
+    return perf.step_time(model, cat.gpu("h200"), lay, "fp8", cfg, eff).components["attention_scores"]
+
+
+def test_sparse_decode_attention_grows_with_the_index_scan_not_the_cache():
+    glm = cat.model("glm-5")
+    dense_twin = glm.model_copy(update={"sparse_topk_tokens": 0})
+    # at 128K the sparse layers read ~1.5 GB instead of ~13 GB per sequence: far faster than the dense twin
+    assert _decode_scores_s(glm, 131072) < 0.25 * _decode_scores_s(dense_twin, 131072)
+    # at 1K (below the top-k) both read the same cache
+    assert _decode_scores_s(glm, 1024) == pytest.approx(_decode_scores_s(dense_twin, 1024), rel=0.05)
+
+
+def test_linear_state_traffic_is_constant_in_context():
+    q = cat.model("qwen3.5-397b-a17b")
+    no_state = q.model_copy(update={"linear_state_bytes": 0})
+    # the state adds the same read + write whatever the context: the difference does not grow
+    d1 = _decode_scores_s(q, 1024) - _decode_scores_s(no_state, 1024)
+    d2 = _decode_scores_s(q, 65536) - _decode_scores_s(no_state, 65536)
+    assert d1 > 0 and d2 == pytest.approx(d1, rel=0.05)
