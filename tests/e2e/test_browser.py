@@ -239,3 +239,16 @@ def test_single_box_page_renders_placement_and_speed(server, new_page):
     assert values[0].endswith(" GB") and values[3].endswith(" tok/s")
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "single_box.png"), full_page=True)
+
+
+@pytest.mark.parametrize("model", ["qwen3.5-397b-a17b", "gemma-4-26b-a4b", "minimax-m3", "glm-5"])
+def test_fit_page_for_current_generation_models(server, new_page, model):
+    page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 3000})
+    page.goto(f"{server.url}/Fit?model={model}&gpu=b200&nodes=1&gpn=8&w=fp8")
+    wait_rendered(page)
+    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Fit")).to_be_visible()
+    # memory per GPU, sequences vs context, cache per layer type
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(3)
+    no_exception(page)
+    page.screenshot(path=str(ARTIFACTS / f"fit_{model}.png"), full_page=True)

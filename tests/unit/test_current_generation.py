@@ -233,3 +233,11 @@ def test_linear_state_traffic_is_constant_in_context():
     d1 = _decode_scores_s(q, 1024) - _decode_scores_s(no_state, 1024)
     d2 = _decode_scores_s(q, 65536) - _decode_scores_s(no_state, 65536)
     assert d1 > 0 and d2 == pytest.approx(d1, rel=0.05)
+
+
+def test_kimi_k25_int4_experts_preset_from_its_config():
+    import json
+
+    cfg = json.loads((cat.root / "models" / "kimi-k2.5" / "config.json").read_text())
+    # compressed-tensors, 4-bit int groups of 32; attention, shared experts, dense MLPs on the ignore list
+    assert hf_config.quant_preset(cfg) == {"weights": "bf16", "routed_experts": "int4"}
