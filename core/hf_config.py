@@ -538,6 +538,82 @@ def _gemma4(f: _Fields) -> dict[str, Any]:
     return out
 
 
+# DeepSeek-V4 serving-format cache entries (SGLang DeepSeekV4SingleKVPool): 448 B FP8 no-RoPE part + 64 x 2 B
+# BF16 RoPE part + 8 B ue8m0 scales = 584 B; FP4 indexer keys 68 B; compressor decode state in fp32
+# (kv_state + score_state of [coff x ratio, coff x dim]): 65,536 + 16,384 B for CSA, 524,288 B for HCA.
+_DSV4_ENTRY_BYTES = 448 + 64 * 2 + 8
+_DSV4_INDEX_BYTES = 68
+
+
+def _dsv4(f: _Fields) -> dict[str, Any]:
+    """DeepSeek-V4 (Flash, Pro), module shapes from DeepSeek's reference inference/model.py: per layer a
+    low-rank query (wq_a h -> q_lora, norm, wq_b -> heads x 512), one K=V head (wkv h -> 512, norm), a
+    grouped low-rank output (wo_a heads x 512 x o_lora in o_groups groups, wo_b o_groups x o_lora -> h)
+    and per-head sinks; layers with a compress ratio add a Compressor (ape [ratio, coff x 512], wkv and
+    wgate h -> coff x 512, norm; coff 2 at ratio 4) and ratio-4 layers an Indexer (wq_b q_lora -> heads x
+    dim, weights_proj h -> heads, its own compressor at the index dim). Every layer is MoE (the first
+    num_hash_layers routed by token id through a vocab x top-k table); hyper-connections (hc_mult copies
+    of the residual) add fp32 mixers per sub-layer and a head. The MTP block's compress_ratios entry is
+    the last one."""
+    c = _common(f)
+    h, layers = c["hidden_size"], c["num_layers"]
+    heads, hd = f.int("num_attention_heads"), f.int("head_dim")
+    ql, ol, og = f.int("q_lora_rank"), f.int("o_lora_rank"), f.int("o_groups")
+    ratios = f.int_list("compress_ratios")
+    if len(ratios) < layers or any(r < 0 for r in ratios):
+        raise ValueError(f"config.json (deepseek_v4): field 'compress_ratios' needs {layers} non-negative entries")
+    ratios = ratios[:layers]
+    ih, idim = f.int("index_n_heads"), f.int("index_head_dim")
+    hc = f.int("hc_mult", default=1)
+
+    def compressor(r: int, dim: int) -> int:
+        coff = 2 if r == 4 else 1
+        return r * coff * dim + 2 * h * coff * dim + dim
+
+    base = h * ql + ql + ql * heads * hd + h * hd + hd + heads * hd * ol + og * ol * h + heads
+    base_rep = h * ql + ql + h * hd + hd  # low-rank query input, the single K=V head: whole on every rank
+    index = ql * ih * idim + h * ih + compressor(4, idim)
+    attn, rep = [], []
+    for r in ratios:
+        extra = (compressor(r, hd) if r else 0) + (index if r == 4 else 0)
+        attn.append(base + extra)
+        rep.append(base_rep + extra)
+    n_routed = f.int("n_routed_experts")
+    top_k = f.int("num_experts_per_tok")
+    mi = f.int("moe_intermediate_size")
+    n_shared = f.int("n_shared_experts", default=0, minimum=0)
+    return dict(
+        c,
+        attention=AttentionKind.GQA,
+        num_attention_heads=heads,
+        num_kv_heads=1,
+        head_dim=hd,
+        q_lora_rank=ql,
+        sliding_window=f.int("sliding_window"),
+        sliding_window_layers=layers,
+        attention_params_by_layer=tuple(attn),
+        attention_replicated_by_layer=tuple(rep),
+        layer_extra_params=2 * ((2 + hc) * hc * hc * h + (2 + hc) * hc + 3),
+        model_extra_params=hc * hc * h + hc + 1,
+        inactive_extra_params=f.int("num_hash_layers", default=0, minimum=0) * c["vocab_size"] * top_k,
+        compress_ratios=tuple(ratios),
+        compressed_entry_bytes=_DSV4_ENTRY_BYTES,
+        compressed_index_bytes=_DSV4_INDEX_BYTES,
+        # fp32 kv_state + score_state of [coff x ratio, coff x dim]: the attention compressor and, on CSA
+        # layers, the indexer's own (coff 2 at ratio 4; coff 1 at the HCA ratio)
+        compress_state_bytes_csa=2 * (2 * 4) * (2 * hd) * 4 + 2 * (2 * 4) * (2 * idim) * 4,
+        compress_state_bytes_hca=2 * max(ratios) * hd * 4,
+        compressed_index_flops=2 * ih * idim,
+        sparse_topk_tokens=f.int("index_topk"),
+        dense_layers=(),
+        moe=MoESpec(
+            n_routed_experts=n_routed, top_k=top_k, expert_intermediate_size=mi, n_shared_experts=n_shared,
+            shared_intermediate_size=mi if n_shared else 0, router_bias=True,
+        ),
+        num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
+    )
+
+
 def _minimax_m3(f: _Fields) -> dict[str, Any]:
     """MiniMax-M3: GQA on every layer with per-head q/k norms; MSA block-sparse selection on the layers of
     sparse_attention_config.sparse_attention_freq, each with an index query (heads x dim) and one bf16 index
@@ -706,6 +782,7 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "qwen3_5_moe_text": _qwen35,
     "gemma4": _gemma4,
     "minimax_m3": _minimax_m3,
+    "deepseek_v4": _dsv4,
     "gemma4_text": _gemma4,
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
@@ -734,6 +811,7 @@ _ARCH_TO_TYPE = {
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "Gemma4ForConditionalGeneration": "gemma4",
     "MiniMaxM3ForCausalLM": "minimax_m3",
+    "DeepseekV4ForCausalLM": "deepseek_v4",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",

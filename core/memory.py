@@ -39,6 +39,8 @@ from core.specs import (
 )
 
 __all__ = [
+    "compressed_cache_parts",
+    "fixed_state_bytes_per_sequence",
     "decode_read_bytes_per_sequence",
     "global_kv_elements_per_token_per_layer",
     "state_equivalent_tokens",
@@ -293,6 +295,10 @@ def kv_bytes_per_token(model: ModelSpec, kv_dtype: str = "bf16") -> float:
     ``kv_layers * elements * bytes`` (cross-layer attention stores K/V on ``num_layers /
     cla_share_factor`` layers) ``+ num_layers * indexer key bytes`` (DSA).
     """
+    if model.compress_ratios:  # long-context marginal: one entry (+ index key) per ratio tokens
+        csa = _csa_ratio(model)
+        return float(sum((model.compressed_entry_bytes + (model.compressed_index_bytes if r == csa else 0)) / r
+                         for r in model.compress_ratios if r))
     per_layer = kv_elements_per_token_per_layer(model) * _kv_dtype_bytes(kv_dtype)
     if model.global_layers:
         n_g = len(model.global_layers)
@@ -357,8 +363,11 @@ def kv_bytes_per_sequence(model: ModelSpec, context_len, kv_dtype: str = "bf16")
     Llama 4: 3 of 4 layers at 8,192); a DSA indexer key is cached for every token on every layer.
     """
     ctx = _context_array(context_len)
-    out = (_attention_kv_per_sequence(model, ctx, kv_dtype) + _indexer_kv_per_sequence(model, ctx)
-           + linear_state_bytes_per_sequence(model))
+    if model.compress_ratios:  # DeepSeek-V4: its own fixed-format cache (FP8 + BF16 entries), any kv_dtype
+        out = sum(compressed_cache_parts(model, ctx).values())
+    else:
+        out = (_attention_kv_per_sequence(model, ctx, kv_dtype) + _indexer_kv_per_sequence(model, ctx)
+               + linear_state_bytes_per_sequence(model))
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -368,6 +377,8 @@ def cache_by_layer_type(model: ModelSpec, context_len: int, kv_dtype: str = "bf1
     linear-attention states. Only the types the model has are listed; the values sum to
     ``kv_bytes_per_sequence``."""
     ctx = float(_context_array(context_len))
+    if model.compress_ratios:
+        return {k: float(v) for k, v in compressed_cache_parts(model, ctx).items() if v}
     out: dict[str, float] = {}
     for label, n, per, _ in _kv_groups(model, np.float64(ctx), kv_dtype):
         if n and per:
@@ -386,6 +397,17 @@ def decode_read_bytes_per_sequence(model: ModelSpec, context_len: float, kv_dtyp
     that a sparse-attention layer reads only its top-k tokens' K/V plus a scan of every index key.
     GLM-5 at 128K: 78 x (2,048 x 1,152 + 131,072 x 132) = 1.53 GB read of 13.1 GB stored."""
     ctx = float(_context_array(context_len))
+    if model.compress_ratios:  # window + top-k CSA entries + a scan of every CSA index key + all HCA entries
+        csa = _csa_ratio(model)
+        e, w = model.compressed_entry_bytes, model.sliding_window
+        read = model.num_layers * e * min(ctx, w)
+        for r in model.compress_ratios:
+            if r and r == csa:
+                n = math.floor(ctx / r)
+                read += e * min(n, model.sparse_topk_tokens or n) + model.compressed_index_bytes * n
+            elif r:
+                read += e * math.floor(ctx / r)
+        return read + fixed_state_bytes_per_sequence(model)
     stored = kv_bytes_per_sequence(model, ctx, kv_dtype) - linear_state_bytes_per_sequence(model)
     if not (model.index_n_heads and model.sparse_topk_tokens) or ctx <= model.sparse_topk_tokens:
         return stored + linear_state_bytes_per_sequence(model)
@@ -404,6 +426,42 @@ def state_equivalent_tokens(model: ModelSpec, kv_dtype: str = "bf16") -> float:
     return linear_state_bytes_per_sequence(model) / per_token if per_token else 0.0
 
 
+def _csa_ratio(model: ModelSpec) -> int:
+    """The CSA ratio: the smallest nonzero compress ratio (those layers carry the indexer)."""
+    nz = [r for r in model.compress_ratios if r]
+    return min(nz) if nz else 0
+
+
+def compressed_cache_parts(model: ModelSpec, context_len) -> dict[str, object]:
+    """DeepSeek-V4's cache of one sequence by part (scalar or numpy context): every layer keeps its last
+    ``sliding_window`` raw entries; a CSA layer adds one compressed entry and one index key per ``ratio``
+    tokens, an HCA layer one entry per ``ratio`` tokens; each compressing layer also holds a fixed
+    compressor state. Flash at 4K: 43 x 584 x 128 + 21 x 652 x 1,024 + 20 x 584 x 32 + states."""
+    ctx = _context_array(context_len)
+    e, w = model.compressed_entry_bytes, model.sliding_window
+    csa = _csa_ratio(model)
+    n_csa = sum(1 for r in model.compress_ratios if r and r == csa)
+    hca = [r for r in model.compress_ratios if r and r != csa]
+    parts: dict[str, object] = {f"sliding window (last {w:,} entries)": model.num_layers * e * np.minimum(ctx, w)}
+    if n_csa:
+        parts[f"CSA compressed entries (1 per {csa})"] = n_csa * e * np.floor(ctx / csa)
+        parts["CSA indexer keys"] = n_csa * model.compressed_index_bytes * np.floor(ctx / csa)
+    if hca:
+        parts[f"HCA compressed entries (1 per {hca[0]})"] = sum(e * np.floor(ctx / r) for r in hca)
+    state = n_csa * model.compress_state_bytes_csa + len(hca) * model.compress_state_bytes_hca
+    if state:
+        parts["compressor state (fixed)"] = float(state)
+    return parts
+
+
+def fixed_state_bytes_per_sequence(model: ModelSpec) -> float:
+    """Everything a sequence holds whatever its length: linear-attention states and compressor states."""
+    csa = _csa_ratio(model)
+    comp = sum(model.compress_state_bytes_csa if r == csa else model.compress_state_bytes_hca
+               for r in model.compress_ratios if r)
+    return linear_state_bytes_per_sequence(model) + float(comp)
+
+
 def linear_state_bytes_per_sequence(model: ModelSpec) -> float:
     """The fixed recurrent state of one sequence over all linear-attention layers (0 without them):
     constant in context length, present from the first token."""
@@ -414,6 +472,9 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
     """One sequence's KV bytes on one GPU of a pipeline stage: the stage's share of the K/V-storing
     layers, split over TP up to the KV heads (MLA's latent and the indexer key are replicated)."""
     ctx = _context_array(ctx)
+    if model.compress_ratios:  # one K=V head and its compressed entries: replicated on every TP rank
+        share = len(stage) / model.num_layers
+        return share * sum(compressed_cache_parts(model, ctx).values())
     kv_split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
     linear = set(model.linear_attention_layers)
     attn_idx = [i for i in range(model.num_layers) if i not in linear]
@@ -643,7 +704,10 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
             + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
             + (n_attn - n_kv) * params.attention_params_per_rank(model, tp, stores_kv=False)
             + n_linear * model.linear_attention_params / tp)  # linear mixers shard over TP with their heads
-    if model.index_n_heads and model.index_layers:  # the indexer sits on some layers only (MiniMax-M3)
+    if model.attention_params_by_layer:  # explicit blocks (DeepSeek-V4): sharded part over TP, the rest whole
+        rep = model.attention_replicated_by_layer or (0,) * model.num_layers
+        attn = sum(rep[i] + (model.attention_params_by_layer[i] - rep[i]) / tp for i in stage)
+    elif model.index_n_heads and model.index_layers:  # the indexer sits on some layers only (MiniMax-M3)
         idx_set = set(model.index_layers)
         attn -= sum(1 for i in stage if i not in idx_set) * params.indexer_params(model)
     p: dict[str, float] = {
@@ -655,7 +719,8 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
         "shared_experts": 0.0,
         "routed_experts": 0.0,
         "router": 0.0,
-        "norms": len(stage) * model.norms_per_layer * h + (h if last else 0),
+        "norms": len(stage) * (model.norms_per_layer * h + model.layer_extra_params)
+        + ((h + model.model_extra_params) if last else 0),
         "vision": model.vision_params if first else 0.0,
     }
     if model.moe is not None:
@@ -664,7 +729,8 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
         p["routed_experts"] = n_moe * slots * params.expert_params(model) / layout.expert_tp
         shared = e.n_shared_experts * mats * h * e.shared_intermediate_size + (h if e.shared_expert_gate else 0)
         p["shared_experts"] = n_moe * shared / tp
-        p["router"] = n_moe * (e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0))
+        p["router"] = n_moe * (e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0)) + (
+            model.inactive_extra_params if first else 0)
     return {k: v * bytes_per_param(dt[k]) for k, v in p.items()}
 
 

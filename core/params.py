@@ -86,6 +86,8 @@ def attention_params_per_layer(m: ModelSpec, *, stores_kv: bool = True, global_l
     A DSA indexer (DeepSeek-V3.2) adds ``q_lora*ih*id + h*id + 2*id + h*ih``.
     """
     h, nq = m.hidden_size, m.num_attention_heads
+    if m.attention_params_by_layer:  # explicit blocks: the plainest layer (what an MTP block carries)
+        return min(m.attention_params_by_layer)
     if m.attention is AttentionKind.MLA:
         nope, rope, v, kvl = m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank
         qk = nope + rope
@@ -141,6 +143,10 @@ def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = Tr
     """
     if tp < 1:
         raise ValueError(f"tp must be >= 1, got {tp}")
+    if m.attention_params_by_layer:  # explicit blocks: the per-layer average
+        n = len(m.attention_params_by_layer)
+        rep = sum(m.attention_replicated_by_layer or [0] * n) / n
+        return rep + (sum(m.attention_params_by_layer) / n - rep) / tp
     full = attention_params_per_layer(m, stores_kv=stores_kv, global_layer=global_layer)
     h, nq = m.hidden_size, m.num_attention_heads
     indexer = indexer_params(m)
@@ -168,6 +174,8 @@ def mtp_routed_expert_params(m: ModelSpec) -> int:
 
 
 def _attention_total(m: ModelSpec) -> int:
+    if m.attention_params_by_layer:
+        return sum(m.attention_params_by_layer)
     kv_layers = m.kv_layers
     linear = len(m.linear_attention_layers)
     n_global = len(m.global_layers)
@@ -217,8 +225,8 @@ def breakdown(m: ModelSpec) -> Breakdown:
         parallel_mlp=n_moe * parallel,
         shared_experts=n_moe * shared,
         routed_experts=n_moe * routed,
-        router=n_moe * router,
-        norms=m.num_layers * m.norms_per_layer * h + h,
+        router=n_moe * router + m.inactive_extra_params,
+        norms=m.num_layers * (m.norms_per_layer * h + m.layer_extra_params) + h + m.model_extra_params,
         vision=m.vision_params,
         mtp=mtp_params(m),
     )
@@ -249,7 +257,7 @@ def active_breakdown(m: ModelSpec, convention: str | None = None) -> Breakdown:
         parallel_mlp=b.parallel_mlp,
         shared_experts=b.shared_experts,
         routed_experts=m.num_moe_layers * top_k * expert_params(m),
-        router=b.router,
+        router=b.router - m.inactive_extra_params,
         norms=b.norms,
         vision=0,
         mtp=0,

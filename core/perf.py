@@ -266,20 +266,33 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     if n_glob:  # Gemma 4: sliding layers at head_dim over the window, global ones at global_head_dim over all
         attended = ((L - n_glob) * per_ctx * min(ctx, model.sliding_window or ctx)
                     + n_glob * 4.0 * model.global_head_dim * ctx) / L
-    state_per_layer = memory.linear_state_bytes_per_sequence(model) / tp / L
+    # fixed per-sequence states (linear attention split over TP with its heads; DeepSeek-V4 compressor
+    # states replicated)
+    state_per_layer = (memory.linear_state_bytes_per_sequence(model) / tp
+                       + memory.fixed_state_bytes_per_sequence(model) - memory.linear_state_bytes_per_sequence(model)) / L
     if cfg.phase == "decode":
         seqs = t_attn
         sparse = bool(model.index_n_heads and model.sparse_topk_tokens and ctx > model.sparse_topk_tokens)
         if sparse:  # an indexed layer attends to its top-k tokens and scans every index key
             n_idx = model.num_index_layers
             attended = per_ctx * ((L - n_idx) * ctx + n_idx * model.sparse_topk_tokens) / L
+        if model.compress_ratios:  # DeepSeek-V4: window + top-k CSA entries / all HCA entries per layer
+            topk = model.sparse_topk_tokens
+            att = [min(ctx, model.sliding_window) + (min(ctx // r, topk or ctx // r) if r == min(x for x in model.compress_ratios if x)
+                                                     else ctx // r) if r else min(ctx, model.sliding_window)
+                   for r in model.compress_ratios]
+            attended = per_ctx * sum(att) / L
         score_flops = seqs * nq_rank * attended * softmax_frac
+        if model.compress_ratios and model.compressed_index_flops:  # every CSA index key scanned per token
+            csa = min(x for x in model.compress_ratios if x)
+            score_flops += seqs * model.compressed_index_flops * sum(ctx // r for r in model.compress_ratios if r == csa) / L
         if sparse:
             score_flops += seqs * 2.0 * model.index_n_heads * model.index_head_dim * ctx * model.num_index_layers / L
         # reads the K/V (and any linear state) once; a linear layer also writes its whole state back.
         # The full context goes in: the function caps the sliding-window layers itself.
-        stored = memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) - memory.linear_state_bytes_per_sequence(model)
-        read = memory.decode_read_bytes_per_sequence(model, ctx, prec.kv_cache) - memory.linear_state_bytes_per_sequence(model)
+        fixed = memory.fixed_state_bytes_per_sequence(model)
+        stored = memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
+        read = memory.decode_read_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
         read_frac = read / stored if stored else 1.0
         kv_part = memory.kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, tp, range(L)) / L - state_per_layer
         kv_bytes = seqs * (kv_part * read_frac + 2.0 * state_per_layer)

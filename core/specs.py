@@ -204,6 +204,24 @@ class ModelSpec(BaseModel):
     global_num_kv_heads: NonNegInt = Field(0, description="KV heads of the global layers")
     global_head_dim: NonNegInt = Field(0, description="head size of the global layers")
     global_k_eq_v: bool = Field(False, description="global layers use K as V (no v_proj; both still cached)")
+    attention_params_by_layer: tuple[int, ...] = Field(
+        (), description="explicit attention-block parameters of each layer, for blocks the formulas do not cover "
+                        "(DeepSeek-V4: grouped low-rank output, compressors, indexers)")
+    attention_replicated_by_layer: tuple[int, ...] = Field(
+        (), description="the part of each explicit attention block that every attention-TP rank keeps whole")
+    layer_extra_params: NonNegInt = Field(0, description="per-layer extras every token uses (hyper-connection mixers)")
+    model_extra_params: NonNegInt = Field(0, description="model-level extras every token uses (hyper-connection head)")
+    inactive_extra_params: NonNegInt = Field(
+        0, description="stored but never multiplied by a token (DeepSeek-V4's hash-routing table): total only")
+    compress_ratios: tuple[int, ...] = Field(
+        (), description="DeepSeek-V4: per layer, 0 = sliding window only, 4 = compressed sparse attention with an "
+                        "indexer (CSA), 128 = heavily compressed attention (HCA); every layer also keeps its last "
+                        "sliding_window raw entries")
+    compressed_entry_bytes: NonNegInt = Field(0, description="bytes of one cached (raw or compressed) entry")
+    compressed_index_bytes: NonNegInt = Field(0, description="bytes of one CSA indexer key")
+    compress_state_bytes_csa: NonNegInt = Field(0, description="fixed compressor state per sequence, CSA layer")
+    compress_state_bytes_hca: NonNegInt = Field(0, description="fixed compressor state per sequence, HCA layer")
+    compressed_index_flops: NonNegInt = Field(0, description="FLOPs per query token per scanned CSA index key")
     attn_output_gate: bool = Field(False, description="gated attention: q_proj also emits a per-head output gate")
     linear_attention_layers: tuple[int, ...] = Field(
         (), description="indexes of layers whose mixer is linear attention (Gated DeltaNet, KDA, Mamba-2): "
@@ -264,6 +282,14 @@ class ModelSpec(BaseModel):
         if self.linear_attention_layers and not (0 <= self.linear_attention_layers[0]
                                                   and self.linear_attention_layers[-1] < self.num_layers):
             raise ValueError("linear_attention_layers must be layer indexes 0 .. num_layers-1")
+        for name in ("attention_params_by_layer", "attention_replicated_by_layer", "compress_ratios"):
+            v = getattr(self, name)
+            if v and len(v) != self.num_layers:
+                raise ValueError(f"{name} must have one entry per layer ({self.num_layers}), got {len(v)}")
+        if self.attention_replicated_by_layer and not self.attention_params_by_layer:
+            raise ValueError("attention_replicated_by_layer needs attention_params_by_layer")
+        if self.compress_ratios and (self.sliding_window is None or not self.compressed_entry_bytes):
+            raise ValueError("compress_ratios need a sliding_window and compressed_entry_bytes")
         if self.index_layers and (self.index_layers[-1] >= self.num_layers or not self.index_n_heads):
             raise ValueError("index_layers need indexes below num_layers and index_n_heads > 0")
         if self.global_layers:

@@ -241,7 +241,7 @@ def test_single_box_page_renders_placement_and_speed(server, new_page):
     page.screenshot(path=str(ARTIFACTS / "single_box.png"), full_page=True)
 
 
-@pytest.mark.parametrize("model", ["qwen3.5-397b-a17b", "gemma-4-26b-a4b", "minimax-m3", "glm-5"])
+@pytest.mark.parametrize("model", ["qwen3.5-397b-a17b", "gemma-4-26b-a4b", "minimax-m3", "glm-5", "deepseek-v4-flash"])
 def test_fit_page_for_current_generation_models(server, new_page, model):
     page = new_page()
     page.set_viewport_size({"width": 1500, "height": 3000})

@@ -241,3 +241,55 @@ def test_kimi_k25_int4_experts_preset_from_its_config():
     cfg = json.loads((cat.root / "models" / "kimi-k2.5" / "config.json").read_text())
     # compressed-tensors, 4-bit int groups of 32; attention, shared experts, dense MLPs on the ignore list
     assert hf_config.quant_preset(cfg) == {"weights": "bf16", "routed_experts": "int4"}
+
+
+# ---- DeepSeek-V4: compressed sparse / heavily compressed attention, hyper-connections, hash layers
+
+V4F = cat.model("deepseek-v4-flash")
+V4P = cat.model("deepseek-v4-pro")
+
+
+def test_v4_layer_kinds_and_attention_blocks():
+    r = V4F.compress_ratios
+    assert (r.count(0), r.count(4), r.count(128)) == (2, 21, 20)
+    assert (V4P.compress_ratios.count(4), V4P.compress_ratios.count(128)) == (30, 31)
+    # Flash attention block without a compressor (layers 0, 1): wq_a 4096 x 1024 + q_norm 1024
+    # + wq_b 1024 x 64 x 512 + wkv 4096 x 512 + kv_norm 512 + wo_a 64 x 512 x 1024 + wo_b 8 x 1024 x 4096 + 64 sinks
+    base = 4096 * 1024 + 1024 + 1024 * 32768 + 4096 * 512 + 512 + 32768 * 1024 + 8192 * 4096 + 64
+    assert V4F.attention_params_by_layer[0] == base == 106_956_352
+    # an HCA layer adds a compressor: ape 128 x 512 + wkv, wgate 2 x 4096 x 512 + norm 512
+    assert V4F.attention_params_by_layer[3] - base == 128 * 512 + 2 * 4096 * 512 + 512
+
+
+def test_v4_cache_by_hand():
+    # Flash at 4,096 tokens: window 43 x 584 x 128 + CSA 21 x (584 + 68) x 1,024 + HCA 20 x 584 x 32
+    # + states 21 x 81,920 + 20 x 524,288 = 29,814,784 B
+    assert memory.kv_bytes_per_sequence(V4F, 4096) == 43 * 584 * 128 + 21 * 652 * 1024 + 20 * 584 * 32 + 21 * 81920 + 20 * 524288
+    assert memory.fixed_state_bytes_per_sequence(V4F) / 2**20 == pytest.approx(11.64, abs=0.01)
+    # long-context marginal: 21 x 652 / 4 + 20 x 584 / 128 = 3,514.25 B per token (Pro: 5,031.4)
+    assert memory.kv_bytes_per_token(V4F) == pytest.approx(3514.25)
+    assert memory.kv_bytes_per_token(V4P) == pytest.approx(30 * 652 / 4 + 31 * 584 / 128)
+    # 1M tokens: Flash 3.45 GiB, Pro 4.94 GiB (reference table)
+    assert memory.kv_bytes_per_sequence(V4F, 1_048_576) / 2**30 == pytest.approx(3.45, abs=0.005)
+    assert memory.kv_bytes_per_sequence(V4P, 1_048_576) / 2**30 == pytest.approx(4.94, abs=0.005)
+    # the fp8/bf16 cache choice does not change V4's fixed serving format
+    assert memory.kv_bytes_per_sequence(V4F, 4096, "fp8") == memory.kv_bytes_per_sequence(V4F, 4096, "bf16")
+
+
+def test_v4_decode_reads_68_mb_at_128k():
+    # window 43 x 584 x 128 + top-512 entries on 21 CSA layers + a scan of 32,768 index keys x 68 B on each
+    # + every HCA entry (20 x 1,024 x 584) = 68,246,528 B, plus the fixed states read every step
+    read = memory.decode_read_bytes_per_sequence(V4F, 131072) - memory.fixed_state_bytes_per_sequence(V4F)
+    assert read == 43 * 584 * 128 + 21 * (512 * 584 + 32768 * 68) + 20 * 1024 * 584 == 68_246_528
+
+
+def test_v4_single_kv_head_is_replicated_over_tp():
+    one = memory.kv_bytes_per_sequence_on_gpu(V4F, 65536, "bf16", 1, range(43))
+    assert memory.kv_bytes_per_sequence_on_gpu(V4F, 65536, "bf16", 8, range(43)) == one
+
+
+def test_v4_hash_table_is_total_not_active():
+    # 3 hash layers x 129,280 tokens x top-6 = 2,327,040 entries: in the total, never active
+    assert V4F.inactive_extra_params == 3 * 129280 * 6
+    b, a = params.breakdown(V4F), params.active_breakdown(V4F)
+    assert b.router - a.router == 3 * 129280 * 6
