@@ -614,6 +614,72 @@ def _dsv4(f: _Fields) -> dict[str, Any]:
     )
 
 
+def _kimi_k3(f: _Fields) -> dict[str, Any]:
+    """Kimi-K3 (kimi_k3 / kimi_linear): KDA linear-attention layers beside gated MLA layers (both listed,
+    1-based, in linear_attn_config), a dense first layer, latent MoE on the others (routed experts at
+    routed_expert_hidden_size between a down and an up projection; shared experts at full width), AttnRes
+    vectors per layer (assumed 4 x hidden), a MoonViT-style vision tower (estimated)."""
+    text = f.cfg.get("text_config", f.cfg)
+    if not isinstance(text, Mapping):
+        raise ValueError("config.json (kimi_k3): field 'text_config' must be an object")
+    t = _Fields(text, "kimi_k3")
+    out = _deepseek(t)  # MLA geometry, dense first layer, embeddings
+    h, layers = out["hidden_size"], out["num_layers"]
+    la = text.get("linear_attn_config")
+    if not isinstance(la, Mapping):
+        raise ValueError("config.json (kimi_k3): field 'linear_attn_config' must be an object")
+    lf = _Fields(la, "kimi_k3 linear_attn_config")
+    kda = [i - 1 for i in lf.int_list("kda_layers")]
+    full = [i - 1 for i in lf.int_list("full_attn_layers")]
+    if sorted(kda + full) != list(range(layers)):
+        raise ValueError(f"config.json (kimi_k3): kda_layers and full_attn_layers must cover layers 1-{layers} once")
+    nh, hd, kern = lf.int("num_heads"), lf.int("head_dim"), lf.int("short_conv_kernel_size", default=4)
+    width = nh * hd
+    kda_p = (4 * h * width  # q, k, v, g projections
+             + 3 * width * kern  # depthwise short convolutions on q, k, v
+             + h * hd + hd * width  # f_a, f_b (low-rank forget gate)
+             + width + nh  # dt_bias, A_log
+             + h * nh  # b_proj
+             + hd  # o_norm
+             + width * h)  # o_proj
+    state = nh * hd * hd * 4 + 3 * width * (kern - 1) * 2
+    probe = ModelSpec(id="probe", name="probe", architecture="kimi_k3", **{k: v for k, v in out.items() if k != "moe"},
+                      moe=out["moe"])
+    from core.params import attention_params_per_layer  # noqa: PLC0415 (local: params imports specs only)
+
+    heads, v = out["num_attention_heads"], out["v_head_dim"]
+    mla_p = attention_params_per_layer(probe) + h * heads * v  # + g_proj (output gate)
+    ql, kvl, rope = out["q_lora_rank"] or 0, out["kv_lora_rank"], out["qk_rope_head_dim"]
+    mla_rep = h * ql + ql + h * (kvl + rope) + kvl
+    kda_set = set(kda)
+    attn = tuple(kda_p if i in kda_set else mla_p for i in range(layers))
+    rep = tuple((h * hd + h * nh + hd) if i in kda_set else mla_rep for i in range(layers))
+    lat = t.int("routed_expert_hidden_size", default=0, minimum=0)
+    n_shared = t.int("num_shared_experts", default=0, minimum=0)
+    mi = t.int("moe_intermediate_size")
+    first_k = t.int("first_k_dense_replace", default=0, minimum=0)
+    out.update(
+        dense_layers=tuple(range(first_k)),
+        dense_intermediate_size=t.int("intermediate_size") if first_k else 0,
+        linear_attention_layers=tuple(kda),
+        linear_attention_params=kda_p,
+        linear_state_bytes=state,
+        attention_params_by_layer=attn,
+        attention_replicated_by_layer=rep,
+        layer_extra_params=4 * h,
+        moe=MoESpec(
+            n_routed_experts=t.int("num_experts"), top_k=t.int("num_experts_per_token"), expert_intermediate_size=mi,
+            n_shared_experts=n_shared, shared_intermediate_size=mi if n_shared else 0,
+            router_bias=t.str("topk_method", "") == "noaux_tc", latent_size=lat,
+        ),
+        num_mtp_layers=t.int("num_nextn_predict_layers", default=0, minimum=0),
+    )
+    vc = f.cfg.get("vision_config")
+    if isinstance(vc, Mapping) and vc:
+        out["vision_params"] = moonvit_params(vc, h)
+    return out
+
+
 def _minimax_m3(f: _Fields) -> dict[str, Any]:
     """MiniMax-M3: GQA on every layer with per-head q/k norms; MSA block-sparse selection on the layers of
     sparse_attention_config.sparse_attention_freq, each with an index query (heads x dim) and one bf16 index
@@ -783,6 +849,8 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "gemma4": _gemma4,
     "minimax_m3": _minimax_m3,
     "deepseek_v4": _dsv4,
+    "kimi_k3": _kimi_k3,
+    "kimi_linear": _kimi_k3,
     "gemma4_text": _gemma4,
     "mixtral": _mixtral,
     "qwen2_moe": _qwen_moe,
@@ -812,6 +880,7 @@ _ARCH_TO_TYPE = {
     "Gemma4ForConditionalGeneration": "gemma4",
     "MiniMaxM3ForCausalLM": "minimax_m3",
     "DeepseekV4ForCausalLM": "deepseek_v4",
+    "KimiK3ForConditionalGeneration": "kimi_k3",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",

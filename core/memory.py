@@ -729,7 +729,8 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
         p["routed_experts"] = n_moe * slots * params.expert_params(model) / layout.expert_tp
         shared = e.n_shared_experts * mats * h * e.shared_intermediate_size + (h if e.shared_expert_gate else 0)
         p["shared_experts"] = n_moe * shared / tp
-        p["router"] = n_moe * (e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0)) + (
+        p["router"] = n_moe * (e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0)
+                               + ((2 * h * e.latent_size + e.latent_size) if e.latent_size else 0)) + (
             model.inactive_extra_params if first else 0)
     return {k: v * bytes_per_param(dt[k]) for k, v in p.items()}
 

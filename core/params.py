@@ -190,7 +190,7 @@ def expert_params(m: ModelSpec) -> int:
     """One routed expert: ``ffn_matrices * h * f`` (+ gate_up and down biases for gpt-oss)."""
     if m.moe is None:
         return 0
-    h, f = m.hidden_size, m.moe.expert_intermediate_size
+    h, f = (m.moe.latent_size or m.hidden_size), m.moe.expert_intermediate_size
     p = m.ffn_matrices * h * f
     if m.moe.expert_bias:
         p += (m.ffn_matrices - 1) * f + h
@@ -207,6 +207,8 @@ def _moe_layer_parts(m: ModelSpec) -> tuple[int, int, int, int]:
     if e.shared_expert_gate:
         shared += h
     router = e.n_routed_experts * h + (e.n_routed_experts if e.router_bias else 0)
+    if e.latent_size:  # the latent down (h -> latent) and up (latent -> h) projections and the latent norm
+        router += 2 * h * e.latent_size + e.latent_size
     parallel = m.ffn_matrices * h * m.parallel_dense_intermediate_size
     return routed, shared, router, parallel
 

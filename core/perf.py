@@ -243,9 +243,12 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     n_linear = len(model.linear_attention_layers)
     # per layer on average: softmax-attention projections, and linear mixers (sharded with their heads)
     n_glob = len(model.global_layers)
-    proj_p = ((L - n_linear - n_glob) * params.attention_params_per_rank(model, tp)
-              + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
-              + n_linear * model.linear_attention_params / tp) / L
+    if model.attention_params_by_layer:  # explicit blocks (DeepSeek-V4, Kimi-K3): their per-layer average
+        proj_p = params.attention_params_per_rank(model, tp)
+    else:
+        proj_p = ((L - n_linear - n_glob) * params.attention_params_per_rank(model, tp)
+                  + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
+                  + n_linear * model.linear_attention_params / tp) / L
     proj_flops = 2.0 * proj_p * t_attn
     if model.attention is AttentionKind.MLA and cfg.phase == "decode":
         # absorbed MLA: q_nope x W_UK and the latent x W_UV per token instead of expanding K/V

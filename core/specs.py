@@ -111,6 +111,9 @@ class MoESpec(BaseModel):
     router_bias: bool = Field(False, description="router has a bias / e_score_correction_bias vector")
     expert_bias: bool = Field(False, description="expert projections carry biases (gpt-oss)")
     shared_expert_gate: bool = Field(False, description="a sigmoid gate (hidden x 1) on the shared expert (Qwen2-MoE)")
+    latent_size: NonNegInt = Field(
+        0, description="latent MoE: routed experts run at this width between a down and an up projection "
+                       "(Kimi-K3 3584, Nemotron-3 1024); 0 = the hidden size")
     n_groups: PosInt = Field(1, description="expert groups for group-limited routing (DeepSeek-V3: 8)")
     topk_groups: PosInt = Field(1, description="groups a token may route to (DeepSeek-V3: 4)")
 

@@ -182,7 +182,9 @@ if layer_rows:
     st.altair_chart(
         grouped_bars_chart(lt, x="context", y="gib", series="layer type", x_title="context per sequence",
                            y_title="cache per sequence (GiB)", title=f"{model.name}: what one sequence keeps",
-                           subtitle=f"whole model, {prec.kv_cache} K/V, before sharding; fixed states do not grow with context",
+                           subtitle=("whole model, DeepSeek-V4 serving format (584 B entries, 68 B FP4 index keys)"
+                                     if model.compress_ratios else f"whole model, {prec.kv_cache} K/V")
+                           + ", before sharding; fixed states do not grow with context",
                            x_in_order=True),
         width="stretch",
     )

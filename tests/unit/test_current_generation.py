@@ -293,3 +293,26 @@ def test_v4_hash_table_is_total_not_active():
     assert V4F.inactive_extra_params == 3 * 129280 * 6
     b, a = params.breakdown(V4F), params.active_breakdown(V4F)
     assert b.router - a.router == 3 * 129280 * 6
+
+
+# ---- Kimi-K3: KDA linear attention, gated MLA, latent MoE
+
+K3 = cat.model("kimi-k3")
+
+
+def test_k3_layers_and_latent_experts():
+    assert len(K3.linear_attention_layers) == 69 and K3.kv_layers == 24 and K3.dense_layers == (0,)
+    # KDA: 4 x 7168 x 12288 + 3 x 12288 x 4 + 7168 x 128 + 128 x 12288 + 12288 + 96 + 7168 x 96 + 128
+    # + 12288 x 7168 = 443,740,384
+    assert K3.linear_attention_params == 443_740_384
+    # a latent expert runs at 3584: 3 x 3584 x 3072 = 33,030,144 (a full-width one would be twice that)
+    assert params.expert_params(K3) == 3 * 3584 * 3072
+    assert K3.moe.latent_size == 3584
+
+
+def test_k3_state_dominates_short_contexts():
+    # 69 x (96 x 128 x 128 x 4 + 3 x 12288 x 3 x 2) = 69 x 6,512,640 B = 428.6 MiB
+    assert memory.linear_state_bytes_per_sequence(K3) == 69 * 6_512_640
+    assert memory.kv_bytes_per_token(K3) == 24 * 1152  # 27,648 B per token
+    for tokens, gib in ((4096, 0.52), (32768, 1.26), (131072, 3.79), (1_048_576, 27.42)):
+        assert memory.kv_bytes_per_sequence(K3, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
