@@ -19,6 +19,7 @@ Assumptions (all stated, the editable ones in :class:`core.specs.MemoryAssumptio
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -468,6 +469,19 @@ def linear_state_bytes_per_sequence(model: ModelSpec) -> float:
     return float(len(model.linear_attention_layers) * model.linear_state_bytes)
 
 
+@functools.lru_cache(maxsize=4096)
+def _stage_cache_shares(model: ModelSpec, stage: range) -> tuple[float, float, int]:
+    """(share of the K/V-storing layers, share of the indexed layers, linear layers) in a stage: cached,
+    the layout search asks for the same few stages thousands of times."""
+    linear = set(model.linear_attention_layers)
+    attn_idx = [i for i in range(model.num_layers) if i not in linear]
+    in_stage = set(stage)
+    kv_fraction = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0) / model.kv_layers
+    idx_set = set(model.index_layers) if model.index_layers else set(range(model.num_layers))
+    index_fraction = (sum(1 for i in stage if i in idx_set) / len(idx_set)) if model.num_index_layers else 0.0
+    return kv_fraction, index_fraction, sum(1 for i in stage if i in linear)
+
+
 def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range):
     """One sequence's KV bytes on one GPU of a pipeline stage: the stage's share of the K/V-storing
     layers, split over TP up to the KV heads (MLA's latent and the indexer key are replicated)."""
@@ -476,14 +490,8 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
         share = len(stage) / model.num_layers
         return share * sum(compressed_cache_parts(model, ctx).values())
     kv_split = 1 if model.attention is AttentionKind.MLA else min(tp, model.num_kv_heads)
-    linear = set(model.linear_attention_layers)
-    attn_idx = [i for i in range(model.num_layers) if i not in linear]
-    in_stage = set(stage)
-    kv_fraction = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0) / model.kv_layers
-    idx_set = set(model.index_layers) if model.index_layers else set(range(model.num_layers))
-    index_fraction = (sum(1 for i in stage if i in idx_set) / len(idx_set)) if model.num_index_layers else 0.0
-    # a linear layer's state splits over TP with its heads (vLLM / SGLang shard Gated DeltaNet and Mamba heads)
-    state = sum(1 for i in stage if i in linear) * model.linear_state_bytes / tp
+    kv_fraction, index_fraction, state = _stage_cache_shares(model, stage)
+    state = state * model.linear_state_bytes / tp  # linear states split over TP with their heads
     if model.global_layers:
         glob = set(model.global_layers)
         n_g_stage = sum(1 for i in stage if i in glob)
@@ -686,20 +694,28 @@ class GPUMemory:
         return self.kv_budget_bytes - self.kv_required_bytes
 
 
+@functools.lru_cache(maxsize=4096)
+def _stage_layer_counts(model: ModelSpec, stage: range) -> tuple[int, int, int, int, int]:
+    """(dense, softmax-attention, K/V-storing, global, not-indexed) layers of a stage (cached)."""
+    dense_set = set(model.dense_layers)
+    linear = set(model.linear_attention_layers)
+    attn_idx = [i for i in range(model.num_layers) if i not in linear]
+    in_stage = set(stage)
+    idx_set = set(model.index_layers) if model.index_layers else set(range(model.num_layers))
+    return (sum(1 for i in stage if i in dense_set),
+            sum(1 for i in attn_idx if i in in_stage),
+            sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0),
+            sum(1 for i in model.global_layers if i in in_stage),
+            sum(1 for i in stage if i not in idx_set))
+
+
 def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precision, stage: range, first: bool,
                    last: bool, redundant: int) -> dict[str, float]:
     dt = component_dtypes(precision)
     h, tp, mats = model.hidden_size, layout.attention_tp, model.ffn_matrices
-    dense_set = set(model.dense_layers)
-    n_dense = sum(1 for i in stage if i in dense_set)
+    n_dense, n_attn, n_kv, n_glob, n_not_indexed = _stage_layer_counts(model, stage)
     n_moe = len(stage) - n_dense if model.moe is not None else 0
-    linear = set(model.linear_attention_layers)
-    attn_idx = [i for i in range(model.num_layers) if i not in linear]
-    in_stage = set(stage)
-    n_attn = sum(1 for i in attn_idx if i in in_stage)
-    n_kv = sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0)
     n_linear = len(stage) - n_attn
-    n_glob = sum(1 for i in model.global_layers if i in in_stage)
     attn = ((n_kv - n_glob) * params.attention_params_per_rank(model, tp)
             + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
             + (n_attn - n_kv) * params.attention_params_per_rank(model, tp, stores_kv=False)
@@ -708,8 +724,7 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
         rep = model.attention_replicated_by_layer or (0,) * model.num_layers
         attn = sum(rep[i] + (model.attention_params_by_layer[i] - rep[i]) / tp for i in stage)
     elif model.index_n_heads and model.index_layers:  # the indexer sits on some layers only (MiniMax-M3)
-        idx_set = set(model.index_layers)
-        attn -= sum(1 for i in stage if i not in idx_set) * params.indexer_params(model)
+        attn -= n_not_indexed * params.indexer_params(model)
     p: dict[str, float] = {
         "embedding": model.vocab_size * h / tp if first else 0.0,
         "lm_head": model.vocab_size * h / tp if last and (not model.tie_word_embeddings or layout.pp > 1) else 0.0,

@@ -271,8 +271,11 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
                     + n_glob * 4.0 * model.global_head_dim * ctx) / L
     # fixed per-sequence states (linear attention split over TP with its heads; DeepSeek-V4 compressor
     # states replicated)
-    state_per_layer = (memory.linear_state_bytes_per_sequence(model) / tp
-                       + memory.fixed_state_bytes_per_sequence(model) - memory.linear_state_bytes_per_sequence(model)) / L
+    if model.linear_attention_layers or model.compress_ratios:
+        lin = memory.linear_state_bytes_per_sequence(model)
+        state_per_layer = (lin / tp + memory.fixed_state_bytes_per_sequence(model) - lin) / L
+    else:
+        state_per_layer = 0.0
     if cfg.phase == "decode":
         seqs = t_attn
         sparse = bool(model.index_n_heads and model.sparse_topk_tokens and ctx > model.sparse_topk_tokens)
@@ -293,10 +296,12 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
             score_flops += seqs * 2.0 * model.index_n_heads * model.index_head_dim * ctx * model.num_index_layers / L
         # reads the K/V (and any linear state) once; a linear layer also writes its whole state back.
         # The full context goes in: the function caps the sliding-window layers itself.
-        fixed = memory.fixed_state_bytes_per_sequence(model)
-        stored = memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
-        read = memory.decode_read_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
-        read_frac = read / stored if stored else 1.0
+        read_frac = 1.0
+        if sparse or model.compress_ratios:  # only sparse attention reads less than it stores
+            fixed = memory.fixed_state_bytes_per_sequence(model)
+            stored = memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
+            read = memory.decode_read_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
+            read_frac = read / stored if stored else 1.0
         kv_part = memory.kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, tp, range(L)) / L - state_per_layer
         kv_bytes = seqs * (kv_part * read_frac + 2.0 * state_per_layer)
     else:
