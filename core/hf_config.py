@@ -380,6 +380,12 @@ def _llama4(f: _Fields) -> dict[str, Any]:
     )
 
 
+def _vit_block_params(h: int, inter: int) -> int:
+    """One pre-norm ViT block with biases: q, k, v, o (4h^2 + 4h), a two-matrix GELU MLP (2hf + f + h)
+    and two LayerNorms with bias (4h)."""
+    return 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+
+
 def moonvit_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     """Estimated parameters of Kimi-K2.5's MoonViT tower + patch-merger projector (the modelling code was
     not read; a standard pre-norm ViT is assumed): per layer qkv and o projections with biases
@@ -390,7 +396,7 @@ def moonvit_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     f = _Fields(vc, "kimi_k25 vision_config")
     h, inter, layers = f.int("vt_hidden_size"), f.int("vt_intermediate_size"), f.int("vt_num_hidden_layers")
     p = f.int("patch_size")
-    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    per_layer = _vit_block_params(h, inter)
     pos = f.int("init_pos_emb_height", default=0, minimum=0) * f.int("init_pos_emb_width", default=0, minimum=0) * h
     pos += f.int("init_pos_emb_time", default=0, minimum=0) * h
     kernel = f.int_list("merge_kernel_size") or [2, 2]
@@ -424,7 +430,7 @@ def qwen_vl_vision_params(vc: Mapping[str, Any]) -> int:
     p, tp = f.int("patch_size"), f.int("temporal_patch_size", default=1)
     out = f.int("out_hidden_size")
     m2 = f.int("spatial_merge_size", default=2) ** 2
-    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
+    per_layer = _vit_block_params(h, inter)
     merged = h * m2
     merger = 2 * h + merged * merged + merged + merged * out + out
     n_mergers = 1 + len(f.int_list("deepstack_visual_indexes"))
