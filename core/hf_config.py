@@ -67,6 +67,11 @@ def parse_config_text(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES) -
 
 
 def _reject_constant(name: str) -> Any:
+    # Infinity appears in published configs in fields the planner does not read (Nemotron-H's
+    # time_step_limit [0.0, Infinity]); every number that is read must be finite (_Fields checks). NaN
+    # never has a meaning in a config.
+    if name in ("Infinity", "-Infinity"):
+        return float(name.replace("Infinity", "inf"))
     raise ValueError(f"config.json contains {name}, which is not a valid number here")
 
 
@@ -686,6 +691,63 @@ def _kimi_k3(f: _Fields) -> dict[str, Any]:
     return out
 
 
+def _nemotron_h(f: _Fields) -> dict[str, Any]:
+    """Nemotron-H / Nemotron-3 (nemotron_h): hybrid_override_pattern lists blocks, each a norm and ONE mixer:
+    M = Mamba-2, * = GQA attention, E = (latent) MoE, - = dense MLP. Here a layer is a mixer (M or *)
+    with the E / - block that follows it, if any (layers without one are FFN-free). Experts and MLPs are
+    2-matrix relu2; a latent MoE routes at moe_latent_size between down and up projections and keeps its
+    shared expert at full width."""
+    c = _common(f)
+    h = c["hidden_size"]
+    pattern = f.str("hybrid_override_pattern", "")
+    if not pattern or any(ch not in "M*E-" for ch in pattern):
+        raise ValueError("config.json (nemotron_h): field 'hybrid_override_pattern' must be a string of M, *, E and -")
+    if pattern[0] not in "M*":
+        raise ValueError("config.json (nemotron_h): the pattern must start with a mixer block (M or *)")
+    kinds: list[tuple[str, str]] = []  # (mixer, ffn) per layer
+    for ch in pattern:
+        if ch in "M*":
+            kinds.append((ch, ""))
+        elif kinds[-1][1]:
+            raise ValueError("config.json (nemotron_h): two FFN blocks in a row are not modelled")
+        else:
+            kinds[-1] = (kinds[-1][0], ch)
+    layers = len(kinds)
+    heads, hd = f.int("mamba_num_heads"), f.int("mamba_head_dim")
+    groups, d_state, kern = f.int("n_groups"), f.int("ssm_state_size"), f.int("conv_kernel", default=4)
+    d_inner = heads * hd
+    conv_ch = d_inner + 2 * groups * d_state
+    mamba = (h * (2 * d_inner + 2 * groups * d_state + heads)  # in_proj: z, x, B, C, dt
+             + conv_ch * kern + (conv_ch if f.bool("use_conv_bias", True) else 0)
+             + 3 * heads  # dt_bias, A_log, D
+             + d_inner  # gated RMSNorm
+             + d_inner * h)  # out_proj
+    state = heads * hd * d_state * 4 + conv_ch * (kern - 1) * 2
+    attn = _attention_gqa(f, h)
+    n_shared = f.int("n_shared_experts", default=0, minimum=0)
+    dense = [i for i, (_, ffn) in enumerate(kinds) if ffn == "-"]
+    return dict(
+        c,
+        num_layers=layers,
+        **attn,
+        ffn_matrices=2,
+        norms_per_layer=2,
+        linear_attention_layers=tuple(i for i, (mx, _) in enumerate(kinds) if mx == "M"),
+        linear_attention_params=mamba,
+        linear_state_bytes=state,
+        ffn_free_layers=tuple(i for i, (_, ffn) in enumerate(kinds) if not ffn),
+        dense_layers=tuple(dense),
+        dense_intermediate_size=f.int("intermediate_size") if dense else 0,
+        moe=MoESpec(
+            n_routed_experts=f.int("n_routed_experts"), top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("moe_intermediate_size"), n_shared_experts=n_shared,
+            shared_intermediate_size=f.int("moe_shared_expert_intermediate_size") if n_shared else 0,
+            router_bias=True, latent_size=f.int("moe_latent_size", default=0, minimum=0),
+        ) if "E" in pattern else None,
+        num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
+    )
+
+
 def _minimax_m3(f: _Fields) -> dict[str, Any]:
     """MiniMax-M3: GQA on every layer with per-head q/k norms; MSA block-sparse selection on the layers of
     sparse_attention_config.sparse_attention_freq, each with an index query (heads x dim) and one bf16 index
@@ -856,6 +918,7 @@ _READERS: dict[str, Callable[[_Fields], dict[str, Any]]] = {
     "minimax_m3": _minimax_m3,
     "deepseek_v4": _dsv4,
     "kimi_k3": _kimi_k3,
+    "nemotron_h": _nemotron_h,
     "kimi_linear": _kimi_k3,
     "gemma4_text": _gemma4,
     "mixtral": _mixtral,
@@ -887,6 +950,7 @@ _ARCH_TO_TYPE = {
     "MiniMaxM3ForCausalLM": "minimax_m3",
     "DeepseekV4ForCausalLM": "deepseek_v4",
     "KimiK3ForConditionalGeneration": "kimi_k3",
+    "NemotronHForCausalLM": "nemotron_h",
     "MixtralForCausalLM": "mixtral",
     "Qwen2MoeForCausalLM": "qwen2_moe",
     "Qwen3MoeForCausalLM": "qwen3_moe",

@@ -695,14 +695,16 @@ class GPUMemory:
 
 
 @functools.lru_cache(maxsize=4096)
-def _stage_layer_counts(model: ModelSpec, stage: range) -> tuple[int, int, int, int, int]:
-    """(dense, softmax-attention, K/V-storing, global, not-indexed) layers of a stage (cached)."""
+def _stage_layer_counts(model: ModelSpec, stage: range) -> tuple[int, int, int, int, int, int]:
+    """(dense, FFN-free, softmax-attention, K/V-storing, global, not-indexed) layers of a stage (cached)."""
     dense_set = set(model.dense_layers)
+    free = set(model.ffn_free_layers)
     linear = set(model.linear_attention_layers)
     attn_idx = [i for i in range(model.num_layers) if i not in linear]
     in_stage = set(stage)
     idx_set = set(model.index_layers) if model.index_layers else set(range(model.num_layers))
     return (sum(1 for i in stage if i in dense_set),
+            sum(1 for i in stage if i in free),
             sum(1 for i in attn_idx if i in in_stage),
             sum(1 for j, i in enumerate(attn_idx) if i in in_stage and j % model.cla_share_factor == 0),
             sum(1 for i in model.global_layers if i in in_stage),
@@ -713,8 +715,8 @@ def _stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precisio
                    last: bool, redundant: int) -> dict[str, float]:
     dt = component_dtypes(precision)
     h, tp, mats = model.hidden_size, layout.attention_tp, model.ffn_matrices
-    n_dense, n_attn, n_kv, n_glob, n_not_indexed = _stage_layer_counts(model, stage)
-    n_moe = len(stage) - n_dense if model.moe is not None else 0
+    n_dense, n_free, n_attn, n_kv, n_glob, n_not_indexed = _stage_layer_counts(model, stage)
+    n_moe = len(stage) - n_dense - n_free if model.moe is not None else 0
     n_linear = len(stage) - n_attn
     attn = ((n_kv - n_glob) * params.attention_params_per_rank(model, tp)
             + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
@@ -799,13 +801,12 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
     draft_w, draft_kv = _draft_weights_and_kv(model, layout, prec, spec, draft_model, a.redundant_experts)
     stages = pipeline_stages(model.num_layers, layout.pp)
     out = []
-    dense_set = set(model.dense_layers)
     cache: dict[tuple, dict[str, float]] = {}
     for s, stage in enumerate(stages):
         first, last = s == 0, s == len(stages) - 1
         # stages with the same make-up (first/last, layers, dense layers, K/V layers) hold the same bytes
-        key = (first, last, len(stage), sum(1 for i in stage if i in dense_set),
-               sum(1 for i in stage if i % model.cla_share_factor == 0))
+        key = (first, last, len(stage), _stage_layer_counts(model, stage),
+               _stage_cache_shares(model, stage))
         if key not in cache:
             cache[key] = _stage_weights(model, layout, prec, stage, first, last, a.redundant_experts)
         comp = dict(cache[key])

@@ -87,8 +87,8 @@ def moe_layer_indices(model: ModelSpec) -> list[int]:
     """Indices of the layers that hold routed experts."""
     if not model.is_moe:
         return []
-    dense = set(model.dense_layers)
-    return [i for i in range(model.num_layers) if i not in dense]
+    no_moe = set(model.dense_layers) | set(model.ffn_free_layers)
+    return [i for i in range(model.num_layers) if i not in no_moe]
 
 
 def offloaded_moe_layers(model: ModelSpec, n_cpu_moe: int) -> int:

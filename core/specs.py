@@ -238,6 +238,8 @@ class ModelSpec(BaseModel):
         (), description="indexes of layers with a dense FFN instead of a MoE block"
     )
     dense_intermediate_size: NonNegInt = Field(0, description="FFN width of the dense layers")
+    ffn_free_layers: tuple[int, ...] = Field(
+        (), description="layers with a mixer but no FFN / MoE block (Nemotron-H blocks carry one mixer each)")
     parallel_dense_intermediate_size: NonNegInt = Field(
         0, description="a dense residual MLP beside the MoE on every MoE layer (Snowflake Arctic)"
     )
@@ -253,7 +255,7 @@ class ModelSpec(BaseModel):
     source: str = ""
     notes: str = ""
 
-    @field_validator("dense_layers", "linear_attention_layers", "global_layers", "index_layers")
+    @field_validator("dense_layers", "linear_attention_layers", "global_layers", "index_layers", "ffn_free_layers")
     @classmethod
     def _sorted_unique(cls, v: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted(set(v)))
@@ -277,8 +279,10 @@ class ModelSpec(BaseModel):
         bad = [i for i in self.dense_layers if not 0 <= i < self.num_layers]
         if bad:
             raise ValueError(f"dense_layers {bad} outside 0..{self.num_layers - 1}")
+        if set(self.ffn_free_layers) & set(self.dense_layers):
+            raise ValueError("a layer cannot be both dense and FFN-free")
         if self.moe is None:
-            if len(self.dense_layers) != self.num_layers:
+            if len(self.dense_layers) + len(self.ffn_free_layers) != self.num_layers:
                 raise ValueError("a model without a MoE block must list every layer in dense_layers")
         if self.dense_layers and self.dense_intermediate_size == 0:
             raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
@@ -315,7 +319,7 @@ class ModelSpec(BaseModel):
 
     @property
     def num_moe_layers(self) -> int:
-        return 0 if self.moe is None else self.num_layers - len(self.dense_layers)
+        return 0 if self.moe is None else self.num_layers - len(self.dense_layers) - len(self.ffn_free_layers)
 
     @property
     def num_dense_layers(self) -> int:

@@ -241,11 +241,13 @@ def test_single_box_page_renders_placement_and_speed(server, new_page):
     page.screenshot(path=str(ARTIFACTS / "single_box.png"), full_page=True)
 
 
-@pytest.mark.parametrize("model", ["qwen3.5-397b-a17b", "gemma-4-26b-a4b", "minimax-m3", "glm-5", "deepseek-v4-flash"])
-def test_fit_page_for_current_generation_models(server, new_page, model):
+@pytest.mark.parametrize("model,nodes", [("qwen3.5-397b-a17b", 1), ("gemma-4-26b-a4b", 1), ("minimax-m3", 1), ("glm-5", 1),
+                                         ("deepseek-v4-flash", 1), ("kimi-k3", 4), ("nemotron-3-super-120b-a12b", 1)])
+def test_fit_page_for_current_generation_models(server, new_page, model, nodes):
     page = new_page()
     page.set_viewport_size({"width": 1500, "height": 3000})
-    page.goto(f"{server.url}/Fit?model={model}&gpu=b200&nodes=1&gpn=8&w=fp8")
+    # Kimi-K3 (2.78T) needs 4 nodes of 8 B200 in FP8 to leave room for a cache
+    page.goto(f"{server.url}/Fit?model={model}&gpu=b200&nodes={nodes}&gpn=8&w=fp8")
     wait_rendered(page)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Fit")).to_be_visible()
     # memory per GPU, sequences vs context, cache per layer type

@@ -316,3 +316,34 @@ def test_k3_state_dominates_short_contexts():
     assert memory.kv_bytes_per_token(K3) == 24 * 1152  # 27,648 B per token
     for tokens, gib in ((4096, 0.52), (32768, 1.26), (131072, 3.79), (1_048_576, 27.42)):
         assert memory.kv_bytes_per_sequence(K3, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
+
+
+# ---- Nemotron-3-Super: Mamba-2 / attention / latent-MoE blocks
+
+NEM = cat.model("nemotron-3-super-120b-a12b")
+
+
+def test_nemotron_blocks_become_mixer_layers():
+    # 88 blocks = 40 M + 40 E + 8 *: 48 mixer layers, 40 with an MoE block, 8 (an M before a *) without
+    assert (NEM.num_layers, len(NEM.linear_attention_layers), NEM.kv_layers) == (48, 40, 8)
+    assert NEM.num_moe_layers == 40 and len(NEM.ffn_free_layers) == 8
+    # relu2 experts: 2 matrices at the 1,024 latent width: 2 x 1024 x 2688
+    assert params.expert_params(NEM) == 2 * 1024 * 2688
+    # Mamba-2: in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128) + conv 10240 x 4 + bias 10240 + 3 x 128
+    # + norm 8192 + out_proj 8192 x 4096
+    assert NEM.linear_attention_params == 4096 * 18560 + 10240 * 4 + 10240 + 384 + 8192 + 8192 * 4096
+
+
+def test_nemotron_state_and_cache():
+    assert NEM.linear_state_bytes == 128 * 64 * 128 * 4 + 10240 * 3 * 2 == 4_255_744
+    assert memory.kv_bytes_per_token(NEM) == 8 * 1024
+    for tokens, gib in ((4096, 0.19), (32768, 0.41), (131072, 1.16), (1_048_576, 8.16)):
+        assert memory.kv_bytes_per_sequence(NEM, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
+
+
+def test_nemotron_weights_on_one_gpu_equal_the_total():
+    from core.specs import ParallelLayout
+
+    st = memory.stage_memories(NEM, cat.gpu("b200"), ParallelLayout(), "bf16",
+                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
+    assert st.weights_bytes == pytest.approx(2 * params.total_params(NEM), rel=1e-6)

@@ -157,3 +157,18 @@ def test_quant_presets():
     assert quant_preset({"quant_method": "awq"})["routed_experts"] == "int4"
     with pytest.raises(ValueError, match="unrecognised quantisation"):
         quant_preset({"quantization": {"quant_algo": "magic"}})
+
+
+def test_infinity_is_accepted_where_unread_but_never_in_a_read_field():
+    from core.hf_config import model_from_config_text
+
+    base = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128}
+    import json
+
+    text = json.dumps(base)[:-1] + ', "time_step_limit": [0.0, Infinity]}'
+    spec, _ = model_from_config_text(text, name="tiny")
+    assert spec.hidden_size == 64
+    bad = json.dumps(base).replace('"hidden_size": 64', '"hidden_size": Infinity')
+    with pytest.raises(ValueError, match="hidden_size"):
+        model_from_config_text(bad, name="tiny")
