@@ -11,7 +11,7 @@ from core import memory, params
 from core.catalog import Catalog
 from core.specs import GPUSpec, ModelSpec
 
-__all__ = ["gpu_row", "gpu_rows", "model_row", "model_rows"]
+__all__ = ["gpu_row", "gpu_rows", "model_caveats", "model_row", "model_rows"]
 
 
 def model_row(m: ModelSpec) -> dict[str, Any]:
@@ -96,3 +96,22 @@ def gpu_row(g: GPUSpec) -> dict[str, Any]:
 
 def gpu_rows(cat: Catalog) -> list[dict[str, Any]]:
     return [gpu_row(g) for g in cat.gpus.values()]
+
+
+def model_caveats(m: ModelSpec) -> list[str]:
+    """What the planner does not model for this architecture, in a sentence each (shown with the model,
+    so that no page silently uses a number it cannot get right)."""
+    out: list[str] = []
+    if m.moe is not None and m.moe.latent_size:
+        out.append(f"Latent MoE: experts run at {m.moe.latent_size:,} wide, but the all-to-all model still sends "
+                   f"the full {m.hidden_size:,}-wide token (dispatch bytes {m.hidden_size / m.moe.latent_size:.1f}x too high).")
+    if m.layer_extra_params and m.compress_ratios:
+        out.append("Hyper-connections keep 4 copies of the residual: activation memory and pipeline sends are "
+                   "4x what the model charges.")
+    if m.linear_attention_layers or m.compress_ratios:
+        out.append("One state slot per sequence: engines that keep extra slots (prefix caching, speculative "
+                   "verification) need more.")
+    if m.ffn_free_layers:
+        out.append(f"Layers here are mixer + MoE pairs ({m.num_layers}); llama.cpp's --n-cpu-moe counts the "
+                   "original one-mixer blocks.")
+    return out

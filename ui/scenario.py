@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from core.catalog import Catalog, load_catalog
 from core.hf_config import decode_config, encode_config, model_from_config_text
+from core.summary import model_caveats
 from core.scenario import scenario_from_params, scenario_to_params
 from core.memory import check_layout
 from core.specs import (
@@ -272,6 +273,8 @@ def sidebar() -> Scenario:
             format_func=lambda i: _model_label(cat, i),
             help="Catalog models (MoE first). Each entry is its published config.json.",
         )
+        for caveat in model_caveats(current_model(s)):
+            st.caption(f"Not modelled: {caveat}")
         st.selectbox(
             "GPU",
             gpu_ids,

@@ -254,3 +254,24 @@ def test_fit_page_for_current_generation_models(server, new_page, model, nodes):
     expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(3)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / f"fit_{model}.png"), full_page=True)
+
+
+CURRENT_GENERATION = ["deepseek-v4-flash", "deepseek-v4-pro", "qwen3.5-397b-a17b", "qwen3.5-122b-a10b", "qwen3.5-35b-a3b",
+                      "kimi-k2.5", "kimi-k3", "glm-5", "minimax-m3", "gemma-4-26b-a4b", "qwen3-coder-480b-a35b",
+                      "nemotron-3-super-120b-a12b"]
+
+
+@pytest.mark.parametrize("model", CURRENT_GENERATION)
+def test_every_page_renders_each_current_generation_model(server, new_page, model):
+    from ui.scenario import PAGES
+
+    page = new_page()
+    for script, label in PAGES:
+        path = "" if script == "app.py" else script.split("/", 1)[1].split("_", 1)[1].removesuffix(".py")
+        page.goto(f"{server.url}/{path}?model={model}&gpu=b200&nodes=2&gpn=8&w=fp8")
+        wait_rendered(page)
+        assert page.get_by_test_id("stException").count() == 0, (model, label)
+        # the sidebar kept the model: the scenario reached the page
+        expect(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).not_to_have_value("")
+        assert qs(page.url)["model"] == model, (model, label)
+    assert not page.errors, page.errors

@@ -347,3 +347,18 @@ def test_nemotron_weights_on_one_gpu_equal_the_total():
     st = memory.stage_memories(NEM, cat.gpu("b200"), ParallelLayout(), "bf16",
                                memory.Workload(batch=1, input_len=1, output_len=1))[0]
     assert st.weights_bytes == pytest.approx(2 * params.total_params(NEM), rel=1e-6)
+
+
+def test_unmodelled_parts_are_named():
+    from core.summary import model_caveats
+
+    assert any("latent" in c.lower() for c in model_caveats(K3))
+    assert any("Hyper-connections" in c for c in model_caveats(V4F))
+    assert model_caveats(cat.model("deepseek-v3")) == []
+
+
+@pytest.mark.parametrize("tokens", [32768, 131072])
+def test_v4_flash_cache_at_32k_and_128k_by_hand(tokens):
+    # window 43 x 584 x 128 + CSA 21 x 652 x tokens/4 + HCA 20 x 584 x tokens/128 + 12,206,080 B of state
+    expected = 43 * 584 * 128 + 21 * 652 * (tokens // 4) + 20 * 584 * (tokens // 128) + 12_206_080
+    assert memory.kv_bytes_per_sequence(V4F, tokens) == expected
