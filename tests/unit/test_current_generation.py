@@ -121,16 +121,6 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
     assert n0 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
 
 
-def test_qwen35_weights_per_gpu_count_the_linear_mixers():
-    # one GPU (TP 1, no EP): its weights are the whole model, so the stage sum must equal the total
-    from core.specs import ParallelLayout
-
-    lay = ParallelLayout()
-    stage = memory.stage_memories(cat.model("qwen3.5-35b-a3b"), cat.gpu("h200"), lay, "bf16",
-                                  memory.Workload(batch=1, input_len=1, output_len=1))[0]
-    total = params.total_params(cat.model("qwen3.5-35b-a3b"))
-    assert stage.weights_bytes == pytest.approx(2 * total, rel=1e-6)  # bf16 everywhere
-
 
 # ---- Gemma 4: sliding and global layers with different head sizes, dense MLP beside the MoE
 
@@ -160,13 +150,6 @@ def test_gemma4_global_heads_stop_splitting_at_tp2():
     assert per_gpu == pytest.approx(25 * 8192 * 1024 / 4 + 5 * 4096 * 4096 / 2)
 
 
-def test_gemma4_weights_on_one_gpu_equal_the_total():
-    from core.specs import ParallelLayout
-
-    st = memory.stage_memories(G4, cat.gpu("h100-sxm"), ParallelLayout(), "bf16",
-                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
-    assert st.weights_bytes == pytest.approx(2 * params.total_params(G4), rel=1e-6)
-
 
 # ---- MiniMax-M3: GQA everywhere, index keys on the 57 sparse layers
 
@@ -182,13 +165,6 @@ def test_minimax_m3_index_keys_on_sparse_layers_only():
     for tokens, gib in ((4096, 0.52), (32768, 4.20), (131072, 16.78)):
         assert memory.kv_bytes_per_sequence(M3, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
 
-
-def test_minimax_m3_weights_on_one_gpu_equal_the_total():
-    from core.specs import ParallelLayout
-
-    st = memory.stage_memories(M3, cat.gpu("b200"), ParallelLayout(), "bf16",
-                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
-    assert st.weights_bytes == pytest.approx(2 * params.total_params(M3), rel=1e-6)
 
 
 # ---- decode traffic: sparse attention reads a fraction of what it stores; linear states are read and written
@@ -341,13 +317,6 @@ def test_nemotron_state_and_cache():
         assert memory.kv_bytes_per_sequence(NEM, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
 
 
-def test_nemotron_weights_on_one_gpu_equal_the_total():
-    from core.specs import ParallelLayout
-
-    st = memory.stage_memories(NEM, cat.gpu("b200"), ParallelLayout(), "bf16",
-                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
-    assert st.weights_bytes == pytest.approx(2 * params.total_params(NEM), rel=1e-6)
-
 
 def test_unmodelled_parts_are_named():
     from core.summary import model_caveats
@@ -362,3 +331,16 @@ def test_v4_flash_cache_at_32k_and_128k_by_hand(tokens):
     # window 43 x 584 x 128 + CSA 21 x 652 x tokens/4 + HCA 20 x 584 x tokens/128 + 12,206,080 B of state
     expected = 43 * 584 * 128 + 21 * 652 * (tokens // 4) + 20 * 584 * (tokens // 128) + 12_206_080
     assert memory.kv_bytes_per_sequence(V4F, tokens) == expected
+
+
+@pytest.mark.parametrize("model_id,gpu_id", [("qwen3.5-35b-a3b", "h200"), ("gemma-4-26b-a4b", "h100-sxm"),
+                                             ("minimax-m3", "b200"), ("nemotron-3-super-120b-a12b", "b200")])
+def test_weights_on_one_gpu_equal_the_total(model_id, gpu_id):
+    # one GPU (TP 1, no EP, bf16 everywhere): its weights are the whole model, so every layer kind
+    # (linear mixers, global layers, partial indexers, FFN-free layers) must be counted once
+    from core.specs import ParallelLayout
+
+    m = cat.model(model_id)
+    st = memory.stage_memories(m, cat.gpu(gpu_id), ParallelLayout(), "bf16",
+                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
+    assert st.weights_bytes == pytest.approx(2 * params.total_params(m), rel=1e-6)
