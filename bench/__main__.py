@@ -5,23 +5,13 @@ Speed is measured here, never in timed unit tests.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
+
+from bench.timing import median_ms
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
-
-def median_ms(fn, repeat: int = 7) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
 
 def main() -> None:
     from core import catalog as catalog_mod

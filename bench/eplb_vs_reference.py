@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.eplb_reference_fixtures import load_reference, v3_weight  # noqa: E402
+from bench.timing import median_ms  # noqa: E402
 
 REPEAT = 5
 CASES = [
@@ -37,16 +36,6 @@ CASES = [
     ("V3-like 58x256, 288 slots, 4 nodes x 8 GPUs (hierarchical)", 288, 8, 4, 32),
     ("V3-like 58x256, 288 slots, 3 nodes x 8 GPUs (global)", 288, 8, 3, 24),
 ]
-
-
-def median_ms(fn, repeat: int = REPEAT) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
 
 def _as_np(x) -> np.ndarray:
     if hasattr(x, "detach"):  # a torch tensor
@@ -97,13 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, replicas, groups, nodes, gpus in CASES:
         w_ref = torch.from_numpy(weight.copy())
         ref_out = ref.rebalance_experts(w_ref, replicas, groups, nodes, gpus)  # warm-up
-        ref_ms = median_ms(lambda: ref.rebalance_experts(w_ref, replicas, groups, nodes, gpus))
+        ref_ms = median_ms(lambda: ref.rebalance_experts(w_ref, replicas, groups, nodes, gpus), REPEAT)
         if ours is None:
             rows.append((name, ref_ms, None, "n/a"))
             continue
         w_ours = weight.copy()
         our_out = ours(w_ours, replicas, groups, nodes, gpus)
-        our_ms = median_ms(lambda: ours(w_ours, replicas, groups, nodes, gpus))
+        our_ms = median_ms(lambda: ours(w_ours, replicas, groups, nodes, gpus), REPEAT)
         bad = same_outputs(ref_out, our_out)
         if bad:
             mismatches.append(name)

@@ -324,22 +324,12 @@ class SQLiteStore:
         return [self._row(r) for r in rows]
 
     def rename(self, old: str, new: str) -> None:
-        old = normalize_name(old)
-        new = normalize_name(new)
         with self._write() as conn:
-            if conn.execute("SELECT 1 FROM scenarios WHERE name = ?", (old,)).fetchone() is None:
-                raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
-            if old == new:
-                return
-            if conn.execute("SELECT 1 FROM scenarios WHERE name = ?", (new,)).fetchone() is not None:
-                raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
-            conn.execute("UPDATE scenarios SET name = ?, updated_at = ? WHERE name = ?", (new, _now(), old))
+            _rename(conn, normalize_name(old), normalize_name(new), "?")
 
     def delete(self, name: str) -> None:
-        name = normalize_name(name)
         with self._write() as conn:
-            if conn.execute("DELETE FROM scenarios WHERE name = ?", (name,)).rowcount == 0:
-                raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+            _delete(conn, normalize_name(name), "?")
 
 
 # -- choosing a backend ----------------------------------------------------------------------------
@@ -429,21 +419,28 @@ class PostgresStore:
         return [self._row(r) for r in rows]
 
     def rename(self, old: str, new: str) -> None:
-        old, new = normalize_name(old), normalize_name(new)
         with self._connect() as conn:
-            if conn.execute("SELECT 1 FROM scenarios WHERE name = %s FOR UPDATE", (old,)).fetchone() is None:
-                raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
-            if old == new:
-                return
-            if conn.execute("SELECT 1 FROM scenarios WHERE name = %s", (new,)).fetchone() is not None:
-                raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
-            conn.execute("UPDATE scenarios SET name = %s, updated_at = %s WHERE name = %s", (new, _now(), old))
+            _rename(conn, normalize_name(old), normalize_name(new), "%s", lock=" FOR UPDATE")
 
     def delete(self, name: str) -> None:
-        name = normalize_name(name)
         with self._connect() as conn:
-            if conn.execute("DELETE FROM scenarios WHERE name = %s", (name,)).rowcount == 0:
-                raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+            _delete(conn, normalize_name(name), "%s")
+
+def _rename(conn, old: str, new: str, ph: str, lock: str = "") -> None:
+    """Rename inside an open write transaction; ``ph`` is the driver's placeholder (``?`` / ``%s``),
+    ``lock`` a row lock where the database has one (PostgreSQL ``FOR UPDATE``)."""
+    if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}{lock}", (old,)).fetchone() is None:
+        raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
+    if old == new:
+        return
+    if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}", (new,)).fetchone() is not None:
+        raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
+    conn.execute(f"UPDATE scenarios SET name = {ph}, updated_at = {ph} WHERE name = {ph}", (new, _now(), old))
+
+
+def _delete(conn, name: str, ph: str) -> None:
+    if conn.execute(f"DELETE FROM scenarios WHERE name = {ph}", (name,)).rowcount == 0:
+        raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
 
 
 def open_store(url: str | None = None) -> ScenarioStore:
