@@ -17,6 +17,7 @@ __all__ = [
     "alltoall_bytes_per_layer",
     "alltoall_split",
     "alltoall_time_s",
+    "bin_touch_probability",
     "fp8_scale_bytes",
     "link_time_s",
     "pp_send_bytes",
@@ -50,6 +51,43 @@ def alltoall_bytes_per_layer(tokens, d_model: int, top_k: int, dispatch_bytes: f
         raise ValueError("d_model and top_k must be >= 1")
     t = _nonneg("tokens", tokens)
     return _out(t * d_model * top_k * (float(dispatch_bytes) + float(combine_bytes)))
+
+
+def bin_touch_probability(n_experts: int, top_k: int, bins: int, n_groups: int = 1, topk_groups: int = 1) -> float:
+    """Probability that one token's ``top_k`` experts touch a given bin of ``n_experts / bins``
+    consecutive experts (a GPU or a node of an EP group), under uniform routing limited to
+    ``topk_groups`` of ``n_groups`` expert groups (DeepSeek-V3: 4 of 8), as DeepEP's tests route.
+
+    The k experts are distinct: a bin of e experts in a pool of P is missed with probability
+    ``C(P - e, k) / C(P, k)``. When bins are finer than groups a bin is reachable only if its group is
+    chosen (``topk_groups / n_groups``) and the pool is the chosen groups' experts; when a bin holds m
+    whole groups, the number j of its groups chosen is hypergeometric and the bin is missed with
+    probability ``C(P - j G, k) / C(P, k)`` for G experts per group. Without group limits
+    (or groups that do not align with bins) routing is uniform over all experts.
+
+    DeepSeek-V3 (256 experts, k = 8, 4 of 8 groups) on 4 nodes: a node holds 2 groups, missed when
+    neither is chosen (C(6,4)/C(8,4) = 15/70) or when none of the 8 experts lands in its chosen
+    group (j = 1: C(96,8)/C(128,8)); per GPU of EP32: 0.5 x (1 - C(120,8)/C(128,8)) = 0.2061."""
+    if n_experts < 1 or top_k < 1 or bins < 1 or n_experts % bins:
+        raise ValueError("bins must divide n_experts, and n_experts and top_k must be >= 1")
+    if top_k > n_experts:
+        raise ValueError("top_k must be <= n_experts")
+    if n_groups < 1 or topk_groups < 1 or topk_groups > n_groups or n_experts % n_groups:
+        raise ValueError("topk_groups must be in [1, n_groups] and n_groups must divide n_experts")
+    per_bin = n_experts // bins
+    if n_groups == 1 or topk_groups == n_groups or (bins % n_groups and n_groups % bins):
+        return 1.0 - math.comb(n_experts - per_bin, top_k) / math.comb(n_experts, top_k)
+    per_group = n_experts // n_groups
+    pool = topk_groups * per_group
+    k = min(top_k, pool)
+    if bins % n_groups == 0:  # bins inside one group
+        return topk_groups / n_groups * (1.0 - math.comb(pool - per_bin, k) / math.comb(pool, k))
+    m = n_groups // bins  # whole groups per bin
+    miss = 0.0
+    for j in range(0, min(m, topk_groups) + 1):
+        p_j = math.comb(m, j) * math.comb(n_groups - m, topk_groups - j) / math.comb(n_groups, topk_groups)
+        miss += p_j * math.comb(pool - j * per_group, k) / math.comb(pool, k)
+    return 1.0 - miss
 
 
 def fp8_scale_bytes(d_model: int, block: int = 128) -> float:

@@ -44,6 +44,7 @@ __all__ = [
     "StepConfig",
     "StepTime",
     "alltoall_call_s",
+    "normal_kernel_fanout",
     "grouped_gemm_s",
     "token_copy_bytes",
     "resolve_efficiency",
@@ -197,24 +198,54 @@ def token_copy_bytes(d_model: int, dtype: str) -> float:
     raise ValueError(f"unknown all-to-all dtype {dtype!r}; allowed: bf16, fp8, nvfp4")
 
 
+def _touch(n_experts: int, top_k: int, bins: float, groups: tuple[int, int]) -> float:
+    """P(one token touches a given bin); uniform routing when the bins do not split the experts evenly."""
+    if bins <= 1:
+        return 1.0
+    if float(bins).is_integer() and n_experts % int(bins) == 0:
+        return comms.bin_touch_probability(n_experts, top_k, int(bins), *groups)
+    return 1.0 - (1.0 - 1.0 / bins) ** top_k
+
+
+def normal_kernel_fanout(model: ModelSpec, ep: int, domain_gpus: int,
+                         routing_groups: tuple[int, int] | None = None) -> tuple[float, float]:
+    """Per token, DeepEP normal kernels' (distinct GPUs, distinct nodes) it is sent to, counting its own:
+    a token goes once to each GPU (or, across nodes, once to each node) holding any of its experts,
+    not once per expert. Routing is limited to the model's expert groups unless ``routing_groups``
+    gives (groups, groups per token)."""
+    e = model.moe
+    groups = routing_groups or (e.n_groups, e.topk_groups)
+    d = min(ep, domain_gpus)
+    nodes = ep / d
+    gpus = ep * _touch(e.n_routed_experts, e.top_k, ep, groups)
+    return gpus, nodes * _touch(e.n_routed_experts, e.top_k, nodes, groups)
+
+
 def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, tokens_per_gpu: float, dtype: str,
-                    kind: str, domain_gpus: int, f: LinkFactors) -> float:
+                    kind: str, domain_gpus: int, f: LinkFactors, *, routing_groups: tuple[int, int] | None = None) -> float:
     """One dispatch or combine of one MoE layer on one GPU with token copies in ``dtype``.
-    Low-latency kernels send every top-k copy; normal kernels send a token once per remote node and
-    forward it inside the node."""
+
+    Low-latency kernels send every top-k copy straight to its expert's GPU. Normal kernels (DeepEP's
+    NVLink-RDMA forwarding) send a token once per distinct GPU inside the scale-up domain; across
+    nodes once per distinct remote node over the network (to the GPU with the same local rank), which
+    forwards it over NVLink to the GPUs there that need it. With G distinct GPUs and N distinct nodes
+    per token (:func:`normal_kernel_fanout`): network bytes ``T x copy x (N - P(own node))``, scale-up
+    bytes ``T x copy x G x (D - 1) / D`` (every GPU forwards as much as it originates)."""
     if layout.ep <= 1:
         return 0.0
     h, k = model.hidden_size, model.moe.top_k
     per_copy = token_copy_bytes(h, dtype)
-    d = min(layout.ep, domain_gpus)
+    ep = layout.ep
+    d = min(ep, domain_gpus)
     if kind == "low_latency":
-        split = comms.alltoall_split(tokens_per_gpu * k * per_copy, layout.ep, domain_gpus)
+        split = comms.alltoall_split(tokens_per_gpu * k * per_copy, ep, domain_gpus)
     else:
-        nodes = max(1, layout.ep // d)
-        remote_nodes = (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** k) if nodes > 1 else 0.0
+        gpus, nodes_touched = normal_kernel_fanout(model, ep, domain_gpus, routing_groups)
+        nodes = ep / d
+        remote_nodes = nodes_touched * (nodes - 1) / nodes  # by symmetry P(own node) = touched / nodes
         scale_out = tokens_per_gpu * per_copy * remote_nodes
-        scale_up = tokens_per_gpu * k * per_copy * (d - 1) / layout.ep
-        split = comms.AllToAllSplit(tokens_per_gpu * k * per_copy / layout.ep, scale_up, scale_out)
+        scale_up = tokens_per_gpu * per_copy * gpus * (d - 1) / d
+        split = comms.AllToAllSplit(tokens_per_gpu * per_copy * gpus / ep, scale_up, scale_out)
     return comms.alltoall_time_s(split, gpu.scale_up_bw_gbps, gpu.scale_out_bw_gbps, scale_up_eff=f.scale_up_eff,
                                  scale_out_eff=f.scale_out_eff, latency_s=f.latency_us * 1e-6)
 
@@ -369,6 +400,32 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     }
 
 
+_MOE_PARTS = ("shared_experts", "parallel_mlp", "router", "routed_experts", "dispatch", "combine", "expert_tp_comm")
+
+
+def _stage_imbalance(model: ModelSpec, pp: int, parts: Mapping[str, float]) -> float:
+    """The slowest pipeline stage over the average one: stages hold whole layers (``ceil`` / ``floor``
+    of L / pp), the dense FFN layers sit where the model puts them, the LM head on the last stage.
+    DeepSeek-V3 (61 layers, 3 dense) on PP4: stages of 16, 15, 15, 15 layers, the first with the 3
+    dense ones; the pipeline runs at the pace of the slowest."""
+    L = model.num_layers
+    n_moe = model.num_moe_layers
+    per_layer = sum(v for k, v in parts.items() if k not in _MOE_PARTS and k not in ("dense_ffn", "lm_head", "pp_send")) / L
+    per_moe = sum(parts.get(k, 0.0) for k in _MOE_PARTS) / n_moe if n_moe else 0.0
+    per_dense = parts.get("dense_ffn", 0.0) / model.num_dense_layers if model.num_dense_layers else 0.0
+    dense = set(model.dense_layers)
+    free = set(model.ffn_free_layers)
+    times = []
+    stages = memory.pipeline_stages(L, pp)
+    for i, stage in enumerate(stages):
+        nd = sum(1 for j in stage if j in dense)
+        nm = (len(stage) - nd - sum(1 for j in stage if j in free)) if model.moe is not None else 0
+        times.append(len(stage) * per_layer + nm * per_moe + nd * per_dense
+                     + (parts.get("lm_head", 0.0) if i == len(stages) - 1 else 0.0))
+    total = sum(times)
+    return pp * max(times) / total if total > 0 else 1.0
+
+
 COMM_PARTS = ("dispatch", "combine", "allreduce", "expert_tp_comm", "pp_send")
 
 
@@ -406,6 +463,7 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
     else:
         total = compute + comm
     if layout.pp > 1:
+        total *= _stage_imbalance(model, layout.pp, parts)
         # pipeline bubble, a stated assumption: 2 x pp micro-batches in flight (decode, continuous
         # batching) or 8 x pp (prefill chunks) leave (pp - 1) / (m + pp - 1) of each stage idle
         m = (2 if cfg.phase == "decode" else 8) * layout.pp

@@ -10,7 +10,11 @@ answers all five metrics for any catalog model and GPU:
   tokens of prefill, as in-flight batching on the same GPUs does;
 * ``moe_layer_latency_ms``: the routed experts' grouped GEMM of one MoE layer on one GPU (uniform
   routing), :func:`core.perf.grouped_gemm_s`;
-* ``dispatch_latency_us`` / ``combine_latency_us``: one all-to-all call, :func:`core.perf.alltoall_call_s`.
+* ``dispatch_latency_us`` / ``combine_latency_us``: one all-to-all call, :func:`core.perf.alltoall_call_s`;
+* ``dispatch_bandwidth_gbps`` / ``combine_bandwidth_gbps``: the "logical bandwidth" DeepEP's tests print
+  for normal kernels, bytes over the predicted call time, where bytes count each token once per
+  distinct node it goes to (its own included) across nodes, once per distinct GPU inside one
+  (``options.routing_groups: [groups, groups per token]`` reproduces the test's routing).
 
 Calibration fits one set of factors per GPU profile and kernel family on the kernel-level cases
 (grouped GEMM decode / prefill layouts, low-latency and normal all-to-all) and the whole-step factors
@@ -62,7 +66,10 @@ METRICS = {
     "moe_layer_latency_ms": "moe_layer",
     "dispatch_latency_us": "dispatch",
     "combine_latency_us": "combine",
+    "dispatch_bandwidth_gbps": "dispatch",
+    "combine_bandwidth_gbps": "combine",
 }
+_COMM_METRICS = ("dispatch_latency_us", "combine_latency_us", "dispatch_bandwidth_gbps", "combine_bandwidth_gbps")
 _REQUIRED = ("model", "gpu", "num_gpus", "phase", "layout", "precision", "workload", "measured")
 
 
@@ -125,7 +132,7 @@ def _parse(case: Mapping[str, Any], cat: Catalog) -> _Case:
         )
     except ValidationError as e:
         raise ValueError(f"case {where}: {describe_validation_error(e)}") from None
-    if model.moe is None and metric in ("moe_layer_latency_ms", "dispatch_latency_us", "combine_latency_us"):
+    if model.moe is None and metric in ("moe_layer_latency_ms", *_COMM_METRICS):
         raise ValueError(f"case {where}: {model.name} is dense; {metric} needs a MoE model")
     value = measured.get("value")
     return _Case(
@@ -141,7 +148,7 @@ def case_family(case: Mapping[str, Any]) -> str:
     metric = case["measured"]["metric"]
     if metric == "moe_layer_latency_ms":
         return "grouped_gemm_prefill" if "prefill" in str(case.get("phase", "")) else "grouped_gemm_decode"
-    if metric in ("dispatch_latency_us", "combine_latency_us"):
+    if metric in _COMM_METRICS:
         kernel = (case.get("options") or {}).get("comm_kernel", "low_latency")
         return "alltoall_normal" if kernel == "normal" else "alltoall_low_latency"
     return "system"
@@ -161,12 +168,21 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
         s = perf.grouped_gemm_s(c.model, c.gpu, c.layout, c.precision, total / c.layout.ep, total, eff[fam],
                                 int(opts.get("redundant_experts", 0) or 0))
         return s * 1e3
-    if c.metric in ("dispatch_latency_us", "combine_latency_us"):
+    if c.metric in _COMM_METRICS:
         t = _get(wl, "tokens_per_gpu", c.id, float)
         kind = opts.get("comm_kernel", "low_latency")
         fam = "alltoall_normal" if kind == "normal" else "alltoall_low_latency"
-        dtype = c.precision.dispatch if c.metric == "dispatch_latency_us" else "bf16"
-        return perf.alltoall_call_s(c.model, c.gpu, c.layout, t, dtype, kind, c.domain, eff[fam]) * 1e6
+        dtype = c.precision.dispatch if c.metric.startswith("dispatch") else "bf16"
+        groups = opts.get("routing_groups")
+        groups = (int(groups[0]), int(groups[1])) if groups else None
+        s = perf.alltoall_call_s(c.model, c.gpu, c.layout, t, dtype, kind, c.domain, eff[fam], routing_groups=groups)
+        if c.metric.endswith("latency_us"):
+            return s * 1e6
+        if kind != "normal":
+            raise ValueError(f"case {c.id}: logical bandwidth is defined for normal kernels only")
+        gpus, nodes = perf.normal_kernel_fanout(c.model, c.layout.ep, c.domain, groups)
+        copies = nodes if c.layout.ep > c.domain else gpus
+        return t * copies * perf.token_copy_bytes(c.model.hidden_size, dtype) / s / 1e9
     if c.metric == "output_tokens_per_s_per_gpu":
         batch = _get(wl, "batch_per_gpu", c.id, float)
         cfg = perf.StepConfig(

@@ -23,7 +23,8 @@ st.markdown(
 )
 
 UNITS = {"output_tokens_per_s_per_gpu": "tok/s/GPU", "input_tokens_per_s_per_gpu": "tok/s/GPU",
-         "moe_layer_latency_ms": "ms", "dispatch_latency_us": "µs", "combine_latency_us": "µs"}
+         "moe_layer_latency_ms": "ms", "dispatch_latency_us": "µs", "combine_latency_us": "µs",
+         "dispatch_bandwidth_gbps": "GB/s", "combine_bandwidth_gbps": "GB/s"}
 
 
 @st.cache_resource(show_spinner="Refitting without each case (leave-one-out)…")

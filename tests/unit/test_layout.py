@@ -46,11 +46,16 @@ def test_decode_prefers_attention_dp_and_wide_ep_for_deepseek():
 def test_prefill_plans_for_deepseek_on_32_h800():
     plans = L.recommend(DSV3, cluster("h800", 4), Workload(batch=1, input_len=4096, output_len=1), "prefill")
     best = plans[0]
-    # attention data-parallel with moderate EP, as DeepSeek deploys prefill; the model puts EP16 x DP2 ahead of
-    # DeepSeek's EP32 because the normal-kernel all-to-all over 4 nodes has no calibration case (README)
-    assert best.tp == 1 and best.ep >= 16
+    # attention data-parallel, as DeepSeek deploys prefill. With the normal-kernel all-to-all calibrated on
+    # DeepEP's table, EP32 over 4 nodes moves ~2.2 token copies per token over InfiniBand against ~1 for EP16
+    # over 2 nodes and none inside one node, so smaller EP groups (with DP or PP) rank ahead of DeepSeek's EP32:
+    # the open point of the layouts issue (README "What the layout search finds")
+    assert best.tp == 1 and best.layout.attention_dp == best.ep
     ep32 = L.rank_of(plans, tp=1, ep=32)
-    assert ep32 is not None and ep32.tokens_per_s_per_gpu < best.tokens_per_s_per_gpu
+    ep16 = L.rank_of(plans, tp=1, ep=16)
+    assert ep32 is not None and ep16 is not None
+    assert ep32.breakdown["all-to-all"] > ep16.breakdown["all-to-all"]
+    assert 0.75 * best.tokens_per_s_per_gpu < ep32.tokens_per_s_per_gpu < best.tokens_per_s_per_gpu
 
 
 def test_nothing_fits_is_explained():
