@@ -9,6 +9,7 @@ from core import memory, offload
 from core.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
+from ui.render import chart
 
 page_setup("Single box", "🖥️")
 scenario = sidebar()
@@ -128,9 +129,8 @@ else:
 left, right = st.columns(2)
 with left:
     cells = pd.DataFrame(offload.layer_map(model, pl))
-    st.altair_chart(placement_chart(
-        cells, title=f"Where {model.name}'s tensors live",
-        subtitle=(f"{host.name} + {n_gpus} × {gpu.name}, --n-cpu-moe {pl.n_cpu_moe}" if gpu else host.name)),
+    chart(placement_chart, cells, title=f"Where {model.name}'s tensors live",
+        subtitle=(f"{host.name} + {n_gpus} × {gpu.name}, --n-cpu-moe {pl.n_cpu_moe}" if gpu else host.name),
         width="stretch")
 with right:
     rows = []
@@ -155,7 +155,7 @@ with right:
         caps = {gpu_pool: pl.gpu_capacity_bytes / GB}
     df = pd.DataFrame(rows)
     df["capacity_gb"] = df["pool"].map(caps)
-    st.altair_chart(pool_bars_chart(df, title="Memory per pool", subtitle=f"{box.quant}, {ctx:,}-token context, batch 1"),
+    chart(pool_bars_chart, df, title="Memory per pool", subtitle=f"{box.quant}, {ctx:,}-token context, batch 1",
                     width="stretch")
 
 if pl.kind == "discrete":
@@ -167,11 +167,10 @@ if pl.kind == "discrete":
              if fit_from is not None else None)
     markers = pd.DataFrame({"layers": [pl.offloaded_layers], "tokens_per_s": [pl.decode_tokens_per_s],
                             "label": [f"{pl.decode_tokens_per_s:,.1f} tok/s at --n-cpu-moe {pl.n_cpu_moe}"]})
-    st.altair_chart(lines_chart(
-        data, x="layers", y="tokens_per_s", series="series", x_title="MoE layers with routed experts in host RAM",
+    chart(lines_chart, data, x="layers", y="tokens_per_s", series="series", x_title="MoE layers with routed experts in host RAM",
         y_title="decode tokens/s (batch 1)", title="Decode speed vs experts offloaded",
         subtitle=f"{model.name}, {box.quant}, {host.name} + {n_gpus} × {gpu.name}", log_x=False, log_y=False,
-        bands=bands, markers=markers, y_format=",.1f"), width="stretch")
+        bands=bands, markers=markers, y_format=",.1f", width="stretch")
 
     ups = offload.upgrades(model, pl, hosts, dict(cat.gpus), prec)
     if ups:

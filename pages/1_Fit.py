@@ -9,6 +9,7 @@ from core.specs import Precision
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
 from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart
 
 page_setup("Fit", "📦")
 scenario = sidebar()
@@ -92,9 +93,9 @@ for r in stages:
 title = f"Memory per GPU: {model.name}, {scenario.total_gpus} × {gpu.name}, {prec.label}"
 subtitle = (f"TP {layout.attention_tp} × DP-attn {layout.attention_dp}, EP {layout.ep}, PP {layout.pp}, DP {layout.dp}; "
             f"{wl.batch:,} sequences × {ctx:,} tokens; dashed line: usable at utilization {assumptions.gpu_memory_utilization:g}")
-st.altair_chart(
-    memory_stack_chart(pd.DataFrame(rows), usable_gb=worst.usable_bytes / GB, capacity_gb=worst.capacity_bytes / GB,
-                       title=title, subtitle=subtitle),
+chart(
+    memory_stack_chart, pd.DataFrame(rows), usable_gb=worst.usable_bytes / GB, capacity_gb=worst.capacity_bytes / GB,
+                       title=title, subtitle=subtitle,
     width="stretch",
 )
 
@@ -159,12 +160,11 @@ if spec.enabled:
     series.append(pd.DataFrame({"context_tokens": ctx_grid, "sequences": without, "series": "without speculative decoding"}))
 marker = pd.DataFrame({"context_tokens": [ctx], "sequences": [max(max_seqs, 1)], "label": [f"{max_seqs:,} at {ctx:,} tokens"]})
 if (with_draft > 0).any():
-    st.altair_chart(
-        max_sequences_chart(
+    chart(
+        max_sequences_chart,
             pd.concat(series), marker=marker,
             title=f"Max concurrent sequences: {model.name} on {scenario.total_gpus} × {gpu.name}",
             subtitle=f"{prec.label}; KV budget after weights, activations and reserve; capped at {cap:,} positions",
-        ),
         width="stretch",
     )
 else:
@@ -179,13 +179,13 @@ layer_rows = [
 if layer_rows:
     st.subheader("Cache per sequence by layer type")
     lt = pd.DataFrame(layer_rows)
-    st.altair_chart(
-        grouped_bars_chart(lt, x="context", y="gib", series="layer type", x_title="context per sequence",
+    chart(
+        grouped_bars_chart, lt, x="context", y="gib", series="layer type", x_title="context per sequence",
                            y_title="cache per sequence (GiB)", title=f"{model.name}: what one sequence keeps",
                            subtitle=("whole model, DeepSeek-V4 serving format (584 B entries, 68 B FP4 index keys)"
                                      if model.compress_ratios else f"whole model, {prec.kv_cache} K/V")
                            + ", before sharding; fixed states do not grow with context",
-                           x_in_order=True),
+                           x_in_order=True,
         width="stretch",
     )
     state = memory.linear_state_bytes_per_sequence(model)

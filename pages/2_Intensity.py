@@ -9,6 +9,7 @@ from core.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
 from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart
 
 page_setup("Intensity", "📈")
 scenario = sidebar()
@@ -81,15 +82,14 @@ ridges = pd.DataFrame(
     [{"value": float(sweep["ridge"][i, 0]), "label": f"{g.name.split(' (')[0]} ridge {float(sweep['ridge'][i, 0]):,.0f}"}
      for i, g in enumerate(gpus)]
 )
-st.altair_chart(
-    lines_chart(
+chart(
+    lines_chart,
         pd.concat(curves), x="batch", y="intensity", series="series",
         x_title="tokens per decode step (batch)", y_title="arithmetic intensity (FLOP/byte)",
         title=f"GEMM intensity vs batch: {model.name}, {prec.expert_dtype} weights",
         subtitle="dashed rules: each GPU's ridge point; below a rule the GEMM is memory-bound on that GPU",
         hrules=ridges,
         markers=pd.DataFrame({"batch": [batch], "intensity": [now_intensity], "label": [f"scenario: {now_intensity:,.1f}"]}),
-    ),
     width="stretch",
 )
 
@@ -113,9 +113,9 @@ points = points.groupby("key", as_index=False).agg(intensity=("intensity", "firs
                                                    label=("label", ", ".join))
 left, right = st.columns([3, 2])
 with left:
-    st.altair_chart(
-        roofline_chart(pd.concat(roofs), points, title=f"Roofline: the step's GEMMs on {gpu.name.split(' (')[0]}",
-                       subtitle=f"{batch:,} tokens per step; attainable = min(peak, intensity × HBM bandwidth)"),
+    chart(
+        roofline_chart, pd.concat(roofs), points, title=f"Roofline: the step's GEMMs on {gpu.name.split(' (')[0]}",
+                       subtitle=f"{batch:,} tokens per step; attainable = min(peak, intensity × HBM bandwidth)",
         width="stretch",
     )
 with right:
@@ -163,8 +163,8 @@ if is_moe:
     s = st.slider("Router skew (Zipf exponent s; 0 = uniform)", 0.0, 2.0, 1.0, 0.1)
     touched_u = moe.expected_experts_touched(batches, model.moe.top_k, model.moe.n_routed_experts)
     touched_s = moe.expected_experts_touched_skewed(batches, model.moe.top_k, moe.zipf_probs(model.moe.n_routed_experts, s))
-    st.altair_chart(
-        lines_chart(
+    chart(
+        lines_chart,
             pd.concat([
                 pd.DataFrame({"batch": batches, "experts": touched_u, "series": "uniform routing"}),
                 pd.DataFrame({"batch": batches, "experts": touched_s, "series": f"skewed router (Zipf s = {s:g})"}),
@@ -177,7 +177,6 @@ if is_moe:
             markers=pd.DataFrame({"batch": [batch], "experts": [moe.expected_experts_touched(batch, model.moe.top_k, model.moe.n_routed_experts)],
                                   "label": [f"{batch:,} tokens"]}),
             height=300,
-        ),
         width="stretch",
     )
 
@@ -202,8 +201,8 @@ df = pd.concat([
 ])
 cross = step_batches[np.argmax(~step.memory_bound)] if (~step.memory_bound).any() else None
 now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
-st.altair_chart(
-    lines_chart(
+chart(
+    lines_chart,
         df, x="batch", y="ms", series="term", x_title="tokens per decode step per replica (batch)",
         y_title="time per step (ms)", y_format=",.2~f",
         title=f"Decode step lower bound: {model.name} on {layout.total_gpus} × {gpu.name.split(' (')[0]}",
@@ -213,7 +212,6 @@ st.altair_chart(
         vrules=pd.DataFrame({"value": [cross], "label": [f"compute-bound from {cross:,.0f}"]}) if cross else None,
         markers=pd.DataFrame({"batch": [batch], "ms": [float(now.time_s[0] * 1e3)],
                               "label": [f"{float(now.time_s[0] * 1e3):,.2f} ms at {batch:,}"]}),
-    ),
     width="stretch",
 )
 mem_ms, cmp_ms = float(now.memory_time_s[0] * 1e3), float(now.compute_time_s[0] * 1e3)

@@ -8,6 +8,7 @@ from core import balance as bal
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import current_layout
 from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart
 
 page_setup("Balance", "⚖️")
 scenario = sidebar()
@@ -99,10 +100,10 @@ if ratio > threshold:
     st.warning(f"Layer {layer}: the hottest expert carries {ratio:.1f}× the mean load (alert at {threshold:g}).")
 
 hot = np.where(f > threshold / n, "hot", "normal")
-st.altair_chart(
-    expert_load_chart(pd.DataFrame({"item": np.arange(n), "value": 100 * f, "hot": hot}), mean=100 / n,
+chart(
+    expert_load_chart, pd.DataFrame({"item": np.arange(n), "value": 100 * f, "hot": hot}), mean=100 / n,
                       threshold=100 * threshold / n, title=f"Expert load, layer {layer}: {model.name} ({source})",
-                      subtitle=f"red: above {threshold:g} × the mean"),
+                      subtitle=f"red: above {threshold:g} × the mean",
     width="stretch",
 )
 
@@ -130,13 +131,13 @@ gpu_df = pd.concat([
     pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_before[layer], "placement": "contiguous (no EPLB)"}),
     pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_after[layer], "placement": f"EPLB, +{int(red)} replicas"}),
 ])
-st.altair_chart(
-    grouped_bars_chart(gpu_df, x="gpu", y="load", series="placement", x_title="GPU in the EP group",
+chart(
+    grouped_bars_chart, gpu_df, x="gpu", y="load", series="placement", x_title="GPU in the EP group",
                        y_title="share of the layer's assignments (%)",
                        title=f"Per-GPU load, layer {layer}: EP {ep}, {n} experts",
                        subtitle=f"step throughput lost to imbalance over all {fractions.shape[0]} layers: "
                                 f"{lost_before:.1f}% before, {lost_after:.1f}% after",
-                       hrule=100 / ep, hrule_label=f"ideal {100 / ep:.2f}%"),
+                       hrule=100 / ep, hrule_label=f"ideal {100 / ep:.2f}%",
     width="stretch",
 )
 per_gpu = plan.phy2log.shape[1] // ep
@@ -162,13 +163,13 @@ drops = bal.drop_rate(f, tokens, k, cfs)
 cf_now = st.slider("Capacity factor", 1.0, 3.0, 1.25, 0.05)
 over = bal.capacity_overflow(f, tokens, k, cf_now)
 cap = bal.capacity_per_expert(tokens, k, n, cf_now)
-st.altair_chart(
-    lines_chart(pd.DataFrame({"cf": cfs, "drop": 100 * drops, "series": f"{tokens:,} tokens per step, layer {layer}"}),
+chart(
+    lines_chart, pd.DataFrame({"cf": cfs, "drop": 100 * drops, "series": f"{tokens:,} tokens per step, layer {layer}"}),
                 x="cf", y="drop", series="series", x_title="capacity factor", y_title="assignments dropped (%)",
                 log_x=False, log_y=False, y_format=".1f", title="Tokens over capacity vs capacity factor",
                 subtitle=f"capacity = tokens × {k} / {n} × factor; a dropped token skips the expert (residual only)",
                 markers=pd.DataFrame({"cf": [cf_now], "drop": [100 * over.sum() / (tokens * k)],
-                                      "label": [f"{100 * over.sum() / (tokens * k):.1f}% at {cf_now:g}"]}), height=260),
+                                      "label": [f"{100 * over.sum() / (tokens * k):.1f}% at {cf_now:g}"]}), height=260,
     width="stretch",
 )
 hottest = int(np.argmax(f))
@@ -200,12 +201,12 @@ curves = pd.concat([
     pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})
     for i, u in enumerate(speeds)
 ])
-st.altair_chart(
-    lines_chart(curves, x="step", y="imbalance", series="series", x_title="training / routing step",
+chart(
+    lines_chart, curves, x="step", y="imbalance", series="series", x_title="training / routing step",
                 y_title="imbalance ratio (max / mean)", log_x=False, log_y=True, y_format=".1f",
                 title=f"Bias balancing on a skewed router: {n} experts, top-{k}",
                 subtitle="b_i −= u when expert i is overloaded, += u when underloaded; too small converges slowly, "
                          "too large oscillates", hrules=pd.DataFrame({"value": [threshold], "label": [f"alert {threshold:g}"]}),
-                height=280),
+                height=280,
     width="stretch",
 )

@@ -10,6 +10,7 @@ from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart
 from ui.controls import current_layout
 from ui.scenario import catalog, current_model, default_draft_id, page_setup, sidebar, update_scenario
+from ui.render import chart
 
 page_setup("Speculative", "⚡")
 scenario = sidebar()
@@ -113,15 +114,14 @@ used = [b for b in labels if b in set(cells["band"])]
 best_g = sd.optimal_gamma(alphas, cost, max_gamma=16)
 ridge = pd.DataFrame({"gamma": best_g, "alpha": alphas})
 ridge = ridge[ridge["gamma"] >= 1]
-st.altair_chart(
-    heatmap_chart(
+chart(
+    heatmap_chart,
         cells, x="gamma", y="alpha", band="band", band_order=used, x_title="draft tokens per step γ",
         y_title="acceptance rate α", title=f"Speedup over α × γ at c = {cost:g}",
         subtitle="orange: the best γ for each α; diamond: this configuration",
         ridge=ridge,
         marker=pd.DataFrame({"gamma": [gamma], "alpha": [round(min(max(alpha, 0.5), 1.0), 2)], "label": [f"{s_now:.2f}×"]}),
         cell_px=(50, 8),
-    ),
     width="content",
 )
 left, right = st.columns(2)
@@ -130,12 +130,12 @@ with left:
     curves = pd.concat([
         pd.DataFrame({"alpha": alphas, "speedup": sd.speedup(alphas, g, cost), "series": f"γ = {g}"}) for g in (3, 5, 8)
     ])
-    st.altair_chart(
-        lines_chart(curves, x="alpha", y="speedup", series="series", x_title="acceptance rate α",
+    chart(
+        lines_chart, curves, x="alpha", y="speedup", series="series", x_title="acceptance rate α",
                     y_title="speedup (×)", log_x=False, log_y=False, y_format=".1f",
                     title=f"Speedup vs α at c = {cost:g}", subtitle="shaded: production acceptance zones (chapter)",
                     bands=zones, markers=pd.DataFrame({"alpha": [alpha], "speedup": [s_now], "label": [f"{s_now:.2f}×"]}),
-                    hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}), height=300),
+                    hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}), height=300,
         width="stretch",
     )
 with right:
@@ -144,10 +144,10 @@ with right:
                      for a in sorted({0.6, 0.75, 0.9, round(alpha, 2)})])
     ceilings = pd.DataFrame([{"value": sd.ceiling(a), "label": f"ceiling 1/(1−{a:g}) = {sd.ceiling(a):.1f}"}
                              for a in sorted({0.6, 0.75, 0.9, round(alpha, 2)}) if a < 1])
-    st.altair_chart(
-        lines_chart(tok, x="gamma", y="tokens", series="series", x_title="draft tokens per step γ",
+    chart(
+        lines_chart, tok, x="gamma", y="tokens", series="series", x_title="draft tokens per step γ",
                     y_title="tokens per verification step", log_x=False, log_y=False, y_format=".0f",
-                    title="Tokens per step vs γ, against the ceiling", hrules=ceilings, height=300),
+                    title="Tokens per step vs γ, against the ceiling", hrules=ceilings, height=300,
         width="stretch",
     )
 
@@ -179,14 +179,14 @@ else:
         if not r.pays[0] and r.pays.any():
             dips.append(f"{tgt.name} is below 1× at the smallest batches: verifying γ + 1 tokens touches more experts "
                         "than decoding one, and the expert weights dominate the bytes read.")
-    st.altair_chart(
-        lines_chart(pd.concat(rows), x="batch", y="speedup", series="series", x_title="concurrent sequences (batch)",
+    chart(
+        lines_chart, pd.concat(rows), x="batch", y="speedup", series="series", x_title="concurrent sequences (batch)",
                     y_title="speedup (×)", log_y=False, y_format=".1f",
                     title=f"Speculative speedup vs batch on {scenario.total_gpus} × {gpu.name.split(' (')[0]} (α = {alpha:.2f}, γ = {gamma})",
                     subtitle=f"roofline decode step over B tokens vs verification over B × (γ + 1); context {ctx:,} tokens; "
                              f"MoE verification touches more experts; up to the {top:,} sequences that fit",
                     hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
-                    vrules=pd.DataFrame(marks) if marks else None),
+                    vrules=pd.DataFrame(marks) if marks else None,
         width="stretch",
     )
     for d in dips:
@@ -202,15 +202,15 @@ st.subheader("Short outputs")
 setup = st.number_input("Set-up cost per request (target decode steps)", 0.0, 100.0, 1.0, 0.5,
                         help="Drafting the prompt, building the tree: a fixed cost amortised over the output.")
 lens = np.unique(np.round(np.geomspace(2, 4096, 40)))
-st.altair_chart(
-    lines_chart(pd.DataFrame({"tokens": lens, "speedup": sd.short_output_speedup(s_now, lens, setup), "series": "whole request"}),
+chart(
+    lines_chart, pd.DataFrame({"tokens": lens, "speedup": sd.short_output_speedup(s_now, lens, setup), "series": "whole request"}),
                 x="tokens", y="speedup", series="series", x_title="output length (tokens)", y_title="speedup (×)",
                 log_y=False, y_format=".1f", title=f"Speedup over a whole output: step speedup {s_now:.2f}×, set-up {setup:g} steps",
                 subtitle="(L − 1) / (set-up + (L − 1) / S): the first token comes from the prefill either way",
                 hrules=pd.DataFrame({"value": [s_now], "label": [f"per-step {s_now:.2f}×"]}),
                 markers=pd.DataFrame({"tokens": [wl.output_len],
                                       "speedup": [sd.short_output_speedup(s_now, wl.output_len, setup)],
-                                      "label": [f"{wl.output_len:,} tokens"]}), height=260),
+                                      "label": [f"{wl.output_len:,} tokens"]}), height=260,
     width="stretch",
 )
 
@@ -265,12 +265,12 @@ r[1].metric("Tokens per step (simulated)", f"{res.tokens_per_step:.3f}", f"close
 r[2].metric("Emitted vs p (total variation)", f"{res.final_tv:.4f}", f"after {int(res.tv_checkpoints[-1]):,} tokens",
             delta_color="off", delta_arrow="off")
 r[3].metric("Steps simulated", f"{res.steps:,}", f"γ = {res.gamma}", delta_color="off", delta_arrow="off")
-st.altair_chart(
-    lines_chart(pd.DataFrame({"tokens": res.tv_checkpoints, "tv": res.tv_distance, "series": "emitted histogram vs p"}),
+chart(
+    lines_chart, pd.DataFrame({"tokens": res.tv_checkpoints, "tv": res.tv_distance, "series": "emitted histogram vs p"}),
                 x="tokens", y="tv", series="series", x_title="tokens emitted", y_title="total variation distance",
                 y_format=".3f", title="The output follows the target distribution p",
                 subtitle="TV distance between the emitted tokens and p shrinks as samples accumulate (no bias from the draft)",
-                height=240),
+                height=240,
     width="stretch",
 )
 

@@ -9,6 +9,7 @@ from core import perf
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
+from ui.render import chart
 
 page_setup("Layouts", "🧩")
 scenario = sidebar()
@@ -113,11 +114,11 @@ for phase, plans in results.items():
             rows.append({"plan": f"{phase}: {p.label}", "part": part, "ms": 1e3 * seconds})
 if rows:
     st.subheader("Where the time goes in the top plans")
-    st.altair_chart(
-        grouped_bars_chart(pd.DataFrame(rows), x="part", y="ms", series="plan", x_title=None,
+    chart(
+        grouped_bars_chart, pd.DataFrame(rows), x="part", y="ms", series="plan", x_title=None,
                            y_title="kernel time per step (ms, before overlap)",
                            title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.name.split(' (')[0]}",
-                           subtitle="two-batch overlap hides part of the all-to-all under compute in the step times above"),
+                           subtitle="two-batch overlap hides part of the all-to-all under compute in the step times above",
         width="stretch",
     )
 
@@ -138,13 +139,13 @@ if model.is_moe:
         curves.append(pd.DataFrame({"ep": eps, "us": times, "series": name}))
     data = pd.concat(curves)
     ratio = gpu.scale_up_bw_gbps / gpu.scale_out_bw_gbps
-    st.altair_chart(
-        lines_chart(data, x="ep", y="us", series="series", x_title="EP size (GPUs)", y_title="dispatch + combine per MoE layer (µs)",
+    chart(
+        lines_chart, data, x="ep", y="us", series="series", x_title="EP size (GPUs)", y_title="dispatch + combine per MoE layer (µs)",
                     log_y=False, y_format=",.0f",
                     title=f"Low-latency all-to-all of {tokens} tokens per GPU: {gpu.name.split(' (')[0]}",
                     subtitle=f"scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s vs scale-out {gpu.scale_out_bw_gbps:,.0f} GB/s per GPU "
                              f"per direction ({ratio:.0f}× apart); fitted DeepEP factors",
-                    vrules=pd.DataFrame({"value": [gpu.gpus_per_node], "label": ["node boundary"]})),
+                    vrules=pd.DataFrame({"value": [gpu.gpus_per_node], "label": ["node boundary"]}),
         width="stretch",
     )
     st.caption(f"The same bytes take {ratio:.0f}× longer over the network than over the scale-up links; every GPU added "

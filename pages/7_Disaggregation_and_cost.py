@@ -9,6 +9,7 @@ from core import speculative as sd
 from core.specs import ClusterSpec
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart
 
 page_setup("Disaggregation & cost", "💰")
 scenario = sidebar()
@@ -110,10 +111,10 @@ for name, s_, colocated in (("colocated", pools, True), ("disaggregated", pools,
 cost_df = pd.DataFrame(rows)
 left, right = st.columns([3, 2])
 with left:
-    st.altair_chart(
-        grouped_bars_chart(cost_df, x="tokens", y="usd", series="serving", x_title=None, y_title="$ per million tokens",
+    chart(
+        grouped_bars_chart, cost_df, x="tokens", y="usd", series="serving", x_title=None, y_title="$ per million tokens",
                            title=f"Cost per million tokens: {model.name} on {gpu.name.split(' (')[0]} at ${price:g}/GPU-hour",
-                           subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share"),
+                           subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
         width="stretch",
     )
 with right:
@@ -159,20 +160,30 @@ st.dataframe(util, hide_index=True, width="stretch",
 # ---- break-even
 st.subheader("When does disaggregation pay?")
 rates = np.unique(np.round(np.geomspace(max(rate / 100, 1), rate * 10, 40)))
-colo, dis, even = disagg.break_even_rate(model, block, traffic, rates, precision=prec, interference=interference,
-                                         assumptions=scenario.memory, profiles=cat.efficiency)
+
+
+@st.cache_data(show_spinner="Costing both ways over the request rates…", max_entries=32)
+def _break_even(m, gpu_id, nodes, gpn, traffic, rates, precision, interference, assumptions):
+    c = catalog()
+    cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
+    return disagg.break_even_rate(m, cl, traffic, rates, precision=precision, interference=interference,
+                                  assumptions=assumptions, profiles=c.efficiency)
+
+
+colo, dis, even = _break_even(model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, rates, prec, interference,
+                              scenario.memory)
 curve = pd.concat([
     pd.DataFrame({"rate": rates, "usd_per_hour": colo * price, "series": "colocated"}),
     pd.DataFrame({"rate": rates, "usd_per_hour": dis * price, "series": "disaggregated"}),
 ])
-st.altair_chart(
-    lines_chart(curve, x="rate", y="usd_per_hour", series="series", x_title="requests per minute", y_title="$ per hour",
+chart(
+    lines_chart, curve, x="rate", y="usd_per_hour", series="series", x_title="requests per minute", y_title="$ per hour",
                 y_format="$,.0f", title="GPU cost vs request rate: colocated vs disaggregated",
                 subtitle=f"pools rounded to whole replicas; colocation pays {interference:.0%} interference; "
                          "the sources' rule of thumb puts the break-even near 2,000 requests/min",
                 vrules=pd.DataFrame({"value": [even], "label": [f"break-even ≈ {even:,.0f}/min"]}) if even else None,
                 markers=pd.DataFrame({"rate": [rate], "usd_per_hour": [pools.disaggregated_gpus * price],
-                                      "label": [f"{rate:,.0f}/min"]})),
+                                      "label": [f"{rate:,.0f}/min"]}),
     width="stretch",
 )
 st.markdown(

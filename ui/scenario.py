@@ -16,7 +16,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from core.catalog import Catalog, load_catalog
 from core.hf_config import decode_config, encode_config, model_from_config_text
@@ -141,8 +141,10 @@ def update_scenario(**changes) -> None:
 def _update(**changes) -> None:
     s: Scenario = st.session_state.scenario
     try:
-        # model_copy skips validation: rebuild from a dump to validate the new combination
-        st.session_state.scenario = Scenario(**s.model_copy(update=changes).model_dump())
+        # validate the new combination: the dump with the changed fields replaced (a changed sub-model may
+        # come as a model or as a dict)
+        new = {k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in changes.items()}
+        st.session_state.scenario = Scenario(**{**s.model_dump(), **new})
     except ValidationError as e:
         st.session_state.scenario_error = describe_validation_error(e)
         return

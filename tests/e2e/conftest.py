@@ -133,3 +133,25 @@ def new_page(browser):
     yield make
     for c in contexts:
         c.close()
+
+
+# Everything lazy has drawn: Streamlit shows a skeleton while an element's code loads (data frames, charts),
+# Vega draws after the script has finished, the data grid paints its canvas last.
+_DRAWN = """() => {
+  if (document.querySelector("[data-testid='stSkeleton']")) return false;
+  const big = el => { const r = el.getBoundingClientRect(); return r.width >= 50 && r.height >= 20; };
+  const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")];
+  const chartsOk = charts.every(c => {
+    const m = c.querySelector("svg.marks, canvas.marks");
+    return m && big(m) && (m.tagName.toLowerCase() === "canvas" || m.querySelectorAll("path, rect, line, text").length > 0);
+  });
+  const frames = [...document.querySelectorAll("[data-testid='stDataFrame']")];
+  return chartsOk && frames.every(f => { const c = f.querySelector("canvas"); return c && big(c); });
+}"""
+
+
+def wait_drawn(page, timeout_ms: int = 60_000) -> int:
+    """After :func:`wait_rendered`: wait until no skeleton is left, every chart has drawn a non-empty view
+    and every data frame has painted its grid. Returns the number of charts on the page."""
+    page.wait_for_function(_DRAWN, timeout=timeout_ms)
+    return page.locator("[data-testid='stVegaLiteChart']").count()

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ARTIFACTS, wait_rendered
+from tests.e2e.conftest import ARTIFACTS, wait_drawn, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
@@ -260,18 +260,56 @@ CURRENT_GENERATION = ["deepseek-v4-flash", "deepseek-v4-pro", "qwen3.5-397b-a17b
                       "kimi-k2.5", "kimi-k3", "glm-5", "minimax-m3", "gemma-4-26b-a4b", "qwen3-coder-480b-a35b",
                       "nemotron-3-super-120b-a12b"]
 
+# The tour: every page on the default scenario (no query: DeepSeek-V3 FP8 on 8 x H200) and on one scenario per
+# model family, on the hardware that family is served on; then every current-generation model on 2 x 8 B200.
+FAMILIES = {
+    "default": "",
+    "qwen3-moe": "model=qwen3-235b-a22b&gpu=h100-sxm&nodes=1&gpn=8&w=fp8",
+    "mixtral": "model=mixtral-8x22b&gpu=h100-sxm&nodes=1&gpn=8&w=bf16",
+    "llama4": "model=llama-4-maverick&gpu=h200&nodes=1&gpn=8&w=fp8",
+    "kimi-k2-nvl72": "model=kimi-k2&gpu=gb200&nodes=18&gpn=4&w=fp8",
+    "gpt-oss": "model=gpt-oss-120b&gpu=h100-sxm&nodes=1&gpn=1&w=mxfp4",
+    "grok": "model=grok-1&gpu=mi300x&nodes=1&gpn=8&w=bf16",
+    "hunyuan": "model=hunyuan-large&gpu=h200&nodes=1&gpn=8&w=fp8",
+    "arctic": "model=snowflake-arctic&gpu=h100-sxm&nodes=2&gpn=8&w=fp8",
+    "deepseek-v2-lite-4090": "model=deepseek-v2-lite&gpu=rtx-4090&nodes=1&gpn=2&w=bf16",
+    "dense-llama3": "model=llama-3-70b&gpu=h100-sxm&nodes=1&gpn=8&w=fp8",
+}
+TOUR = {**FAMILIES, **{m: f"model={m}&gpu=b200&nodes=2&gpn=8&w=fp8" for m in CURRENT_GENERATION}}
 
-@pytest.mark.parametrize("model", CURRENT_GENERATION)
-def test_every_page_renders_each_current_generation_model(server, new_page, model):
+def _path(script: str) -> str:
+    return "" if script == "app.py" else script.split("/", 1)[1].split("_", 1)[1].removesuffix(".py")
+
+
+@pytest.mark.parametrize("scenario", list(TOUR))
+def test_tour_every_page(server, new_page, scenario):
+    """Every page renders with no exception block and no browser error, keeps the scenario, draws every chart
+    it has, and leaves a full-page screenshot in test-artifacts/tour/<scenario>/."""
     from ui.scenario import PAGES
 
+    query = TOUR[scenario]
+    model = dict(kv.split("=") for kv in query.split("&"))["model"] if query else "deepseek-v3"
+    out = ARTIFACTS / "tour" / scenario
+    out.mkdir(parents=True, exist_ok=True)
     page = new_page()
+    page.set_viewport_size({"width": 1500, "height": 2200})  # Streamlit scrolls inside its own container
     for script, label in PAGES:
-        path = "" if script == "app.py" else script.split("/", 1)[1].split("_", 1)[1].removesuffix(".py")
-        page.goto(f"{server.url}/{path}?model={model}&gpu=b200&nodes=2&gpn=8&w=fp8")
+        page.goto(f"{server.url}/{_path(script)}" + (f"?{query}" if query else ""))
         wait_rendered(page)
-        assert page.get_by_test_id("stException").count() == 0, (model, label)
+        assert page.get_by_test_id("stException").count() == 0, (scenario, label)
         # the sidebar kept the model: the scenario reached the page
-        expect(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).not_to_have_value("")
-        assert qs(page.url)["model"] == model, (model, label)
+        expect(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).not_to_have_value("", timeout=30_000)
+        page.wait_for_url(f"**model={model}*")
+        wait_drawn(page)
+        page.screenshot(path=str(out / f"{script.rsplit('/', 1)[-1].removesuffix('.py')}.png"), full_page=True)
     assert not page.errors, page.errors
+
+
+def test_readme_screenshot_comes_from_the_tour():
+    """README.md shows docs/screenshots/home.png, a copy of the tour's default Home page (refresh it with
+    `cp test-artifacts/tour/default/app.png docs/screenshots/home.png` after a tour run)."""
+    from tests.e2e.conftest import ROOT
+
+    shot = ROOT / "docs" / "screenshots" / "home.png"
+    assert "](docs/screenshots/home.png)" in (ROOT / "README.md").read_text()
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000

@@ -1,0 +1,37 @@
+"""Drawing charts with a cached Vega-Lite spec.
+
+Building an Altair chart and validating it against the Vega-Lite schema takes tens of milliseconds per
+chart, most of a chart-heavy page's rerun. :func:`chart` builds ``builder(*args, **kwargs)`` once per
+distinct set of arguments (hashed by Streamlit, DataFrames included) and keeps the finished spec, so a
+rerun with the same inputs (a widget elsewhere on the page, a navigation back) sends the cached spec.
+Each session still gets its own copy of the spec (``st.cache_data`` returns copies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+
+def _frame_digest(df: pd.DataFrame) -> bytes:
+    # a pickle digest of the frame: several times faster than Streamlit's row-wise pandas hash on the
+    # few-thousand-row frames the heatmaps draw, and just as exact
+    return hashlib.blake2b(pickle.dumps(df, protocol=5), digest_size=16).digest()
+
+
+@st.cache_data(max_entries=512, show_spinner=False, hash_funcs={pd.DataFrame: _frame_digest})
+def _spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
+    import importlib
+
+    builder = getattr(importlib.import_module(module), name)
+    return builder(*args, **kwargs).to_dict()
+
+
+def chart(builder: Callable[..., Any], *args: Any, width: str | int = "stretch", **kwargs: Any) -> None:
+    """Draw ``builder(*args, **kwargs)`` (an Altair chart builder of ``ui.charts``) at ``width``."""
+    st.vega_lite_chart(spec=_spec(builder.__module__, builder.__qualname__, args, kwargs), width=width)
