@@ -7,7 +7,7 @@ import streamlit as st
 
 from core import perf, validation
 from core.specs import EFFICIENCY_FAMILIES
-from ui.charts import style
+from ui.charts import INK, SERIES_SHAPES, style
 from ui.controls import current_layout
 from ui.scenario import catalog, current_model, page_setup, sidebar
 
@@ -75,12 +75,16 @@ line = pd.DataFrame({"x": np.geomspace(lo, hi, 50)})
 band = line.assign(y=line["x"], lo=line["x"] * 0.85, hi=line["x"] * 1.15)
 scale = alt.Scale(type="log", domain=[lo, hi], nice=False)
 shade = alt.Chart(band).mark_area(opacity=0.15, color="#2ca02c").encode(x=alt.X("x:Q", scale=scale), y=alt.Y("lo:Q", scale=scale), y2="hi:Q")
-diag = alt.Chart(band).mark_line(color="#333", strokeDash=[4, 3]).encode(x="x:Q", y="y:Q")
+diag = alt.Chart(band).mark_line(color=INK, strokeDash=[4, 3]).encode(x="x:Q", y="y:Q")
+# each family has its own colour and marker shape; one legend shows both (it reads in greyscale)
+families = sorted(df["family"].unique())
+family_legend = alt.Legend(orient="top", columns=3, symbolSize=110)
 pts = alt.Chart(df).mark_point(size=110, filled=True, opacity=0.9).encode(
     x=alt.X("measured:Q", title="measured (each metric in its own unit)", scale=scale),
     y=alt.Y("leave-one-out:Q", title="predicted, leave-one-out", scale=scale),
-    color=alt.Color("family:N", title=None, legend=alt.Legend(orient="top", columns=3)),
-    shape=alt.Shape("family:N", legend=None),
+    color=alt.Color("family:N", title=None, legend=family_legend, scale=alt.Scale(domain=families)),
+    shape=alt.Shape("family:N", title=None, legend=family_legend,
+                    scale=alt.Scale(domain=families, range=SERIES_SHAPES[: len(families)])),
     tooltip=["case", "measured", "leave-one-out", alt.Tooltip("leave-one-out error (%):Q", format="+.1f"), "unit"],
 )
 chart = alt.layer(shade, diag, pts).properties(title=alt.TitleParams(

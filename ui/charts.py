@@ -1,8 +1,14 @@
 """Altair chart builders: plain functions from data to ``alt.Chart`` (no ``st.*``).
 
 Every chart states its scenario in the title, carries units on both axes, and uses font sizes that
-stay legible in a PNG pasted into a slide. Colours come with a second cue (order, labels, dashes)
-where the meaning matters.
+stay legible in a PNG pasted into a slide.
+
+Accessibility (issue 13): no chart tells series or categories apart by colour alone. Lines also differ
+by dash pattern, grouped bars and scatter points by marker shape, stacked-bar segments carry their name
+inside the segment (when it fits) and stack in legend order, hot experts carry a marker, and contour
+bands use a ramp whose lightness rises with the value. Annotation text and rules use ``INK``, which
+follows the chart's background, so they stay visible on Streamlit's dark theme as well as on the light
+one. ``tests/unit/test_charts_a11y.py`` checks all this on every builder's spec.
 """
 
 from __future__ import annotations
@@ -65,6 +71,51 @@ COMPONENT_COLORS: dict[str, str] = {
 
 # high-contrast categorical colours (Streamlit's theme would otherwise pick pale blues)
 SERIES_COLORS = ["#1f5fa8", "#d62728", "#2ca02c", "#7b3fa0", "#ff7f0e", "#6b4226", "#e377c2", "#17becf"]
+# the second cue per series, in the same order: dash patterns for lines (solid, long dash, dots, dash-dot,
+# short dash, dash-dot-dot, sparse dots, long-short) and marker shapes for bars and points
+SERIES_DASHES = [[1, 0], [9, 4], [2, 3], [12, 3, 3, 3], [5, 2], [10, 3, 2, 3, 2, 3], [1, 6], [16, 4, 6, 4]]
+SERIES_SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-right", "triangle-left"]
+# Annotation text and rules follow the chart's background, which Streamlit's chart theme sets to the app's
+# (light or dark): Vega's `background` signal picks dark ink on a light background and light ink on a dark
+# one. It works in the SVG on the page, in the toolbar's PNG download and in vl-convert exports (no
+# background there: dark ink). A fixed grey would vanish on one of the two themes.
+_DARK_BG = "isString(background) && luminance(background) < 0.3"
+INK = {"expr": f"{_DARK_BG} ? '#e8e6e3' : '#262626'"}
+INK_MUTED = {"expr": f"{_DARK_BG} ? '#b4b1ab' : '#555555'"}  # subtitles
+
+
+def _cycle(values: list, n: int) -> list:
+    return [values[i % len(values)] for i in range(n)]
+
+
+def _text_on(hex_color: str) -> str:
+    """Black or white, whichever reads better on ``hex_color`` (WCAG relative luminance)."""
+    rgb = [int(hex_color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    lum = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return "black" if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else "white"
+
+
+def _segment_labels(data: pd.DataFrame, *, bar: str, part: str, colors: dict[str, str], xmax: float,
+                    bar_sort: list | None = None) -> alt.Chart:
+    """Each stacked segment's name, centred in the segment, in black or white for contrast with its fill;
+    drawn only where the segment is wide enough for the text at the chart's current width (``width`` is
+    the plot's width in pixels, the x scale runs 0..``xmax``)."""
+    seg = data.groupby([bar, part, "order"], as_index=False, sort=False)["gb"].sum()
+    seg["ink"] = seg[part].map(lambda c: _text_on(colors.get(c, "#808080")))
+    fits = f"(datum.x1 - datum.x0) * width / {xmax:.6g} >= length(datum['{part}']) * 6.6 + 10"
+    return (
+        alt.Chart(seg)
+        .transform_stack(stack="gb", groupby=[bar], as_=["x0", "x1"], sort=[alt.SortField("order")])
+        .transform_calculate(mid="(datum.x0 + datum.x1) / 2")
+        .mark_text(fontSize=12, baseline="middle")
+        .encode(
+            x=alt.X("mid:Q"),
+            y=alt.Y(f"{bar}:N", sort=bar_sort),
+            text=alt.condition(fits, alt.Text(f"{part}:N"), alt.value("")),
+            fill=alt.Fill("ink:N", scale=None, legend=None),  # not "color": no legend to merge with the bars
+        )
+    )
 
 
 def style(chart: alt.TopLevelMixin, *, width: int | str = "container", height: int = 320) -> alt.TopLevelMixin:
@@ -74,7 +125,7 @@ def style(chart: alt.TopLevelMixin, *, width: int | str = "container", height: i
         chart.properties(width=width, height=height, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
         .configure_axis(labelFontSize=13, titleFontSize=14, labelLimit=260)
         .configure_legend(labelFontSize=13, titleFontSize=13, symbolSize=160, labelLimit=260)
-        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor="#555")
+        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor=INK_MUTED)
         .configure_view(strokeWidth=0)
     )
 
@@ -83,14 +134,17 @@ def memory_stack_chart(
     rows: pd.DataFrame, *, usable_gb: float, capacity_gb: float, title: str, subtitle: str = ""
 ) -> alt.TopLevelMixin:
     """Stacked horizontal bars of memory per GPU by component (``rows``: bar, component, gb, order),
-    with the usable budget (gpu_memory_utilization x memory) and the device memory as labelled rules."""
-    domain = [c for c in COMPONENT_COLORS if c in set(rows["component"])]
+    with the usable budget (gpu_memory_utilization x memory) and the device memory as labelled rules.
+    Segments stack in legend order and carry their name where it fits, so the chart reads in greyscale."""
+    domain = sorted((c for c in COMPONENT_COLORS if c in set(rows["component"])),
+                    key=lambda c: float(rows.loc[rows["component"] == c, "order"].min()))
+    xmax = max(capacity_gb, float(rows.groupby("bar")["gb"].sum().max())) * 1.16
     bars = (
         alt.Chart(rows)
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
             x=alt.X("sum(gb):Q", title="memory per GPU (GB)", stack="zero",
-                    scale=alt.Scale(domain=[0, max(capacity_gb, float(rows.groupby("bar")["gb"].sum().max())) * 1.16], nice=False)),
+                    scale=alt.Scale(domain=[0, xmax], nice=False)),
             y=alt.Y("bar:N", title=None, sort=None),
             color=alt.Color("component:N", title="component", scale=alt.Scale(domain=domain, range=[COMPONENT_COLORS[c] for c in domain]),
                             legend=alt.Legend(orient="bottom", columns=5)),
@@ -108,21 +162,22 @@ def memory_stack_chart(
     )
     rules = (
         alt.Chart(lines)
-        .mark_rule(strokeWidth=2, color="#222")
+        .mark_rule(strokeWidth=2, color=INK)
         .encode(x="gb:Q", strokeDash=alt.StrokeDash("dash:N", scale=alt.Scale(domain=["usable", "device"], range=[[6, 3], [1, 0]]), legend=None))
     )
     # the usable label sits left of its rule, the device label right of its own: they never overlap
     text_usable = (
         alt.Chart(lines.iloc[[0]])
-        .mark_text(align="right", baseline="top", dx=-5, dy=4, fontSize=13, color="#222")
+        .mark_text(align="right", baseline="top", dx=-5, dy=4, fontSize=13, color=INK)
         .encode(x="gb:Q", y=alt.value(0), text="label:N")
     )
     text_device = (
         alt.Chart(lines.iloc[[1]])
-        .mark_text(align="left", baseline="top", dx=5, dy=4, fontSize=13, color="#222")
+        .mark_text(align="left", baseline="top", dx=5, dy=4, fontSize=13, color=INK)
         .encode(x="gb:Q", y=alt.value(0), text="label:N")
     )
-    chart = alt.layer(bars, rules, text_usable, text_device).properties(
+    names = _segment_labels(rows, bar="bar", part="component", colors=COMPONENT_COLORS, xmax=xmax)
+    chart = alt.layer(bars, names, rules, text_usable, text_device).properties(
         title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined)
     )
     return style(chart, height=56 * rows["bar"].nunique() + 24)
@@ -144,7 +199,9 @@ def max_sequences_chart(
                     scale=alt.Scale(type="log", domain=[float(data["context_tokens"].min()), float(data["context_tokens"].max())], nice=False)),
             y=alt.Y("sequences:Q", title="max concurrent sequences", scale=alt.Scale(type="log")),
             color=alt.Color("series:N", title=None, sort=series, legend=alt.Legend(orient="top")),
-            strokeDash=alt.StrokeDash("series:N", sort=series, legend=None),
+            # the same legend as the colour's: one merged legend showing colour and dash
+            strokeDash=alt.StrokeDash("series:N", title=None, sort=series, legend=alt.Legend(orient="top"),
+                                      scale=alt.Scale(domain=series, range=_cycle(SERIES_DASHES, len(series)))),
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("context_tokens:Q", title="context (tokens)", format=","),
                      alt.Tooltip("sequences:Q", title="sequences", format=",")],
         )
@@ -180,9 +237,10 @@ def lines_chart(
 ) -> alt.TopLevelMixin:
     """Lines per ``series`` with optional labelled horizontal rules (``hrules``: value, label),
     vertical rules (``vrules``: value, label) and labelled points (``markers``: x, y, label).
-    Each series also gets its own dash pattern, so the chart reads in greyscale. ``bands`` (start,
+    Each series also gets its own dash pattern (shown in the legend), so the chart reads in greyscale. ``bands`` (start,
     end, label) shade x ranges behind the lines, e.g. production zones."""
     order = list(dict.fromkeys(data[series]))
+    legend = alt.Legend(orient="top", columns=3, symbolStrokeWidth=2.5)  # one legend: colour and dash
     xs = alt.Scale(type="log", nice=False) if log_x else alt.Scale(zero=False)
     ys = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
     base = (
@@ -191,9 +249,10 @@ def lines_chart(
         .encode(
             x=alt.X(f"{x}:Q", title=x_title, scale=xs),
             y=alt.Y(f"{y}:Q", title=y_title, scale=ys, axis=alt.Axis(format=y_format)),
-            color=alt.Color(f"{series}:N", title=None, sort=order, legend=alt.Legend(orient="top", columns=3),
-                            scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)])),
-            strokeDash=alt.StrokeDash(f"{series}:N", sort=order, legend=None),
+            color=alt.Color(f"{series}:N", title=None, sort=order, legend=legend,
+                            scale=alt.Scale(domain=order, range=_cycle(SERIES_COLORS, len(order)))),
+            strokeDash=alt.StrokeDash(f"{series}:N", title=None, sort=order, legend=legend,
+                                      scale=alt.Scale(domain=order, range=_cycle(SERIES_DASHES, len(order)))),
             tooltip=[alt.Tooltip(f"{series}:N"), alt.Tooltip(f"{x}:Q", title=x_title, format=","),
                      alt.Tooltip(f"{y}:Q", title=y_title, format=",.3~f")],
         )
@@ -201,23 +260,23 @@ def lines_chart(
     layers: list = [base]
     if bands is not None and len(bands):
         shade = alt.Chart(bands).mark_rect(opacity=0.13, color="#2ca02c").encode(x="start:Q", x2="end:Q")
-        band_text = alt.Chart(bands).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color="#1b6e1b").encode(
+        band_text = alt.Chart(bands).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color=INK).encode(
             x="start:Q", y=alt.value(0), text="label:N"
         )
         layers = [shade, band_text, base]
     if hrules is not None and len(hrules):
         # labels staggered from the right edge so that close rules (similar ridges) stay readable
         hr = hrules.reset_index(drop=True).assign(slot=lambda d: d.index)
-        layers.append(alt.Chart(hr).mark_rule(color="#444", strokeDash=[4, 3]).encode(y="value:Q"))
+        layers.append(alt.Chart(hr).mark_rule(color=INK, strokeDash=[4, 3], opacity=0.8).encode(y="value:Q"))
         for slot, part in hr.groupby("slot"):
             layers.append(
-                alt.Chart(part).mark_text(align="right", baseline="bottom", dy=-3, fontSize=12, color="#333")
+                alt.Chart(part).mark_text(align="right", baseline="bottom", dy=-3, fontSize=12, color=INK)
                 .encode(y="value:Q", x=alt.value(alt.expr(f"width * {max(0.2, 1 - 0.24 * slot):.2f}")), text="label:N")
             )
     if vrules is not None and len(vrules):
-        layers.append(alt.Chart(vrules).mark_rule(color="#444", strokeDash=[2, 2]).encode(x="value:Q"))
+        layers.append(alt.Chart(vrules).mark_rule(color=INK, strokeDash=[2, 2], opacity=0.8).encode(x="value:Q"))
         layers.append(
-            alt.Chart(vrules).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color="#333")
+            alt.Chart(vrules).mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color=INK)
             .encode(x="value:Q", y=alt.value(0), text="label:N")
         )
     if markers is not None and len(markers):
@@ -233,15 +292,17 @@ def roofline_chart(roofs: pd.DataFrame, points: pd.DataFrame, *, title: str, sub
     """Attainable TFLOP/s vs arithmetic intensity (log-log), one roof per GPU (``roofs``: intensity,
     tflops, gpu), with GEMMs as labelled points (``points``: intensity, tflops, label)."""
     order = list(dict.fromkeys(roofs["gpu"]))
+    legend = alt.Legend(orient="top", columns=2, symbolStrokeWidth=2.5)  # one legend: colour and dash
     roof = (
         alt.Chart(roofs)
         .mark_line(strokeWidth=2.5)
         .encode(
             x=alt.X("intensity:Q", title="arithmetic intensity (FLOP/byte)", scale=alt.Scale(type="log", nice=False)),
             y=alt.Y("tflops:Q", title="attainable TFLOP/s", scale=alt.Scale(type="log")),
-            color=alt.Color("gpu:N", title=None, sort=order, legend=alt.Legend(orient="top", columns=2),
-                            scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)])),
-            strokeDash=alt.StrokeDash("gpu:N", sort=order, legend=None),
+            color=alt.Color("gpu:N", title=None, sort=order, legend=legend,
+                            scale=alt.Scale(domain=order, range=_cycle(SERIES_COLORS, len(order)))),
+            strokeDash=alt.StrokeDash("gpu:N", title=None, sort=order, legend=legend,
+                                      scale=alt.Scale(domain=order, range=_cycle(SERIES_DASHES, len(order)))),
             tooltip=[alt.Tooltip("gpu:N"), alt.Tooltip("intensity:Q", format=",.1f"), alt.Tooltip("tflops:Q", format=",.1f")],
         )
     )
@@ -273,7 +334,8 @@ def heatmap_chart(
 ) -> alt.TopLevelMixin:
     """A surface as rect cells (``cells``: x, y, band label, value), coloured by labelled contour bands
     (ordinal, so the legend reads "1.5-2.0x"), with an optional ridge line (``ridge``: x, y) and the
-    scenario's point (``marker``: x, y, label). Integer pixel steps avoid seams between cells."""
+    scenario's point (``marker``: x, y, label). Integer pixel steps avoid seams between cells. The bands'
+    ramp darkens monotonically with the value, so the surface reads in greyscale too."""
     colors = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b",
               "#041c40", "#020e20"]
     value_col = [c for c in cells.columns if c not in (x, y, band)][0]
@@ -307,7 +369,7 @@ def heatmap_chart(
     return (
         chart.configure_axis(labelFontSize=13, titleFontSize=14)
         .configure_legend(labelFontSize=13, titleFontSize=13)
-        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor="#555")
+        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor=INK_MUTED)
         .configure_view(strokeWidth=0)
     )
 
@@ -315,24 +377,32 @@ def heatmap_chart(
 def expert_load_chart(loads: pd.DataFrame, *, mean: float, threshold: float, title: str, subtitle: str = "",
                       x_title: str = "expert", y_title: str = "share of assignments (%)") -> alt.TopLevelMixin:
     """Bars per item (``loads``: item, value, hot (bool)) with the mean and the alert threshold as
-    labelled rules; hot items in red and hatched darker so they stand out without colour too."""
+    labelled rules; hot items in red, with a marker above each, so they stand out without colour too."""
     n = len(loads)
+    hot_scale = alt.Scale(domain=["hot", "normal"], range=["#d62728", "#6b8fb5"])
     bars = alt.Chart(loads).mark_bar().encode(
         x=alt.X("item:O", title=x_title, sort=None,
                 axis=alt.Axis(labelAngle=0, values=list(loads["item"][:: max(1, n // 32)]))),
         y=alt.Y("value:Q", title=y_title),
-        color=alt.Color("hot:N", title=None, scale=alt.Scale(domain=["hot", "normal"], range=["#d62728", "#6b8fb5"]),
-                        legend=alt.Legend(orient="top")),
+        color=alt.Color("hot:N", title=None, scale=hot_scale, legend=alt.Legend(orient="top")),
         opacity=alt.condition("datum.hot == 'hot'", alt.value(1.0), alt.value(0.85)),
         tooltip=[alt.Tooltip("item:O", title=x_title), alt.Tooltip("value:Q", format=",.3f", title=y_title)],
     )
     rules = pd.DataFrame({"value": [mean, threshold], "label": [f"mean {mean:,.3g}", f"alert {threshold:,.3g}"],
                           "dash": ["mean", "alert"]})
-    rule = alt.Chart(rules).mark_rule(strokeWidth=2, color="#222").encode(
+    # one marker above each hot bar; its shape legend merges with the colour legend ("hot" gets the triangle)
+    marks = alt.Chart(loads).transform_filter("datum.hot == 'hot'").mark_point(
+        filled=True, size=45, yOffset=-8, opacity=1).encode(
+        x=alt.X("item:O", sort=None), y="value:Q",
+        color=alt.Color("hot:N", title=None, scale=hot_scale, legend=alt.Legend(orient="top")),
+        shape=alt.Shape("hot:N", title=None, scale=alt.Scale(domain=["hot", "normal"], range=["triangle-down", "square"]),
+                        legend=alt.Legend(orient="top")),
+    )
+    rule = alt.Chart(rules).mark_rule(strokeWidth=2, color=INK).encode(
         y="value:Q", strokeDash=alt.StrokeDash("dash:N", scale=alt.Scale(domain=["mean", "alert"], range=[[1, 0], [6, 3]]), legend=None))
-    text = alt.Chart(rules).mark_text(align="right", dy=-5, fontSize=12, color="#222").encode(
+    text = alt.Chart(rules).mark_text(align="right", dy=-5, fontSize=12, color=INK).encode(
         y="value:Q", x=alt.value("width"), text="label:N")
-    chart = alt.layer(bars, rule, text).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    chart = alt.layer(bars, marks, rule, text).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(chart, height=280)
 
 
@@ -340,22 +410,32 @@ def grouped_bars_chart(data: pd.DataFrame, *, x: str, y: str, series: str, x_tit
                        subtitle: str = "", hrule: float | None = None, hrule_label: str = "",
                        x_in_order: bool = False) -> alt.TopLevelMixin:
     """Side-by-side bars per x for each series (e.g. per-GPU load before / after EPLB). ``x_in_order``:
-    keep the x values in the order of ``data`` instead of sorting them."""
+    keep the x values in the order of ``data`` instead of sorting them. Each bar carries its series'
+    marker shape on top (the legend shows colour and shape together), so the chart reads in greyscale."""
     order = list(dict.fromkeys(data[series]))
     x_sort = list(dict.fromkeys(data[x])) if x_in_order else "ascending"
+    legend = alt.Legend(orient="top", columns=min(len(order), 4), symbolSize=110)
+    color = alt.Color(f"{series}:N", title=None, sort=order, scale=alt.Scale(domain=order, range=_cycle(SERIES_COLORS, len(order))),
+                      legend=legend)
+    x_enc = alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0), sort=x_sort)
+    x_off = alt.XOffset(f"{series}:N", sort=order)
     bars = alt.Chart(data).mark_bar().encode(
-        x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0), sort=x_sort),
-        xOffset=alt.XOffset(f"{series}:N", sort=order),
+        x=x_enc, xOffset=x_off,
         y=alt.Y(f"{y}:Q", title=y_title),
-        color=alt.Color(f"{series}:N", title=None, sort=order, scale=alt.Scale(domain=order, range=SERIES_COLORS[: len(order)]),
-                        legend=alt.Legend(orient="top")),
+        color=color,
         tooltip=[alt.Tooltip(f"{series}:N"), alt.Tooltip(f"{x}:O", title=x_title), alt.Tooltip(f"{y}:Q", format=",.3f")],
     )
-    layers: list = [bars]
+    tops = alt.Chart(data).mark_point(filled=True, size=55, yOffset=-8, opacity=1).encode(
+        x=x_enc, xOffset=x_off, y=f"{y}:Q", color=color,
+        shape=alt.Shape(f"{series}:N", title=None, sort=order, legend=legend,
+                        scale=alt.Scale(domain=order, range=_cycle(SERIES_SHAPES, len(order)))),
+    )
+    layers: list = [bars, tops]
     if hrule is not None:
         r = pd.DataFrame({"value": [hrule], "label": [hrule_label]})
-        layers.append(alt.Chart(r).mark_rule(color="#222", strokeWidth=2).encode(y="value:Q"))
-        layers.append(alt.Chart(r).mark_text(align="right", dy=-5, fontSize=12).encode(y="value:Q", x=alt.value("width"), text="label:N"))
+        layers.append(alt.Chart(r).mark_rule(color=INK, strokeWidth=2).encode(y="value:Q"))
+        layers.append(alt.Chart(r).mark_text(align="right", dy=-5, fontSize=12, color=INK).encode(
+            y="value:Q", x=alt.value("width"), text="label:N"))
     chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(chart, height=280)
 
@@ -375,16 +455,22 @@ def placement_chart(cells: pd.DataFrame, *, title: str, subtitle: str = "") -> a
                         legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("layer:O", title="layer"), alt.Tooltip("group:N", title="tensors"), alt.Tooltip("where:N", title="held in")],
     )
-    marks = cells[cells["where"] == "host RAM"].assign(letter="H")
-    letters = alt.Chart(marks).mark_text(fontSize=10, color="white", fontWeight="bold").encode(
-        x="layer:O", y=alt.Y("group:N", sort=groups), text="letter:N")
+    # the letter is computed from "where" in the spec, so the tests can see that it encodes the same field
+    letters = (
+        alt.Chart(cells)
+        .transform_filter("datum.where == 'host RAM'")
+        .transform_calculate(letter="datum.where == 'host RAM' ? 'H' : ''")
+        .mark_text(fontSize=10, color="white", fontWeight="bold")
+        .encode(x="layer:O", y=alt.Y("group:N", sort=groups), text="letter:N")
+    )
     layered = alt.layer(chart, letters).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(layered, height=34 * len(groups) + 10)
 
 
 def pool_bars_chart(rows: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.TopLevelMixin:
     """One stacked bar per memory pool (``rows``: pool, part, gb, order) with each pool's capacity as a
-    labelled tick (``rows`` also carries capacity_gb per pool)."""
+    labelled tick (``rows`` also carries capacity_gb per pool). Segments stack in legend order and carry
+    their name where it fits, so the chart reads in greyscale."""
     parts = list(dict.fromkeys(rows.sort_values("order")["part"]))
     palette = ["#2171b5", "#006d2c", "#f16913", "#969696", "#d94801", "#bdbdbd"]
     cap = rows.groupby("pool", sort=False)["capacity_gb"].first().reset_index()
@@ -398,8 +484,10 @@ def pool_bars_chart(rows: pd.DataFrame, *, title: str, subtitle: str = "") -> al
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("pool:N"), alt.Tooltip("part:N"), alt.Tooltip("gb:Q", title="GB", format=",.1f")],
     )
-    ticks = alt.Chart(cap).mark_tick(color="#111", thickness=3, size=46).encode(x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))))
-    text = alt.Chart(cap).mark_text(align="left", dx=6, fontSize=13, color="#111").encode(
+    names = _segment_labels(rows, bar="pool", part="part", colors=dict(zip(parts, palette, strict=False)), xmax=xmax,
+                            bar_sort=list(dict.fromkeys(rows["pool"])))
+    ticks = alt.Chart(cap).mark_tick(color=INK, thickness=3, size=46).encode(x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))))
+    text = alt.Chart(cap).mark_text(align="left", dx=6, fontSize=13, color=INK).encode(
         x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))), text="label:N")
-    chart = alt.layer(bars, ticks, text).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
+    chart = alt.layer(bars, names, ticks, text).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
     return style(chart, height=70 * rows["pool"].nunique() + 20)

@@ -128,9 +128,36 @@ def _params(s: Scenario) -> dict[str, str]:
     return p
 
 
+# Print / save as PDF (issue 13): the page states its scenario itself, so the sidebar's widgets and the app
+# chrome are left out and the content gets the page's full width; landscape, because the charts are laid out
+# for a wide screen and scale down to the paper's width (their text stays legible); charts and metrics are not
+# split across pages. st.html with only a <style> goes to the event container: no element, no gap.
+_PRINT_CSS = """<style>
+@page { size: landscape; margin: 10mm; }
+@media print {
+  [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+  [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
+  [data-testid="stStatusWidget"], [data-testid="stElementToolbar"], [data-testid="stSkipToContent"] {
+    display: none !important;
+  }
+  [data-testid="stMain"], [data-testid="stMainBlockContainer"] {
+    max-width: 100% !important; width: 100% !important; margin: 0 !important;
+    padding-left: 0 !important; padding-right: 0 !important; padding-top: 0 !important;
+  }
+  [data-testid="stVegaLiteChart"] svg.marks, [data-testid="stVegaLiteChart"] canvas.marks {
+    max-width: 100% !important; height: auto !important;
+  }
+  [data-testid="stVegaLiteChart"], [data-testid="stMetric"], [data-testid="stAlert"], [data-testid="stImage"],
+  [data-testid="stTable"], [data-testid="stDataFrame"] { break-inside: avoid; }
+  h1, h2, h3 { break-after: avoid; }
+}
+</style>"""
+
+
 def page_setup(title: str, icon: str = "🧮") -> None:
     """Page config shared by every page (an emoji icon: a material icon would be fetched online)."""
     st.set_page_config(page_title=f"{title} · MoE Deployment Planner", page_icon=icon, layout="wide")
+    st.html(_PRINT_CSS)
 
 
 def update_scenario(**changes) -> None:

@@ -145,7 +145,9 @@ _DRAWN = """() => {
     const m = c.querySelector("svg.marks, canvas.marks");
     return m && big(m) && (m.tagName.toLowerCase() === "canvas" || m.querySelectorAll("path, rect, line, text").length > 0);
   });
-  const frames = [...document.querySelectorAll("[data-testid='stDataFrame']")];
+  // a table inside a collapsed expander is not painted until the expander is opened
+  const shown = el => { const d = el.closest("details"); return !d || d.open; };
+  const frames = [...document.querySelectorAll("[data-testid='stDataFrame']")].filter(shown);
   return chartsOk && frames.every(f => { const c = f.querySelector("canvas"); return c && big(c); });
 }"""
 
