@@ -51,9 +51,30 @@ __all__ = [
 
 MAX_EXPERTS = 100_000
 MAX_LAYERS = 10_000
+MAX_CELLS = 10_000_000  # layers x experts of one load table (80 MB of float64)
+MAX_REPLICAS = 2 * MAX_EXPERTS  # physical expert slots of one EPLB placement
+MAX_LOAD = 1e30  # a load (token count or fraction) beyond this is not a measurement; float32 sums stay finite
 
 
 # ------------------------------------------------------------------------------ distributions
+
+
+def _whole(name: str, v, lo: int = 1, hi: int = MAX_EXPERTS) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {v!r}")
+    return int(v)
+
+
+def _weight32(weight, name: str = "weight") -> np.ndarray:
+    """A 2-D ``[rows, items]`` load table, finite, >= 0 and <= MAX_LOAD, as float32 (what EPLB sorts)."""
+    w = np.asarray(weight, dtype=np.float64)
+    if w.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array [rows, items], got {w.ndim} dimension(s)")
+    if w.size > MAX_CELLS:
+        raise ValueError(f"{name} has {w.size:,} entries; the limit is {MAX_CELLS:,}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > MAX_LOAD):
+        raise ValueError(f"{name} must be finite, >= 0 and <= {MAX_LOAD:g}")
+    return w.astype(np.float32)
 
 
 def _n(n_experts: int) -> int:
@@ -98,6 +119,8 @@ def dirichlet_loads(n_experts: int, concentration: float = 1.0, *, seed: int = 0
         raise ValueError("concentration must be within 0.001 and 1,000,000")
     if not 1 <= layers <= MAX_LAYERS:
         raise ValueError(f"layers must be in 1..{MAX_LAYERS:,}")
+    if n * layers > MAX_CELLS:
+        raise ValueError(f"layers x experts ({layers:,} x {n:,}) exceeds {MAX_CELLS:,}")
     out = np.random.default_rng(seed).dirichlet(np.full(n, concentration), size=layers)
     return out[0] if layers == 1 else out
 
@@ -109,8 +132,8 @@ def _loads(loads) -> np.ndarray:
     a = np.asarray(loads, dtype=np.float64)
     if a.ndim not in (1, 2) or a.shape[-1] < 1:
         raise ValueError("loads must be a 1-D array (experts) or 2-D array (layers x experts)")
-    if np.any(~np.isfinite(a)) or np.any(a < 0):
-        raise ValueError("loads must be finite and >= 0")
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > MAX_LOAD):
+        raise ValueError(f"loads must be finite, >= 0 and <= {MAX_LOAD:g}")
     return a
 
 
@@ -169,8 +192,15 @@ def gpu_loads(weight, phy2log, logcnt, num_gpus: int) -> np.ndarray:
     expert; GPU g holds replicas ``g * R/G ... (g+1) * R/G - 1``. Shapes: weight and logcnt
     ``[layers, experts]``, phy2log ``[layers, replicas]`` -> ``[layers, num_gpus]``."""
     w = np.atleast_2d(_loads(weight))
-    p2l = np.atleast_2d(np.asarray(phy2log, dtype=np.int64))
+    num_gpus = _whole("num_gpus", num_gpus)
+    p2l = np.atleast_2d(np.asarray(phy2log))
     cnt = np.atleast_2d(np.asarray(logcnt, dtype=np.float64))
+    if p2l.dtype.kind not in "iu" or p2l.ndim != 2 or p2l.shape[0] != w.shape[0] or p2l.shape[1] < 1:
+        raise ValueError("phy2log must be whole numbers shaped [layers, replicas] like weight's layers")
+    if np.any(p2l < 0) or np.any(p2l >= w.shape[-1]):
+        raise ValueError(f"phy2log entries must be expert ids in 0..{w.shape[-1] - 1}")
+    if cnt.shape != w.shape or not np.all(np.isfinite(cnt)) or np.any(cnt < 1):
+        raise ValueError("logcnt must be replica counts >= 1 shaped like weight")
     per_replica = np.take_along_axis(w / cnt, p2l, axis=-1)
     r = p2l.shape[-1]
     if r % num_gpus:
@@ -183,13 +213,14 @@ def gpu_loads(weight, phy2log, logcnt, num_gpus: int) -> np.ndarray:
 
 def capacity_per_expert(tokens, top_k: int, n_experts: int, capacity_factor: float):
     """Slots per expert: ``tokens x top_k / N x capacity_factor`` (GShard / Switch)."""
-    if top_k < 1 or n_experts < 1 or top_k > n_experts:
+    n_experts = _whole("n_experts", n_experts)
+    if _whole("top_k", top_k) > n_experts:
         raise ValueError("need 1 <= top_k <= n_experts")
-    if not np.isfinite(capacity_factor) or capacity_factor <= 0:
-        raise ValueError("capacity_factor must be > 0")
+    if not np.isfinite(capacity_factor) or not 0 < capacity_factor <= 1e6:
+        raise ValueError("capacity_factor must be > 0 and <= 1,000,000")
     t = np.asarray(tokens, dtype=np.float64)
-    if np.any(t < 0) or np.any(~np.isfinite(t)):
-        raise ValueError("tokens must be finite and >= 0")
+    if np.any(t < 0) or np.any(~np.isfinite(t)) or np.any(t > 1e15):
+        raise ValueError("tokens must be finite, >= 0 and <= 1e15")
     out = t * top_k / n_experts * capacity_factor
     return float(out) if np.ndim(out) == 0 else out
 
@@ -216,9 +247,9 @@ def balanced_packing(weight, num_packs: int) -> tuple[np.ndarray, np.ndarray]:
     """Pack the n items of each row into ``num_packs`` packs of exactly ``n / num_packs`` items,
     greedily: heaviest item first, into the lightest pack that still has room (the first such pack on
     a tie). Vectorised over rows. Returns ``(pack_index, rank_in_pack)``, both ``[rows, n]``."""
-    w = np.asarray(weight, dtype=np.float32)
+    w = _weight32(weight)
     rows, n = w.shape
-    if num_packs < 1 or n % num_packs:
+    if isinstance(num_packs, bool) or not isinstance(num_packs, (int, np.integer)) or num_packs < 1 or n % num_packs:
         raise ValueError(f"num_packs ({num_packs}) must divide the {n} items")
     per_pack = n // num_packs
     if per_pack == 1:
@@ -245,8 +276,9 @@ def replicate_experts(weight, num_physical: int) -> tuple[np.ndarray, np.ndarray
     """Give the ``num_physical - n`` redundant slots, one at a time, to the expert with the highest
     load per replica. Returns ``(phy2log [rows, num_physical], rank [rows, num_physical],
     logcnt [rows, n])``."""
-    w = np.asarray(weight, dtype=np.float32)
+    w = _weight32(weight)
     rows, n = w.shape
+    num_physical = _whole("num_physical", num_physical, 1, MAX_REPLICAS)
     extra = num_physical - n
     if extra < 0:
         raise ValueError(f"num_physical ({num_physical}) must be >= the {n} logical experts")
@@ -315,11 +347,13 @@ def rebalance_experts(weight, num_replicas: int, num_groups: int, num_nodes: int
         raise ValueError("weight must be a 2-D array [layers, experts]")
     if not np.all(np.isfinite(w.astype(np.float64))) or np.any(w < 0):
         raise ValueError("weight must be finite and >= 0")
+    w = _weight32(w)
     layers, n = w.shape
     for name, v in (("num_replicas", num_replicas), ("num_groups", num_groups), ("num_nodes", num_nodes),
                     ("num_gpus", num_gpus)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
+        _whole(name, v, 1, MAX_REPLICAS)
     if num_replicas < n:
         raise ValueError(f"num_replicas ({num_replicas}) must be >= the {n} logical experts")
     if num_replicas % num_gpus:
@@ -406,9 +440,9 @@ def parse_loads_csv(text: str) -> np.ndarray:
     if len(text) > _MAX_TEXT:
         raise ValueError(f"CSV is {len(text):,} characters; the limit is {_MAX_TEXT:,}")
     rows: list[list[float]] = []
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text, newline=None))  # universal newlines: a lone CR ends a line too
     width = None
-    for line_no, row in enumerate(reader, start=1):
+    for line_no, row in _csv_rows(reader):
         cells = [c.strip() for c in row]
         if not cells or all(c == "" for c in cells):
             continue
@@ -439,6 +473,20 @@ def parse_loads_csv(text: str) -> np.ndarray:
         line = int(np.argmax(a.sum(axis=1) <= 0)) + 1
         raise ValueError(f"row {line} of numbers is all zero")
     return a
+
+
+def _csv_rows(reader):
+    """(line number, row) pairs; a CSV syntax error becomes a ValueError naming the line."""
+    line_no = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise ValueError(f"line {reader.line_num}: not valid CSV ({e})") from None
+        line_no += 1
+        yield line_no, row
 
 
 def _is_number(s: str) -> bool:
@@ -498,6 +546,9 @@ def parse_prometheus_loads(text: str, metric: str | None = None) -> tuple[np.nda
         )
     layers = sorted({k[0] for k in samples})
     n = max(k[1] for k in samples) + 1
+    if len(layers) * n > MAX_CELLS:
+        raise ValueError(f"{len(layers):,} layers x {n:,} experts is more than {MAX_CELLS:,} loads; "
+                         "scrape fewer layers or check the expert labels")
     out = np.zeros((len(layers), n))
     index = {layer: i for i, layer in enumerate(layers)}
     for (layer, expert), v in samples.items():
@@ -513,7 +564,11 @@ def parse_prometheus_loads(text: str, metric: str | None = None) -> tuple[np.nda
 def drop_rate(load_fractions, tokens: float, top_k: int, capacity_factors) -> np.ndarray:
     """Share of the ``tokens x top_k`` assignments dropped for being over capacity, per capacity factor."""
     cfs = np.atleast_1d(np.asarray(capacity_factors, dtype=np.float64))
-    total = tokens * top_k
+    top_k = _whole("top_k", top_k)
+    t = np.asarray(tokens, dtype=np.float64)
+    if t.ndim or not np.isfinite(t) or not 0 <= t <= 1e15:
+        raise ValueError("tokens must be one finite number in 0..1e15")
+    total = float(t) * top_k
     if total <= 0:
         raise ValueError("tokens x top_k must be > 0")
     return np.array([capacity_overflow(load_fractions, tokens, top_k, cf).sum() / total for cf in cfs])
@@ -545,6 +600,8 @@ def placement_plan(weight, num_gpus: int, num_nodes: int, num_groups: int, redun
     """EPLB with ``redundant`` extra slots (a multiple of ``num_gpus``) against contiguous placement."""
     w = np.atleast_2d(_loads(weight))
     n = w.shape[-1]
+    num_gpus, num_nodes = _whole("num_gpus", num_gpus), _whole("num_nodes", num_nodes)
+    num_groups, redundant = _whole("num_groups", num_groups), _whole("redundant", redundant, 0)
     if n % num_gpus:
         raise ValueError(f"EP size {num_gpus} must divide the {n} experts")
     if redundant % num_gpus:

@@ -203,7 +203,11 @@ def _load_offload_cases(path: Path) -> tuple[Mapping[str, Any], ...]:
 
 @functools.lru_cache(maxsize=8)
 def _load(root: Path) -> Catalog:
-    if not root.is_dir():
+    try:
+        found = root.is_dir()
+    except OSError as e:  # a name too long for the file system, a permission error...
+        raise CatalogError(f"{str(root)[:200]}: cannot be read as a catalog directory ({e.strerror})") from None
+    if not found:
         raise CatalogError(f"{root}: catalog directory not found")
     models: dict[str, ModelSpec] = {}
     metas: dict[str, Mapping[str, Any]] = {}

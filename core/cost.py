@@ -15,12 +15,19 @@ def _positive(name: str, x: float) -> float:
     return float(x)
 
 
+def _finite(what: str, x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError(f"{what} is too large to compute: the inputs are out of range")
+    return x
+
+
 def dollars_per_million_tokens(gpus: float, price_per_gpu_hour: float, tokens_per_s: float) -> float:
     """``gpus x $/GPU-hour / (tokens/s x 3600) x 1e6``: what a million tokens cost on a pool that
     produces ``tokens_per_s`` while fully busy."""
     if price_per_gpu_hour < 0 or not math.isfinite(price_per_gpu_hour):
         raise ValueError("price_per_gpu_hour must be >= 0")
-    return _positive("gpus", gpus) * price_per_gpu_hour / (_positive("tokens_per_s", tokens_per_s) * 3600.0) * 1e6
+    return _finite("the cost per million tokens",
+                   _positive("gpus", gpus) * price_per_gpu_hour / (_positive("tokens_per_s", tokens_per_s) * 3600.0) * 1e6)
 
 
 def yearly_saving(gpus: float, price_per_gpu_hour: float, speedup: float) -> float:
@@ -30,4 +37,4 @@ def yearly_saving(gpus: float, price_per_gpu_hour: float, speedup: float) -> flo
     s = _positive("speedup", speedup)
     if price_per_gpu_hour < 0 or not math.isfinite(price_per_gpu_hour):
         raise ValueError("price_per_gpu_hour must be >= 0")
-    return _positive("gpus", gpus) * (s - 1.0) * price_per_gpu_hour * HOURS_PER_YEAR
+    return _finite("the yearly saving", _positive("gpus", gpus) * (s - 1.0) * price_per_gpu_hour * HOURS_PER_YEAR)

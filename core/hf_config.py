@@ -59,6 +59,11 @@ def parse_config_text(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES) -
         raise ValueError("config.json is nested too deeply") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"config.json is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except ValueError as e:  # an integer of more than 4,300 digits, or NaN (_reject_constant)
+        msg = str(e)
+        if msg.startswith("config.json"):
+            raise
+        raise ValueError(f"config.json has a number that cannot be read ({msg.split(':')[0]})") from None
     if not isinstance(data, dict):
         raise ValueError(f"config.json must be a JSON object, got {type(data).__name__}")
     if _depth(data) > _MAX_DEPTH:
@@ -98,7 +103,7 @@ class _Fields:
     def has(self, key: str) -> bool:
         return self.cfg.get(key) is not None
 
-    def int(self, *keys: str, default: Any = ..., minimum: int = 1) -> int:
+    def int(self, *keys: str, default: Any = ..., minimum: int = 1, maximum: int | None = None) -> int:
         for key in keys:
             if key in self.cfg and self.cfg[key] is not None:
                 v = self.cfg[key]
@@ -111,6 +116,8 @@ class _Fields:
                     raise ValueError(f"{self._where(key)} must be >= {minimum}, got {v}")
                 if v > 10**12:
                     raise ValueError(f"{self._where(key)} is implausibly large ({v})")
+                if maximum is not None and v > maximum:
+                    raise ValueError(f"{self._where(key)} must be <= {maximum:,}, got {v:,}")
                 return v
         if default is ...:
             names = "' or '".join(keys)
@@ -176,11 +183,17 @@ def _attention_gqa(f: _Fields, hidden: int) -> dict[str, Any]:
     )
 
 
+MAX_LAYERS = 10_000  # ModelSpec's bound; checked before any per-layer list is built
+
+
 def _common(f: _Fields) -> dict[str, Any]:
     hidden = f.int("hidden_size")
+    layers = f.int("num_hidden_layers")
+    if layers > MAX_LAYERS:
+        raise ValueError(f"{f._where('num_hidden_layers')} is {layers:,}; at most {MAX_LAYERS:,} layers are supported")
     return dict(
         hidden_size=hidden,
-        num_layers=f.int("num_hidden_layers"),
+        num_layers=layers,
         vocab_size=f.int("vocab_size"),
         tie_word_embeddings=f.bool("tie_word_embeddings", False),
         max_position_embeddings=f.int("max_position_embeddings", default=4096),
@@ -306,6 +319,11 @@ def _qwen_moe(f: _Fields) -> dict[str, Any]:
     )
 
 
+def _text_hidden(v) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1_000_000:
+        raise ValueError(f"text_hidden (the language model's hidden size) must be a whole number 1-1,000,000, got {v!r}")
+
+
 def vision_tower_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     """Parameters of Llama 4's vision encoder + pixel-shuffle adapter + projector.
 
@@ -316,6 +334,7 @@ def vision_tower_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     (projector_input_dim -> projector_output_dim), then the multi-modal projector
     (vision_output_dim -> text hidden); no biases. Reproduces the 871,932,416 of Llama 4 Scout.
     """
+    _text_hidden(text_hidden)
     f = _Fields(vc, "llama4 vision_config")
     d = f.int("hidden_size")
     layers = f.int("num_hidden_layers")
@@ -324,8 +343,8 @@ def vision_tower_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     image = f.int("image_size")
     channels = f.int("num_channels", default=3)
     ratio = vc.get("pixel_shuffle_ratio", 0.5)
-    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio <= 1:
-        raise ValueError("config.json (llama4 vision_config): field 'pixel_shuffle_ratio' must be in (0, 1]")
+    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0.01 <= ratio <= 1:
+        raise ValueError("config.json (llama4 vision_config): field 'pixel_shuffle_ratio' must be in [0.01, 1]")
     proj_in = f.int("projector_input_dim")
     proj_out = f.int("projector_output_dim")
     out_dim = f.int("vision_output_dim")
@@ -398,6 +417,7 @@ def moonvit_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     with bias; learned height x width (+ time) position embeddings; a final LayerNorm; the merger takes
     merge_kernel (2 x 2) patches, LayerNorm, then MLP (4h -> 4h -> text hidden) with biases. With
     h 1152, f 4304, 27 layers, p 14 this gives 0.471B (third-party extraction: ~0.45B)."""
+    _text_hidden(text_hidden)
     f = _Fields(vc, "kimi_k25 vision_config")
     h, inter, layers = f.int("vt_hidden_size"), f.int("vt_intermediate_size"), f.int("vt_num_hidden_layers")
     p = f.int("patch_size")
@@ -493,6 +513,7 @@ def gemma4_vision_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     biases, 4h^2, q/k norms) and a GeGLU MLP (3 h f) with four norms, a p x p x 3 patch projection and a
     linear projection to the text width. The position table is not counted (its layout was not read).
     26B-A4B: 0.549B (card: ~550M)."""
+    _text_hidden(text_hidden)
     f = _Fields(vc, "gemma4 vision_config")
     h, inter, layers = f.int("hidden_size"), f.int("intermediate_size"), f.int("num_hidden_layers")
     d, p = f.int("head_dim", default=h // max(f.int("num_attention_heads"), 1)), f.int("patch_size")
@@ -668,7 +689,7 @@ def _kimi_k3(f: _Fields) -> dict[str, Any]:
     lat = t.int("routed_expert_hidden_size", default=0, minimum=0)
     n_shared = t.int("num_shared_experts", default=0, minimum=0)
     mi = t.int("moe_intermediate_size")
-    first_k = t.int("first_k_dense_replace", default=0, minimum=0)
+    first_k = t.int("first_k_dense_replace", default=0, minimum=0, maximum=layers)
     out.update(
         dense_layers=tuple(range(first_k)),
         dense_intermediate_size=t.int("intermediate_size") if first_k else 0,
@@ -761,7 +782,7 @@ def _minimax_m3(f: _Fields) -> dict[str, Any]:
             raise ValueError(f"config.json (minimax_m3): field 'moe_layer_freq' must be {layers} zeros and ones")
         dense = [i for i, x in enumerate(freq) if x == 0]
     else:
-        dense = list(range(f.int("first_k_dense_replace", default=0, minimum=0)))
+        dense = list(range(f.int("first_k_dense_replace", default=0, minimum=0, maximum=layers)))
     sac = f.cfg.get("sparse_attention_config") or {}
     if not isinstance(sac, Mapping):
         raise ValueError("config.json (minimax_m3): field 'sparse_attention_config' must be an object")
@@ -1044,6 +1065,8 @@ MAX_URL_CONFIG_CHARS = 16_000
 
 def imported_model_id(text: str) -> str:
     """A stable id for an imported config: ``custom-`` and the first 10 hex digits of its SHA-256."""
+    if not isinstance(text, str):
+        raise ValueError(f"the config must be text, not {type(text).__name__}")
     return "custom-" + _hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
@@ -1060,6 +1083,11 @@ def model_from_config_text(text: str | bytes, *, name: str | None = None) -> tup
 
 def encode_config(text: str) -> str:
     """A compact URL-safe form of a config.json (zlib + base64url) so a URL can carry an imported model."""
+    if not isinstance(text, str):
+        raise ValueError(f"the config must be text, not {type(text).__name__}")
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ValueError(f"this config is too large to carry in a URL ({len(text):,} characters; limit "
+                         f"{MAX_CONFIG_BYTES:,} before compression); save the scenario instead")
     token = _base64.urlsafe_b64encode(_zlib.compress(text.encode("utf-8"), 9)).decode("ascii").rstrip("=")
     if len(token) > MAX_URL_CONFIG_CHARS:
         raise ValueError(f"this config is too large to carry in a URL ({len(token):,} characters; limit "

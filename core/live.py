@@ -15,11 +15,17 @@ _MAX = 5_000_000
 
 def parse_samples(text: str) -> dict[str, float]:
     """Sum of every sample per metric name (over label sets). Errors name the line."""
+    return _parse(text)[0]
+
+
+def _parse(text: str) -> tuple[dict[str, float], dict[str, int]]:
+    """(sum, number of finite samples) per metric name."""
     if not isinstance(text, str):
         raise ValueError("the scrape must be text")
     if len(text) > _MAX:
         raise ValueError(f"scrape is {len(text):,} characters; the limit is {_MAX:,}")
     out: dict[str, float] = {}
+    count: dict[str, int] = {}
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -33,8 +39,12 @@ def parse_samples(text: str) -> dict[str, float]:
             raise ValueError(f"line {n}: value {m.group('value')[:20]!r} is not a number") from None
         if not math.isfinite(v):
             continue
-        out[m.group("name")] = out.get(m.group("name"), 0.0) + v
-    return out
+        total = out.get(m.group("name"), 0.0) + v
+        if not math.isfinite(total):
+            raise ValueError(f"line {n}: the samples of {m.group('name')[:60]} add up beyond the range of a number")
+        out[m.group("name")] = total
+        count[m.group("name")] = count.get(m.group("name"), 0) + 1
+    return out, count
 
 
 @dataclass(frozen=True)
@@ -47,18 +57,29 @@ class SpecObservation:
 
 def spec_observation(text: str) -> SpecObservation:
     """Acceptance from vLLM's ``vllm:spec_decode_num_accepted_tokens_total`` / ``..._num_draft_tokens_total``
-    (and ``..._num_drafts_total`` for tokens per step), or SGLang's ``sglang:spec_accept_length``."""
-    s = parse_samples(text)
+    (and ``..._num_drafts_total`` for tokens per step), summed over label sets, or SGLang's
+    ``sglang:spec_accept_length`` gauge, averaged over label sets (one per rank)."""
+    s, count = _parse(text)
     acc, drafted, drafts = (s.get(f"vllm:spec_decode_num_{k}_total") for k in ("accepted_tokens", "draft_tokens", "drafts"))
     if acc is not None and drafted:
+        if acc < 0 or drafted < 0 or (drafts or 0) < 0:
+            raise ValueError("vLLM's speculative-decoding counters must be >= 0")
+        if acc > drafted:
+            raise ValueError(f"vLLM reports more accepted tokens ({acc:,.0f}) than drafted ones ({drafted:,.0f})")
         gamma = drafted / drafts if drafts else None
         per_step = 1.0 + acc / drafts if drafts else None
         rate = acc / drafted
         if per_step is None:
             per_step = 1.0 + rate * (gamma or 0)
+        if not all(math.isfinite(x) for x in (rate, per_step, gamma or 0.0)) or (gamma is not None and gamma > 1e6):
+            raise ValueError("vLLM's speculative-decoding counters are out of range (drafts per step beyond 1,000,000)")
         return SpecObservation("vLLM", rate, per_step, gamma)
     if "sglang:spec_accept_length" in s:
-        length = s["sglang:spec_accept_length"]
+        # a gauge, one per rank / model label set: their mean, not their sum (counters above add up)
+        length = s["sglang:spec_accept_length"] / count["sglang:spec_accept_length"]
+        if not 1.0 <= length <= 1e6:
+            raise ValueError(f"sglang:spec_accept_length is {length:g}; tokens per step are >= 1 (the target's own "
+                             "token) and at most 1,000,000 (0 means no speculative step was measured yet)")
         return SpecObservation("SGLang", float("nan"), length, None)
     raise ValueError("no speculative-decoding metrics found: expected vllm:spec_decode_num_accepted_tokens_total and "
                      "vllm:spec_decode_num_draft_tokens_total (vLLM) or sglang:spec_accept_length (SGLang)")
@@ -69,6 +90,8 @@ def implied_alpha(tokens_per_step: float, gamma: float) -> float:
     (vLLM's own acceptance rate counts every proposed token, so it understates alpha)."""
     from core import speculative as sd
 
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma):
+        raise ValueError(f"gamma must be a number 1-64, got {gamma!r}")
     g = int(round(gamma))
     if not (1 <= g <= 64):
         raise ValueError("gamma must be 1-64")

@@ -345,14 +345,17 @@ def _indexer_kv_per_sequence(model: ModelSpec, ctx: np.ndarray) -> np.ndarray:
     return model.num_index_layers * _indexer_bytes_per_token_per_layer(model) * ctx
 
 
+MAX_CONTEXT = 1e12  # tokens; far beyond any model, small enough that byte counts cannot overflow
+
+
 def _context_array(context_len) -> np.ndarray:
     if isinstance(context_len, (int, float)) and not isinstance(context_len, bool):  # fast scalar path
-        if not (math.isfinite(context_len) and context_len >= 0):
-            raise ValueError("context_len must be finite and >= 0")
+        if not (math.isfinite(context_len) and 0 <= context_len <= MAX_CONTEXT):
+            raise ValueError(f"context_len must be finite, >= 0 and <= {MAX_CONTEXT:g} tokens, got {context_len!r}")
         return np.float64(context_len)
     ctx = np.asarray(context_len, dtype=np.float64)
-    if np.any(ctx < 0) or not np.all(np.isfinite(ctx)):
-        raise ValueError("context_len must be finite and >= 0")
+    if np.any(ctx < 0) or not np.all(np.isfinite(ctx)) or np.any(ctx > MAX_CONTEXT):
+        raise ValueError(f"context_len must be finite, >= 0 and <= {MAX_CONTEXT:g} tokens")
     return ctx
 
 
@@ -438,6 +441,8 @@ def compressed_cache_parts(model: ModelSpec, context_len) -> dict[str, object]:
     ``sliding_window`` raw entries; a CSA layer adds one compressed entry and one index key per ``ratio``
     tokens, an HCA layer one entry per ``ratio`` tokens; each compressing layer also holds a fixed
     compressor state. Flash at 4K: 43 x 584 x 128 + 21 x 652 x 1,024 + 20 x 584 x 32 + states."""
+    if not model.compress_ratios:
+        raise ValueError(f"{model.name} has no compressed cache (no compress_ratios)")
     ctx = _context_array(context_len)
     e, w = model.compressed_entry_bytes, model.sliding_window
     csa = _csa_ratio(model)
@@ -486,6 +491,10 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
     """One sequence's KV bytes on one GPU of a pipeline stage: the stage's share of the K/V-storing
     layers, split over TP up to the KV heads (MLA's latent and the indexer key are replicated)."""
     ctx = _context_array(ctx)
+    if isinstance(tp, bool) or not isinstance(tp, (int, np.integer)) or not 1 <= tp <= 100_000:
+        raise ValueError(f"tp must be a whole number in 1..100,000, got {tp!r}")
+    if not (isinstance(stage, range) and stage.step == 1 and 0 <= stage.start <= stage.stop <= model.num_layers):
+        raise ValueError(f"stage must be a range of layers within 0..{model.num_layers}, got {stage!r}")
     if model.compress_ratios:  # one K=V head and its compressed entries: replicated on every TP rank
         share = len(stage) / model.num_layers
         return share * sum(compressed_cache_parts(model, ctx).values())
@@ -571,6 +580,9 @@ def precision_support(gpu: GPUSpec, dtype: str) -> PrecisionSupport:
 
 def check_layout(model: ModelSpec, layout: ParallelLayout, redundant_experts: int = 0) -> list[str]:
     """Problems that make a layout invalid for a model (empty list: valid)."""
+    if isinstance(redundant_experts, bool) or not isinstance(redundant_experts, (int, np.integer)) \
+            or not 0 <= redundant_experts <= 100_000:
+        raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {redundant_experts!r}")
     problems = []
     tp = layout.attention_tp
     if model.num_attention_heads % tp:
@@ -623,6 +635,9 @@ def _tp_layout(model: ModelSpec, tp: int, pp: int) -> ParallelLayout:
 
 def pipeline_stages(num_layers: int, pp: int) -> list[range]:
     """Contiguous pipeline stages, the first ``num_layers % pp`` one layer longer."""
+    for name, v in (("num_layers", num_layers), ("pp", pp)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= 10_000:
+            raise ValueError(f"{name} must be a whole number in 1..10,000, got {v!r}")
     base, extra = divmod(num_layers, pp)
     out, start = [], 0
     for s in range(pp):
@@ -963,8 +978,18 @@ def max_context_len(
     return lo
 
 
+MAX_CLUSTER_GPUS = 65_536  # the largest cluster a scenario can describe (ClusterSpec)
+
+
+def _max_gpus(v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_CLUSTER_GPUS:
+        raise ValueError(f"max_gpus must be a whole number in 1..{MAX_CLUSTER_GPUS:,}, got {v!r}")
+    return int(v)
+
+
 def gpu_count_candidates(gpu: GPUSpec, max_gpus: int = 4096) -> list[int]:
     """1, 2, 4 ... up to a node, then whole nodes: the counts a deployment is built from."""
+    max_gpus = _max_gpus(max_gpus)
     node = gpu.gpus_per_node
     out = [c for c in (1, 2, 4, 8, 16, 32, 64) if c < node]
     out += list(range(node, max_gpus + 1, node))
@@ -1020,6 +1045,7 @@ def min_gpus_table(
     """Rows of ``gpu x precision`` -> fewest GPUs (``None`` beyond ``max_gpus``) and how the GPU runs that
     precision (``native`` / ``weight_only`` / ``emulated``, from its lowest-precision part), for the
     "minimum GPUs" table. ``precisions`` maps a column label to a Precision or a dtype name."""
+    max_gpus = _max_gpus(max_gpus)
     rows = []
     for g in gpus:
         row: dict = {"gpu_id": g.id, "gpu": g.name, "memory_gb": g.memory_gb}

@@ -36,18 +36,39 @@ __all__ = [
 ]
 
 
-def _tokens(x):
+MAX_TOKENS = 1e15  # token counts beyond this are not a serving step (and would overflow the products)
+MAX_EXPERTS = 100_000
+
+
+def _tokens(x, what: str = "token counts"):
     a = np.asarray(x, dtype=np.float64)
-    if np.any(~np.isfinite(a)) or np.any(a < 0):
-        raise ValueError("token counts must be finite and >= 0")
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > MAX_TOKENS):
+        raise ValueError(f"{what} must be finite, >= 0 and <= {MAX_TOKENS:g}")
     return a
 
 
+def _whole(name: str, x, lo: int = 1, hi: int = MAX_EXPERTS) -> int:
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi:
+        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
+    return int(x)
+
+
 def _check_k_n(top_k, n_experts) -> None:
-    if n_experts < 1 or top_k < 1:
-        raise ValueError(f"top_k ({top_k}) and n_experts ({n_experts}) must be >= 1")
+    _whole("n_experts", n_experts)
+    _whole("top_k", top_k)
     if top_k > n_experts:
         raise ValueError(f"top_k ({top_k}) cannot exceed n_experts ({n_experts})")
+
+
+def _element_bytes(eb: GemmElementBytes | None) -> GemmElementBytes:
+    """The bf16 default, or ``eb`` with every element size a number in [0.001, 64] bytes."""
+    if eb is None:
+        return GemmElementBytes(2.0, 2.0, 2.0, "bf16")
+    for name in ("weight", "act", "out"):
+        v = getattr(eb, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (0.001 <= v <= 64):
+            raise ValueError(f"element bytes: {name} must be a number in [0.001, 64], got {v!r}")
+    return eb
 
 
 def _out(a):
@@ -64,16 +85,17 @@ def tokens_per_expert(tokens, top_k: int, n_experts: int):
 def hottest_expert_tokens(tokens, top_k: int, n_experts: int, imbalance_ratio: float = 1.0):
     """Tokens of the most loaded expert when the load's max/mean ratio is ``imbalance_ratio``
     (capped at every token: an expert can get each token at most once)."""
-    if not np.isfinite(imbalance_ratio) or imbalance_ratio < 1:
-        raise ValueError(f"imbalance_ratio must be >= 1 (max / mean), got {imbalance_ratio}")
+    _check_k_n(top_k, n_experts)
+    if not np.isfinite(imbalance_ratio) or not 1 <= imbalance_ratio <= 1e6:
+        raise ValueError(f"imbalance_ratio must be >= 1 (max / mean) and <= 1,000,000, got {imbalance_ratio}")
     t = _tokens(tokens)
     return _out(np.minimum(t * top_k / n_experts * imbalance_ratio, t))
 
 
 def tokens_per_gpu_under_ep(tokens, top_k: int, ep: int):
     """Token-expert assignments landing on one GPU of an EP group (uniform routing): ``T k / EP``."""
-    if ep < 1:
-        raise ValueError(f"ep must be >= 1, got {ep}")
+    _whole("ep", ep)
+    _whole("top_k", top_k)
     return _out(_tokens(tokens) * top_k / ep)
 
 
@@ -88,8 +110,9 @@ def expected_experts_touched(tokens, top_k: int, n_experts: int):
 
 def zipf_probs(n_experts: int, s: float = 1.0) -> np.ndarray:
     """Routing probabilities ``p_i ~ 1 / i^s`` (a skewed router; s = 0 is uniform)."""
-    if n_experts < 1 or not np.isfinite(s) or s < 0:
-        raise ValueError("n_experts must be >= 1 and s >= 0")
+    _whole("n_experts", n_experts)
+    if not np.isfinite(s) or not 0 <= s <= 10:
+        raise ValueError("the Zipf exponent s must be within 0 and 10")
     w = 1.0 / np.arange(1, n_experts + 1, dtype=np.float64) ** s
     return w / w.sum()
 
@@ -99,7 +122,8 @@ def expected_experts_touched_skewed(tokens, top_k: int, probs) -> np.ndarray | f
     (``probs`` sums to 1): ``sum_i 1 - (1 - min(1, k p_i))^T``. Uniform ``p`` gives the closed form
     above; skew concentrates tokens on fewer experts, so fewer are touched."""
     p = np.asarray(probs, dtype=np.float64)
-    if p.ndim != 1 or p.size < 1 or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
+    if p.ndim != 1 or p.size < 1 or not np.all(np.isfinite(p)) or np.any(p < 0) or np.any(p > 1 + 1e-6) \
+            or not np.isclose(p.sum(), 1.0):
         raise ValueError("probs must be a 1-D array of non-negative probabilities summing to 1")
     _check_k_n(top_k, p.size)
     t = _tokens(tokens)
@@ -133,7 +157,7 @@ def expert_ffn_flops_bytes(model: ModelSpec, tokens_per_expert, eb: GemmElementB
     moved once."""
     if model.moe is None:
         raise ValueError(f"{model.name} is dense: it has no experts")
-    eb = eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16")
+    eb = _element_bytes(eb)
     h, f, mats = model.hidden_size, model.moe.expert_intermediate_size, model.ffn_matrices
     t = _tokens(tokens_per_expert)
     up_n = (mats - 1) * f
@@ -155,7 +179,7 @@ def dense_equivalent_intensity(model: ModelSpec, tokens, eb: GemmElementBytes | 
     shared width``) over all ``tokens``: what the same active compute would achieve without routing."""
     if model.moe is None:
         raise ValueError(f"{model.name} is dense: it has no experts")
-    flops, moved = _ffn_flops_bytes(model, active_ffn_width(model), tokens, eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16"))
+    flops, moved = _ffn_flops_bytes(model, active_ffn_width(model), tokens, _element_bytes(eb))
     return _out(flops / moved)
 
 
@@ -166,8 +190,8 @@ def _solve_tokens(flops_fn, target_intensity):
     _, bytes0 = flops_fn(0.0)
     a, b, c = float(flops1), float(bytes0), float(bytes1 - bytes0)
     r = np.asarray(target_intensity, dtype=np.float64)
-    if np.any(~np.isfinite(r)) or np.any(r <= 0):
-        raise ValueError("target_intensity must be finite and > 0")
+    if np.any(~np.isfinite(r)) or np.any(r <= 0) or np.any(r > 1e12):
+        raise ValueError("target_intensity must be finite, > 0 and <= 1e12 FLOP/byte")
     denom = a - r * c
     with np.errstate(divide="ignore"):
         return np.where(denom > 0, r * b / np.where(denom > 0, denom, 1.0), np.inf)
@@ -207,7 +231,7 @@ def batch_for_expert_intensity(model: ModelSpec, target_intensity, eb: GemmEleme
 def batch_for_dense_intensity(model: ModelSpec, target_intensity, eb: GemmElementBytes | None = None):
     """Tokens per step at which a dense FFN of the model's active width reaches ``target_intensity``
     (the model's own FFN for a dense model)."""
-    eb = eb or GemmElementBytes(2.0, 2.0, 2.0, "bf16")
+    eb = _element_bytes(eb)
     width = active_ffn_width(model)
     return _out(_solve_tokens(lambda x: _ffn_flops_bytes(model, width, x, eb), target_intensity))
 

@@ -23,6 +23,7 @@ the error on every case.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core import memory, params
@@ -75,12 +76,15 @@ class OffloadEfficiency:
     def __post_init__(self) -> None:
         for name in ("gpu_bandwidth", "host_bandwidth", "unified_bandwidth", "cpu_compute", "gpu_compute", "pcie"):
             v = getattr(self, name)
-            if not (0 < v <= 1):
-                raise ValueError(f"{name} must be in (0, 1], got {v}")
-        if self.compute_buffer_gb < 0 or self.host_reserve_gb < 0:
-            raise ValueError("reserves must be >= 0 GB")
-        if not (1 <= self.ubatch_tokens <= 65_536):
-            raise ValueError("ubatch_tokens must be 1-65,536")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.001 <= v <= 1):
+                raise ValueError(f"{name} must be in [0.001, 1] (a fraction of peak), got {v}")
+        for name in ("compute_buffer_gb", "host_reserve_gb"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and 0 <= v <= 100_000):
+                raise ValueError(f"{name} must be within 0 and 100,000 GB, got {v}")
+        u = self.ubatch_tokens
+        if isinstance(u, bool) or not isinstance(u, (int, float)) or not math.isfinite(u) or u != int(u) or not 1 <= u <= 65_536:
+            raise ValueError(f"ubatch_tokens must be a whole number 1-65,536, got {self.ubatch_tokens!r}")
 
 
 def moe_layer_indices(model: ModelSpec) -> list[int]:
@@ -403,18 +407,40 @@ def validate_cases(cases, models: dict[str, ModelSpec], hosts: dict[str, HostSpe
     Error = predicted / measured - 1."""
     rows = []
     for c in cases:
-        model = models[c["model"]]
-        n = model.num_layers if c["n_cpu_moe"] == "all" else int(c["n_cpu_moe"])
-        pl = placement(model, hosts[c["host"]], c["precision"], gpu=gpus[c["gpu"]], n_gpus=int(c.get("n_gpus", 1)),
-                       n_cpu_moe=n, context_len=int(c["context_len"]), eff=eff)
-        meas = c["measured"]
-        row = {"case": c["id"], "role": c.get("role", "check"), "placement": pl}
+        if not isinstance(c, Mapping):
+            raise ValueError("an offload case must be a mapping (a YAML object)")
+        cid = c.get("id", "<no id>")
+        if not isinstance(cid, str):
+            raise ValueError(f"an offload case's id must be text, got {cid!r}")
+        try:
+            model, host, gpu = models[c["model"]], hosts[c["host"]], gpus[c["gpu"]]
+            meas, raw_n, precision = c["measured"], c["n_cpu_moe"], c["precision"]
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"offload case {cid}: missing field or unknown id {e}") from None
+        if not isinstance(meas, Mapping):
+            raise ValueError(f"offload case {cid}: field 'measured' must be a mapping")
+        n = model.num_layers if raw_n == "all" else _case_int(cid, "n_cpu_moe", raw_n)
+        pl = placement(model, host, precision, gpu=gpu, n_gpus=_case_int(cid, "n_gpus", c.get("n_gpus", 1)),
+                       n_cpu_moe=n, context_len=_case_int(cid, "context_len", c.get("context_len")), eff=eff)
+        role = c.get("role", "check")
+        if not isinstance(role, str):
+            raise ValueError(f"offload case {cid}: field 'role' must be text, got {role!r}")
+        row = {"case": cid, "role": role, "placement": pl}
         for key, pred in (("decode_tokens_per_s", pl.decode_tokens_per_s),
                           ("prefill_tokens_per_s", pl.prefill_tokens_per_s)):
             if key in meas:
-                row[key] = (pred, float(meas[key]), pred / float(meas[key]) - 1)
+                v = meas[key]
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+                    raise ValueError(f"offload case {cid}: measured {key} must be a number > 0, got {v!r}")
+                row[key] = (pred, float(v), pred / float(v) - 1)
         rows.append(row)
     return rows
+
+
+def _case_int(cid, key: str, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
+        raise ValueError(f"offload case {cid}: field {key!r} must be a whole number, got {v!r}")
+    return int(v)
 
 
 def layer_map(model: ModelSpec, pl: Placement) -> list[dict]:
@@ -438,6 +464,8 @@ def upgrades(model: ModelSpec, pl: Placement, hosts: dict[str, HostSpec], gpus: 
     memory bandwidth. Rows: change, placement, decode_speedup (new tokens/s / current)."""
     if pl.kind != "discrete":
         return []
+    if pl.host_id not in hosts or pl.gpu_id not in gpus:
+        raise ValueError(f"the placement's host {pl.host_id!r} or GPU {pl.gpu_id!r} is not among the hosts / GPUs given")
     base_host = hosts[pl.host_id]
     out = []
     if pl.n_gpus < 4:

@@ -16,6 +16,7 @@ Counting conventions (``catalogs/README.md``; checked against the vendors' publi
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from core.specs import AttentionKind, ModelSpec
@@ -128,6 +129,8 @@ def indexer_params(m: ModelSpec) -> int:
 def _gqa_geometry(m: ModelSpec, global_layer: bool) -> tuple[int, int, int]:
     """(head size, V head size, KV heads) of a sliding / ordinary layer or of a global layer."""
     if global_layer:
+        if not m.global_layers:
+            raise ValueError(f"{m.name} has no global attention layers (global_layers is empty)")
         return m.global_head_dim, m.global_head_dim, m.global_num_kv_heads
     return m.head_dim, (m.v_head_dim or m.head_dim), m.num_kv_heads
 
@@ -141,8 +144,8 @@ def attention_params_per_rank(m: ModelSpec, tp: int = 1, *, stores_kv: bool = Tr
     Replicated on every rank: MLA's down-projections and their norms (``q_a``, ``kv_a``), q/k norms,
     the output bias and a DSA indexer.
     """
-    if tp < 1:
-        raise ValueError(f"tp must be >= 1, got {tp}")
+    if isinstance(tp, bool) or not isinstance(tp, numbers.Integral) or not 1 <= tp <= 100_000:
+        raise ValueError(f"tp must be a whole number in 1..100,000, got {tp!r}")
     if m.attention_params_by_layer:  # explicit blocks: the per-layer average
         n = len(m.attention_params_by_layer)
         rep = sum(m.attention_replicated_by_layer or [0] * n) / n

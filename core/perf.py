@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from core import comms, memory, params
 from core.specs import (
     EFFICIENCY_FAMILIES,
@@ -52,6 +54,34 @@ __all__ = [
 ]
 
 Phase = Literal["decode", "prefill"]
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _is_whole(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _amount(name: str, x, hi: float) -> float:
+    """A finite number in [0, hi]."""
+    if not (_is_number(x) and 0 <= x <= hi):
+        raise ValueError(f"{name} must be a finite number in [0, {hi:g}], got {x!r}")
+    return float(x)
+
+
+def _count(name: str, x, lo: int = 1, hi: int = 1_000_000) -> int:
+    """A whole number in lo..hi."""
+    if not (_is_whole(x) and lo <= x <= hi):
+        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
+    return x
+
+
+def _moe(model: ModelSpec):
+    if model.moe is None:
+        raise ValueError(f"{model.name} is a dense model: it has no routed experts")
+    return model.moe
 
 
 @dataclass(frozen=True)
@@ -133,12 +163,18 @@ class StepConfig:
     def __post_init__(self):
         if self.phase not in ("decode", "prefill"):
             raise ValueError(f"phase must be decode or prefill, got {self.phase!r}")
-        if not (math.isfinite(self.tokens_per_gpu) and self.tokens_per_gpu > 0):
-            raise ValueError("tokens_per_gpu must be > 0")
-        if self.context_len < 1:
-            raise ValueError("context_len must be >= 1")
-        if not (math.isfinite(self.imbalance) and self.imbalance >= 1):
-            raise ValueError("imbalance must be >= 1 (max / mean)")
+        if not (_is_number(self.tokens_per_gpu) and 0 < self.tokens_per_gpu <= 1e9):
+            raise ValueError(f"tokens_per_gpu must be > 0 and <= 1,000,000,000, got {self.tokens_per_gpu!r}")
+        if not (_is_whole(self.context_len) and 1 <= self.context_len <= 100_000_000):
+            raise ValueError(f"context_len must be a whole number in 1..100,000,000, got {self.context_len!r}")
+        if self.overlap not in ("none", "two_batch"):
+            raise ValueError(f"overlap must be none or two_batch, got {self.overlap!r}")
+        if self.comm_kernel not in (None, "low_latency", "normal"):
+            raise ValueError(f"comm_kernel must be low_latency, normal or None, got {self.comm_kernel!r}")
+        if not (_is_whole(self.redundant_experts) and 0 <= self.redundant_experts <= 100_000):
+            raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {self.redundant_experts!r}")
+        if not (_is_number(self.imbalance) and 1 <= self.imbalance <= 1e6):
+            raise ValueError("imbalance must be >= 1 (max / mean) and <= 1,000,000")
 
     @property
     def kernel(self) -> str:
@@ -177,7 +213,11 @@ def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, preci
     """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
     ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read
     (an expert is untouched by all ``total_assignments`` with probability ``(1 - 1/N)^A``)."""
-    e = model.moe
+    e = _moe(model)
+    precision = Precision.of(precision)
+    assignments_per_gpu = _amount("assignments_per_gpu", assignments_per_gpu, 1e15)
+    total_assignments = _amount("total_assignments", total_assignments, 1e15)
+    redundant_experts = _count("redundant_experts", redundant_experts, 0, 100_000)
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
     p_touched = 1.0 - (1.0 - 1.0 / e.n_routed_experts) ** max(total_assignments, 0.0)
     expert_p = params.expert_params(model) / layout.expert_tp
@@ -189,6 +229,7 @@ def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, preci
 def token_copy_bytes(d_model: int, dtype: str) -> float:
     """Bytes of one token's hidden state on the wire: bf16 2 B per element; fp8 1 B plus one fp32 scale
     per 128 channels (DeepEP); nvfp4 half a byte plus one FP8 scale per 16 elements."""
+    d_model = _count("d_model", d_model, 1, 10_000_000)
     if dtype == "fp8":
         return d_model + comms.fp8_scale_bytes(d_model)
     if dtype == "nvfp4":
@@ -213,8 +254,11 @@ def normal_kernel_fanout(model: ModelSpec, ep: int, domain_gpus: int,
     a token goes once to each GPU (or, across nodes, once to each node) holding any of its experts,
     not once per expert. Routing is limited to the model's expert groups unless ``routing_groups``
     gives (groups, groups per token)."""
-    e = model.moe
+    e = _moe(model)
     groups = routing_groups or (e.n_groups, e.topk_groups)
+    if not (isinstance(groups, (tuple, list)) and len(groups) == 2):
+        raise ValueError("routing_groups must be (groups, groups per token)")
+    ep, domain_gpus = _count("ep", ep, 1, 100_000), _count("domain_gpus", domain_gpus, 1, 100_000)
     d = min(ep, domain_gpus)
     nodes = ep / d
     gpus = ep * _touch(e.n_routed_experts, e.top_k, ep, groups)
@@ -231,9 +275,13 @@ def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, toke
     forwards it over NVLink to the GPUs there that need it. With G distinct GPUs and N distinct nodes
     per token (:func:`normal_kernel_fanout`): network bytes ``T x copy x (N - P(own node))``, scale-up
     bytes ``T x copy x G x (D - 1) / D`` (every GPU forwards as much as it originates)."""
+    if kind not in ("low_latency", "normal"):
+        raise ValueError(f"kind must be low_latency or normal, got {kind!r}")
+    tokens_per_gpu = _amount("tokens_per_gpu", tokens_per_gpu, 1e12)
+    domain_gpus = _count("domain_gpus", domain_gpus, 1, 100_000)
     if layout.ep <= 1:
         return 0.0
-    h, k = model.hidden_size, model.moe.top_k
+    h, k = model.hidden_size, _moe(model).top_k
     per_copy = token_copy_bytes(h, dtype)
     ep = layout.ep
     d = min(ep, domain_gpus)
@@ -444,6 +492,8 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
     problems = memory.check_layout(model, layout, cfg.redundant_experts)
     if problems:
         raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    if domain_gpus is not None:
+        _count("domain_gpus", domain_gpus, 1, 100_000)
     domain = domain_gpus or max(gpu.gpus_per_node, gpu.scale_up_domain_gpus)
     if cfg.overlap == "two_batch":
         half = _layer_parts(model, gpu, layout, prec, cfg, eff, cfg.tokens_per_gpu / 2.0, domain)

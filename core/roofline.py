@@ -37,17 +37,26 @@ def _positive(name: str, x):
     return a
 
 
+def _finite(what: str, a):
+    """``a`` when every entry is finite; a ValueError when the inputs are so large that it overflows."""
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} overflows: the inputs are too large")
+    return a
+
+
 def gemm_flops(m, k, n):
     """``2 m k n``: one multiply and one add per weight per token."""
-    return 2.0 * _positive("m", m) * _positive("k", k) * _positive("n", n)
+    m, k, n = _positive("m", m), _positive("k", k), _positive("n", n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite("GEMM FLOPs", 2.0 * m * k * n)
 
 
 def gemm_bytes(m, k, n, *, weight_bytes=2.0, act_bytes=2.0, out_bytes=2.0):
     """Bytes moved: the weight ``k n`` once, the input ``m k`` once, the output ``m n`` once."""
     m, k, n = _positive("m", m), _positive("k", k), _positive("n", n)
-    return k * n * _positive("weight_bytes", weight_bytes) + m * k * _positive("act_bytes", act_bytes) + m * n * _positive(
-        "out_bytes", out_bytes
-    )
+    wb, ab, ob = _positive("weight_bytes", weight_bytes), _positive("act_bytes", act_bytes), _positive("out_bytes", out_bytes)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite("GEMM bytes", k * n * wb + m * k * ab + m * n * ob)
 
 
 def gemm_intensity(m, k, n, bytes_per_elem=2.0, *, weight_bytes=None, act_bytes=None, out_bytes=None):
@@ -64,7 +73,8 @@ def gemm_intensity(m, k, n, bytes_per_elem=2.0, *, weight_bytes=None, act_bytes=
     moved = gemm_bytes(m, k, n, weight_bytes=wb, act_bytes=ab, out_bytes=ob)
     if np.any(moved <= 0):
         raise ValueError("a GEMM must move some bytes (k x n > 0)")
-    out = flops / moved
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _finite("GEMM intensity", flops / moved)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -86,10 +96,14 @@ def gpu_arrays(gpus: list[GPUSpec], dtype: str) -> tuple[np.ndarray, np.ndarray]
 
 def attainable_tflops(peak_tflops, hbm_tbps, intensity):
     """The roofline: ``min(peak, intensity x bandwidth)`` in TFLOP/s (TB/s x FLOP/byte = TFLOP/s).
-    Broadcasts: ``[gpus, 1]`` peaks against ``[1, points]`` intensities give a ``[gpus, points]`` grid."""
+    Broadcasts: ``[gpus, 1]`` peaks against ``[1, points]`` intensities give a ``[gpus, points]`` grid.
+    A NaN peak (:func:`gpu_arrays`' mark for a dtype the GPU does not run natively) gives NaN there."""
     peak = np.asarray(peak_tflops, dtype=np.float64)
+    if np.any(np.isinf(peak)) or np.any(peak < 0):
+        raise ValueError("peak_tflops must be finite and >= 0 (NaN marks a GPU without the dtype)")
     bw = _positive("hbm_tbps", hbm_tbps)
-    return np.minimum(peak, _positive("intensity", intensity) * bw)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.minimum(peak, _finite("intensity x bandwidth", _positive("intensity", intensity) * bw))
 
 
 def time_lower_bound_s(flops, bytes_moved, gpu: GPUSpec | str, dtype: str = "bf16"):
@@ -97,5 +111,6 @@ def time_lower_bound_s(flops, bytes_moved, gpu: GPUSpec | str, dtype: str = "bf1
     g = _gpu(gpu)
     compute = _positive("flops", flops) / (g.tflops(dtype) * 1e12)
     memory = _positive("bytes_moved", bytes_moved) / g.hbm_bytes_per_s
-    out = np.maximum(compute, memory)
+    with np.errstate(invalid="ignore"):
+        out = np.maximum(compute, memory)
     return float(out) if np.ndim(out) == 0 else out

@@ -94,7 +94,10 @@ def layout_from_sizes(total_gpus: int, tp: int, etp: int, pp: int, dp: int) -> P
 
 
 def _num(x: float) -> str:
-    return f"{x:g}"
+    """Short (``%g``) when that reads back exactly, else Python's shortest round-trip form: a URL must
+    reopen the same scenario (``f"{0.001953125:g}"`` is ``0.00195312``)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
 
 
 def scenario_to_params(s: Scenario) -> dict[str, str]:

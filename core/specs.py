@@ -72,6 +72,17 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 PosInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
 
+# The formulas divide by bandwidths, capacities, peaks and efficiencies: a positive value so small that
+# the division overflows (5e-324) is refused like zero. Checked after the field's own bounds, so 0 or a
+# negative value still gets pydantic's "greater than 0" message.
+MIN_DIVISOR = 0.001
+
+
+def _not_vanishing(v: float | None, info) -> float | None:
+    if v is not None and v < MIN_DIVISOR:
+        raise ValueError(f"{info.field_name} must be at least {MIN_DIVISOR:g}, got {v!r}")
+    return v
+
 
 def describe_validation_error(err: ValidationError | ValueError) -> str:
     """One line per problem, "field: message", for display in the app (never a traceback)."""
@@ -207,16 +218,16 @@ class ModelSpec(BaseModel):
     global_num_kv_heads: NonNegInt = Field(0, description="KV heads of the global layers")
     global_head_dim: NonNegInt = Field(0, description="head size of the global layers")
     global_k_eq_v: bool = Field(False, description="global layers use K as V (no v_proj; both still cached)")
-    attention_params_by_layer: tuple[int, ...] = Field(
+    attention_params_by_layer: tuple[NonNegInt, ...] = Field(
         (), description="explicit attention-block parameters of each layer, for blocks the formulas do not cover "
                         "(DeepSeek-V4: grouped low-rank output, compressors, indexers)")
-    attention_replicated_by_layer: tuple[int, ...] = Field(
+    attention_replicated_by_layer: tuple[NonNegInt, ...] = Field(
         (), description="the part of each explicit attention block that every attention-TP rank keeps whole")
     layer_extra_params: NonNegInt = Field(0, description="per-layer extras every token uses (hyper-connection mixers)")
     model_extra_params: NonNegInt = Field(0, description="model-level extras every token uses (hyper-connection head)")
     inactive_extra_params: NonNegInt = Field(
         0, description="stored but never multiplied by a token (DeepSeek-V4's hash-routing table): total only")
-    compress_ratios: tuple[int, ...] = Field(
+    compress_ratios: tuple[NonNegInt, ...] = Field(
         (), description="DeepSeek-V4: per layer, 0 = sliding window only, 4 = compressed sparse attention with an "
                         "indexer (CSA), 128 = heavily compressed attention (HCA); every layer also keeps its last "
                         "sliding_window raw entries")
@@ -310,6 +321,10 @@ class ModelSpec(BaseModel):
             raise ValueError("sliding_window_layers cannot exceed num_layers")
         if self.sliding_window_layers and self.sliding_window is None:
             raise ValueError("sliding_window_layers > 0 needs a sliding_window")
+        for name in ("ffn_free_layers", "global_layers", "index_layers"):
+            bad = [i for i in getattr(self, name) if not 0 <= i < self.num_layers]
+            if bad:
+                raise ValueError(f"{name} {bad[:5]} outside 0..{self.num_layers - 1}")
         return self
 
     # -- derived structure -------------------------------------------------------------------
@@ -395,6 +410,17 @@ class GPUSpec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
     confidence: Literal["primary", "secondary", "unverified"] = "unverified"
     notes: str = ""
+
+    _divisors = field_validator("hbm_capacity_gb", "hbm_bandwidth_gbps", "scale_up_bw_gbps", "scale_out_bw_gbps",
+                                "power_w")(_not_vanishing)
+
+    @field_validator("dense_tflops")
+    @classmethod
+    def _no_vanishing_peak(cls, v: dict) -> dict:
+        for k, x in v.items():
+            if x < MIN_DIVISOR:
+                raise ValueError(f"dense_tflops.{k} must be at least {MIN_DIVISOR:g} TFLOPS, got {x!r}")
+        return v
 
     @field_validator("dense_tflops", mode="before")
     @classmethod
@@ -733,6 +759,8 @@ class HostSpec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
     confidence: str = ""
 
+    _divisors = field_validator("memory_gb", "cpu_tflops", "igpu_tflops", "gpu_share", "pcie_gbps")(_not_vanishing)
+
     @model_validator(mode="after")
     def _check_kind(self) -> HostSpec:
         if self.kind == "unified" and (self.gpu_share is None or self.igpu_tflops is None):
@@ -765,6 +793,8 @@ class InterconnectSpec(BaseModel):
     source: str = ""
     notes: str = ""
 
+    _divisors = field_validator("bw_gbps_per_direction")(_not_vanishing)
+
 
 class KernelFactors(BaseModel):
     """Achieved fractions of a GPU's peaks for one kernel family, plus a fixed floor per call
@@ -776,6 +806,8 @@ class KernelFactors(BaseModel):
     mem_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.8
     floor_us: Annotated[float, Field(ge=0, le=100_000)] = 0.0
 
+    _divisors = field_validator("compute_eff", "mem_eff")(_not_vanishing)
+
 
 class LinkFactors(BaseModel):
     """Achieved fraction of the scale-up and scale-out bandwidth, and the fixed latency per call."""
@@ -785,6 +817,8 @@ class LinkFactors(BaseModel):
     scale_up_eff: Annotated[float, Field(gt=0, le=1.5)] = 0.8
     scale_out_eff: Annotated[float, Field(gt=0, le=1.5)] = 0.8
     latency_us: Annotated[float, Field(ge=0, le=100_000)] = 10.0
+
+    _divisors = field_validator("scale_up_eff", "scale_out_eff")(_not_vanishing)
 
 
 class SystemFactors(BaseModel):

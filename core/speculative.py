@@ -55,8 +55,8 @@ def _gamma(gamma) -> np.ndarray:
 
 def _cost(c) -> np.ndarray:
     c = np.asarray(c, dtype=np.float64)
-    if np.any(~np.isfinite(c)) or np.any(c < 0):
-        raise ValueError("c (draft cost relative to the target) must be finite and >= 0")
+    if np.any(~np.isfinite(c)) or np.any(c < 0) or np.any(c > 1e6):
+        raise ValueError("c (draft cost relative to the target) must be finite, >= 0 and <= 1,000,000")
     return c
 
 
@@ -170,12 +170,12 @@ def short_output_speedup(step_speedup, output_len, setup_steps: float = 1.0):
     ``(L - 1) / (setup + (L - 1) / S)``; it tends to S for long outputs."""
     s = np.asarray(step_speedup, dtype=np.float64)
     n = np.asarray(output_len, dtype=np.float64)
-    if np.any(s <= 0) or np.any(~np.isfinite(s)):
-        raise ValueError("step_speedup must be finite and > 0")
-    if np.any(n < 1) or np.any(~np.isfinite(n)):
-        raise ValueError("output_len must be >= 1 token")
-    if not np.isfinite(setup_steps) or setup_steps < 0:
-        raise ValueError("setup_steps must be >= 0")
+    if np.any(~np.isfinite(s)) or np.any(s < 1e-6) or np.any(s > 1e6):
+        raise ValueError("step_speedup must be within 0.000001 and 1,000,000")
+    if np.any(n < 1) or np.any(~np.isfinite(n)) or np.any(n > 1e12):
+        raise ValueError("output_len must be within 1 and 1e12 tokens")
+    if not np.isfinite(setup_steps) or not 0 <= setup_steps <= 1e12:
+        raise ValueError("setup_steps must be within 0 and 1e12")
     rest = n - 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(rest <= 0, 1.0, rest / (setup_steps + rest / s))
@@ -198,7 +198,7 @@ def _dist(x, name: str) -> np.ndarray:
     a = np.asarray(x, dtype=np.float64)
     if a.ndim != 1 or a.size < 2:
         raise ValueError(f"{name} must be a 1-D distribution over at least 2 tokens")
-    if np.any(~np.isfinite(a)) or np.any(a < 0) or not np.isclose(a.sum(), 1.0, atol=1e-6):
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1 + 1e-6) or not np.isclose(a.sum(), 1.0, atol=1e-6):
         raise ValueError(f"{name} must be non-negative and sum to 1")
     return a / a.sum()
 

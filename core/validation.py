@@ -73,12 +73,35 @@ _COMM_METRICS = ("dispatch_latency_us", "combine_latency_us", "dispatch_bandwidt
 _REQUIRED = ("model", "gpu", "num_gpus", "phase", "layout", "precision", "workload", "measured")
 
 
+_MAX_COUNT = 10**9  # GPUs, layout sizes, tokens, experts: whole numbers in a case stay below this
+
+
+def _opt_int(d: Mapping[str, Any], key: str, where: str, default: int) -> int:
+    """An optional whole-number field (``default`` when absent, None or 0)."""
+    if not d.get(key):
+        return default
+    return _get(d, key, where, int)
+
+
+def _mapping(v: Any, where: str, key: str) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise ValueError(f"case {where}: field '{key}' must be a mapping, got {type(v).__name__}")
+    return v
+
+
+def _where(case: Any) -> str:
+    if not isinstance(case, Mapping):
+        raise ValueError("a case must be a mapping (a YAML / JSON object)")
+    return str(case.get("id", "<no id>"))[:120]
+
+
 def _get(d: Mapping[str, Any], key: str, where: str, kind=None):
     if not isinstance(d, Mapping) or key not in d or d[key] is None:
         raise ValueError(f"case {where}: missing field '{key}'")
     v = d[key]
-    if kind is int and (isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < 0):
-        raise ValueError(f"case {where}: field '{key}' must be a whole number >= 0, got {v!r}")
+    if kind is int and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v)
+                        or not 0 <= v <= _MAX_COUNT):
+        raise ValueError(f"case {where}: field '{key}' must be a whole number in 0..{_MAX_COUNT:,}, got {v!r}")
     if kind is float and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0):
         raise ValueError(f"case {where}: field '{key}' must be a number > 0, got {v!r}")
     return int(v) if kind is int else (float(v) if kind is float else v)
@@ -100,30 +123,28 @@ class _Case:
 
 
 def _parse(case: Mapping[str, Any], cat: Catalog) -> _Case:
-    if not isinstance(case, Mapping):
-        raise ValueError("a case must be a mapping (a YAML / JSON object)")
-    where = str(case.get("id", "<no id>"))
+    where = _where(case)
     for k in _REQUIRED:
         _get(case, k, where)
     measured = case["measured"]
     metric = _get(measured, "metric", where)
-    if metric not in METRICS:
+    if not isinstance(metric, str) or metric not in METRICS:
         raise ValueError(f"case {where}: unknown metric {metric!r}; known: {', '.join(METRICS)}")
     model = cat.model(str(case["model"]))
     gpu = cat.gpu(str(case["gpu"]))
-    lay = case["layout"]
+    lay = _mapping(case["layout"], where, "layout")
     tp = _get(lay, "attention_tp", where, int)
     adp = _get(lay, "attention_dp", where, int)
     ep = _get(lay, "ep", where, int)
-    etp = int(lay.get("expert_tp", 1) or 1)
-    pp = int(lay.get("pp", 1) or 1)
+    etp = _opt_int(lay, "expert_tp", where, 1)
+    pp = _opt_int(lay, "pp", where, 1)
     num = _get(case, "num_gpus", where, int)
     stage = tp * adp
     if stage < 1 or num % (stage * pp):
         raise ValueError(f"case {where}: attention_tp x attention_dp x pp must divide num_gpus ({num})")
     try:
         layout = ParallelLayout(attention_tp=tp, attention_dp=adp, ep=ep, expert_tp=etp, pp=pp, dp=num // (stage * pp))
-        p = case["precision"]
+        p = _mapping(case["precision"], where, "precision")
         prec = Precision(
             weights=p.get("weights", "bf16"),
             routed_experts=p.get("experts") if p.get("experts") not in (None, p.get("weights")) else None,
@@ -137,19 +158,21 @@ def _parse(case: Mapping[str, Any], cat: Catalog) -> _Case:
     value = measured.get("value")
     return _Case(
         id=where, metric=metric, model=model, gpu=gpu, layout=layout, precision=prec,
-        domain=int(case.get("gpus_per_node") or gpu.gpus_per_node), workload=case["workload"],
-        options=case.get("options") or {}, phase=str(case["phase"]),
+        domain=_opt_int(case, "gpus_per_node", where, gpu.gpus_per_node),
+        workload=_mapping(case["workload"], where, "workload"),
+        options=_mapping(case.get("options") or {}, where, "options"), phase=str(case["phase"]),
         measured=float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
     )
 
 
 def case_family(case: Mapping[str, Any]) -> str:
     """The efficiency family a case calibrates: a kernel family or ``system``."""
-    metric = case["measured"]["metric"]
+    where = _where(case)
+    metric = _get(_get(case, "measured", where), "metric", where)
     if metric == "moe_layer_latency_ms":
         return "grouped_gemm_prefill" if "prefill" in str(case.get("phase", "")) else "grouped_gemm_decode"
     if metric in _COMM_METRICS:
-        kernel = (case.get("options") or {}).get("comm_kernel", "low_latency")
+        kernel = _mapping(case.get("options") or {}, where, "options").get("comm_kernel", "low_latency")
         return "alltoall_normal" if kernel == "normal" else "alltoall_low_latency"
     return "system"
 
@@ -166,7 +189,7 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
         fam = "grouped_gemm_prefill" if "prefill" in c.phase else "grouped_gemm_decode"
         total = t * k * c.layout.gpus_per_stage
         s = perf.grouped_gemm_s(c.model, c.gpu, c.layout, c.precision, total / c.layout.ep, total, eff[fam],
-                                int(opts.get("redundant_experts", 0) or 0))
+                                _opt_int(opts, "redundant_experts", c.id, 0))
         return s * 1e3
     if c.metric in _COMM_METRICS:
         t = _get(wl, "tokens_per_gpu", c.id, float)
@@ -174,12 +197,19 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
         fam = "alltoall_normal" if kind == "normal" else "alltoall_low_latency"
         dtype = c.precision.dispatch if c.metric.startswith("dispatch") else "bf16"
         groups = opts.get("routing_groups")
-        groups = (int(groups[0]), int(groups[1])) if groups else None
+        if groups:
+            if not isinstance(groups, (list, tuple)) or len(groups) != 2:
+                raise ValueError(f"case {c.id}: options.routing_groups must be [groups, groups per token]")
+            groups = (_get({"g": groups[0]}, "g", c.id, int), _get({"g": groups[1]}, "g", c.id, int))
+        else:
+            groups = None
         s = perf.alltoall_call_s(c.model, c.gpu, c.layout, t, dtype, kind, c.domain, eff[fam], routing_groups=groups)
         if c.metric.endswith("latency_us"):
             return s * 1e6
         if kind != "normal":
             raise ValueError(f"case {c.id}: logical bandwidth is defined for normal kernels only")
+        if s <= 0:
+            raise ValueError(f"case {c.id}: EP {c.layout.ep} has no all-to-all to measure a bandwidth of")
         gpus, nodes = perf.normal_kernel_fanout(c.model, c.layout.ep, c.domain, groups)
         copies = nodes if c.layout.ep > c.domain else gpus
         return t * copies * perf.token_copy_bytes(c.model.hidden_size, dtype) / s / 1e9
@@ -188,7 +218,7 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
         cfg = perf.StepConfig(
             phase="decode", tokens_per_gpu=batch,
             context_len=int(_get(wl, "context_len", c.id, float)), overlap=opts.get("overlap", "none") or "none",
-            comm_kernel=opts.get("comm_kernel"), redundant_experts=int(opts.get("redundant_experts", 0) or 0))
+            comm_kernel=opts.get("comm_kernel"), redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0))
         decode = perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
         if opts.get("serving") == "aggregated":
             # in-flight batching: each decode step also carries its share of the prompts' prefill
@@ -196,7 +226,7 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
             osl = _get(opts, "output_len", c.id, float)
             pre = perf.StepConfig(phase="prefill", tokens_per_gpu=batch * isl / osl, context_len=int(isl),
                                   comm_kernel=opts.get("comm_kernel"),
-                                  redundant_experts=int(opts.get("redundant_experts", 0) or 0))
+                                  redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0))
             prefill = perf.step_time(c.model, c.gpu, c.layout, c.precision, pre, eff, domain_gpus=c.domain)
             return batch / (decode.step_s + prefill.step_s)
         return decode.tokens_per_s_per_gpu
@@ -204,7 +234,7 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
         cfg = perf.StepConfig(
             phase="prefill", tokens_per_gpu=_get(wl, "tokens_per_gpu", c.id, float),
             context_len=int(_get(wl, "input_len", c.id, float)), overlap=opts.get("overlap", "none") or "none",
-            comm_kernel=opts.get("comm_kernel"), redundant_experts=int(opts.get("redundant_experts", 0) or 0))
+            comm_kernel=opts.get("comm_kernel"), redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0))
     return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain).tokens_per_s_per_gpu
 
 
@@ -247,7 +277,7 @@ def _fit_family(family: str, owner: str, cases: list[Mapping[str, Any]], profile
     start = perf.resolve_efficiency(owner, profiles)[family]
     names = [n for n, _, _ in _FIT[family]]
     bounds = [(lo, hi) for _, lo, hi in _FIT[family]]
-    parsed = [(_parse(c, cat), float(c["measured"]["value"])) for c in cases]
+    parsed = [(_parse(c, cat), _measured(c)) for c in cases]
 
     def loss(values: tuple[float, ...]) -> float:
         factors = start.model_copy(update=dict(zip(names, values, strict=True)))
@@ -277,12 +307,18 @@ def _fit_family(family: str, owner: str, cases: list[Mapping[str, Any]], profile
     return start.model_copy(update={n: round(v, 4) for n, v in zip(names, best, strict=True)})
 
 
+def _measured(case: Mapping[str, Any]) -> float:
+    """A case's measured value (a number > 0)."""
+    where = _where(case)
+    return _get(_get(case, "measured", where), "value", where, float)
+
+
 def fitted_families(cases: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
     """(profile, family) pairs that the cases calibrate (system cases: the default profile and their GPU's)."""
     out = set()
     for c in cases:
         fam = case_family(c)
-        out.add((str(c["gpu"]), fam))
+        out.add((_owner(c, fam), fam))
         if fam == "system":
             out.add(("default", "system"))
     return out
@@ -303,7 +339,8 @@ def owner_of(case: Mapping[str, Any], family: str) -> str:
 
 def _owner(case: Mapping[str, Any], family: str) -> str:
     """The profile a case's family is fitted on: its GPU's."""
-    return str(case["gpu"])
+    where = _where(case)
+    return str(_get(case, "gpu", where))
 
 
 def calibrate(cases: Iterable[Mapping[str, Any]], profiles: Mapping[str, EfficiencyProfile] | None = None,
@@ -319,7 +356,7 @@ def calibrate(cases: Iterable[Mapping[str, Any]], profiles: Mapping[str, Efficie
     for c in cases:
         fam = case_family(c)
         if fam != "system":
-            groups.setdefault((str(c["gpu"]), fam), []).append(c)
+            groups.setdefault((_owner(c, fam), fam), []).append(c)
     for (owner, fam), members in sorted(groups.items()):
         profiles[owner] = _with(profiles.get(owner), owner, fam, _fit_family(fam, owner, members, profiles, cat))
     system = [c for c in cases if case_family(c) == "system"]
@@ -328,7 +365,7 @@ def calibrate(cases: Iterable[Mapping[str, Any]], profiles: Mapping[str, Efficie
                                     _fit_family("system", "default", system, profiles, cat))
         by_gpu: dict[str, list] = {}
         for c in system:
-            by_gpu.setdefault(str(c["gpu"]), []).append(c)
+            by_gpu.setdefault(_owner(c, "system"), []).append(c)
         for gpu_id, members in sorted(by_gpu.items()):
             profiles[gpu_id] = _with(profiles.get(gpu_id), gpu_id, "system",
                                      _fit_family("system", gpu_id, members, profiles, cat))
@@ -344,6 +381,18 @@ class CaseResult:
     measured: float
     predicted: float
     loo_predicted: float | None
+
+    def __post_init__(self):
+        for name in ("measured", "predicted", "loo_predicted"):
+            v = getattr(self, name)
+            if v is None and name == "loo_predicted":
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
+                    or (name == "measured" and v == 0):
+                raise ValueError(f"case {self.id}: {name} must be a finite number >= 0 (measured > 0), got {v!r}")
+        for v in (self.predicted, self.loo_predicted):
+            if v is not None and not math.isfinite(v / self.measured):
+                raise ValueError(f"case {self.id}: predicted / measured overflows (measured {self.measured!r})")
 
     @property
     def error(self) -> float:
@@ -365,10 +414,10 @@ def leave_one_out(cases: list[Mapping[str, Any]], profiles: Mapping[str, Efficie
     out = []
     for i, case in enumerate(cases):
         fam = case_family(case)
-        gpu_id = str(case["gpu"])
+        gpu_id = _owner(case, fam)
         loo = dict(profiles)
         if fam != "system":
-            rest = [c for c in cases if c is not case and case_family(c) == fam and str(c["gpu"]) == gpu_id]
+            rest = [c for c in cases if c is not case and case_family(c) == fam and _owner(c, fam) == gpu_id]
             if rest:
                 loo[gpu_id] = _with(loo.get(gpu_id), gpu_id, fam, _fit_family(fam, gpu_id, rest, loo, cat))
             elif gpu_id in loo:  # nothing else to learn from: the family falls back to what it inherits
@@ -380,12 +429,12 @@ def leave_one_out(cases: list[Mapping[str, Any]], profiles: Mapping[str, Efficie
             if others:
                 loo["default"] = _with(loo.get("default"), "default", "system",
                                        _fit_family("system", "default", others, loo, cat))
-            mine = [c for c in others if str(c["gpu"]) == gpu_id]
+            mine = [c for c in others if _owner(c, "system") == gpu_id]
             if mine:
                 loo[gpu_id] = _with(loo.get(gpu_id), gpu_id, "system", _fit_family("system", gpu_id, mine, loo, cat))
         out.append(CaseResult(
-            id=str(case["id"]), metric=case["measured"]["metric"], family=fam, gpu=gpu_id,
-            measured=float(case["measured"]["value"]), predicted=predict_with(case, profiles, cat),
+            id=_where(case), metric=case["measured"]["metric"], family=fam, gpu=gpu_id,
+            measured=_measured(case), predicted=predict_with(case, profiles, cat),
             loo_predicted=predict_with(case, loo, cat)))
         if progress:
             progress(i + 1, len(cases))

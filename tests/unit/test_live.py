@@ -37,3 +37,10 @@ def test_implied_alpha_inverts_the_closed_form():
     assert 0.78 < a < 0.80  # (1 - a^6) / (1 - a) = 3.6 at a = 0.789
     with pytest.raises(ValueError, match="within 1 and gamma"):
         live.implied_alpha(7, 5)
+
+
+def test_sglang_accept_length_is_averaged_over_ranks():
+    # a gauge per tensor-parallel rank: two ranks at 3.0 and 4.0 tokens per step are 3.5 on average, not 7
+    text = 'sglang:spec_accept_length{tp_rank="0"} 3.0\nsglang:spec_accept_length{tp_rank="1"} 4.0\n'
+    obs = live.spec_observation(text)
+    assert obs.engine == "SGLang" and obs.tokens_per_step == 3.5

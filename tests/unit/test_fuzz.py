@@ -1,0 +1,1369 @@
+"""Fuzzing bad input (issue 13, part 2): property-based tests over every public ``core`` function,
+every pydantic model and every parser of user text.
+
+The contract checked everywhere: **any input either gives finite, in-range results or raises
+``ValueError`` with a non-empty message** (pydantic's ``ValidationError`` is a ``ValueError``).
+``TypeError`` is accepted only when the example passed an argument of the wrong type on purpose
+(``WrongType`` below). Anything else is a bug in ``core``: ``ZeroDivisionError``, ``OverflowError``,
+``KeyError``, ``IndexError``, ``AttributeError``, ``RecursionError``, ``MemoryError``, a numpy
+floating-point warning (turned into ``FloatingPointError`` here), a call that hangs (more than
+``HANG_S`` seconds), or a NaN / infinity anywhere in the result (floats, numpy arrays, dataclasses,
+pydantic models, dicts, lists, and "nan" / "inf" printed into a string).
+
+Three parts:
+
+1. ``test_public_function``: for each module of ``core`` and each function in its ``__all__``, the
+   arguments are drawn from a table of strategies by parameter name and annotation (hostile numbers:
+   NaN, +-inf, negative, 0, 1e30, subnormal; hostile ints: 0, negative, 2**63, 10**30; models, GPUs and
+   hosts from the real catalog; dtype names from ``core.specs.DTYPES`` plus garbage; small valid
+   ``ParallelLayout`` s). The catalog lookups (``Catalog.model`` ...) and ``Precision.of`` are fuzzed
+   too. Expensive simulations get bounded inputs (``OVERRIDES``) and fewer examples (``EXAMPLES``);
+   functions that cannot be fuzzed here are in ``SKIP`` with the reason (one: ``store.open_store``).
+2. ``test_pydantic_model_construction`` / ``test_input_dataclass_construction``: every pydantic model
+   of ``core`` (and every input dataclass with its own validation) built from a valid baseline with
+   one to three fields replaced by hostile values: a ``ValidationError`` with a message, or an object
+   whose numeric fields (and key derived figures) are finite.
+3. Parsers of user text: config.json (``core.hf_config``), the CSV and Prometheus expert-load
+   parsers (``core.balance``), the Prometheus speculative-decoding scrape (``core.live``), the URL
+   config token (``core.hf_config.decode_config``) and the URL scenario reader (``core.scenario``,
+   extending ``test_scenario_url.py`` with non-text values, numeric edge cases and huge values):
+   malformed and truncated JSON, 100,000-deep nesting, a 100 MB string, NaN / Infinity / -1 / 1e30 in
+   numeric fields, wrong types, unicode garbage and binary bytes must give a ``ValueError`` that says
+   what is wrong, quickly, never a crash.
+
+Everything runs derandomized (``derandomize=True``, no example database), so CI sees the same
+examples on every run; the whole file takes well under a minute on two cores. While the fuzz runs the
+process's address space is capped (``_memory_cap``) so that an input that asks for a giant array
+fails with ``MemoryError`` (a bug) instead of taking the machine down.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import importlib
+import inspect
+import json
+import math
+import os
+import re
+import resource
+import signal
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
+from core import balance, hf_config, live, offload, perf
+from core.catalog import CATALOG_DIR, load_catalog
+from core.comms import AllToAllSplit
+from core.disagg import Traffic
+from core.layout import Plan
+from core.memory import GGUF_BLOCKS
+from core.moe import GemmElementBytes
+from core.perf import StepConfig
+from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
+from core.specs import (
+    ACTIVE_CONVENTIONS,
+    DTYPES,
+    EFFICIENCY_FAMILIES,
+    GGUF_DTYPES,
+    KV_DTYPES,
+    ClusterSpec,
+    KernelFactors,
+    LinkFactors,
+    MemoryAssumptions,
+    ParallelLayout,
+    Precision,
+    Scenario,
+    SingleBox,
+    SpecDecodeConfig,
+    SystemFactors,
+    Workload,
+)
+from core.validation import CaseResult
+
+CAT = load_catalog()
+MODELS = [CAT.models[k] for k in sorted(CAT.models)]
+GPUS = [CAT.gpus[k] for k in sorted(CAT.gpus)]
+HOSTS = [CAT.hosts[k] for k in sorted(CAT.hosts)]
+
+MODULES = (
+    "catalog", "comms", "cost", "disagg", "layout", "live", "memory", "moe", "offload", "params", "perf",
+    "report", "roofline", "scenario", "specs", "speculative", "summary", "validation", "balance", "store",
+    "hf_config",
+)
+
+HANG_S = 10.0  # one call longer than this is a hang (the slowest legitimate call here takes ~1 s)
+FUZZ = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=False,
+    suppress_health_check=list(HealthCheck),
+)
+
+# Functions that cannot be fuzzed here, with the reason. Keep it short.
+SKIP = {
+    "store.open_store": "opens (and may create) a database file or connects to a PostgreSQL URL; covered by "
+                        "test_store.py / test_store_postgres.py",
+}
+
+# Documented, deliberate non-finite values (each pinned by an existing test, or documented in the
+# function's docstring and read by a page): the function may return exactly this kind of value,
+# nothing else non-finite. Changing them would change what pages show; they stay.
+SENTINELS = {
+    "speculative.ceiling": ("+inf", "1 / (1 - alpha) is infinite at alpha = 1 (test_speculative)"),
+    "speculative.break_even_alpha": ("nan", "gamma = 0 has no break-even: NaN (test_speculative)"),
+    "moe.batch_for_expert_intensity": ("+inf", "a target beyond the saturation intensity (test_roofline_moe)"),
+    "moe.batch_for_dense_intensity": ("+inf", "a target beyond the saturation intensity"),
+    "live.spec_observation": ("nan", "SGLang reports no per-token acceptance: NaN (test_live, 4_Speculative)"),
+    "roofline.gpu_arrays": ("nan", "NaN peak where the GPU lacks the dtype natively (its docstring; 2_Intensity)"),
+    "roofline.attainable_tflops": ("nan", "propagates gpu_arrays' NaN peak (its docstring)"),
+}
+
+
+# ------------------------------------------------------------------------------------ the contract
+
+
+class Hang(AssertionError):
+    """A call ran longer than HANG_S."""
+
+
+@contextmanager
+def _deadline(seconds: float):
+    def _raise(signum, frame):
+        raise Hang(f"call did not finish within {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _memory_cap():
+    """Cap the address space at what the process uses now + 6 GB while this module runs, so that a
+    runaway allocation raises MemoryError (a failed test) instead of exhausting the machine."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration):
+        yield
+        return
+    cap = vm + 6 * 2**30
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        _BIG.clear()  # the 100 MB test string
+
+
+@dataclass(frozen=True)
+class WrongType:
+    """An argument of the wrong type, on purpose: TypeError is an accepted answer for it."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"WrongType({self.value!r})"
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """An argument built at call time (its constructor may itself refuse with ValueError)."""
+
+    build: Callable[[], Any]
+    label: str
+
+    def __repr__(self) -> str:
+        return self.label
+
+
+def _resolve(x):
+    if isinstance(x, WrongType):
+        return x.value
+    if isinstance(x, Lazy):
+        return x.build()
+    return x
+
+
+_NONFINITE_TEXT = re.compile(r"(?<![\w.])-?(nan|inf)(?![\w])")
+
+
+def assert_finite(obj, where: str = "result", allow: str | None = None, _depth: int = 0, *, text: bool = True) -> None:
+    """Every float in ``obj`` is finite, recursively; ``allow`` ("nan" / "+inf") admits one sentinel.
+    With ``text``, strings must not print "nan" / "inf" either (figures formatted for a page)."""
+    if _depth > 12 or obj is None or isinstance(obj, (bool, np.bool_, int, np.integer, enum.Enum, range, type)):
+        return
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if math.isfinite(x) or (allow == "nan" and math.isnan(x)) or (allow == "+inf" and x == math.inf):
+            return
+        raise AssertionError(f"{where} is {x!r}")
+    if isinstance(obj, complex):
+        raise AssertionError(f"{where} is complex: {obj!r}")
+    if isinstance(obj, str):
+        if text and not allow:
+            assert _NONFINITE_TEXT.search(obj) is None, f"{where} prints a non-finite number: {obj[:200]!r}"
+        return
+    if isinstance(obj, (bytes, bytearray)):
+        return
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "fc":
+            bad = ~np.isfinite(obj)
+            if allow == "nan":
+                bad &= ~np.isnan(obj)
+            elif allow == "+inf":
+                bad &= ~(np.isposinf(obj))
+            assert not bad.any(), f"{where} has non-finite entries: {obj[bad][:5]!r}"
+        elif obj.dtype.kind == "O":
+            for i, v in enumerate(obj.ravel()[:1000]):
+                assert_finite(v, f"{where}[{i}]", allow, _depth + 1, text=text)
+        return
+    if isinstance(obj, BaseModel):
+        for name in type(obj).model_fields:
+            assert_finite(getattr(obj, name), f"{where}.{name}", allow, _depth + 1, text=text)
+        return
+    if dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            assert_finite(getattr(obj, f.name), f"{where}.{f.name}", allow, _depth + 1, text=text)
+        return
+    if isinstance(obj, Mapping):
+        for k, v in list(obj.items())[:2000]:
+            assert_finite(k, f"{where} key", allow, _depth + 1, text=False)  # keys are labels, maybe the caller's
+            assert_finite(v, f"{where}[{k!r}]", allow, _depth + 1, text=text)
+        return
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        for i, v in enumerate(list(obj)[:2000]):
+            assert_finite(v, f"{where}[{i}]", allow, _depth + 1, text=text)
+        return
+
+
+# modules whose strings are figures formatted for a page (the others echo user text, e.g. a warning that
+# quotes the bad URL value "nan", which is right)
+TEXT_CHECKED = ("report.", "summary.", "memory.", "layout.", "offload.", "disagg.", "params.", "moe.")
+
+
+def call_contract(name: str, fn: Callable, args: list, kwargs: dict, *, allow: str | None = None):
+    """Call ``fn``; returns its result (checked finite) or None when it refused with ValueError."""
+    wrong = any(isinstance(a, WrongType) for a in [*args, *kwargs.values()])
+    # a string the caller passed in may come back quoted (an id, a label, a warning): "nan" there is an echo
+    echo = any(_NONFINITE_TEXT.search(x) for x in _strings([*args, *kwargs.values()]))
+    try:
+        with _deadline(HANG_S), np.errstate(divide="raise", over="raise", invalid="raise"), warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            a = [_resolve(x) for x in args]
+            kw = {k: _resolve(v) for k, v in kwargs.items()}
+            out = fn(*a, **kw)
+    except ValueError as e:
+        assert str(e).strip(), f"{name} raised {type(e).__name__} without a message"
+        return None
+    except TypeError as e:
+        if wrong:
+            return None
+        raise AssertionError(f"{name} raised TypeError for well-typed arguments: {e}") from e
+    assert_finite(out, f"{name}(...)", allow, text=name.startswith(TEXT_CHECKED) and not echo)
+    return out
+
+
+def _strings(obj, depth: int = 0):
+    """Every string inside the (unresolved) arguments: str, containers, pydantic models."""
+    if depth > 5:
+        return
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, Mapping):
+        for k, v in obj.items():
+            yield from _strings(k, depth + 1)
+            yield from _strings(v, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v, depth + 1)
+    elif isinstance(obj, BaseModel):
+        for n in type(obj).model_fields:
+            yield from _strings(getattr(obj, n), depth + 1)
+
+
+# ------------------------------------------------------------------------------------- strategies
+
+NAN, INF = float("nan"), float("inf")
+HOSTILE_FLOATS = (NAN, INF, -INF, -1.0, 0.0, -0.0, 1e30, -1e30, 1e308, 5e-324, 1e-300)
+HOSTILE_INTS = (0, -1, -(2**31), 2**31, 2**63, 10**18, 10**30)
+GARBAGE_TEXT = ("", " ", "nan", "inf", "-1", "1e30", "FP8", "fp7", "x" * 300, "\x00", "é\u202e\ud7ff", "😀")
+
+
+def fl(lo: float, hi: float, *, wrong: bool = True) -> st.SearchStrategy:
+    """A float in the sane range [lo, hi] (half the time), or a hostile one; rarely a wrong type."""
+    sane = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    parts = [sane, sane, sane, st.sampled_from(HOSTILE_FLOATS), st.floats()]
+    if wrong:
+        parts.append(st.sampled_from([None, "1", b"1"]).map(WrongType))
+    return st.one_of(parts)
+
+
+def it(lo: int, hi: int, *, wrong: bool = True) -> st.SearchStrategy:
+    """An int in the sane range [lo, hi] (half the time), or a hostile one; rarely a wrong type."""
+    sane = st.integers(lo, hi)
+    parts = [sane, sane, sane, st.sampled_from(HOSTILE_INTS), st.integers()]
+    if wrong:
+        parts.append(st.sampled_from([None, "8", 2.5]).map(WrongType))
+    return st.one_of(parts)
+
+
+def arr(elem: st.SearchStrategy, *, max_len: int = 6, two_d: bool = True) -> st.SearchStrategy:
+    """1-D / 2-D numpy arrays and plain lists of ``elem`` (empty included)."""
+    one = st.lists(elem, min_size=0, max_size=max_len)
+    parts = [one, one.map(lambda xs: np.asarray(xs, dtype=np.float64))]
+    if two_d:
+        parts.append(st.integers(1, 3).flatmap(
+            lambda r: st.lists(st.lists(elem, min_size=4, max_size=4), min_size=r, max_size=r)).map(
+            lambda xs: np.asarray(xs, dtype=np.float64)))
+    return st.one_of(parts)
+
+
+def num_or_arr(elem: st.SearchStrategy) -> st.SearchStrategy:
+    """A scalar (most of the time) or a small array of them: the vectorised formulas take both."""
+    plain = elem.filter(lambda x: not isinstance(x, WrongType))
+    return st.one_of(elem, elem, arr(plain, two_d=False))
+
+
+def text(max_size: int = 40) -> st.SearchStrategy:
+    return st.one_of(st.text(max_size=max_size), st.sampled_from(GARBAGE_TEXT))
+
+
+def choice(valid, garbage=GARBAGE_TEXT) -> st.SearchStrategy:
+    return st.one_of(st.sampled_from(list(valid)), st.sampled_from(list(valid)), st.sampled_from(list(garbage)))
+
+
+def _catalog_entry(table: str, key: str) -> Lazy:
+    return Lazy(lambda: getattr(CAT, table)[key], f"{table}:{key}")
+
+
+# top-level arguments print as "models:deepseek-v3" in a failing example, not as the whole spec
+models = st.sampled_from(sorted(CAT.models)).map(lambda k: _catalog_entry("models", k))
+gpus = st.sampled_from(sorted(CAT.gpus)).map(lambda k: _catalog_entry("gpus", k))
+hosts = st.sampled_from(sorted(CAT.hosts)).map(lambda k: _catalog_entry("hosts", k))
+gpu_objs = st.sampled_from(GPUS)  # inside lists and dicts
+host_objs = st.sampled_from(HOSTS)
+dtypes = choice([*DTYPES, "fp4"])
+kv_dtypes = choice(KV_DTYPES)
+
+
+@st.composite
+def layouts(draw) -> ParallelLayout:
+    """A valid layout with small sizes (1-8 GPUs per stage, 1-4 stages, 1-4 replicas)."""
+    tp, adp = draw(st.sampled_from([1, 2, 4, 8])), draw(st.sampled_from([1, 2, 4, 8]))
+    stage = tp * adp
+    etp = draw(st.sampled_from([d for d in (1, 2, 4, 8, 16, 32, 64) if stage % d == 0]))
+    return ParallelLayout(attention_tp=tp, attention_dp=adp, ep=stage // etp, expert_tp=etp,
+                          pp=draw(st.integers(1, 4)), dp=draw(st.integers(1, 4)))
+
+
+@st.composite
+def precision_objs(draw) -> Precision:
+    ex = draw(st.one_of(st.none(), st.sampled_from(DTYPES)))
+    return Precision(weights=draw(st.sampled_from(DTYPES)), routed_experts=ex,
+                     kv_cache=draw(st.sampled_from(KV_DTYPES)), dispatch=draw(st.sampled_from(["bf16", "fp8", "nvfp4"])))
+
+
+precisions = st.one_of(dtypes, precision_objs())
+workloads = st.builds(
+    Workload,
+    batch=st.one_of(st.integers(1, 256), st.sampled_from([1, 1_000_000])),
+    input_len=st.one_of(st.integers(1, 32_768), st.sampled_from([1, 10_000_000])),
+    output_len=st.one_of(st.integers(1, 4096), st.sampled_from([1, 10_000_000])),
+)
+assumptions = st.one_of(st.none(), st.builds(
+    MemoryAssumptions,
+    gpu_memory_utilization=st.one_of(st.floats(0.05, 1.0), st.sampled_from([1e-9, 1.0])),
+    runtime_reserve_gb=st.one_of(st.floats(0, 10), st.sampled_from([0.0, 1000.0])),
+    max_num_batched_tokens=st.one_of(st.integers(1, 65_536), st.sampled_from([1, 10_000_000])),
+    activation_factor=st.one_of(st.floats(0, 64), st.sampled_from([0.0, 1000.0])),
+    redundant_experts=st.one_of(st.integers(0, 64), st.sampled_from([0, 100_000])),
+))
+
+
+@st.composite
+def specs(draw) -> SpecDecodeConfig:
+    method = draw(st.sampled_from(["none", "draft_model", "medusa", "eagle", "eagle3", "p_eagle", "mtp", "ngram",
+                                   "lookahead", "suffix"]))
+    return SpecDecodeConfig(
+        method=method,
+        draft_model_id=draw(st.sampled_from([*sorted(CAT.models), "no-such-model"])) if method == "draft_model" else None,
+        draft_weights=draw(st.one_of(st.none(), st.sampled_from(DTYPES))),
+        num_speculative_tokens=draw(st.one_of(st.integers(1, 8), st.just(64))),
+        acceptance_rate=draw(st.one_of(st.none(), st.floats(0, 1))),
+        draft_cost=draw(st.one_of(st.none(), st.floats(0, 10))),
+    )
+
+
+clusters = st.builds(ClusterSpec, gpu=gpu_objs, num_nodes=st.integers(1, 2), gpus_per_node=st.sampled_from([1, 2, 4, 8]))
+
+
+@st.composite
+def scenarios(draw) -> Scenario:
+    nodes, gpn = draw(st.integers(1, 2)), draw(st.sampled_from([1, 2, 4, 8]))
+    layout = None
+    if draw(st.booleans()):
+        tp = draw(st.sampled_from([t for t in (1, 2, 4, 8) if gpn % t == 0]))
+        layout = layout_from_sizes(nodes * gpn, tp, 1, 1, nodes)
+    return Scenario(
+        model_id=draw(st.one_of(st.sampled_from(sorted(CAT.models)), st.just("no-such-model"))),
+        gpu_id=draw(st.one_of(st.sampled_from(sorted(CAT.gpus)), st.just("no-such-gpu"))),
+        num_nodes=nodes, gpus_per_node=gpn, precision=draw(precision_objs()), workload=draw(workloads),
+        layout=layout, spec=draw(specs()), memory=draw(assumptions) or MemoryAssumptions(),
+        box=draw(st.one_of(st.none(), st.builds(SingleBox, host_id=st.sampled_from(sorted(CAT.hosts)),
+                                                gpu_id=st.sampled_from([None, "rtx-4090", "rtx-5090"]),
+                                                n_gpus=st.integers(1, 4), quant=st.sampled_from(DTYPES)))),
+    )
+
+
+traffics = st.builds(
+    lambda r, i, o, t1, t2: Lazy(lambda: Traffic(r, i, o, t1, t2), f"Traffic({r!r}, {i!r}, {o!r}, {t1!r}, {t2!r})"),
+    fl(1, 1e4, wrong=False), it(1, 32_768, wrong=False), it(1, 4096, wrong=False), fl(0.1, 10, wrong=False),
+    fl(0.01, 1, wrong=False),
+)
+step_configs = st.builds(
+    lambda ph, t, c, ov, ck, r, im: Lazy(lambda: StepConfig(ph, t, c, ov, ck, r, im),
+                                           f"StepConfig({ph!r}, {t!r}, {c!r}, {ov!r}, {ck!r}, {r!r}, {im!r})"),
+    choice(["decode", "prefill"]), fl(1, 4096, wrong=False), it(1, 65_536, wrong=False),
+    st.sampled_from(["none", "two_batch"]), st.sampled_from([None, "low_latency", "normal"]),
+    it(0, 64, wrong=False), fl(1, 4, wrong=False),
+)
+kernel_factors = st.builds(
+    lambda a, b, c: Lazy(lambda: KernelFactors(compute_eff=a, mem_eff=b, floor_us=c), f"KernelFactors({a!r}, {b!r}, {c!r})"),
+    fl(0.05, 1.2, wrong=False), fl(0.05, 1.2, wrong=False), fl(0, 100, wrong=False))
+link_factors = st.builds(
+    lambda a, b, c: Lazy(lambda: LinkFactors(scale_up_eff=a, scale_out_eff=b, latency_us=c), f"LinkFactors({a!r}, {b!r}, {c!r})"),
+    fl(0.05, 1.5, wrong=False), fl(0.05, 1.5, wrong=False), fl(0, 100, wrong=False))
+offload_effs = st.one_of(st.none(), st.builds(
+    lambda vals: Lazy(lambda: offload.OffloadEfficiency(*vals), f"OffloadEfficiency{tuple(vals)!r}"),
+    st.tuples(*[fl(0.05, 1, wrong=False)] * 6, fl(0, 4, wrong=False), fl(0, 16, wrong=False), it(1, 4096, wrong=False))))
+efficiencies = st.sampled_from(sorted(CAT.gpus)).map(
+    lambda g: Lazy(lambda: perf.resolve_efficiency(g, CAT.efficiency), f"resolve_efficiency({g!r})"))
+
+
+@st.composite
+def placements(draw):
+    m, h = draw(st.sampled_from(MODELS)), draw(host_objs)
+    p = draw(st.sampled_from(["q4_k_m", "q8_0", "bf16", "fp8", "iq1_s"]))
+    g = None if h.kind == "unified" else draw(st.sampled_from([CAT.gpus["rtx-4090"], CAT.gpus["rtx-5090"]]))
+    n = draw(st.integers(1, 2))
+    return Lazy(lambda: offload.placement(m, h, p, gpu=g, n_gpus=n), f"placement({m.id}, {h.id}, {p}, {g and g.id}, {n})")
+
+
+@st.composite
+def plan_lists(draw):
+    out = []
+    for _ in range(draw(st.integers(0, 3))):
+        out.append(Plan(layout=draw(layouts()), phase=draw(st.sampled_from(["decode", "prefill"])),
+                        redundant_experts=0, tokens_per_gpu=draw(st.floats(1, 1e4)), step_s=draw(st.floats(1e-4, 1)),
+                        tokens_per_s_per_gpu=draw(st.floats(1, 1e5)), headroom_gb=draw(st.floats(-10, 100))))
+    return out
+
+
+def _leaves(obj, path=()):
+    """Paths to every leaf of a JSON-like object (dict keys / list indexes)."""
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            yield from _leaves(v, (*path, k))
+    elif isinstance(obj, list) and obj:
+        for i, v in enumerate(obj):
+            yield from _leaves(v, (*path, i))
+    yield path
+
+
+HOSTILE_JSON = (NAN, INF, -INF, -1, 0, 1e30, -1e30, 10**13, 10**30, 2**63, 0.5, 1.5, True, None, "", "7",
+                [], {}, [1, 2], {"a": 1}, "x" * 1000, -0.0, 3)
+
+
+# hostile replacements of the same kind as the value they replace (the most likely to pass a type check
+# and reach the arithmetic); any HOSTILE_JSON value (wrong types included) a quarter of the time
+LIKE_INT = (0, -1, -(2**31), 1, 2, 3, 7, 10**6, 10**9, 10**12, 10**12 + 1, 10**30, 2**63, 1.5, 1e30, NAN, INF)
+LIKE_FLOAT = (0.0, -0.0, -1.0, 5e-324, 1e-300, 1e30, 1e308, NAN, INF, -INF, 10**30)
+LIKE_STR = ("", " ", "nan", "inf", "-1", "1e30", "x" * 10_000, "é\u202e\x00😀", "none", "null")
+LIKE_BOOL = (None, 0, 1, "true", "false", 2)
+LIKE_SEQ = ((), (-1,), (10**6,), (0, -5, 3), tuple(range(200)), (-(10**12),) * 4, (NAN,), ("a",), ((1,),))
+
+
+@st.composite
+def hostile_like(draw, original, anything=None):
+    """A hostile value of ``original``'s kind, or (a quarter of the time) anything from ``anything``."""
+    anything = anything or HOSTILE_JSON
+    if draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(anything))
+    if isinstance(original, bool):
+        return draw(st.sampled_from(LIKE_BOOL))
+    if isinstance(original, int):
+        return draw(st.sampled_from(LIKE_INT))
+    if isinstance(original, float):
+        return draw(st.sampled_from(LIKE_FLOAT))
+    if isinstance(original, str):
+        return draw(st.sampled_from(LIKE_STR))
+    if isinstance(original, (tuple, list)):
+        seq = draw(st.sampled_from(LIKE_SEQ))
+        return list(seq) if isinstance(original, list) else seq
+    return draw(st.sampled_from(anything))
+
+
+@st.composite
+def mutated(draw, base, n_max: int = 2, anything=None):
+    """A deep copy of the JSON-like ``base`` with one to ``n_max`` leaves replaced or deleted."""
+    obj = copy.deepcopy(base)
+    paths = [p for p in _leaves(obj) if p]
+    for _ in range(draw(st.integers(1, n_max))):
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = obj
+        try:
+            for k in path[:-1]:
+                parent = parent[k]
+            if draw(st.integers(0, 7)) == 0 and isinstance(parent, dict):
+                parent.pop(path[-1], None)
+            else:
+                parent[path[-1]] = draw(hostile_like(parent[path[-1]], anything))
+        except (KeyError, IndexError, TypeError):
+            pass
+    return obj
+
+
+def _config(model_id):
+    return json.loads((CATALOG_DIR / "models" / model_id / "config.json").read_text())
+
+
+CONFIGS = {m: _config(m) for m in sorted(CAT.models)}
+VISION = [c.get("vision_config") for c in CONFIGS.values() if isinstance(c.get("vision_config"), dict)]
+QUANT = [c["quantization_config"] for c in CONFIGS.values() if isinstance(c.get("quantization_config"), dict)]
+VALIDATION_CASES = [dict(c) for c in CAT.validation_cases]
+OFFLOAD_CASES = [dict(c) for c in CAT.offload_cases]
+
+configs = st.sampled_from(sorted(CONFIGS)).flatmap(lambda k: st.one_of(st.just(CONFIGS[k]), mutated(CONFIGS[k])))
+vision_configs = st.sampled_from(VISION).flatmap(lambda v: st.one_of(st.just(v), mutated(v)))
+quant_configs = st.sampled_from(QUANT).flatmap(lambda v: st.one_of(st.just(v), mutated(v), st.just({"quantization": v})))
+cases = st.sampled_from(VALIDATION_CASES).flatmap(lambda c: st.one_of(st.just(c), mutated(c)))
+offload_cases = st.sampled_from(OFFLOAD_CASES).flatmap(lambda c: st.one_of(st.just(c), mutated(c)))
+case_results = st.lists(st.tuples(
+    st.text(max_size=5), st.sampled_from(["dispatch_latency_us", "x"]), st.sampled_from(["system", "alltoall_normal"]),
+    st.sampled_from(["h200", "x"]), fl(1, 1e4, wrong=False), fl(1, 1e4, wrong=False),
+    st.one_of(st.none(), fl(1, 1e4, wrong=False))), max_size=4).map(
+    lambda rows: Lazy(lambda: [CaseResult(*r) for r in rows], f"[CaseResult(*r) for r in {rows!r}]"))
+
+
+def _a_validation_error():
+    try:
+        Workload(batch=0)
+    except ValidationError as e:
+        return e
+
+
+url_values = st.one_of(
+    text(300), st.lists(text(20), max_size=3), st.none(), st.integers(), st.floats(), st.binary(max_size=20),
+    st.sampled_from(["nan", "inf", "-inf", "1e400", "-0", "0x10", "1_000", " 8 ", "８", "٣", "9" * 5000, "1e-400",
+                     "2.5", "+8", "00008", "8.0"]),
+)
+url_params = st.dictionaries(st.sampled_from([*URL_KEYS, "junk"]), url_values, max_size=12)
+
+
+@st.composite
+def eplb_outputs(draw):
+    """phy2log / logcnt from a real EPLB run, or hostile integer arrays."""
+    if draw(st.booleans()):
+        w = np.asarray(draw(st.lists(st.lists(st.floats(0, 100), min_size=8, max_size=8), min_size=1, max_size=2)))
+        phy2log, _, logcnt = balance.rebalance_experts(w, 8, 1, 1, draw(st.sampled_from([1, 2, 4, 8])))
+        return phy2log, logcnt
+    ints = st.lists(st.one_of(st.integers(-3, 10), st.sampled_from([2**40, -(2**40)])), min_size=0, max_size=8)
+    return np.asarray(draw(ints), dtype=np.int64), np.asarray(draw(ints), dtype=np.int64)
+
+
+def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, inspect.Parameter]):
+    """The strategy for one parameter: a per-function override, else by name and annotation."""
+    name, ann = p.name, str(p.annotation) if p.annotation is not inspect.Parameter.empty else ""
+    over = OVERRIDES.get(f"{qualname}.{name}")
+    if over is not None:
+        return over
+    if ann.startswith("dict[str, ModelSpec]"):
+        return st.just(Lazy(lambda: CAT.models, "CAT.models"))
+    if "ModelSpec" in ann or (not ann and name in ("model", "draft_model")):
+        return st.one_of(st.none(), models) if "None" in ann or name == "draft_model" else models
+    if ann in ("GPUSpec", "GPUSpec | None") or (not ann and name == "gpu"):
+        return st.one_of(st.none(), gpus) if "None" in ann else gpus
+    if ann == "GPUSpec | str":
+        return st.one_of(gpus, choice(sorted(CAT.gpus)))
+    if ann == "list[GPUSpec]":
+        return st.lists(gpu_objs, max_size=3)
+    if ann == "dict[str, GPUSpec]":
+        return st.one_of(st.just(Lazy(lambda: CAT.gpus, "CAT.gpus")), st.lists(gpu_objs, max_size=3).map(lambda gs: {g.id: g for g in gs}))
+    if ann == "HostSpec":
+        return hosts
+    if ann == "list[HostSpec]":
+        return st.lists(host_objs, max_size=3)
+    if ann == "dict[str, HostSpec]":
+        return st.just(Lazy(lambda: CAT.hosts, "CAT.hosts"))
+    if ann == "ParallelLayout" or (name == "layout" and not ann):
+        return layouts()
+    if ann == "Precision":
+        return precision_objs()
+    if "Precision" in ann and "dict" not in ann or name == "precision":
+        return precisions
+    if ann.startswith("dict[str, Precision"):
+        return st.dictionaries(text(8), precisions, max_size=3)
+    if "Workload" in ann:
+        return st.one_of(st.none(), workloads) if "None" in ann else workloads
+    if "MemoryAssumptions" in ann or name == "assumptions":
+        return assumptions
+    if "SpecDecodeConfig" in ann:
+        return st.one_of(st.none(), specs()) if "None" in ann else specs()
+    if "ClusterSpec" in ann:
+        return clusters
+    if ann == "Scenario":
+        return scenarios()
+    if "Catalog" in ann:
+        cat = Lazy(lambda: CAT, "CAT")
+        return st.one_of(st.none(), st.just(cat)) if "None" in ann else st.just(cat)
+    if ann == "Traffic":
+        return traffics
+    if ann == "StepConfig":
+        return step_configs
+    if ann == "Efficiency":
+        return efficiencies
+    if "OffloadEfficiency" in ann:
+        return offload_effs
+    if ann == "KernelFactors":
+        return kernel_factors
+    if ann == "LinkFactors":
+        return link_factors
+    if "GemmElementBytes" in ann:
+        return st.one_of(st.none(), st.builds(GemmElementBytes, fl(0.5, 4, wrong=False), fl(0.5, 4, wrong=False),
+                                              fl(0.5, 4, wrong=False), choice(["bf16", "fp8", "fp4", "int8"])))
+    if ann == "AllToAllSplit":
+        return st.builds(AllToAllSplit, fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False))
+    if ann == "Placement":
+        return placements()
+    if ann == "list[Plan]":
+        return plan_lists()
+    if ann == "list[CaseResult]":
+        return case_results
+    if "EfficiencyProfile" in ann or (name == "profiles"):
+        eff = st.sampled_from([Lazy(lambda: CAT.efficiency, "CAT.efficiency"), {}])
+        return st.one_of(st.none(), eff) if "None" in ann or not ann else eff
+    if name == "overrides":
+        return st.one_of(st.none(), st.fixed_dictionaries({"allreduce": link_factors}),
+                         st.fixed_dictionaries({"dense_gemm": kernel_factors}))
+    if ann == "Phase" or name == "phase":
+        return choice(["decode", "prefill"])
+    if ann == "range":
+        return st.builds(range, st.integers(-5, 100), st.integers(-5, 200))
+    if name == "routing_groups":
+        return st.one_of(st.none(), st.tuples(it(1, 16), it(1, 16)))
+    if name in ("dtype", "weight_dtype"):
+        return dtypes
+    if name == "kv_dtype":
+        return kv_dtypes
+    if name == "block_type":
+        return choice([*GGUF_DTYPES, *GGUF_BLOCKS])
+    if name == "convention":
+        return st.one_of(st.none(), choice(ACTIVE_CONVENTIONS))
+    if name == "gpu_id":
+        return choice(sorted(CAT.gpus))
+    if name == "model_id":
+        return choice(["imported-x", "custom-0123456789"])
+    if name == "family":
+        return choice(EFFICIENCY_FAMILIES)
+    if name == "kind":
+        return choice(["low_latency", "normal"])
+    if name == "metric":
+        return st.one_of(st.none(), text(20))
+    if name in ("text", "token"):
+        return st.one_of(text(200), st.binary(max_size=50).map(WrongType))
+    if name == "name":
+        return st.one_of(st.none(), text(200), st.sampled_from([1, b"x", ["a"]]).map(WrongType))
+    if name == "err":
+        return st.sampled_from([ValueError("bad value"), _a_validation_error()])
+    if name == "config":
+        return configs
+    if name == "vc":
+        return vision_configs
+    if name == "quant_config":
+        return quant_configs
+    if name == "meta":
+        return st.one_of(st.none(), st.just({}), st.just({"config_source": "fuzz"}))
+    if name == "case":
+        return cases
+    if name == "cases":
+        return st.lists(offload_cases if qualname.startswith("offload.") else cases, max_size=3)
+    if name == "params":
+        return url_params
+    if name == "extra_model_ids":
+        return st.lists(text(20), max_size=3).map(tuple)
+    if name == "progress":
+        return st.none()
+    if name == "path":  # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
+        return st.sampled_from([None, str(CATALOG_DIR), "/nonexistent/catalog", __file__, "x" * 5000, "bad\x00name"])
+    if ann == "bool":
+        return st.booleans()
+    if ann in ("str", "str | None"):
+        return st.one_of(st.none(), text()) if "None" in ann else text()
+    if name in NUMBERS:
+        return NUMBERS[name](ann)
+    raise KeyError(f"no strategy for {qualname}({name}: {ann or '?'}); add one to the table")
+
+
+def _f(lo, hi):
+    """Float parameter (vectorised when it has no annotation)."""
+    return lambda ann: fl(lo, hi) if ann in ("float", "float | None") or "int" in ann else num_or_arr(fl(lo, hi))
+
+
+def _i(lo, hi):
+    """Int parameter (an int or None where the annotation allows it)."""
+    return lambda ann: st.one_of(st.none(), it(lo, hi)) if "None" in ann else (
+        it(lo, hi) if ann.startswith("int") else num_or_arr(it(lo, hi)))
+
+
+def _a(lo, hi, two_d=True):
+    """Array parameter: loads, fractions, distributions."""
+    return lambda ann: st.one_of(arr(st.one_of(st.floats(lo, hi), st.sampled_from(HOSTILE_FLOATS)), two_d=two_d),
+                                 arr(st.floats(lo, hi), two_d=two_d))
+
+
+NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
+    # floats (sane range)
+    **{k: _f(0.5, 4) for k in ("act_bytes", "weight_bytes", "out_bytes", "dispatch_bytes", "combine_bytes", "bytes_per_elem")},
+    **{k: _f(0, 1) for k in ("alpha", "alpha_greedy", "hot_share", "interference", "drop_per_unit")},
+    **{k: _f(1, 1e4) for k in ("bw_gbps", "link_gbps", "scale_up_gbps", "scale_out_gbps", "rates")},
+    **{k: _f(0, 1e12) for k in ("bytes_moved", "nbytes", "bytes_per_gpu", "bytes_per_s", "flops", "assignments_per_gpu",
+                                "total_assignments")},
+    **{k: _f(0.1, 1.5) for k in ("efficiency", "scale_up_eff", "scale_out_eff")},
+    **{k: _f(0.5, 5) for k in ("speedup", "step_speedup", "decode_speedup")},
+    "c": _f(0, 2), "draft_cost": _f(0, 2), "capacity_factor": _f(0.5, 4), "capacity_factors": _f(0.5, 4),
+    "concentration": _f(1e-3, 1e3), "d_alpha": _f(1e-4, 0.1), "imbalance_ratio": _f(1, 10),
+    "intensity": _f(0, 1e4), "target_intensity": _f(0, 1e4), "latency_s": _f(0, 1e-3),
+    "price_per_gpu_hour": _f(0, 10), "setup_steps": _f(0, 10), "skew": _f(0, 3), "temperature": _f(0, 2),
+    "tokens_per_gpu": _f(1, 1e4), "tokens_per_s": _f(1, 1e6), "tokens_per_expert": _f(0, 1e4),
+    "tol": _f(1e-12, 1e-3), "update_speed": _f(1e-4, 0.1), "hbm_tbps": _f(0.1, 10), "peak_tflops": _f(1, 1e4),
+    "target_s": lambda ann: st.one_of(st.none(), fl(1e-3, 10)), "tokens": _f(1, 1e5), "sequences": _f(1, 1e3),
+    "s": lambda ann: fl(0, 3), "gpus": lambda ann: fl(1, 1000),
+    "alphas": _a(0, 1, two_d=False), "gammas": lambda ann: arr(it(0, 16, wrong=False), two_d=False),
+    "weights": _a(0, 10, two_d=False), "batches": lambda ann: arr(it(1, 4096, wrong=False), two_d=False),
+    "context_lens": lambda ann: num_or_arr(it(1, 1_000_000)),
+    "ctx": lambda ann: num_or_arr(it(1, 1_000_000)), "output_len": _f(1, 1e4),
+    # the EPLB / balance arrays
+    **{k: _a(0, 100) for k in ("loads", "load_fractions", "fractions", "probabilities", "weight", "gpu_loads_by_layer")},
+    "p": _a(0, 1, two_d=False), "q": _a(0, 1, two_d=False), "probs": _a(0, 1, two_d=False),
+    # ints (sane range)
+    **{k: _i(1, 64) for k in ("dp", "ep", "etp", "pp", "tp", "total_gpus", "ranks", "num_gpus", "num_nodes", "num_groups",
+                              "num_packs", "num_physical", "num_replicas", "n_gpus", "links", "max_tp", "max_plans")},
+    "batch": _i(1, 1024), "bins": _i(1, 256), "block": _i(1, 256), "d_model": _i(1, 16384), "text_hidden": _i(1, 16384),
+    "domain_gpus": _i(1, 72), "gpus_per_node": _i(1, 16), "input_len": _i(1, 1_000_000), "layers": _i(1, 8),
+    "max_bytes": _i(1, 10**6), "max_gamma": _i(0, 32), "max_gpus": _i(1, 4096), "n_cpu_moe": _i(0, 100),
+    "n_experts": _i(1, 512), "n_groups": _i(1, 16), "topk_groups": _i(1, 16), "n_hot": _i(1, 16), "num_layers": _i(1, 200),
+    "offloaded_layers": _i(0, 100), "redundant": _i(0, 64), "redundant_experts": _i(0, 64), "seed": _i(0, 2**32),
+    "steps": _i(1, 100), "top_k": _i(1, 16), "tokens_per_step": _i(1, 10), "gamma": _i(1, 16),
+    "context_len": lambda ann: fl(1, 1e6) if ann == "float" else (it(1, 1_000_000) if ann == "int" else num_or_arr(it(1, 1_000_000))),
+    "m": lambda ann: num_or_arr(it(1, 65_536)), "k": lambda ann: num_or_arr(it(1, 65_536)), "n": lambda ann: num_or_arr(it(1, 65_536)),
+}
+
+# Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
+# arguments whose meaning depends on the function.
+OVERRIDES: dict[str, st.SearchStrategy] = {
+    "balance.bias_balancing.n_experts": st.one_of(st.integers(1, 64), st.sampled_from([0, -1, 10**6])),
+    "balance.bias_balancing.steps": st.one_of(st.integers(1, 20), st.sampled_from([0, -1, 10**6, 2**63])),
+    "balance.bias_balancing.tokens_per_step": st.one_of(st.integers(1, 128), st.sampled_from([0, -1, 10**7])),
+    "speculative.simulate.steps": st.one_of(st.integers(1, 2000), st.sampled_from([0, -1, 10**8, 2**63])),
+    "speculative.simulate.p": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.5, 0.5]), st.just([1.0, 0.0, 0.0])),
+    "speculative.simulate.q": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.25, 0.75]), st.just([0.0, 1.0, 0.0])),
+    "balance.gpu_loads.phy2log": st.none(),  # filled with logcnt from one EPLB run in _draw_args
+    "balance.gpu_loads.logcnt": st.none(),
+    "validation.leave_one_out.cases": st.lists(cases, max_size=2),
+    "validation.calibrate.cases": st.lists(cases, max_size=3),
+    "disagg.break_even_rate.rates": st.lists(fl(1, 1e4, wrong=False), max_size=3),
+    "disagg.size_pools.plans": st.none(),
+    "memory.min_gpus.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 65_536, 10**9, 10**30])),
+    "memory.min_gpus_table.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 10**9, 10**30])),
+    "live.implied_alpha.gamma": fl(1, 64),
+    "live.implied_alpha.tokens_per_step": fl(1, 65),
+    "offload.offloaded_moe_layers.n_cpu_moe": it(0, 100, wrong=False),
+}
+
+# Examples per function (default DEFAULT_EXAMPLES): fewer for the slow ones.
+DEFAULT_EXAMPLES = 50
+EXAMPLES = {
+    "balance.bias_balancing": 12,
+    "validation.calibrate": 6,
+    "validation.leave_one_out": 4,
+    "report.build_report": 15,
+    "layout.recommend": 15,
+    "layout.recommend_with_rejections": 15,
+    "disagg.size_pools": 15,
+    "disagg.break_even_rate": 10,
+    "memory.min_gpus_table": 15,
+    "offload.single_box_options": 15,
+}
+
+
+def _examples(n: int) -> int:
+    """``FUZZ_SCALE=10 pytest tests/unit/test_fuzz.py`` runs ten times the examples (a deeper local search;
+    still deterministic). CI runs the default scale."""
+    return max(1, int(n * float(os.environ.get("FUZZ_SCALE", "1"))))
+
+
+def _public_functions() -> list[tuple[str, Callable]]:
+    out = []
+    for mod_name in MODULES:
+        mod = importlib.import_module(f"core.{mod_name}")
+        for n in mod.__all__:
+            obj = getattr(mod, n)
+            if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
+                out.append((f"{mod_name}.{n}", obj))
+    # lookups every page uses on the catalog (unknown id -> ValueError listing close ids)
+    for meth in ("model", "gpu", "host", "interconnect", "draft_method"):
+        out.append((f"catalog.Catalog.{meth}", getattr(CAT, meth)))
+    out.append(("specs.Precision.of", Precision.of))
+    return out
+
+
+FUNCTIONS = dict(_public_functions())
+
+
+def test_every_public_function_is_fuzzed_or_skipped():
+    """A new public function needs a strategy for each parameter (or a SKIP entry with a reason)."""
+    missing = []
+    for qualname, fn in FUNCTIONS.items():
+        if qualname in SKIP:
+            continue
+        params = inspect.signature(fn).parameters
+        for p in params.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            try:
+                param_strategy(qualname, p, params)
+            except KeyError as e:
+                missing.append(str(e))
+    assert not missing, missing
+    assert set(SKIP) <= set(FUNCTIONS)
+
+
+def _draw_args(data, qualname: str, fn: Callable) -> tuple[list, dict]:
+    params = inspect.signature(fn).parameters
+    args, kwargs = [], {}
+    for p in params.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is not p.empty and data.draw(st.booleans(), label=f"{p.name} default?"):
+            continue  # exercise the default half of the time
+        v = data.draw(param_strategy(qualname, p, params), label=p.name)
+        if p.kind is p.KEYWORD_ONLY or p.default is not p.empty:
+            kwargs[p.name] = v
+        else:
+            args.append(v)
+    if qualname == "balance.gpu_loads":
+        args[1], args[2] = data.draw(eplb_outputs(), label="phy2log, logcnt")
+    return args, kwargs
+
+
+@pytest.mark.parametrize("qualname", [q for q in FUNCTIONS if q not in SKIP])
+def test_public_function(qualname):
+    """Any drawn input: a finite result, or ValueError with a message (TypeError for a wrong type)."""
+    fn = FUNCTIONS[qualname]
+    allow = SENTINELS.get(qualname, (None,))[0]
+
+    @settings(FUZZ, max_examples=_examples(EXAMPLES.get(qualname, DEFAULT_EXAMPLES)))
+    @given(st.data())
+    def run(data):
+        args, kwargs = _draw_args(data, qualname, fn)
+        call_contract(qualname, fn, args, kwargs, allow=allow)
+
+    run()
+
+
+# ------------------------------------------------------------------ 2. models and input dataclasses
+
+HUGE_TEXT = "x" * 1_000_000
+HOSTILE_FIELD = (
+    NAN, INF, -INF, -1, 0, -0.0, 1.5, 1e30, -1e30, 10**30, 2**63, 5e-324, True, None, "", "nan", "inf", "1e30", "-1",
+    HUGE_TEXT, "é\u202e\x00😀", b"\xff\xfe", [], {}, [1, 2], [NAN], {"a": 1}, {"bf16": NAN}, (1, 2), object(),
+    (-1,), (10**6,), (0, -5, 3), tuple(range(200)), (-(10**12),) * 4,  # layer-index / per-layer tuples out of range
+)
+
+
+def _pydantic_models() -> dict[str, type[BaseModel]]:
+    found = {}
+    for mod_name in MODULES:
+        mod = importlib.import_module(f"core.{mod_name}")
+        for obj in vars(mod).values():
+            if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__.startswith("core."):
+                found[obj.__name__] = obj
+    return found
+
+
+PYDANTIC_MODELS = _pydantic_models()
+
+# valid instances each model's hostile variants start from
+BASELINES: dict[str, list[BaseModel]] = {
+    "MoESpec": [m.moe for m in MODELS if m.moe is not None][:8],
+    "PublishedCounts": [m.published for m in MODELS][:8],
+    "ModelSpec": MODELS,
+    "GPUSpec": GPUS,
+    "ClusterSpec": [ClusterSpec(gpu=CAT.gpus["h200"], num_nodes=2), ClusterSpec(gpu=CAT.gpus["gb200"], gpus_per_node=4)],
+    "Precision": [Precision(), Precision(weights="fp8", routed_experts="int4", kv_cache="fp8", dispatch="fp8")],
+    "Workload": [Workload()],
+    "ParallelLayout": [ParallelLayout(attention_tp=2, attention_dp=4, ep=8)],
+    "SpecDecodeConfig": [SpecDecodeConfig(method="eagle", acceptance_rate=0.7, draft_cost=0.1),
+                         SpecDecodeConfig(method="draft_model", draft_model_id="qwen3-0.6b")],
+    "DraftMethod": list(CAT.draft_methods.values()),
+    "MemoryAssumptions": [MemoryAssumptions(redundant_experts=32)],
+    "SingleBox": [SingleBox(n_cpu_moe=3)],
+    "Scenario": [Scenario(), Scenario(layout=ParallelLayout(attention_tp=8, ep=8), spec=SpecDecodeConfig(method="mtp"))],
+    "HostSpec": HOSTS,
+    "InterconnectSpec": list(CAT.interconnects.values()),
+    "KernelFactors": [KernelFactors()],
+    "LinkFactors": [LinkFactors()],
+    "SystemFactors": [SystemFactors()],
+    "EfficiencyProfile": list(CAT.efficiency.values()),
+}
+
+
+def _derived(obj: BaseModel):
+    """The figures pages compute from a freshly validated object (they must be finite too)."""
+    from core import memory, params
+
+    if isinstance(obj, PYDANTIC_MODELS["ModelSpec"]):
+        for field in ("dense_layers", "ffn_free_layers", "linear_attention_layers", "global_layers", "index_layers"):
+            assert all(0 <= i < obj.num_layers for i in getattr(obj, field)), f"{field} out of range: {getattr(obj, field)}"
+        assert obj.num_moe_layers <= obj.num_layers
+        return [params.total_params(obj), params.active_params(obj), obj.kv_layers, obj.num_moe_layers,
+                memory.kv_bytes_per_token(obj, "bf16"), memory.weights_bytes(obj, "bf16")]
+    if isinstance(obj, PYDANTIC_MODELS["GPUSpec"]):
+        return [obj.memory_bytes, obj.memory_gb, obj.hbm_bytes_per_s,
+                obj.ridge_point_flop_per_byte("bf16" if obj.supports("bf16") else "fp16")]
+    if isinstance(obj, PYDANTIC_MODELS["HostSpec"]):
+        return [obj.peak_bandwidth_gbps, obj.memory_bytes]
+    if isinstance(obj, PYDANTIC_MODELS["ClusterSpec"]):
+        return [obj.total_gpus, obj.scale_up_domain_gpus, obj.hbm_total_gb]
+    if isinstance(obj, (Scenario, ParallelLayout)):
+        return [obj.total_gpus]
+    if isinstance(obj, Workload):
+        return [obj.context_len]
+    return []
+
+
+def test_every_pydantic_model_has_a_baseline():
+    assert set(PYDANTIC_MODELS) == set(BASELINES), "add a valid baseline for each new pydantic model"
+
+
+@pytest.mark.parametrize("name", sorted(BASELINES))
+def test_pydantic_model_construction(name):
+    """A valid object with one to three fields (nested ones included) set to hostile values: a
+    ValidationError (a ValueError) whose message names the problem, or a valid object whose numeric
+    fields and derived figures are finite; never another exception."""
+    cls = PYDANTIC_MODELS[name]
+
+    @settings(FUZZ, max_examples=_examples({"ModelSpec": 500, "GPUSpec": 100, "Scenario": 100}.get(name, 40)))
+    @given(st.sampled_from(BASELINES[name]).flatmap(lambda b: _hostile_variant(b.model_dump())))
+    def run(fields):
+        try:
+            with _deadline(HANG_S):
+                obj = cls.model_validate(fields)
+        except ValidationError as e:
+            from core.specs import describe_validation_error
+
+            assert str(e).strip() and describe_validation_error(e).strip()
+            return
+        assert_finite(obj, name, text=False)
+        try:
+            with _deadline(HANG_S), np.errstate(divide="raise", over="raise", invalid="raise"):
+                derived = _derived(obj)
+        except ValueError as e:
+            assert str(e).strip()
+            return
+        assert_finite(derived, f"{name} derived figures", text=False)
+        assert all(x >= 0 for x in derived), f"{name} derived figures {derived} include a negative one"
+
+    run()
+
+
+@st.composite
+def _hostile_variant(draw, base: dict) -> dict:
+    """``base`` (a model_dump) with one to three leaves replaced by hostile values or deleted."""
+    obj = draw(mutated(base, n_max=3, anything=HOSTILE_FIELD))
+    if draw(st.integers(0, 9)) == 0:
+        obj[draw(st.sampled_from(["unknown_field", "__class__", ""]))] = 1  # extra="forbid"
+    return obj
+
+
+# input dataclasses that validate themselves in __post_init__ (the result containers do not need to)
+INPUT_DATACLASSES = {
+    "disagg.Traffic": (Traffic, dict(requests_per_min=fl(1, 1e4), input_len=it(1, 10**6), output_len=it(1, 10**6),
+                                      ttft_s=fl(0.1, 10), tpot_s=fl(0.01, 1))),
+    "perf.StepConfig": (StepConfig, dict(phase=choice(["decode", "prefill"]), tokens_per_gpu=fl(1, 1e4),
+                                         context_len=it(1, 10**6), overlap=choice(["none", "two_batch"]),
+                                         comm_kernel=st.one_of(st.none(), choice(["low_latency", "normal"])),
+                                         redundant_experts=it(0, 64), imbalance=fl(1, 4))),
+    "offload.OffloadEfficiency": (offload.OffloadEfficiency, dict(
+        gpu_bandwidth=fl(0.01, 1), host_bandwidth=fl(0.01, 1), unified_bandwidth=fl(0.01, 1), cpu_compute=fl(0.01, 1),
+        gpu_compute=fl(0.01, 1), pcie=fl(0.01, 1), compute_buffer_gb=fl(0, 8), host_reserve_gb=fl(0, 64),
+        ubatch_tokens=it(1, 4096))),
+    "validation.CaseResult": (CaseResult, dict(id=text(10), metric=text(10), family=text(10), gpu=text(10),
+                                               measured=fl(1, 1e4), predicted=fl(0, 1e4),
+                                               loo_predicted=st.one_of(st.none(), fl(0, 1e4)))),
+}
+
+
+def test_every_validating_dataclass_is_fuzzed():
+    found = set()
+    for mod_name in MODULES:
+        mod = importlib.import_module(f"core.{mod_name}")
+        for n in mod.__all__:
+            obj = getattr(mod, n)
+            if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and "__post_init__" in vars(obj):
+                found.add(f"{mod_name}.{n}")
+    assert found == set(INPUT_DATACLASSES)
+
+
+@pytest.mark.parametrize("name", sorted(INPUT_DATACLASSES))
+def test_input_dataclass_construction(name):
+    """Hostile field values: ValueError with a message (TypeError for a wrong type), or an object
+    whose numeric fields are all finite."""
+    cls, fields = INPUT_DATACLASSES[name]
+
+    @settings(FUZZ, max_examples=_examples(60))
+    @given(st.fixed_dictionaries(fields))
+    def run(kwargs):
+        call_contract(name, cls, [], kwargs)
+
+    run()
+
+
+@pytest.mark.parametrize("field", ["dense_layers", "ffn_free_layers", "linear_attention_layers", "global_layers",
+                                   "index_layers"])
+@pytest.mark.parametrize("bad", [-1, 10**6])
+def test_model_layer_indexes_must_exist(field, bad):
+    """Found by the fuzz: a layer index outside 0..num_layers-1 must be refused, not silently counted
+    (ffn_free_layers=(1000,) on a 32-layer MoE used to drop a MoE layer from every count)."""
+    base = CAT.models["mixtral-8x7b"].model_dump()
+    base[field] = (bad,)
+    with pytest.raises(ValidationError, match=field):
+        PYDANTIC_MODELS["ModelSpec"].model_validate(base)
+
+
+# ------------------------------------------------------------------------ 3. parsers of user text
+
+# one 100 MB string for every parser (built once, lazily: 100 MB of memory only while these tests run)
+_BIG: list[str] = []
+
+
+def big_text() -> str:
+    if not _BIG:
+        _BIG.append("1," * 50_000_000)
+    return _BIG[0]
+
+
+def assert_refuses(fn, *args, match: str = "", seconds: float = 2.0):
+    """``fn(*args)`` raises ValueError with a message (matching ``match``) within ``seconds``."""
+    t0 = time.perf_counter()
+    with _deadline(HANG_S), pytest.raises(ValueError) as e:
+        fn(*args)
+    elapsed = time.perf_counter() - t0
+    assert str(e.value).strip()
+    assert re.search(match, str(e.value), re.I), f"{str(e.value)[:200]!r} does not match {match!r}"
+    assert elapsed < seconds, f"{getattr(fn, '__name__', fn)} took {elapsed:.1f} s to refuse"
+    return str(e.value)
+
+
+def _check_model(result):
+    """A config parser's success: a ModelSpec (and its normalised text) whose figures are finite."""
+    from core import memory, params
+
+    m, normalised = result
+    assert isinstance(normalised, str) and m.id.startswith("custom-")
+    assert_finite(m, "model", text=False)
+    assert_finite([params.total_params(m), params.active_params(m), memory.kv_bytes_per_token(m, "bf16")], "figures")
+
+
+CONFIG_TEXTS = {m: json.dumps(c) for m, c in CONFIGS.items()}
+
+
+@st.composite
+def config_texts(draw):
+    """Hostile config.json text: truncated or mutated real configs (NaN / Infinity / -1 / 1e30 / huge ints
+    / wrong types in any field), JSON that is not an object, random unicode and random bytes."""
+    kind = draw(st.integers(0, 7))
+    base = CONFIG_TEXTS[draw(st.sampled_from(sorted(CONFIG_TEXTS)))]
+    if kind == 0:  # truncated
+        return base[: draw(st.integers(0, len(base) - 1))]
+    if kind in (1, 2, 3):  # mutated, NaN and Infinity written as JavaScript literals
+        return json.dumps(draw(mutated(json.loads(base), n_max=3)), allow_nan=True)
+    if kind == 4:  # a numeric field replaced by a literal json cannot hold in a float / an int
+        key = draw(st.sampled_from(["hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads"]))
+        lit = draw(st.sampled_from(["1e400", "-1e400", "NaN", "-Infinity", "9" * 5000, "0x10", "1_000", "+1", ".5"]))
+        return re.sub(rf'"{key}": [^,}}]+', f'"{key}": {lit}', base, count=1)
+    if kind == 5:
+        return draw(st.sampled_from(["[]", "null", "1", '"x"', "{}", '{"model_type": null}', '{"model_type": []}',
+                                     '{"model_type": "mixtral", "text_config": 5}', "\ufeff{}", "{,}", "{'a': 1}"]))
+    if kind == 6:
+        return draw(st.text(max_size=200))
+    return WrongType(draw(st.binary(max_size=200))) if draw(st.booleans()) else draw(st.binary(max_size=200))
+
+
+@settings(FUZZ, max_examples=_examples(300))
+@given(config_texts())
+def test_config_json_importer_never_crashes(text):
+    """model_from_config_text (what the Catalog page's import calls): any text or bytes gives a
+    ValueError saying what is wrong, or a valid model with finite figures."""
+    text = text.value if isinstance(text, WrongType) else text
+    out = call_contract("hf_config.model_from_config_text", hf_config.model_from_config_text, [text], {})
+    if out is not None:
+        _check_model(out)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("[" * 100_000 + "]" * 100_000, "nested"),
+    ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested"),
+    ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested"),
+    ("[" * 100_000, "nested|not valid JSON"),
+    ('{"a": ' + "[" * 30 + "]" * 30 + "}", "nested more than"),
+    ('{"hidden_size": ' + "9" * 5000 + "}", "number"),
+    ('{"hidden_size": NaN}', "NaN"),
+    ("", "empty"),
+    ("\x00\x01\x02", "not valid JSON"),
+    (b"\xff\xfe\x00{", "UTF-8"),
+    ("[1, 2]", "must be a JSON object"),
+])
+def test_config_json_structural_attacks_are_refused_quickly(text, match):
+    """Deep nesting (100,000 levels) gives 'nested too deeply', never a RecursionError; a number of
+    5,000 digits, NaN, empty text, binary junk and a non-object each get a message."""
+    assert_refuses(hf_config.model_from_config_text, text, match=match)
+    assert_refuses(hf_config.parse_config_text, text, match=match)
+
+
+def test_config_json_size_limit():
+    """A 100 MB paste (text or bytes) is refused at once with its size and the limit."""
+    big = big_text()
+    msg = assert_refuses(hf_config.parse_config_text, big, match="limit")
+    assert "100,000,000" in msg and f"{hf_config.MAX_CONFIG_BYTES:,}" in msg
+    assert_refuses(hf_config.parse_config_text, big.encode(), match="limit", seconds=3)
+    assert_refuses(hf_config.model_from_config_text, big, match="limit")
+    assert_refuses(hf_config.encode_config, big, match="too large")
+    assert_refuses(hf_config.decode_config, big, match="too long")
+
+
+@pytest.mark.parametrize("key", ["num_hidden_layers", "first_k_dense_replace", "n_routed_experts", "num_experts",
+                                 "moe_layer_freq", "hidden_size", "vocab_size", "sliding_window"])
+@pytest.mark.parametrize("model_id", ["deepseek-v3", "qwen3-30b-a3b", "qwen3.5-397b-a17b", "kimi-k3", "minimax-m3",
+                                      "gemma-4-26b-a4b", "mixtral-8x7b"])
+def test_config_json_huge_counts_are_refused_quickly(model_id, key):
+    """Found by the fuzz: num_hidden_layers = 10**12 built a 10**12-long layer list before any check
+    (a hang), first_k_dense_replace = 10**12 a 10**12-long tuple (MemoryError)."""
+    cfg = copy.deepcopy(CONFIGS[model_id])
+
+    def put(o):
+        if isinstance(o, dict):
+            for k in o:
+                if k == key:
+                    o[k] = 10**12
+                else:
+                    put(o[k])
+
+    put(cfg)
+    t0 = time.perf_counter()
+    out = call_contract("model_from_config_text", hf_config.model_from_config_text, [json.dumps(cfg)], {})
+    assert time.perf_counter() - t0 < 2.0
+    if out is not None:
+        _check_model(out)
+
+
+@st.composite
+def url_tokens(draw):
+    kind = draw(st.integers(0, 4))
+    good = hf_config.encode_config(CONFIG_TEXTS["mixtral-8x7b"])
+    if kind == 0:
+        return good[: draw(st.integers(0, len(good)))]
+    if kind == 1:
+        i = draw(st.integers(0, len(good) - 1))
+        return good[:i] + draw(st.sampled_from(["A", "-", "_", "=", "!", "é", " "])) + good[i + 1:]
+    if kind == 2:
+        return draw(st.text(max_size=100))
+    if kind == 3:
+        return draw(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", max_size=200))
+    return WrongType(draw(st.sampled_from([None, b"eJw", 5, ["x"]])))
+
+
+@settings(FUZZ, max_examples=_examples(200))
+@given(url_tokens())
+def test_url_config_token_never_crashes(token):
+    """decode_config (a URL's ``cfg``): a ValueError for anything that is not a complete token."""
+    out = call_contract("hf_config.decode_config", hf_config.decode_config, [token], {})
+    assert out is None or isinstance(out, str)
+
+
+def test_url_config_zip_bomb_is_refused():
+    """A short token that inflates beyond the config size limit is refused without inflating it all."""
+    import base64
+    import zlib
+
+    bomb = base64.urlsafe_b64encode(zlib.compress(b" " * (hf_config.MAX_CONFIG_BYTES * 10), 9)).decode().rstrip("=")
+    assert len(bomb) <= hf_config.MAX_URL_CONFIG_CHARS
+    assert_refuses(hf_config.decode_config, bomb, match="size limit")
+
+
+# -- expert loads: CSV and Prometheus (core.balance), speculative metrics (core.live)
+
+CSV_CELLS = ("0", "1", "2.5", "-1", "1e30", "1e400", "nan", "inf", "-inf", "0x10", "1_000", "", " ", "a", '"3"', "'3'",
+             "٣", "１", "\x00", "1e-400", "+1", ".5", "5.", "e", "--1", "9" * 400)
+
+
+@st.composite
+def csv_texts(draw):
+    kind = draw(st.integers(0, 3))
+    if kind == 0:  # a table of hostile cells
+        rows = draw(st.lists(st.lists(st.sampled_from(CSV_CELLS), min_size=0, max_size=6), min_size=0, max_size=6))
+        sep = draw(st.sampled_from(["\n", "\r\n", "\r", "\n\n"]))
+        return sep.join(",".join(r) for r in rows)
+    if kind == 1:
+        return draw(st.text(alphabet='0123456789.,-e\n\r"\' \tnaif\x00é', max_size=200))
+    if kind == 2:
+        return draw(st.text(max_size=200))
+    return WrongType(draw(st.sampled_from([None, b"1,2\n", 5, [1, 2]])))
+
+
+@settings(FUZZ, max_examples=_examples(300))
+@given(csv_texts())
+def test_expert_load_csv_never_crashes(text):
+    """parse_loads_csv: a ValueError that names the line, or a [layers, experts] table of finite loads
+    >= 0 with at least 2 experts and no all-zero row."""
+    out = call_contract("balance.parse_loads_csv", balance.parse_loads_csv, [text], {})
+    if out is not None:
+        assert out.ndim == 2 and out.shape[1] >= 2 and np.all(out >= 0) and np.all(out.sum(axis=1) > 0)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("1,2\r3", "line"),  # a lone CR used to raise _csv.Error (not a ValueError)
+    ('"1,2', "."),
+    ("1," + "9" * 200_000, "line 1"),  # a field beyond the csv module's limit used to raise _csv.Error
+    ("1,2\n3", "line 2"),
+    ("1,nan", "line 1"),
+    ("1,1e400", "line 1"),
+    ("0,0", "all zero"),
+    ("1,-1", "line 1"),
+    ("x,y\nz,w", "no rows"),
+])
+def test_expert_load_csv_messages(text, match):
+    assert_refuses(balance.parse_loads_csv, text, match=match)
+
+
+LABELS = ('0', '1', '7', '-1', '99999', '100000', '1e3', 'x', '', ' 3', '9' * 50, '٣')
+VALUES = ("1", "0", "2.5", "-1", "NaN", "+Inf", "-Inf", "1e308", "1e400", "x", "0x1", "1_0")
+
+
+@st.composite
+def prometheus_texts(draw):
+    kind = draw(st.integers(0, 2))
+    if kind == 0:
+        lines = []
+        for _ in range(draw(st.integers(0, 8))):
+            name = draw(st.sampled_from(["sglang:expert_load", "vllm:expert_tokens", "m", "m2", "9bad", ""]))
+            labels = draw(st.dictionaries(st.sampled_from(["layer", "expert", "expert_id", "expert_idx", "layer_id", "x"]),
+                                          st.sampled_from(LABELS), max_size=3))
+            lab = ",".join(f'{k}="{v}"' for k, v in labels.items())
+            lines.append(f"{name}{{{lab}}} {draw(st.sampled_from(VALUES))}" + draw(st.sampled_from(["", " 1700000000"])))
+            if draw(st.integers(0, 4)) == 0:
+                lines.append(draw(st.sampled_from(["# HELP m x", "", "{{{", "m{layer=\"1\"", "m{} ", "m 1 2 3"])))
+        return "\n".join(lines)
+    if kind == 1:
+        return draw(st.text(alphabet='m{}=",expertlay_0123456789 \n#.-+eInfNa', max_size=300))
+    return draw(st.text(max_size=200))
+
+
+@settings(FUZZ, max_examples=_examples(300))
+@given(prometheus_texts(), st.one_of(st.none(), st.sampled_from(["m", "sglang:expert_load", "nope"])))
+def test_prometheus_expert_loads_never_crash(text, metric):
+    """parse_prometheus_loads: a ValueError naming the line, or finite loads >= 0 with the metric used."""
+    out = call_contract("balance.parse_prometheus_loads", balance.parse_prometheus_loads, [text, metric], {})
+    if out is not None:
+        loads, name = out
+        assert loads.ndim == 2 and np.all(loads >= 0) and isinstance(name, str)
+
+
+def test_prometheus_expert_loads_memory_bomb_is_refused():
+    """Found by the fuzz: 10,000 layers each with one sample and one sample at expert 99,999 asked for
+    a 10,000 x 100,000 table (8 GB); now the table size is bounded with a message."""
+    lines = "\n".join(f'm{{layer="{i}",expert="{99_999 if i == 0 else 0}"}} 1' for i in range(10_000))
+    assert_refuses(balance.parse_prometheus_loads, lines, match="layers x")
+
+
+@settings(FUZZ, max_examples=_examples(300))
+@given(st.one_of(prometheus_texts(), st.lists(st.tuples(
+    st.sampled_from(["vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total",
+                     "vllm:spec_decode_num_drafts_total", "sglang:spec_accept_length", "up"]),
+    st.sampled_from(VALUES + ("5000", "1000", "2600", "3.2", "1e-300"))), max_size=6).map(
+    lambda xs: "\n".join(f'{n}{{engine="0"}} {v}' for n, v in xs))))
+def test_spec_decode_scrape_never_crashes(text):
+    """live.spec_observation: a ValueError, or an observation in range: acceptance in [0, 1] (NaN for
+    SGLang, which does not report it), tokens per step >= 1, gamma > 0 or None."""
+    out = call_contract("live.spec_observation", live.spec_observation, [text], {}, allow="nan")
+    if out is not None:
+        assert out.engine in ("vLLM", "SGLang")
+        assert math.isnan(out.acceptance_rate) if out.engine == "SGLang" else 0 <= out.acceptance_rate <= 1
+        assert math.isfinite(out.tokens_per_step) and out.tokens_per_step >= 1
+        assert out.gamma is None or (math.isfinite(out.gamma) and out.gamma >= 0)
+
+
+def test_text_parsers_refuse_100_mb_quickly():
+    """Every parser of pasted text refuses a 100 MB paste at once, saying the size and the limit."""
+    big = big_text()
+    for fn in (balance.parse_loads_csv, balance.parse_prometheus_loads, live.parse_samples, live.spec_observation):
+        msg = assert_refuses(fn, big, match="limit")
+        assert "100,000,000" in msg
+
+
+# -- the URL scenario reader (extends test_scenario_url.py: non-text values, numeric edge cases, huge values)
+
+@settings(FUZZ, max_examples=_examples(200))
+@given(url_params, st.lists(text(30), max_size=2).map(tuple))
+def test_url_scenario_reader_never_crashes(params, extra_ids):
+    """scenario_from_params with values of any type (None, ints, NaN floats, bytes, nested lists,
+    '1e400', '٣', 5,000 digits): a valid scenario and short warnings, never an exception, and what it
+    writes back reads back unchanged."""
+    with _deadline(HANG_S), np.errstate(divide="raise", over="raise", invalid="raise"):
+        s, warnings_ = scenario_from_params(params, CAT, extra_ids)
+    assert isinstance(s, Scenario) and (s.model_id in CAT.models or s.model_id in extra_ids)
+    assert s.gpu_id in CAT.gpus
+    assert all(isinstance(w, str) and 0 < len(w) < 700 for w in warnings_)
+    if s.model_id in CAT.models:
+        assert scenario_from_params(scenario_to_params(s), CAT) == (s, [])
+
+
+def test_url_scenario_reader_huge_value():
+    """A 100 MB URL value is cut before it is read: one short warning, the default kept, quickly."""
+    t0 = time.perf_counter()
+    s, w = scenario_from_params({"model": big_text(), "batch": big_text()}, CAT)
+    assert time.perf_counter() - t0 < 2.0
+    assert s.model_id == "deepseek-v3" and s.workload.batch == 64
+    assert len(w) == 2 and all(len(x) < 700 for x in w)
+
+
+def test_url_round_trip_keeps_every_digit():
+    """Found by the fuzz: reserve=0.001953125 was written back as "0.00195312" (``%g``), so the URL
+    reopened a different scenario."""
+    s, w = scenario_from_params({"reserve": "0.001953125", "util": "0.123456789", "alpha": "0.7071067811865476",
+                                 "sd": "eagle"}, CAT)
+    assert w == [] and s.memory.runtime_reserve_gb == 0.001953125
+    assert scenario_from_params(scenario_to_params(s), CAT) == (s, [])
+    assert scenario_to_params(Scenario(memory=MemoryAssumptions(gpu_memory_utilization=0.85)))["util"] == "0.85"
