@@ -8,6 +8,7 @@ scale-out (InfiniBand, RoCE) run in parallel, so an all-to-all takes as long as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 
@@ -118,6 +119,12 @@ def bin_touch_probability(n_experts: int, top_k: int, bins: int, n_groups: int =
         raise ValueError("top_k must be <= n_experts")
     if n_groups < 1 or topk_groups < 1 or topk_groups > n_groups or n_experts % n_groups:
         raise ValueError("topk_groups must be in [1, n_groups] and n_groups must divide n_experts")
+    return _bin_touch(int(n_experts), int(top_k), int(bins), int(n_groups), int(topk_groups))
+
+
+@functools.lru_cache(maxsize=4096)
+def _bin_touch(n_experts: int, top_k: int, bins: int, n_groups: int, topk_groups: int) -> float:
+    # the layout search asks for the same few (experts, k, bins, groups) thousands of times
     per_bin = n_experts // bins
     if n_groups == 1 or topk_groups == n_groups or (bins % n_groups and n_groups % bins):
         return 1.0 - math.comb(n_experts - per_bin, top_k) / math.comb(n_experts, top_k)

@@ -20,6 +20,7 @@ Two-batch overlap splits the step into two micro-batches: every kernel runs twic
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -451,6 +452,19 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
 _MOE_PARTS = ("shared_experts", "parallel_mlp", "router", "routed_experts", "dispatch", "combine", "expert_tp_comm")
 
 
+@functools.lru_cache(maxsize=1024)
+def _stage_counts(model: ModelSpec, pp: int) -> tuple[tuple[int, int, int], ...]:
+    """(layers, dense FFN layers, MoE layers) per pipeline stage (cached: the layout search asks often)."""
+    dense = set(model.dense_layers)
+    free = set(model.ffn_free_layers)
+    out = []
+    for stage in memory.pipeline_stages(model.num_layers, pp):
+        nd = sum(1 for j in stage if j in dense)
+        nm = (len(stage) - nd - sum(1 for j in stage if j in free)) if model.moe is not None else 0
+        out.append((len(stage), nd, nm))
+    return tuple(out)
+
+
 def _stage_imbalance(model: ModelSpec, pp: int, parts: Mapping[str, float]) -> float:
     """The slowest pipeline stage over the average one: stages hold whole layers (``ceil`` / ``floor``
     of L / pp), the dense FFN layers sit where the model puts them, the LM head on the last stage.
@@ -461,15 +475,9 @@ def _stage_imbalance(model: ModelSpec, pp: int, parts: Mapping[str, float]) -> f
     per_layer = sum(v for k, v in parts.items() if k not in _MOE_PARTS and k not in ("dense_ffn", "lm_head", "pp_send")) / L
     per_moe = sum(parts.get(k, 0.0) for k in _MOE_PARTS) / n_moe if n_moe else 0.0
     per_dense = parts.get("dense_ffn", 0.0) / model.num_dense_layers if model.num_dense_layers else 0.0
-    dense = set(model.dense_layers)
-    free = set(model.ffn_free_layers)
-    times = []
-    stages = memory.pipeline_stages(L, pp)
-    for i, stage in enumerate(stages):
-        nd = sum(1 for j in stage if j in dense)
-        nm = (len(stage) - nd - sum(1 for j in stage if j in free)) if model.moe is not None else 0
-        times.append(len(stage) * per_layer + nm * per_moe + nd * per_dense
-                     + (parts.get("lm_head", 0.0) if i == len(stages) - 1 else 0.0))
+    counts = _stage_counts(model, pp)
+    times = [n * per_layer + nm * per_moe + nd * per_dense + (parts.get("lm_head", 0.0) if i == len(counts) - 1 else 0.0)
+             for i, (n, nd, nm) in enumerate(counts)]
     total = sum(times)
     return pp * max(times) / total if total > 0 else 1.0
 
