@@ -122,8 +122,10 @@ def wait_rendered(page, timeout_ms: int = 60_000) -> None:
 def new_page(browser):
     contexts = []
 
-    def make():
-        ctx = browser.new_context(viewport={"width": 1500, "height": 1000}, device_scale_factor=1)
+    def make(*, height: int = 1000, **options):
+        """A page in a fresh context (its own session), 1500 px wide; ``options`` go to the context
+        (``color_scheme="dark"``, ...)."""
+        ctx = browser.new_context(viewport={"width": 1500, "height": height}, device_scale_factor=1, **options)
         contexts.append(ctx)
         page = ctx.new_page()
         page.errors = []

@@ -33,22 +33,9 @@ SAME_SWATCH_OK = ("Memory per GPU", "Speedup over")
 
 
 @pytest.fixture
-def themed(browser):
+def themed(new_page):
     """``themed(scheme)``: a page in a fresh context that prefers the given colour scheme."""
-    contexts = []
-
-    def make(scheme: str, height: int = 3000):
-        ctx = browser.new_context(viewport={"width": 1500, "height": height}, device_scale_factor=1,
-                                  color_scheme=scheme)
-        contexts.append(ctx)
-        page = ctx.new_page()
-        page.errors = []
-        page.on("pageerror", lambda e: page.errors.append(str(e)))
-        return page
-
-    yield make
-    for c in contexts:
-        c.close()
+    return lambda scheme, height=3000: new_page(height=height, color_scheme=scheme)
 
 
 def open_page(page, url: str) -> int:
