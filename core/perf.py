@@ -212,15 +212,16 @@ def _peak(gpu: GPUSpec, dtype: str) -> float:
 def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, assignments_per_gpu: float,
                    total_assignments: float, f: KernelFactors, redundant_experts: int = 0) -> float:
     """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
-    ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read
-    (an expert is untouched by all ``total_assignments`` with probability ``(1 - 1/N)^A``)."""
+    ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read.
+    ``total_assignments`` A = T x k come from T tokens, each picking k distinct experts, so an expert is
+    untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`)."""
     e = _moe(model)
     precision = Precision.of(precision)
     assignments_per_gpu = _amount("assignments_per_gpu", assignments_per_gpu, 1e15)
     total_assignments = _amount("total_assignments", total_assignments, 1e15)
     redundant_experts = _count("redundant_experts", redundant_experts, 0, 100_000)
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
-    p_touched = 1.0 - (1.0 - 1.0 / e.n_routed_experts) ** max(total_assignments, 0.0)
+    p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
     expert_p = params.expert_params(model) / layout.expert_tp
     nbytes = local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype)
     flops = 2.0 * assignments_per_gpu * expert_p

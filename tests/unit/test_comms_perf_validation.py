@@ -117,8 +117,19 @@ def test_grouped_gemm_memory_bound_by_hand():
     f = perf.KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
     lay = ParallelLayout(attention_dp=8, ep=8)
     t = perf.grouped_gemm_s(m, g, lay, Precision.of("fp8"), 128, 1024, f)
-    touched = 32 * (1 - (1 - 1 / 256) ** 1024)
+    touched = 32 * (1 - (1 - 8 / 256) ** 128)
     assert t == pytest.approx(touched * 3 * 7168 * 2048 * (1 + 4 / 16384) / 4.8e12)
+
+
+def test_grouped_gemm_counts_distinct_experts_per_token():
+    # 64 decode tokens on DP-attn8 x EP8 (8 per GPU): a token picks 8 DISTINCT experts of 256, so one expert
+    # is missed by a token with probability 1 - 8/256 and by all 64 with 0.96875^64: 1 - 0.96875^64 =
+    # 0.868916 of the 32 local experts are read (the audit's S1 figure; 0.865194 if the 512 picks were
+    # independent draws): 32 x 0.868916 x 44,040,192 x (1 + 4/16384) B = 1.22485 GB / 4.8 TB/s = 255.18 us
+    m, g = cat.model("deepseek-v3"), cat.gpu("h200")
+    f = perf.KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
+    t = perf.grouped_gemm_s(m, g, ParallelLayout(attention_dp=8, ep=8), Precision.of("fp8"), 64, 512, f)
+    assert t * 1e6 == pytest.approx(255.177, abs=0.001)
 
 
 def test_step_time_two_batch_overlap():
