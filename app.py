@@ -80,8 +80,7 @@ with left:
     )
     st.markdown(
         f"- {arch}\n"
-        f"- attention {model.attention.value}: {model.num_attention_heads} query / {model.num_kv_heads} KV heads"
-        + (f", latent {model.kv_lora_rank} + RoPE {model.qk_rope_head_dim}" if model.kv_lora_rank else f" × {model.head_dim}")
+        "- layers: " + "; ".join(f"{len(g.layers)} × {g.mixer.describe()}" for g in model.mixers)
         + f"\n- hidden {model.hidden_size:,} · vocab {model.vocab_size:,} · context up to {model.max_position_embeddings:,} tokens"
         + (f"\n- MTP module: {model.num_mtp_layers} layer ({params_h(params.mtp_params(model))}), usable as a built-in draft" if model.num_mtp_layers else "")
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import memory, params, roofline
-from core.specs import AttentionKind, GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
+from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
 
 __all__ = [
     "DecodeStep",
@@ -291,19 +291,10 @@ class DecodeStep:
         return self.memory_time_s >= self.compute_time_s
 
 
-def _attention_score_flops_per_token(model: ModelSpec, ctx) -> np.ndarray:
-    """QK^T and PV FLOPs of one token over ``ctx`` cached tokens, all layers. MLA runs in its absorbed
-    form over the latent (``kv_lora + rope`` for scores, ``kv_lora`` for values); windows cap ctx."""
-    ctx = np.asarray(ctx, dtype=np.float64)
-    nq = model.num_attention_heads
-    if model.attention is AttentionKind.MLA:
-        per_ctx = 2 * nq * ((model.kv_lora_rank + model.qk_rope_head_dim) + model.kv_lora_rank)
-    else:
-        per_ctx = 2 * nq * (model.head_dim + (model.v_head_dim or model.head_dim))
-    L = model.num_layers
-    windowed = model.sliding_window_layers if model.sliding_window else 0
-    capped = np.minimum(ctx, model.sliding_window) if model.sliding_window else ctx
-    return per_ctx * ((L - windowed) * ctx + windowed * capped)
+def _attention_score_flops_per_token(model: ModelSpec, ctx) -> float:
+    """Score and value FLOPs of one decode token over ``ctx`` cached tokens, all layers, each as its mixer
+    attends (windows, top-k, compressed entries; none on linear layers)."""
+    return sum(len(g.layers) * float(g.mixer.score_flops_per_token(ctx, 1, "decode")) for g in model.mixers)
 
 
 def decode_step(
@@ -406,7 +397,7 @@ def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, token
         flops, moved = _ffn_flops_bytes(model, model.dense_intermediate_size, t, eb_w)
         out.append({"gemm": f"FFN ({t:,.0f} tokens)", "tokens": t, "intensity": float(flops / moved),
                     "compute_dtype": eb_w.compute_dtype})
-    o_in = model.num_attention_heads * (model.v_head_dim or model.head_dim)
+    o_in = model.head_mixer.output_features()
     out.append({"gemm": f"attention output projection ({t:,.0f} tokens)", "tokens": t,
                 "intensity": roofline.gemm_intensity(t, o_in, h, weight_bytes=eb_w.weight, act_bytes=eb_w.act, out_bytes=eb_w.out),
                 "compute_dtype": eb_w.compute_dtype})

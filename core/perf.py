@@ -20,7 +20,6 @@ Two-batch overlap splits the step into two micro-batches: every kernel runs twic
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,18 +27,17 @@ from typing import Literal
 
 import numpy as np
 
-from core import comms, memory, params
+from core import comms, memory, parallel
+from core._checks import amount, is_number, is_whole, whole
+from core.efficiency import Efficiency, resolve_efficiency
+from core.model import ffn
 from core.specs import (
-    EFFICIENCY_FAMILIES,
-    AttentionKind,
-    EfficiencyProfile,
     GPUSpec,
     KernelFactors,
     LinkFactors,
     ModelSpec,
     ParallelLayout,
     Precision,
-    SystemFactors,
 )
 
 __all__ = [
@@ -57,92 +55,10 @@ __all__ = [
 Phase = Literal["decode", "prefill"]
 
 
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _is_whole(x) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-
-def _amount(name: str, x, hi: float) -> float:
-    """A finite number in [0, hi]."""
-    if not (_is_number(x) and 0 <= x <= hi):
-        raise ValueError(f"{name} must be a finite number in [0, {hi:g}], got {x!r}")
-    return float(x)
-
-
-def _count(name: str, x, lo: int = 1, hi: int = 1_000_000) -> int:
-    """A whole number in lo..hi."""
-    if not (_is_whole(x) and lo <= x <= hi):
-        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
-    return x
-
-
 def _moe(model: ModelSpec):
     if model.moe is None:
         raise ValueError(f"{model.name} is a dense model: it has no routed experts")
     return model.moe
-
-
-@dataclass(frozen=True)
-class Efficiency:
-    """Resolved factors for one GPU: each family with the profile (GPU, stack) it came from."""
-
-    gpu: str
-    factors: Mapping[str, KernelFactors | LinkFactors | SystemFactors]
-    source: Mapping[str, str]
-
-    def __getitem__(self, family: str):
-        return self.factors[family]
-
-    def describe(self) -> list[dict]:
-        rows = []
-        for fam in EFFICIENCY_FAMILIES:
-            f = self.factors[fam]
-            rows.append({"family": fam, "from": self.source[fam], **f.model_dump()})
-        return rows
-
-
-_DEFAULTS = {
-    "grouped_gemm_decode": KernelFactors(),
-    "grouped_gemm_prefill": KernelFactors(),
-    "dense_gemm": KernelFactors(),
-    "attention_decode": KernelFactors(),
-    "attention_prefill": KernelFactors(),
-    "alltoall_low_latency": LinkFactors(),
-    "alltoall_normal": LinkFactors(),
-    "allreduce": LinkFactors(),
-    "system": SystemFactors(),
-}
-
-
-def resolve_efficiency(gpu_id: str, profiles: Mapping[str, EfficiencyProfile],
-                       overrides: Mapping[str, KernelFactors | LinkFactors | SystemFactors] | None = None) -> Efficiency:
-    """Each family from the GPU's own profile, else from its ``inherits`` chain (closest relative),
-    else the generic default (labelled as such). ``overrides`` replace families (used by calibration)."""
-    factors, source = {}, {}
-    for fam in EFFICIENCY_FAMILIES:
-        pid, seen = gpu_id, set()
-        while pid is not None and pid in profiles and pid not in seen:
-            seen.add(pid)
-            value = getattr(profiles[pid], fam)
-            if value is not None:
-                prof = profiles[pid]
-                factors[fam] = value
-                source[fam] = f"{pid} ({prof.stack})" + ("" if pid == gpu_id else f", inherited by {gpu_id}")
-                break
-            pid = profiles[pid].inherits
-        else:
-            factors[fam] = _DEFAULTS[fam]
-            source[fam] = "generic default (no profile)"
-        if fam not in factors:
-            factors[fam] = _DEFAULTS[fam]
-            source[fam] = "generic default (no profile)"
-    for fam, v in (overrides or {}).items():
-        factors[fam] = v
-        source[fam] = "calibration override"
-    return Efficiency(gpu_id, factors, source)
 
 
 @dataclass(frozen=True)
@@ -164,17 +80,17 @@ class StepConfig:
     def __post_init__(self):
         if self.phase not in ("decode", "prefill"):
             raise ValueError(f"phase must be decode or prefill, got {self.phase!r}")
-        if not (_is_number(self.tokens_per_gpu) and 0 < self.tokens_per_gpu <= 1e9):
+        if not (is_number(self.tokens_per_gpu) and 0 < self.tokens_per_gpu <= 1e9):
             raise ValueError(f"tokens_per_gpu must be > 0 and <= 1,000,000,000, got {self.tokens_per_gpu!r}")
-        if not (_is_whole(self.context_len) and 1 <= self.context_len <= 100_000_000):
+        if not (is_whole(self.context_len) and 1 <= self.context_len <= 100_000_000):
             raise ValueError(f"context_len must be a whole number in 1..100,000,000, got {self.context_len!r}")
         if self.overlap not in ("none", "two_batch"):
             raise ValueError(f"overlap must be none or two_batch, got {self.overlap!r}")
         if self.comm_kernel not in (None, "low_latency", "normal"):
             raise ValueError(f"comm_kernel must be low_latency, normal or None, got {self.comm_kernel!r}")
-        if not (_is_whole(self.redundant_experts) and 0 <= self.redundant_experts <= 100_000):
+        if not (is_whole(self.redundant_experts) and 0 <= self.redundant_experts <= 100_000):
             raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {self.redundant_experts!r}")
-        if not (_is_number(self.imbalance) and 1 <= self.imbalance <= 1e6):
+        if not (is_number(self.imbalance) and 1 <= self.imbalance <= 1e6):
             raise ValueError("imbalance must be >= 1 (max / mean) and <= 1,000,000")
 
     @property
@@ -217,12 +133,12 @@ def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, preci
     untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`)."""
     e = _moe(model)
     precision = Precision.of(precision)
-    assignments_per_gpu = _amount("assignments_per_gpu", assignments_per_gpu, 1e15)
-    total_assignments = _amount("total_assignments", total_assignments, 1e15)
-    redundant_experts = _count("redundant_experts", redundant_experts, 0, 100_000)
+    assignments_per_gpu = amount("assignments_per_gpu", assignments_per_gpu, 0, 1e15)
+    total_assignments = amount("total_assignments", total_assignments, 0, 1e15)
+    redundant_experts = whole("redundant_experts", redundant_experts, 0, 100_000)
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
     p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
-    expert_p = params.expert_params(model) / layout.expert_tp
+    expert_p = ffn.expert_params(model) / layout.expert_tp
     nbytes = local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype)
     flops = 2.0 * assignments_per_gpu * expert_p
     return _kernel_s(flops, nbytes, _peak(gpu, precision.expert_dtype), gpu.hbm_bytes_per_s, f)
@@ -231,7 +147,7 @@ def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, preci
 def token_copy_bytes(d_model: int, dtype: str) -> float:
     """Bytes of one token's hidden state on the wire: bf16 2 B per element; fp8 1 B plus one fp32 scale
     per 128 channels (DeepEP); nvfp4 half a byte plus one FP8 scale per 16 elements."""
-    d_model = _count("d_model", d_model, 1, 10_000_000)
+    d_model = whole("d_model", d_model, 1, 10_000_000)
     if dtype == "fp8":
         return d_model + comms.fp8_scale_bytes(d_model)
     if dtype == "nvfp4":
@@ -260,7 +176,7 @@ def normal_kernel_fanout(model: ModelSpec, ep: int, domain_gpus: int,
     groups = routing_groups or (e.n_groups, e.topk_groups)
     if not (isinstance(groups, (tuple, list)) and len(groups) == 2):
         raise ValueError("routing_groups must be (groups, groups per token)")
-    ep, domain_gpus = _count("ep", ep, 1, 100_000), _count("domain_gpus", domain_gpus, 1, 100_000)
+    ep, domain_gpus = whole("ep", ep, 1, 100_000), whole("domain_gpus", domain_gpus, 1, 100_000)
     d = min(ep, domain_gpus)
     nodes = ep / d
     gpus = ep * _touch(e.n_routed_experts, e.top_k, ep, groups)
@@ -279,8 +195,8 @@ def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, toke
     bytes ``T x copy x G x (D - 1) / D`` (every GPU forwards as much as it originates)."""
     if kind not in ("low_latency", "normal"):
         raise ValueError(f"kind must be low_latency or normal, got {kind!r}")
-    tokens_per_gpu = _amount("tokens_per_gpu", tokens_per_gpu, 1e12)
-    domain_gpus = _count("domain_gpus", domain_gpus, 1, 100_000)
+    tokens_per_gpu = amount("tokens_per_gpu", tokens_per_gpu, 0, 1e12)
+    domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
     if layout.ep <= 1:
         return 0.0
     h, k = model.hidden_size, _moe(model).top_k
@@ -300,6 +216,37 @@ def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, toke
                                  scale_out_eff=f.scale_out_eff, latency_s=f.latency_us * 1e-6)
 
 
+def _attention_s(model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, cfg: StepConfig, eff: Efficiency,
+                 t_attn: float) -> tuple[float, float]:
+    """(projections, scores) seconds of the mean layer on one GPU: each mixer group's FLOPs and bytes
+    (:mod:`core.model.mixers`) averaged over the layers, then one kernel each.
+
+    Projections: the rank's mixer weights read once, ``2 x weights`` FLOPs per token (+ absorbed MLA's
+    extra). Scores: decode reads each sequence's cache as its mixer reads it (windows, top-k) and reads and
+    writes back its fixed state; prefill writes the prompt's cache and each sequence's state once. Scores
+    compute in bf16 even over an fp8 cache (FlashMLA and FA3 dequantise it)."""
+    h, L, ctx, phase, kv = model.hidden_size, model.num_layers, cfg.context_len, cfg.phase, prec.kv_cache
+    proj_p = proj_f = score_f = cache_b = state_b = 0.0
+    for g in model.mixers:
+        n, mx = len(g.layers), g.mixer
+        proj_p += n * mx.params_per_rank(h, tp)
+        proj_f += n * mx.projection_flops_per_token(h, tp, phase)
+        score_f += n * float(mx.score_flops_per_token(ctx, tp, phase))
+        cache_b += n * (mx.decode_read_bytes_per_rank(ctx, kv, tp) if phase == "decode"
+                        else float(mx.cache_bytes_per_rank(1.0, kv, tp)))
+        state_b += n * mx.state_bytes_per_rank(tp)
+    if phase == "decode":  # one token per sequence: t_attn sequences
+        kv_bytes = t_attn * (cache_b + 2.0 * state_b) / L
+    else:  # prompts of ctx tokens: t_attn / ctx sequences
+        kv_bytes = t_attn * cache_b / L + t_attn / ctx * state_b / L
+    half = "bf16" if gpu.supports("bf16") else "fp16"
+    proj_s = _kernel_s(proj_f / L * t_attn, proj_p / L * memory.bytes_per_param(prec.weights), _peak(gpu, prec.weights),
+                       gpu.hbm_bytes_per_s, eff["dense_gemm"])
+    score_s = _kernel_s(score_f / L * t_attn, kv_bytes, gpu.tflops(half) * 1e12, gpu.hbm_bytes_per_s,
+                        eff["attention_decode" if phase == "decode" else "attention_prefill"])
+    return proj_s, score_s
+
+
 def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: Precision, cfg: StepConfig, eff: Efficiency,
                  tokens_per_gpu: float, domain_gpus: int) -> dict[str, float]:
     """Seconds per component for ONE pass over all layers with ``tokens_per_gpu`` tokens (no overlap)."""
@@ -308,103 +255,25 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
     t_stage = tokens_per_gpu * stage_gpus
     t_attn = t_stage / adp  # tokens each attention (TP) group processes
     peak_w = _peak(gpu, prec.weights)
-    # attention scores compute in bf16 even over an fp8 cache (FlashMLA and FA3 dequantise it)
-    peak_attn = gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12
     bw = gpu.hbm_bytes_per_s
     bpp_w = memory.bytes_per_param(prec.weights)
     dense = eff["dense_gemm"]
-    attn_f = eff["attention_decode" if cfg.phase == "decode" else "attention_prefill"]
     gg = eff["grouped_gemm_decode" if cfg.phase == "decode" else "grouped_gemm_prefill"]
     link = eff["alltoall_low_latency" if cfg.kernel == "low_latency" else "alltoall_normal"]
-    L = model.num_layers
-    h = model.hidden_size
-    nq_rank = model.num_attention_heads / tp
+    L, h, ctx = model.num_layers, model.hidden_size, cfg.context_len
+    proj_s, score_s = _attention_s(model, gpu, tp, prec, cfg, eff, t_attn)
 
-    # --- attention projections (per layer)
-    n_linear = len(model.linear_attention_layers)
-    # per layer on average: softmax-attention projections, and linear mixers (sharded with their heads)
-    n_glob = len(model.global_layers)
-    if model.attention_params_by_layer:  # explicit blocks (DeepSeek-V4, Kimi-K3): their per-layer average
-        proj_p = params.attention_params_per_rank(model, tp)
-    else:
-        proj_p = ((L - n_linear - n_glob) * params.attention_params_per_rank(model, tp)
-                  + (n_glob * params.attention_params_per_rank(model, tp, global_layer=True) if n_glob else 0.0)
-                  + n_linear * model.linear_attention_params / tp) / L
-    proj_flops = 2.0 * proj_p * t_attn
-    if model.attention is AttentionKind.MLA and cfg.phase == "decode":
-        # absorbed MLA: q_nope x W_UK and the latent x W_UV per token instead of expanding K/V
-        proj_flops += 2.0 * nq_rank * model.kv_lora_rank * (model.qk_nope_head_dim + model.v_head_dim) * t_attn
-    proj_s = _kernel_s(proj_flops, proj_p * bpp_w, peak_w, bw, dense)
-
-    # --- attention scores (per layer)
-    if model.attention is AttentionKind.MLA:
-        per_ctx = (2.0 * ((model.kv_lora_rank + model.qk_rope_head_dim) + model.kv_lora_rank) if cfg.phase == "decode"
-                   else 2.0 * ((model.qk_nope_head_dim + model.qk_rope_head_dim) + model.v_head_dim))
-    else:
-        per_ctx = 2.0 * (model.head_dim + (model.v_head_dim or model.head_dim))
-    ctx = cfg.context_len
-    windowed = model.sliding_window_layers / L if model.sliding_window else 0.0
-    eff_ctx = (1 - windowed) * ctx + windowed * min(ctx, model.sliding_window or ctx)
-    softmax_frac = model.attention_layers / L  # linear-attention layers score against a fixed state instead
-    attended = per_ctx * eff_ctx  # score + value elements per query head, averaged over layers
-    if n_glob:  # Gemma 4: sliding layers at head_dim over the window, global ones at global_head_dim over all
-        attended = ((L - n_glob) * per_ctx * min(ctx, model.sliding_window or ctx)
-                    + n_glob * 4.0 * model.global_head_dim * ctx) / L
-    # fixed per-sequence states (linear attention split over TP with its heads; DeepSeek-V4 compressor
-    # states replicated)
-    if model.linear_attention_layers or model.compress_ratios:
-        lin = memory.linear_state_bytes_per_sequence(model)
-        state_per_layer = (lin / tp + memory.fixed_state_bytes_per_sequence(model) - lin) / L
-    else:
-        state_per_layer = 0.0
-    if cfg.phase == "decode":
-        seqs = t_attn
-        sparse = bool(model.index_n_heads and model.sparse_topk_tokens and ctx > model.sparse_topk_tokens)
-        if sparse:  # an indexed layer attends to its top-k tokens and scans every index key
-            n_idx = model.num_index_layers
-            attended = per_ctx * ((L - n_idx) * ctx + n_idx * model.sparse_topk_tokens) / L
-        if model.compress_ratios:  # DeepSeek-V4: window + top-k CSA entries / all HCA entries per layer
-            topk = model.sparse_topk_tokens
-            att = [min(ctx, model.sliding_window) + (min(ctx // r, topk or ctx // r) if r == min(x for x in model.compress_ratios if x)
-                                                     else ctx // r) if r else min(ctx, model.sliding_window)
-                   for r in model.compress_ratios]
-            attended = per_ctx * sum(att) / L
-        score_flops = seqs * nq_rank * attended * softmax_frac
-        if model.compress_ratios and model.compressed_index_flops:  # every CSA index key scanned per token
-            csa = min(x for x in model.compress_ratios if x)
-            score_flops += seqs * model.compressed_index_flops * sum(ctx // r for r in model.compress_ratios if r == csa) / L
-        if sparse:
-            score_flops += seqs * 2.0 * model.index_n_heads * model.index_head_dim * ctx * model.num_index_layers / L
-        # reads the K/V (and any linear state) once; a linear layer also writes its whole state back.
-        # The full context goes in: the function caps the sliding-window layers itself.
-        read_frac = 1.0
-        if sparse or model.compress_ratios:  # only sparse attention reads less than it stores
-            fixed = memory.fixed_state_bytes_per_sequence(model)
-            stored = memory.kv_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
-            read = memory.decode_read_bytes_per_sequence(model, ctx, prec.kv_cache) - fixed
-            read_frac = read / stored if stored else 1.0
-        kv_part = memory.kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, tp, range(L)) / L - state_per_layer
-        kv_bytes = seqs * (kv_part * read_frac + 2.0 * state_per_layer)
-    else:
-        seqs = t_attn / ctx
-        score_flops = seqs * nq_rank * attended * ctx / 2.0 * softmax_frac  # causal: half the square
-        per_token = memory.kv_bytes_per_sequence_on_gpu(model, 1, prec.kv_cache, tp, range(L)) / L - state_per_layer
-        kv_bytes = t_attn * per_token + seqs * state_per_layer  # K/V written once per token, a state once per sequence
-    score_s = _kernel_s(float(score_flops), float(kv_bytes), peak_attn, bw, attn_f)
-
-    # --- dense FFN, shared experts, router, parallel MLP (per layer of each kind)
-    mats = model.ffn_matrices
-
+    # --- dense FFN, shared experts, router (+ a latent MoE's projections), parallel MLP: per layer of each kind
     def gemm(params_rank: float) -> float:
         return _kernel_s(2.0 * params_rank * t_attn, params_rank * bpp_w, peak_w, bw, dense) if params_rank else 0.0
 
-    dense_ffn_s = gemm(mats * h * model.dense_intermediate_size / tp)
+    dense_ffn_s = gemm(ffn.dense_ffn_params(model) / tp)
     shared_s = routed_s = dispatch_s = combine_s = router_s = parallel_s = 0.0
     if model.moe is not None:
         e = model.moe
-        shared_s = gemm((e.n_shared_experts * mats * h * e.shared_intermediate_size) / tp)
-        parallel_s = gemm(mats * h * model.parallel_dense_intermediate_size / tp)
-        router_s = gemm(e.n_routed_experts * h)
+        shared_s = gemm(ffn.shared_experts_params(model) / tp)
+        parallel_s = gemm(ffn.parallel_mlp_params(model) / tp)
+        router_s = gemm(ffn.router_params(model))
         total_assign = t_stage * e.top_k
         per_gpu = total_assign / layout.ep * cfg.imbalance
         routed_s = grouped_gemm_s(model, gpu, layout, prec, per_gpu, total_assign, gg, cfg.redundant_experts)
@@ -453,19 +322,6 @@ def _layer_parts(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: P
 _MOE_PARTS = ("shared_experts", "parallel_mlp", "router", "routed_experts", "dispatch", "combine", "expert_tp_comm")
 
 
-@functools.lru_cache(maxsize=1024)
-def _stage_counts(model: ModelSpec, pp: int) -> tuple[tuple[int, int, int], ...]:
-    """(layers, dense FFN layers, MoE layers) per pipeline stage (cached: the layout search asks often)."""
-    dense = set(model.dense_layers)
-    free = set(model.ffn_free_layers)
-    out = []
-    for stage in memory.pipeline_stages(model.num_layers, pp):
-        nd = sum(1 for j in stage if j in dense)
-        nm = (len(stage) - nd - sum(1 for j in stage if j in free)) if model.moe is not None else 0
-        out.append((len(stage), nd, nm))
-    return tuple(out)
-
-
 def _stage_imbalance(model: ModelSpec, pp: int, parts: Mapping[str, float]) -> float:
     """The slowest pipeline stage over the average one: stages hold whole layers (``ceil`` / ``floor``
     of L / pp), the dense FFN layers sit where the model puts them, the LM head on the last stage.
@@ -476,9 +332,9 @@ def _stage_imbalance(model: ModelSpec, pp: int, parts: Mapping[str, float]) -> f
     per_layer = sum(v for k, v in parts.items() if k not in _MOE_PARTS and k not in ("dense_ffn", "lm_head", "pp_send")) / L
     per_moe = sum(parts.get(k, 0.0) for k in _MOE_PARTS) / n_moe if n_moe else 0.0
     per_dense = parts.get("dense_ffn", 0.0) / model.num_dense_layers if model.num_dense_layers else 0.0
-    counts = _stage_counts(model, pp)
-    times = [n * per_layer + nm * per_moe + nd * per_dense + (parts.get("lm_head", 0.0) if i == len(counts) - 1 else 0.0)
-             for i, (n, nd, nm) in enumerate(counts)]
+    counts = [parallel.stage_counts(model, st) for st in parallel.pipeline_stages(L, pp)]
+    times = [c.layers * per_layer + c.moe * per_moe + c.dense * per_dense
+             + (parts.get("lm_head", 0.0) if i == len(counts) - 1 else 0.0) for i, c in enumerate(counts)]
     total = sum(times)
     return pp * max(times) / total if total > 0 else 1.0
 
@@ -502,7 +358,7 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
     if problems:
         raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
     if domain_gpus is not None:
-        _count("domain_gpus", domain_gpus, 1, 100_000)
+        whole("domain_gpus", domain_gpus, 1, 100_000)
     domain = domain_gpus or max(gpu.gpus_per_node, gpu.scale_up_domain_gpus)
     if cfg.overlap == "two_batch":
         half = _layer_parts(model, gpu, layout, prec, cfg, eff, cfg.tokens_per_gpu / 2.0, domain)

@@ -332,6 +332,7 @@ def batch_speedup(
     ``draft_cost`` times the target's step.
     """
     from core import moe
+    from core.parallel import fitting_tp
     from core.specs import ParallelLayout
 
     b = np.atleast_1d(np.asarray(batches, dtype=np.float64))
@@ -340,7 +341,7 @@ def batch_speedup(
     verify = moe.decode_step(model, gpu, layout, precision, b * (g + 1), context_len, sequences=b,
                              assumptions=assumptions).time_s
     if draft_model is not None:
-        tp = layout.attention_tp if draft_model.num_attention_heads % layout.attention_tp == 0 else 1
+        tp = fitting_tp(draft_model, layout.attention_tp)
         d_layout = ParallelLayout(attention_tp=tp, expert_tp=tp) if draft_model.moe is None else ParallelLayout(
             attention_tp=tp, ep=tp if draft_model.moe.n_routed_experts % tp == 0 else 1,
             expert_tp=1 if draft_model.moe.n_routed_experts % tp == 0 else tp,

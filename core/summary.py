@@ -32,10 +32,7 @@ def model_row(m: ModelSpec) -> dict[str, Any]:
         "family": m.family,
         "kind": "MoE" if m.is_moe else "dense",
         "release_date": m.release_date,
-        "attention": m.attention.value + (" + CLA" if m.cla_share_factor > 1 else "")
-        + (f" + sparse indexer ({m.num_index_layers} layers)" if m.index_n_heads else "")
-        + (f" + {len(m.linear_attention_layers)} linear-attention layers" if m.linear_attention_layers else "")
-        + (f" + {len(m.global_layers)} global / {m.num_layers - len(m.global_layers)} sliding" if m.global_layers else ""),
+        "attention": m.mixer_summary,
         "layers": m.num_layers,
         "hidden_size": m.hidden_size,
         "routed_experts": e.n_routed_experts if e else 0,
@@ -105,10 +102,10 @@ def model_caveats(m: ModelSpec) -> list[str]:
     if m.moe is not None and m.moe.latent_size:
         out.append(f"Latent MoE: experts run at {m.moe.latent_size:,} wide, but the all-to-all model still sends "
                    f"the full {m.hidden_size:,}-wide token (dispatch bytes {m.hidden_size / m.moe.latent_size:.1f}x too high).")
-    if m.layer_extra_params and m.compress_ratios:
-        out.append("Hyper-connections keep 4 copies of the residual: activation memory and pipeline sends are "
-                   "4x what the model charges.")
-    if m.linear_attention_layers or m.compress_ratios:
+    if m.residual_streams > 1:
+        out.append(f"Hyper-connections keep {m.residual_streams} copies of the residual: activation memory and "
+                   f"pipeline sends are {m.residual_streams}x what the model charges.")
+    if memory.fixed_state_bytes_per_sequence(m):
         out.append("One state slot per sequence: engines that keep extra slots (prefix caching, speculative "
                    "verification) need more.")
     if m.ffn_free_layers:

@@ -143,7 +143,7 @@ with right:
         )
     st.caption(
         f"Layout: TP shards attention, dense FFN, shared experts and the vocabulary; EP spreads the routed experts; "
-        f"{'MLA keeps the whole latent on every TP rank' if model.kv_lora_rank else 'the KV heads split over TP up to their count'}."
+        f"{memory.cache_split_note(model)}."
     )
 
 # ---- how many sequences
@@ -173,7 +173,7 @@ else:
 # ---- cache per sequence by layer type (a curve, not a rate)
 layer_rows = [
     {"context": f"{n:,} tokens", "order": i, "layer type": k, "gib": v / 2**30}
-    for i, n in enumerate(sorted({4096, 32768, 131072, ctx} & set(range(1, cap + 1))))
+    for i, n in enumerate(c for c in sorted({4096, 32768, 131072, ctx}) if 1 <= c <= cap)
     for k, v in memory.cache_by_layer_type(model, n, prec.kv_cache).items()
 ]
 if layer_rows:
@@ -182,16 +182,15 @@ if layer_rows:
     chart(
         grouped_bars_chart, lt, x="context", y="gib", series="layer type", x_title="context per sequence",
                            y_title="cache per sequence (GiB)", title=f"{model.name}: what one sequence keeps",
-                           subtitle=("whole model, DeepSeek-V4 serving format (584 B entries, 68 B FP4 index keys)"
-                                     if model.compress_ratios else f"whole model, {prec.kv_cache} K/V")
-                           + ", before sharding; fixed states do not grow with context",
+                           subtitle=f"whole model, {memory.cache_format(model, prec.kv_cache)}, before sharding; "
+                                    "fixed states do not grow with context",
                            x_in_order=True,
         width="stretch",
     )
     state = memory.linear_state_bytes_per_sequence(model)
     if state:
         st.caption(
-            f"The {len(model.linear_attention_layers)} linear-attention layers hold {state / 2**20:,.1f} MiB per sequence "
+            f"The {memory.state_layers(model)} linear-attention layers hold {state / 2**20:,.1f} MiB per sequence "
             f"whatever the context (as much as {memory.state_equivalent_tokens(model, prec.kv_cache):,.0f} "
             "tokens of K/V); each decode step reads and writes all of it. They split over TP with their heads."
         )

@@ -6,6 +6,11 @@ import pytest
 
 from core import hf_config, memory, params
 from core.catalog import load_catalog
+from core.model.mixers.compressed import CompressedAttention
+from core.model.mixers.gqa import GQA
+from core.model.mixers.linear import KDA, GatedDeltaNet, Mamba2
+from core.model.mixers.mla import MLA
+from tests.unit._layers import groups, layers_of, with_mixers
 
 cat = load_catalog()
 
@@ -75,19 +80,21 @@ Q397 = cat.model("qwen3.5-397b-a17b")
 
 
 def test_qwen35_layer_pattern_and_module_sizes():
-    assert len(Q397.linear_attention_layers) == 45 and Q397.attention_layers == 15
-    assert 3 not in Q397.linear_attention_layers and 0 in Q397.linear_attention_layers  # every 4th is full
+    linear = layers_of(Q397, GatedDeltaNet)
+    assert len(linear) == 45 and len(layers_of(Q397, GQA)) == 15
+    assert 3 not in linear and 0 in linear  # every 4th is full
     # GDN (h 4096; 16 key heads x 128, 64 value heads x 128, conv kernel 4):
     # in_proj_qkvz 4096 x 20480 + in_proj_ba 4096 x 128 + conv 12288 x 4 + dt_bias/A_log 128 + norm 128
     # + out_proj 8192 x 4096 = 118,014,208
-    assert Q397.linear_attention_params == 4096 * 20480 + 4096 * 128 + 12288 * 4 + 128 + 128 + 8192 * 4096 == 118_014_208
+    (gdn,) = groups(Q397, GatedDeltaNet)
+    assert gdn.mixer.params(4096) == 4096 * 20480 + 4096 * 128 + 12288 * 4 + 128 + 128 + 8192 * 4096 == 118_014_208
     # gated GQA: q 4096 x (32 x 256 x 2) + k, v 2 x 4096 x 512 + o 8192 x 4096 + q/k norms 512 = 104,858,112
     assert params.attention_params_per_layer(Q397) == 104_858_112
 
 
 def test_qwen35_state_and_cache_per_sequence():
     # state: 64 value heads x 128 x 128 x 4 B (fp32) + 12,288 conv channels x 3 x 2 B = 4,268,032 B per layer
-    assert Q397.linear_state_bytes == 64 * 128 * 128 * 4 + 12288 * 3 * 2 == 4_268_032
+    assert groups(Q397, GatedDeltaNet)[0].mixer.state_bytes() == 64 * 128 * 128 * 4 + 12288 * 3 * 2 == 4_268_032
     assert memory.linear_state_bytes_per_sequence(Q397) / 2**20 == pytest.approx(183.16, abs=0.01)  # 45 layers
     # only the 15 full layers grow with context: 2 KV heads x 256 x 2 (K, V) x 2 B = 2,048 B per token each
     assert memory.kv_bytes_per_token(Q397, "bf16") == 15 * 2048
@@ -110,15 +117,14 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
     # default layout on 8 H200s (TP 8): per GPU a 256-token sequence keeps 15 x 2,048 x 256 / 2 = 3,932,160 B
     # of K/V (2 KV heads: each rank keeps one) and 45 x 4,268,032 / 8 = 24,007,680 B of state, so dropping
     # the state would fit (3,932,160 + 24,007,680) / 3,932,160 = 7.1x as many sequences
-    from core.specs import MemoryAssumptions
+    from core.specs import Workload
 
     gpu = cat.gpu("h200")
     lay = memory.default_layout(Q397, 8)
-    a = MemoryAssumptions()
-    n = int(memory.max_concurrent_sequences(Q397, gpu, lay, "fp8", [256], assumptions=a)[0])
-    without_state = Q397.model_copy(update={"linear_state_bytes": 0})
-    n0 = int(memory.max_concurrent_sequences(without_state, gpu, lay, "fp8", [256], assumptions=a)[0])
-    assert n0 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
+    budget = memory.per_gpu_memory(Q397, gpu, lay, "fp8", Workload(batch=1, input_len=1, output_len=1)).kv_budget_bytes
+    n = int(memory.max_concurrent_sequences(Q397, gpu, lay, "fp8", [256])[0])
+    assert n == budget // (3_932_160 + 24_007_680)  # one attention-DP rank: every sequence on every GPU
+    assert budget // 3_932_160 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
 
 
 
@@ -129,9 +135,12 @@ G4 = cat.model("gemma-4-26b-a4b")
 
 def test_gemma4_attention_by_hand():
     # sliding: q 2816 x 16 x 256 + k, v 2 x 2816 x 8 x 256 + o 4096 x 2816 + q/k norms 512 = 34,603,520
+    sliding, glob = G4.mixers
+    assert sliding.mixer.window == 1024 and glob.mixer.window is None and len(glob.layers) == 5
     assert params.attention_params_per_layer(G4) == 2816 * 4096 + 2 * 2816 * 2048 + 4096 * 2816 + 512 == 34_603_520
-    # global: q 2816 x 16 x 512 + k 2816 x 2 x 512 (no v_proj) + o 8192 x 2816 + q/k norms 1024 = 49,022,976
-    assert params.attention_params_per_layer(G4, global_layer=True) == 2816 * 8192 + 2816 * 1024 + 8192 * 2816 + 1024
+    assert sliding.mixer.params(2816) == 34_603_520
+    # global: q 2816 x 16 x 512 + k 2816 x 2 x 512 (no v_proj) + o 8192 x 2816 + q/k norms 1024 = 49,021,952
+    assert glob.mixer.params(2816) == 2816 * 8192 + 2816 * 1024 + 8192 * 2816 + 1024 == 49_021_952
 
 
 def test_gemma4_cache_is_a_curve():
@@ -157,9 +166,12 @@ M3 = cat.model("minimax-m3")
 
 
 def test_minimax_m3_index_keys_on_sparse_layers_only():
-    assert M3.num_index_layers == 57 and M3.index_layers[0] == 3 and M3.dense_layers == (0, 1, 2)
+    plain, sparse = M3.mixers
+    assert sparse.mixer.indexer is not None and plain.mixer.indexer is None
+    assert len(sparse.layers) == 57 and sparse.layers[0] == 3 and M3.dense_layers == (0, 1, 2)
     # indexer: index_q 6144 x 4 x 128 + index_k 6144 x 128 + q/k norms 256 (no weight projection)
-    assert params.indexer_params(M3) == 6144 * 512 + 6144 * 128 + 256 == 3_932_416
+    assert sparse.mixer.indexer.params(6144, 6144) == 6144 * 512 + 6144 * 128 + 256 == 3_932_416
+    assert sparse.mixer.params(6144) - plain.mixer.params(6144) == 3_932_416
     # cache per token: 60 x 2,048 B of K/V + 57 x 256 B of bf16 index keys = 137,472 B
     assert memory.kv_bytes_per_token(M3) == 60 * 2048 + 57 * 256 == 137_472
     for tokens, gib in ((4096, 0.52), (32768, 4.20), (131072, 16.78)):
@@ -177,7 +189,7 @@ def test_sparse_attention_reads_topk_plus_an_index_scan():
     assert memory.kv_bytes_per_sequence(glm, 131072) == 78 * 131072 * 1284
     # MiniMax-M3: 3 dense-attention layers read all; 57 sparse layers read 17 blocks x 128 and scan the keys
     m3 = cat.model("minimax-m3")
-    assert m3.sparse_topk_tokens == (16 + 1) * 128
+    assert m3.mixers[1].mixer.indexer.topk_tokens == (16 + 1) * 128
     assert memory.decode_read_bytes_per_sequence(m3, 131072) == 3 * 131072 * 2048 + 57 * (2176 * 2048 + 131072 * 256)
     # below the top-k everything stored is read
     assert memory.decode_read_bytes_per_sequence(glm, 1024) == memory.kv_bytes_per_sequence(glm, 1024)
@@ -195,7 +207,8 @@ def _decode_scores_s(model, ctx, tp=8):
 
 def test_sparse_decode_attention_grows_with_the_index_scan_not_the_cache():
     glm = cat.model("glm-5")
-    dense_twin = glm.model_copy(update={"sparse_topk_tokens": 0})
+    idx = glm.head_mixer.indexer
+    dense_twin = with_mixers(glm, MLA, indexer=idx.model_copy(update={"topk_tokens": 0}))
     # at 128K the sparse layers read ~1.5 GB instead of ~13 GB per sequence: far faster than the dense twin
     assert _decode_scores_s(glm, 131072) < 0.25 * _decode_scores_s(dense_twin, 131072)
     # at 1K (below the top-k) both read the same cache
@@ -204,7 +217,7 @@ def test_sparse_decode_attention_grows_with_the_index_scan_not_the_cache():
 
 def test_linear_state_traffic_is_constant_in_context():
     q = cat.model("qwen3.5-397b-a17b")
-    no_state = q.model_copy(update={"linear_state_bytes": 0})
+    no_state = with_mixers(q, GatedDeltaNet, key_head_dim=64)  # half the recurrent state
     # the state adds the same read + write whatever the context: the difference does not grow
     d1 = _decode_scores_s(q, 1024) - _decode_scores_s(no_state, 1024)
     d2 = _decode_scores_s(q, 65536) - _decode_scores_s(no_state, 65536)
@@ -226,15 +239,25 @@ V4P = cat.model("deepseek-v4-pro")
 
 
 def test_v4_layer_kinds_and_attention_blocks():
-    r = V4F.compress_ratios
-    assert (r.count(0), r.count(4), r.count(128)) == (2, 21, 20)
-    assert (V4P.compress_ratios.count(4), V4P.compress_ratios.count(128)) == (30, 31)
+    def ratios(m):
+        return sorted((g.mixer.ratio, len(g.layers)) for g in m.mixers)
+
+    assert ratios(V4F) == [(0, 2), (4, 21), (128, 20)] and ratios(V4P) == [(4, 30), (128, 31)]
+    assert all(g.mixer.sparse == (g.mixer.ratio == 4) for m in (V4F, V4P) for g in m.mixers)
+    # the MTP block's entry (the 44th / 62nd) is 0: window only
+    assert V4F.mtp_mixer.ratio == 0 and V4P.mtp_mixer.ratio == 0
+    by_ratio = {g.mixer.ratio: g.mixer.params(4096) for g in V4F.mixers}
     # Flash attention block without a compressor (layers 0, 1): wq_a 4096 x 1024 + q_norm 1024
     # + wq_b 1024 x 64 x 512 + wkv 4096 x 512 + kv_norm 512 + wo_a 64 x 512 x 1024 + wo_b 8 x 1024 x 4096 + 64 sinks
     base = 4096 * 1024 + 1024 + 1024 * 32768 + 4096 * 512 + 512 + 32768 * 1024 + 8192 * 4096 + 64
-    assert V4F.attention_params_by_layer[0] == base == 106_956_352
+    assert by_ratio[0] == base == 106_956_352
     # an HCA layer adds a compressor: ape 128 x 512 + wkv, wgate 2 x 4096 x 512 + norm 512
-    assert V4F.attention_params_by_layer[3] - base == 128 * 512 + 2 * 4096 * 512 + 512
+    assert by_ratio[128] - base == 128 * 512 + 2 * 4096 * 512 + 512
+    # a CSA layer: a compressor with overlapping windows (coff 2): ape 4 x 1024 + wkv, wgate 2 x 4096 x 1024
+    # + norm 512, and an indexer: wq_b 1024 x 64 x 128 + weights_proj 4096 x 64 + its compressor at dim 128
+    # (4 x 256 + 2 x 4096 x 256 + 128)
+    assert by_ratio[4] - base == (4 * 1024 + 2 * 4096 * 1024 + 512) + (1024 * 64 * 128 + 4096 * 64) + (
+        4 * 256 + 2 * 4096 * 256 + 128)
 
 
 def test_v4_cache_by_hand():
@@ -277,10 +300,11 @@ K3 = cat.model("kimi-k3")
 
 
 def test_k3_layers_and_latent_experts():
-    assert len(K3.linear_attention_layers) == 69 and K3.kv_layers == 24 and K3.dense_layers == (0,)
+    assert len(layers_of(K3, KDA)) == 69 and len(layers_of(K3, MLA)) == 24 and K3.dense_layers == (0,)
     # KDA: 4 x 7168 x 12288 + 3 x 12288 x 4 + 7168 x 128 + 128 x 12288 + 12288 + 96 + 7168 x 96 + 128
     # + 12288 x 7168 = 443,740,384
-    assert K3.linear_attention_params == 443_740_384
+    assert groups(K3, KDA)[0].mixer.params(7168) == 443_740_384
+    assert groups(K3, MLA)[0].mixer.output_gate
     # a latent expert runs at 3584: 3 x 3584 x 3072 = 33,030,144 (a full-width one would be twice that)
     assert params.expert_params(K3) == 3 * 3584 * 3072
     assert K3.moe.latent_size == 3584
@@ -301,17 +325,17 @@ NEM = cat.model("nemotron-3-super-120b-a12b")
 
 def test_nemotron_blocks_become_mixer_layers():
     # 88 blocks = 40 M + 40 E + 8 *: 48 mixer layers, 40 with an MoE block, 8 (an M before a *) without
-    assert (NEM.num_layers, len(NEM.linear_attention_layers), NEM.kv_layers) == (48, 40, 8)
+    assert (NEM.num_layers, len(layers_of(NEM, Mamba2)), len(layers_of(NEM, GQA))) == (48, 40, 8)
     assert NEM.num_moe_layers == 40 and len(NEM.ffn_free_layers) == 8
     # relu2 experts: 2 matrices at the 1,024 latent width: 2 x 1024 x 2688
     assert params.expert_params(NEM) == 2 * 1024 * 2688
     # Mamba-2: in_proj 4096 x (2 x 8192 + 2 x 8 x 128 + 128) + conv 10240 x 4 + bias 10240 + 3 x 128
     # + norm 8192 + out_proj 8192 x 4096
-    assert NEM.linear_attention_params == 4096 * 18560 + 10240 * 4 + 10240 + 384 + 8192 + 8192 * 4096
+    assert groups(NEM, Mamba2)[0].mixer.params(4096) == 4096 * 18560 + 10240 * 4 + 10240 + 384 + 8192 + 8192 * 4096
 
 
 def test_nemotron_state_and_cache():
-    assert NEM.linear_state_bytes == 128 * 64 * 128 * 4 + 10240 * 3 * 2 == 4_255_744
+    assert groups(NEM, Mamba2)[0].mixer.state_bytes() == 128 * 64 * 128 * 4 + 10240 * 3 * 2 == 4_255_744
     assert memory.kv_bytes_per_token(NEM) == 8 * 1024
     for tokens, gib in ((4096, 0.19), (32768, 0.41), (131072, 1.16), (1_048_576, 8.16)):
         assert memory.kv_bytes_per_sequence(NEM, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
@@ -338,9 +362,8 @@ def test_v4_flash_cache_at_32k_and_128k_by_hand(tokens):
 def test_weights_on_one_gpu_equal_the_total(model_id, gpu_id):
     # one GPU (TP 1, no EP, bf16 everywhere): its weights are the whole model, so every layer kind
     # (linear mixers, global layers, partial indexers, FFN-free layers) must be counted once
-    from core.specs import ParallelLayout
+    from core.specs import ParallelLayout, Workload
 
     m = cat.model(model_id)
-    st = memory.stage_memories(m, cat.gpu(gpu_id), ParallelLayout(), "bf16",
-                               memory.Workload(batch=1, input_len=1, output_len=1))[0]
+    st = memory.stage_memories(m, cat.gpu(gpu_id), ParallelLayout(), "bf16", Workload(batch=1, input_len=1, output_len=1))[0]
     assert st.weights_bytes == pytest.approx(2 * params.total_params(m), rel=1e-6)

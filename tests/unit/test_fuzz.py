@@ -70,6 +70,7 @@ from core.disagg import Traffic
 from core.layout import Plan
 from core.memory import GGUF_BLOCKS
 from core.moe import GemmElementBytes
+from core.model.mixers import MIXER_KINDS
 from core.perf import StepConfig
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.specs import (
@@ -97,11 +98,18 @@ MODELS = [CAT.models[k] for k in sorted(CAT.models)]
 GPUS = [CAT.gpus[k] for k in sorted(CAT.gpus)]
 HOSTS = [CAT.hosts[k] for k in sorted(CAT.hosts)]
 
-MODULES = (
-    "catalog", "comms", "cost", "disagg", "layout", "live", "memory", "moe", "offload", "params", "perf",
-    "report", "roofline", "scenario", "specs", "speculative", "summary", "validation", "balance", "store",
-    "hf_config",
-)
+def _core_modules() -> tuple[str, ...]:
+    """Every public module of ``core`` (packages' modules too; not the ``_private`` helpers, which the
+    public functions call), as names relative to ``core``: a new module is fuzzed without being listed."""
+    import pkgutil
+
+    import core
+
+    names = (info.name.removeprefix("core.") for info in pkgutil.walk_packages(core.__path__, "core."))
+    return tuple(sorted(n for n in names if not n.rsplit(".", 1)[-1].startswith("_")))
+
+
+MODULES = _core_modules()
 
 HANG_S = 10.0  # one call longer than this is a hang (the slowest legitimate call here takes ~1 s)
 FUZZ = settings(
@@ -116,6 +124,8 @@ FUZZ = settings(
 SKIP = {
     "store.open_store": "opens (and may create) a database file or connects to a PostgreSQL URL; covered by "
                         "test_store.py / test_store_postgres.py",
+    "hf.registry.reader": "a decorator that registers a config reader when a family module is imported; calling it "
+                          "would add a reader to the live registry (family_of and every reader are fuzzed)",
 }
 
 # Documented, deliberate non-finite values (each pinned by an existing test, or documented in the
@@ -669,8 +679,9 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
                          st.fixed_dictionaries({"dense_gemm": kernel_factors}))
     if ann == "Phase" or name == "phase":
         return choice(["decode", "prefill"])
-    if ann == "range":
-        return st.builds(range, st.integers(-5, 100), st.integers(-5, 200))
+    if ann.startswith("range"):
+        ranges = st.builds(range, st.integers(-5, 100), st.integers(-5, 200))
+        return st.one_of(st.none(), ranges) if "None" in ann else ranges
     if name == "routing_groups":
         return st.one_of(st.none(), st.tuples(it(1, 16), it(1, 16)))
     if name in ("dtype", "weight_dtype"):
@@ -697,8 +708,12 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.one_of(st.none(), text(200), st.sampled_from([1, b"x", ["a"]]).map(WrongType))
     if name == "err":
         return st.sampled_from([ValueError("bad value"), _a_validation_error()])
-    if name == "config":
+    if name in ("config", "cfg"):
         return configs
+    if ann == "Fields":  # a family reader fed every catalog config, mutated: the right family or not
+        from core.hf.fields import Fields
+
+        return configs.map(lambda c: Fields(c, c.get("model_type") if isinstance(c.get("model_type"), str) else "fuzz"))
     if name == "vc":
         return vision_configs
     if name == "quant_config":
@@ -910,7 +925,8 @@ def _pydantic_models() -> dict[str, type[BaseModel]]:
         for obj in vars(mod).values():
             if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__.startswith("core."):
                 found[obj.__name__] = obj
-    return found
+    # the mixer bases are interfaces, not something a config or a user builds: their kinds are fuzzed
+    return {k: v for k, v in found.items() if k not in ("Mixer", "LinearMixer")}
 
 
 PYDANTIC_MODELS = _pydantic_models()
@@ -918,6 +934,10 @@ PYDANTIC_MODELS = _pydantic_models()
 # valid instances each model's hostile variants start from
 BASELINES: dict[str, list[BaseModel]] = {
     "MoESpec": [m.moe for m in MODELS if m.moe is not None][:8],
+    **{kind.__name__: [g.mixer for m in MODELS for g in m.mixers if type(g.mixer) is kind][:8]
+       for kind in MIXER_KINDS.values()},
+    "Indexer": [g.mixer.indexer for m in MODELS for g in m.mixers if getattr(g.mixer, "indexer", None)][:4],
+    "MixerGroup": [g for m in MODELS[:8] for g in m.mixers],
     "PublishedCounts": [m.published for m in MODELS][:8],
     "ModelSpec": MODELS,
     "GPUSpec": GPUS,
@@ -945,11 +965,17 @@ def _derived(obj: BaseModel):
     from core import memory, params
 
     if isinstance(obj, PYDANTIC_MODELS["ModelSpec"]):
-        for field in ("dense_layers", "ffn_free_layers", "linear_attention_layers", "global_layers", "index_layers"):
+        for field in ("dense_layers", "ffn_free_layers"):
             assert all(0 <= i < obj.num_layers for i in getattr(obj, field)), f"{field} out of range: {getattr(obj, field)}"
+        grouped = sorted(i for g in obj.mixers for i in g.layers)
+        assert grouped == list(range(obj.num_layers)), "every layer must be in exactly one mixer group"
         assert obj.num_moe_layers <= obj.num_layers
-        return [params.total_params(obj), params.active_params(obj), obj.kv_layers, obj.num_moe_layers,
-                memory.kv_bytes_per_token(obj, "bf16"), memory.weights_bytes(obj, "bf16")]
+        return [params.total_params(obj), params.active_params(obj), obj.num_moe_layers,
+                memory.kv_bytes_per_token(obj, "bf16"), memory.weights_bytes(obj, "bf16"),
+                memory.kv_bytes_per_sequence(obj, 4096, "bf16"), memory.decode_read_bytes_per_sequence(obj, 4096)]
+    if isinstance(obj, tuple(MIXER_KINDS.values())):
+        return [obj.params(4096), obj.params_per_rank(4096, 8), float(obj.cache_bytes(4096.0, "bf16")), obj.state_bytes(),
+                obj.decode_read_bytes_per_rank(4096.0, "fp8", 2), float(obj.score_flops_per_token(4096, 4, "decode"))]
     if isinstance(obj, PYDANTIC_MODELS["GPUSpec"]):
         return [obj.memory_bytes, obj.memory_gb, obj.hbm_bytes_per_s,
                 obj.ridge_point_flop_per_byte("bf16" if obj.supports("bf16") else "fp16")]
@@ -1051,8 +1077,7 @@ def test_input_dataclass_construction(name):
     run()
 
 
-@pytest.mark.parametrize("field", ["dense_layers", "ffn_free_layers", "linear_attention_layers", "global_layers",
-                                   "index_layers"])
+@pytest.mark.parametrize("field", ["dense_layers", "ffn_free_layers"])
 @pytest.mark.parametrize("bad", [-1, 10**6])
 def test_model_layer_indexes_must_exist(field, bad):
     """Found by the fuzz: a layer index outside 0..num_layers-1 must be refused, not silently counted
@@ -1061,6 +1086,23 @@ def test_model_layer_indexes_must_exist(field, bad):
     base[field] = (bad,)
     with pytest.raises(ValidationError, match=field):
         PYDANTIC_MODELS["ModelSpec"].model_validate(base)
+
+
+@pytest.mark.parametrize("layers,message", [
+    ((0, 1, 2, 10**6), "outside 0..31"),
+    ((-1, 0, 1), "outside 0..31"),
+    ((0, 1), "layers \\[2, 3, 4, 5, 6\\] are in no group"),
+])
+def test_every_layer_has_exactly_one_mixer(layers, message):
+    """A mixer group naming a layer that does not exist, or leaving one without a mixer, is refused."""
+    base = CAT.models["mixtral-8x7b"].model_dump()
+    base["mixers"] = [{**base["mixers"][0], "layers": layers}]
+    with pytest.raises(ValidationError, match=message):
+        PYDANTIC_MODELS["ModelSpec"].model_validate(base)
+    two = CAT.models["mixtral-8x7b"].model_dump()
+    two["mixers"] = [two["mixers"][0], {**two["mixers"][0], "layers": (5,)}]
+    with pytest.raises(ValidationError, match="layer 5 is in two mixer groups"):
+        PYDANTIC_MODELS["ModelSpec"].model_validate(two)
 
 
 # ------------------------------------------------------------------------ 3. parsers of user text

@@ -5,7 +5,8 @@ import pytest
 
 from core.catalog import CATALOG_DIR
 from core.hf_config import SUPPORTED_MODEL_TYPES, model_from_hf_config, parse_config_text, vision_tower_params
-from core.specs import AttentionKind
+from core.model.mixers.gqa import GQA
+from core.model.mixers.mla import MLA
 
 
 def raw(model_id):
@@ -52,8 +53,10 @@ def test_architectures_identify_the_family_without_model_type():
 
 def test_deepseek_v3_fields():
     m = model_from_hf_config(raw("deepseek-v3"), model_id="dsv3")
-    assert m.attention is AttentionKind.MLA
-    assert (m.kv_lora_rank, m.qk_rope_head_dim, m.q_lora_rank, m.head_dim, m.v_head_dim) == (512, 64, 1536, 192, 128)
+    (group,) = m.mixers  # one mixer on all 61 layers
+    mla = group.mixer
+    assert isinstance(mla, MLA) and group.layers == tuple(range(61)) and mla.indexer is None
+    assert (mla.kv_lora_rank, mla.qk_rope_head_dim, mla.q_lora_rank, mla.qk_nope_head_dim, mla.v_head_dim) == (512, 64, 1536, 128, 128)
     assert (m.moe.n_routed_experts, m.moe.top_k, m.moe.n_shared_experts) == (256, 8, 1)
     assert m.moe.router_bias  # noaux_tc: e_score_correction_bias
     assert m.num_mtp_layers == 1 and m.num_moe_layers == 58
@@ -61,19 +64,23 @@ def test_deepseek_v3_fields():
 
 def test_deepseek_v2_lite_has_no_q_lora():
     m = model_from_hf_config(raw("deepseek-v2-lite"), model_id="lite")
-    assert m.attention is AttentionKind.MLA and m.q_lora_rank is None
+    assert isinstance(m.head_mixer, MLA) and m.head_mixer.q_lora_rank is None
 
 
 def test_gpt_oss_head_dim_and_sliding_layers():
     m = model_from_hf_config(raw("gpt-oss-120b"), model_id="oss")
     # head_dim 64 is explicit (hidden 2880 / 64 heads = 45 would be wrong); half the 36 layers slide over 128
-    assert m.head_dim == 64 and m.sliding_window == 128 and m.sliding_window_layers == 18
-    assert m.attention_sinks and m.moe.expert_bias and m.moe.router_bias
+    sliding, full = m.mixers  # layer_types: sliding_attention on even layers, full_attention on odd ones
+    assert sliding.layers == tuple(range(0, 36, 2)) and full.layers == tuple(range(1, 36, 2))
+    assert sliding.mixer.window == 128 and full.mixer.window is None
+    assert all(isinstance(g.mixer, GQA) and g.mixer.head_dim == 64 and g.mixer.sinks for g in m.mixers)
+    assert m.moe.expert_bias and m.moe.router_bias
 
 
 def test_mistral_sliding_window_everywhere():
     m = model_from_hf_config(raw("mistral-7b"), model_id="m7")
-    assert m.sliding_window == 4096 and m.sliding_window_layers == 32
+    (group,) = m.mixers
+    assert group.mixer.window == 4096 and len(group.layers) == 32
 
 
 def test_llama4_vision_tower_by_hand():

@@ -1,0 +1,69 @@
+"""Input checks shared by every core module: each raises ``ValueError`` naming the argument and the
+allowed range (the contract the pages rely on to show a message instead of a traceback)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["amount", "is_number", "is_whole", "no_overflow", "nonneg", "nonneg_array", "scalar_or_array", "whole"]
+
+
+def is_number(x) -> bool:
+    """A finite real number (bool excluded)."""
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def is_whole(x) -> bool:
+    """An integer (bool excluded)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def whole(name: str, x, lo: int = 1, hi: int = 10**9) -> int:
+    """A whole number in ``lo..hi``."""
+    if not (is_whole(x) and lo <= x <= hi):
+        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
+    return int(x)
+
+
+def amount(name: str, x, lo: float = 0.0, hi: float = 1e15, *, open_lo: bool = False) -> float:
+    """A finite number in ``[lo, hi]`` (``(lo, hi]`` with ``open_lo``)."""
+    if not (is_number(x) and (x > lo if open_lo else x >= lo) and x <= hi):
+        raise ValueError(f"{name} must be a finite number in {'(' if open_lo else '['}{lo:g}, {hi:g}], got {x!r}")
+    return float(x)
+
+
+def nonneg(name: str, x):
+    """A finite number >= 0, or a numpy array of them (a scalar stays a float: the fast path)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        if not (math.isfinite(x) and x >= 0):
+            raise ValueError(f"{name} must be finite and >= 0")
+        return float(x)
+    a = np.asarray(x, dtype=np.float64)
+    if np.any(~np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name} must be finite and >= 0")
+    return a
+
+
+def nonneg_array(name: str, x, hi: float = math.inf) -> np.ndarray:
+    """A numpy array (any shape) of finite numbers in ``[0, hi]``."""
+    a = np.asarray(x, dtype=np.float64)
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > hi):
+        raise ValueError(f"{name} must be finite, >= 0 and <= {hi:g}")
+    return a
+
+
+def scalar_or_array(a):
+    """A 0-d result as a float, an array as it is."""
+    return float(a) if np.ndim(a) == 0 else a
+
+
+def no_overflow(what: str, a):
+    """``a`` when every entry is finite; a ValueError when the inputs were so large that it overflowed."""
+    if isinstance(a, float):
+        if math.isfinite(a):
+            return a
+    elif np.all(np.isfinite(a)):
+        return scalar_or_array(a)
+    raise ValueError(f"{what} overflows: the inputs are too large")

@@ -1,0 +1,59 @@
+"""Fields most families share: sizes, the GQA head geometry, sliding windows, the MoE block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.hf.fields import MAX_LAYERS, Fields
+from core.model import MoESpec
+
+__all__ = ["common", "gqa_geometry", "moe_spec", "sliding_layers"]
+
+
+def common(f: Fields) -> dict[str, Any]:
+    """hidden_size, num_layers, vocab_size, tied embeddings, positions."""
+    hidden = f.int("hidden_size")
+    layers = f.int("num_hidden_layers")
+    if layers > MAX_LAYERS:
+        raise ValueError(f"{f.where('num_hidden_layers')} is {layers:,}; at most {MAX_LAYERS:,} layers are supported")
+    return dict(
+        hidden_size=hidden,
+        num_layers=layers,
+        vocab_size=f.int("vocab_size"),
+        tie_word_embeddings=f.bool("tie_word_embeddings", False),
+        max_position_embeddings=f.int("max_position_embeddings", default=4096),
+    )
+
+
+def gqa_geometry(f: Fields, hidden: int) -> dict[str, int]:
+    """num_heads, num_kv_heads (default: the heads, i.e. MHA) and head_dim (default hidden / heads)."""
+    heads = f.int("num_attention_heads")
+    kv_heads = f.int("num_key_value_heads", default=heads)
+    if heads % kv_heads:
+        raise f.error(f"num_attention_heads ({heads}) is not a multiple of num_key_value_heads ({kv_heads})")
+    if f.has("head_dim"):
+        head_dim = f.int("head_dim")
+    elif hidden % heads:
+        raise f.error(f"no 'head_dim' and hidden_size ({hidden}) is not divisible by num_attention_heads ({heads})")
+    else:
+        head_dim = hidden // heads
+    return dict(num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim)
+
+
+def sliding_layers(f: Fields, num_layers: int) -> tuple[int | None, frozenset[int]]:
+    """(window, the layers it applies to): ``sliding_window`` unless ``use_sliding_window`` is false; the
+    layers ``layer_types`` marks ``sliding_attention``, else every layer."""
+    window = f.int("sliding_window", default=None)
+    if window is None or (f.has("use_sliding_window") and not f.bool("use_sliding_window")):
+        return None, frozenset()
+    types = f.cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        return window, frozenset(i for i, t in enumerate(types[:num_layers]) if t == "sliding_attention")
+    return window, frozenset(range(num_layers))
+
+
+def moe_spec(f: Fields, *, experts: str, top_k: tuple[str, ...] = ("num_experts_per_tok",), width: str,
+             shared: int = 0, shared_width: int = 0, **kw) -> MoESpec:
+    """A MoE block from the family's field names."""
+    return MoESpec(n_routed_experts=f.int(experts), top_k=f.int(*top_k), expert_intermediate_size=f.int(width),
+                   n_shared_experts=shared, shared_intermediate_size=shared_width if shared else 0, **kw)

@@ -1,0 +1,146 @@
+"""Reading a Hugging Face ``config.json`` safely: size-, depth- and value-limited JSON, and typed access to
+its fields with messages that name the field and the family."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MAX_CONFIG_BYTES", "MAX_LAYERS", "Fields", "parse_config_text"]
+
+MAX_CONFIG_BYTES = 1_000_000  # a real config.json is a few KB; refuse anything absurd
+_MAX_DEPTH = 20
+
+
+def parse_config_text(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str, Any]:
+    """Parse the text of a config.json safely: size-limited, depth-limited, must be a JSON object."""
+    if isinstance(text, bytes):
+        if len(text) > max_bytes:
+            raise ValueError(f"config.json is {len(text):,} bytes; the limit is {max_bytes:,} bytes")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"config.json is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if len(text) > max_bytes:
+        raise ValueError(f"config.json is {len(text):,} characters; the limit is {max_bytes:,}")
+    if not text.strip():
+        raise ValueError("config.json is empty")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("config.json is nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"config.json is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except ValueError as e:  # an integer of more than 4,300 digits, or NaN (_reject_constant)
+        msg = str(e)
+        if msg.startswith("config.json"):
+            raise
+        raise ValueError(f"config.json has a number that cannot be read ({msg.split(':')[0]})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config.json must be a JSON object, got {type(data).__name__}")
+    if _depth(data) > _MAX_DEPTH:
+        raise ValueError(f"config.json is nested more than {_MAX_DEPTH} levels deep")
+    return data
+
+
+def _reject_constant(name: str) -> Any:
+    # Infinity appears in published configs in fields the planner does not read (Nemotron-H's
+    # time_step_limit [0.0, Infinity]); every number that is read must be finite (_Fields checks). NaN
+    # never has a meaning in a config.
+    if name in ("Infinity", "-Infinity"):
+        return float(name.replace("Infinity", "inf"))
+    raise ValueError(f"config.json contains {name}, which is not a valid number here")
+
+
+def _depth(obj: Any, level: int = 0) -> int:
+    if level > _MAX_DEPTH:
+        return level
+    if isinstance(obj, dict):
+        return max((_depth(v, level + 1) for v in obj.values()), default=level + 1)
+    if isinstance(obj, list):
+        return max((_depth(v, level + 1) for v in obj), default=level + 1)
+    return level
+
+
+class Fields:
+    """Typed access to config fields with messages that name the field and the family."""
+
+    def __init__(self, cfg: Mapping[str, Any], family: str):
+        self.cfg = cfg
+        self.family = family
+
+    def where(self, key: str) -> str:
+        return f"config.json ({self.family}): field '{key}'"
+
+    def section(self, key: str, *, family: str | None = None, or_self: bool = False) -> Fields:
+        """A nested object (``text_config``, ``vision_config``) as Fields; with ``or_self`` the config
+        itself when the key is absent (a text-only checkpoint)."""
+        v = self.cfg.get(key, self.cfg if or_self else None)
+        if not isinstance(v, Mapping):
+            raise ValueError(f"{self.where(key)} must be an object")
+        return Fields(v, family or self.family)
+
+    def error(self, message: str) -> ValueError:
+        return ValueError(f"config.json ({self.family}): {message}")
+
+    def has(self, key: str) -> bool:
+        return self.cfg.get(key) is not None
+
+    def int(self, *keys: str, default: Any = ..., minimum: int = 1, maximum: int | None = None) -> int:
+        for key in keys:
+            if key in self.cfg and self.cfg[key] is not None:
+                v = self.cfg[key]
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+                    isinstance(v, float) and (not math.isfinite(v) or v != int(v))
+                ):
+                    raise ValueError(f"{self.where(key)} must be an integer, got {v!r}")
+                v = int(v)
+                if v < minimum:
+                    raise ValueError(f"{self.where(key)} must be >= {minimum}, got {v}")
+                if v > 10**12:
+                    raise ValueError(f"{self.where(key)} is implausibly large ({v})")
+                if maximum is not None and v > maximum:
+                    raise ValueError(f"{self.where(key)} must be <= {maximum:,}, got {v:,}")
+                return v
+        if default is ...:
+            names = "' or '".join(keys)
+            raise ValueError(f"config.json ({self.family}): missing field '{names}'")
+        return default
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        v = self.cfg.get(key, default)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            raise ValueError(f"{self.where(key)} must be true or false, got {v!r}")
+        return v
+
+    def str(self, key: str, default: str | None = None) -> str | None:
+        v = self.cfg.get(key, default)
+        if v is not None and not isinstance(v, str):
+            raise ValueError(f"{self.where(key)} must be a string, got {v!r}")
+        return v
+
+    def int_list(self, key: str, default: list[int] | None = None) -> list[int]:
+        v = self.cfg.get(key)
+        if v is None:
+            return list(default or [])
+        if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+            raise ValueError(f"{self.where(key)} must be a list of integers")
+        return v
+
+    def first_int(self, key: str, default: Any = ...) -> int:
+        """Some families (Hunyuan) give per-layer lists for a value that is uniform in practice."""
+        v = self.cfg.get(key)
+        if isinstance(v, list):
+            if not v:
+                raise ValueError(f"{self.where(key)} is an empty list")
+            if len(set(v)) > 1:
+                raise ValueError(f"{self.where(key)} varies by layer ({sorted(set(v))}); not supported")
+            return Fields({key: v[0]}, self.family).int(key)
+        return self.int(key, default=default)
+
+
+MAX_LAYERS = 10_000  # ModelSpec's bound; checked before any per-layer list is built

@@ -1,0 +1,54 @@
+"""Precision presets from a checkpoint's quantisation config (``hf_quant_config.json`` from NVIDIA
+ModelOpt, or a config.json's ``quantization_config``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["quant_preset"]
+
+
+def _compressed_tensors_preset(q: Mapping[str, Any]) -> dict[str, str]:
+    """compressed-tensors (Kimi-K2.5's INT4 experts): the quantised group's bits and type; modules on the
+    ignore list (attention, shared experts, dense MLPs, lm_head) stay bf16."""
+    groups = q.get("config_groups")
+    if not isinstance(groups, Mapping) or not groups:
+        raise ValueError("compressed-tensors config without config_groups")
+    w = next(iter(groups.values())).get("weights") if isinstance(next(iter(groups.values())), Mapping) else None
+    if not isinstance(w, Mapping):
+        raise ValueError("compressed-tensors config_groups entry without 'weights'")
+    bits, kind = w.get("num_bits"), str(w.get("type") or "")
+    table = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8", (4, "float"): "mxfp4"}
+    dtype = table.get((bits, kind))
+    if dtype is None:
+        raise ValueError(f"compressed-tensors weights of {bits} bits {kind!r} are not modelled; known: 4/8-bit int, 8-bit float")
+    ignore = " ".join(str(x) for x in q.get("ignore") or [])
+    rest = "bf16" if ("self_attn" in ignore or "attn" in ignore) else dtype
+    return {"weights": rest, "routed_experts": dtype}
+
+
+def quant_preset(quant_config: Mapping[str, Any]) -> dict[str, str]:
+    """Suggested precision from an ``hf_quant_config.json`` (NVIDIA ModelOpt) or a config's
+    ``quantization_config``: {"weights": ..., "routed_experts": ...} with planner dtype names."""
+    if not isinstance(quant_config, Mapping):
+        raise ValueError("the quantisation config must be a JSON object")
+    q = quant_config.get("quantization", quant_config)
+    if not isinstance(q, Mapping):
+        raise ValueError("'quantization' must be an object")
+    if "quantization_config" in q and isinstance(q["quantization_config"], Mapping):  # a whole config.json
+        q = q["quantization_config"]
+    elif isinstance(q.get("text_config"), Mapping) and isinstance(q["text_config"].get("quantization_config"), Mapping):
+        q = q["text_config"]["quantization_config"]
+    algo = str(q.get("quant_algo") or q.get("quant_method") or "").lower()
+    fmt = str(q.get("fmt") or "").lower()
+    if algo == "compressed-tensors":
+        return _compressed_tensors_preset(q)
+    table = {"nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "fp8": "fp8", "w4a16_awq": "int4", "awq": "int4",
+             "gptq": "int4", "w8a8": "int8", "int8": "int8", "mixed_precision": "fp8"}
+    for key, dtype in table.items():
+        if key in algo or (key == "fp8" and fmt.startswith("e4m3")):
+            if algo == "mixed_precision":
+                return {"weights": "fp8", "routed_experts": "nvfp4"}
+            return {"weights": "fp8" if dtype in ("nvfp4", "mxfp4") else dtype, "routed_experts": dtype}
+    raise ValueError(f"unrecognised quantisation {algo or '(none)'!r}; known: nvfp4, mxfp4, fp8, awq/gptq int4, int8")

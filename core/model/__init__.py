@@ -1,0 +1,8 @@
+"""What a model is (:mod:`core.model.spec`), its mixers (:mod:`core.model.mixers`), its FFN blocks
+(:mod:`core.model.ffn`) and its parameter counts (:mod:`core.model.params`)."""
+
+from core.model.mixers import MIXER_KINDS, Indexer, Mixer, MixerSpec
+from core.model.spec import MixerGroup, ModelSpec, MoESpec, PublishedCounts, group_layers
+
+__all__ = ["MIXER_KINDS", "Indexer", "Mixer", "MixerGroup", "MixerSpec", "ModelSpec", "MoESpec", "PublishedCounts",
+           "group_layers"]

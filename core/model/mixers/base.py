@@ -1,0 +1,122 @@
+"""The interface every mixer kind implements (one file per kind in this folder).
+
+A *mixer* is the token-mixing half of a decoder layer: softmax attention in its variants, or a linear /
+state-space recurrence. Each method describes ONE layer serving ONE sequence; ``ctx`` is a context length
+in tokens (a float or a numpy array, so a curve is one call), ``tp`` the attention tensor-parallel size,
+``kv_dtype`` the KV-cache storage dtype (``bf16``, ``fp16``, ``fp8``, ``int8``). Units are in the names.
+
+The sums over a model's layers (parameters, per-GPU weights, cache, decode reads, FLOPs, TP checks) live
+in ``core.params``, ``core.memory`` and ``core.perf`` and never ask which kind a mixer is: what differs
+between kinds is here, in the subclass.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["KV_BYTES", "Mixer", "Phase", "kv_bytes_per_element"]
+
+Phase = Literal["decode", "prefill"]
+
+# Bytes per cached K/V element (the cache dtypes engines offer: vLLM --kv-cache-dtype, SGLang, TRT-LLM).
+KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0}
+
+
+def kv_bytes_per_element(kv_dtype: str) -> float:
+    try:
+        return KV_BYTES[kv_dtype]
+    except KeyError:
+        raise ValueError(f"unknown KV cache dtype {kv_dtype!r}; allowed: {', '.join(KV_BYTES)}") from None
+
+
+class Mixer(BaseModel):
+    """Base of every mixer kind; a subclass declares ``kind: Literal["..."]`` and overrides what differs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # -- what it is ------------------------------------------------------------------------------
+    def label(self) -> str:
+        """Short name for tables and legends ("MLA", "GQA, sliding 128", "Gated DeltaNet")."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line of geometry for the Home page and the Catalog."""
+        return self.label()
+
+    @property
+    def caches_context(self) -> bool:
+        """True when the layer keeps a per-token cache (softmax attention); False for a fixed state only."""
+        return True
+
+    def cache_format(self, kv_dtype: str) -> str:
+        """How the cache is stored, for chart subtitles ("bf16 K/V", "584 B serving-format entries")."""
+        return f"{kv_dtype} K/V"
+
+    def cache_split_note(self) -> str:
+        """How attention TP splits the cache, in a sentence fragment."""
+        return ""
+
+    # -- parameters --------------------------------------------------------------------------------
+    def params(self, hidden: int) -> int:
+        """Weights of one layer's mixer."""
+        raise NotImplementedError
+
+    def params_per_rank(self, hidden: int, tp: int) -> float:
+        """Weights one attention-TP rank holds (column/row-parallel split, replicated parts whole)."""
+        raise NotImplementedError
+
+    def tp_problems(self, tp: int) -> list[str]:
+        """Why attention TP ``tp`` cannot split this layer (empty when it can)."""
+        return []
+
+    def output_features(self) -> int:
+        """Input width of the output projection (heads x value head size): the GEMM after attention."""
+        raise NotImplementedError
+
+    # -- cache and state (one sequence) ------------------------------------------------------------
+    def cache_parts(self, ctx, kv_dtype: str) -> dict[str, object]:
+        """The cache that grows with the context, bytes by labelled part (whole layer, before any split)."""
+        return {}
+
+    def cache_bytes(self, ctx, kv_dtype: str):
+        return sum(self.cache_parts(ctx, kv_dtype).values(), np.zeros_like(np.asarray(ctx, dtype=np.float64)))
+
+    def cache_bytes_per_rank(self, ctx, kv_dtype: str, tp: int):
+        """The growing cache one attention-TP rank holds."""
+        return self.cache_bytes(ctx, kv_dtype)
+
+    def cache_bytes_per_token(self, kv_dtype: str) -> float:
+        """Bytes one more token adds (below any window cap; a compressed cache's long-context rate)."""
+        return 0.0
+
+    def kv_elements_per_token(self) -> int:
+        """Cached K/V elements per token (0 where the cache is not K/V elements)."""
+        return 0
+
+    def state_bytes(self) -> float:
+        """Fixed bytes per sequence whatever its length (recurrent or compressor state)."""
+        return 0.0
+
+    def state_bytes_per_rank(self, tp: int) -> float:
+        return self.state_bytes()
+
+    def state_label(self) -> str:
+        return "fixed state"
+
+    def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
+        """Growing-cache bytes one decode step reads on one rank (a sparse layer reads less than it
+        stores); the fixed state is read and written apart (``state_bytes_per_rank``)."""
+        return float(self.cache_bytes_per_rank(ctx, kv_dtype, tp))
+
+    # -- FLOPs (per query token, one rank) ---------------------------------------------------------
+    def projection_flops_per_token(self, hidden: int, tp: int, phase: Phase) -> float:
+        """Matmul FLOPs of the layer's projections: 2 x the rank's weights (+ what a kind adds)."""
+        return 2.0 * self.params_per_rank(hidden, tp)
+
+    def score_flops_per_token(self, ctx, tp: int, phase: Phase):
+        """Score and value FLOPs: decode, one new token over ``ctx`` cached ones; prefill, the mean per
+        token of a causal prompt of ``ctx`` tokens."""
+        return 0.0

@@ -1,0 +1,151 @@
+"""Linear attention and state-space mixers: a fixed recurrent state per sequence instead of a growing
+K/V cache, read and written back every decode step. Weights and state split over TP with the heads.
+
+* Gated DeltaNet (Qwen3.5, Qwen3-Next): ``in_proj_qkvz`` h -> 2 nk hk + 2 nv hv, ``in_proj_ba`` h -> 2 nv,
+  a depthwise causal conv over the q/k/v channels, ``dt_bias`` and ``A_log``, a gated RMSNorm, ``out_proj``.
+  State: an fp32 ``nv x hk x hv`` matrix + a bf16 conv window of ``kernel - 1`` steps.
+* KDA, Kimi Delta Attention (Kimi-K3, Kimi Linear): q, k, v, g projections h -> heads x dim, short convs on
+  q, k, v, a low-rank forget gate (``f_a`` h -> dim, ``f_b`` dim -> heads x dim), ``dt_bias``, ``A_log``,
+  ``b_proj`` h -> heads, an output norm, ``o_proj``. State: fp32 ``heads x dim x dim`` + three bf16 conv
+  windows.
+* Mamba-2 (Nemotron-H / Nemotron-3): ``in_proj`` h -> z, x, B, C, dt; a depthwise conv over x, B, C (with
+  bias), ``dt_bias``, ``A_log``, ``D``, a gated RMSNorm, ``out_proj``. State: fp32 ``heads x head_dim x
+  d_state`` + a bf16 conv window.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from core.model.mixers.base import Mixer
+
+__all__ = ["KDA", "GatedDeltaNet", "LinearMixer", "Mamba2"]
+
+_FP32, _BF16 = 4, 2
+_Dim = Field(gt=0, le=100_000)
+
+
+class LinearMixer(Mixer):
+    """What the linear kinds share: no per-token cache, a fixed state split over TP, no score FLOPs
+    (the state update is a few FLOPs per state element, small beside the projections)."""
+
+    conv_kernel: int = Field(4, gt=0, le=1_000)
+
+    @property
+    def caches_context(self) -> bool:
+        return False
+
+    def state_label(self) -> str:
+        return "linear-attention state (fixed)"
+
+    def cache_format(self, kv_dtype: str) -> str:
+        return "fp32 recurrent state"
+
+    def cache_split_note(self) -> str:
+        return "linear-attention states split over TP with their heads"
+
+    def _replicated(self, hidden: int) -> int:
+        return 0
+
+    def params_per_rank(self, hidden: int, tp: int) -> float:
+        rep = self._replicated(hidden)
+        return rep + (self.params(hidden) - rep) / tp
+
+    def state_bytes_per_rank(self, tp: int) -> float:
+        return self.state_bytes() / tp
+
+    def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
+        return 0.0
+
+
+class GatedDeltaNet(LinearMixer):
+    kind: Literal["gated_deltanet"] = "gated_deltanet"
+    key_heads: int = _Dim
+    key_head_dim: int = _Dim
+    value_heads: int = _Dim
+    value_head_dim: int = _Dim
+
+    def label(self) -> str:
+        return "Gated DeltaNet"
+
+    def describe(self) -> str:
+        return (f"Gated DeltaNet: {self.key_heads} key heads × {self.key_head_dim}, {self.value_heads} value heads "
+                f"× {self.value_head_dim}")
+
+    def _conv_channels(self) -> int:
+        return 2 * self.key_heads * self.key_head_dim + self.value_heads * self.value_head_dim
+
+    def params(self, hidden: int) -> int:
+        h, nk, hk, nv, hv = hidden, self.key_heads, self.key_head_dim, self.value_heads, self.value_head_dim
+        return (h * (2 * nk * hk + 2 * nv * hv) + h * 2 * nv + self._conv_channels() * self.conv_kernel
+                + 2 * nv + hv + nv * hv * h)
+
+    def output_features(self) -> int:
+        return self.value_heads * self.value_head_dim
+
+    def state_bytes(self) -> float:
+        """Qwen3.5-397B: 64 x 128 x 128 x 4 + 12,288 x 3 x 2 = 4,268,032 B per layer."""
+        return float(self.value_heads * self.key_head_dim * self.value_head_dim * _FP32
+                     + self._conv_channels() * (self.conv_kernel - 1) * _BF16)
+
+
+class KDA(LinearMixer):
+    kind: Literal["kda"] = "kda"
+    num_heads: int = _Dim
+    head_dim: int = _Dim
+
+    def label(self) -> str:
+        return "KDA"
+
+    def describe(self) -> str:
+        return f"KDA (Kimi Delta Attention): {self.num_heads} heads × {self.head_dim}"
+
+    def _replicated(self, hidden: int) -> int:
+        """``f_a`` (h -> dim), ``b_proj`` (h -> heads) and the output norm stay whole on every rank."""
+        return hidden * self.head_dim + hidden * self.num_heads + self.head_dim
+
+    def params(self, hidden: int) -> int:
+        h, nh, hd, k = hidden, self.num_heads, self.head_dim, self.conv_kernel
+        w = nh * hd
+        return 4 * h * w + 3 * w * k + h * hd + hd * w + w + nh + h * nh + hd + w * h
+
+    def output_features(self) -> int:
+        return self.num_heads * self.head_dim
+
+    def state_bytes(self) -> float:
+        w = self.num_heads * self.head_dim
+        return float(self.num_heads * self.head_dim * self.head_dim * _FP32 + 3 * w * (self.conv_kernel - 1) * _BF16)
+
+
+class Mamba2(LinearMixer):
+    kind: Literal["mamba2"] = "mamba2"
+    num_heads: int = _Dim
+    head_dim: int = _Dim
+    n_groups: int = _Dim
+    state_size: int = _Dim
+    conv_bias: bool = True
+
+    def label(self) -> str:
+        return "Mamba-2"
+
+    def describe(self) -> str:
+        return f"Mamba-2: {self.num_heads} heads × {self.head_dim}, state {self.state_size}"
+
+    def _conv_channels(self) -> int:
+        return self.num_heads * self.head_dim + 2 * self.n_groups * self.state_size
+
+    def params(self, hidden: int) -> int:
+        h, d_inner, g, n = hidden, self.num_heads * self.head_dim, self.n_groups, self.state_size
+        ch = self._conv_channels()
+        return (h * (2 * d_inner + 2 * g * n + self.num_heads) + ch * self.conv_kernel + (ch if self.conv_bias else 0)
+                + 3 * self.num_heads + d_inner + d_inner * h)
+
+    def output_features(self) -> int:
+        return self.num_heads * self.head_dim
+
+    def state_bytes(self) -> float:
+        """Nemotron-3-Super: 128 x 64 x 128 x 4 + 10,240 x 3 x 2 = 4,255,744 B per layer."""
+        return float(self.num_heads * self.head_dim * self.state_size * _FP32
+                     + self._conv_channels() * (self.conv_kernel - 1) * _BF16)

@@ -1,0 +1,129 @@
+"""Parallel layouts: which are valid for a model, the default one for a cluster, pipeline stages and what
+each stage holds.
+
+A replica is split as attention TP x attention DP = expert TP x EP GPUs per pipeline stage, times PP
+stages, times DP replicas (:class:`core.specs.ParallelLayout`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+from core._checks import is_whole, whole
+from core.model import ModelSpec
+from core.specs import ParallelLayout
+
+__all__ = ["StageCounts", "attention_tp_problems", "check_layout", "default_layout", "divisors", "fitting_tp",
+           "pipeline_stages", "stage_counts"]
+
+
+def divisors(n: int) -> list[int]:
+    """Every divisor of ``n``, ascending."""
+    n = whole("n", n, 1, 10**12)
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def attention_tp_problems(model: ModelSpec, tp: int) -> list[str]:
+    """Why attention TP ``tp`` cannot split the model's mixers (each kind says for itself; no repeats)."""
+    out: list[str] = []
+    for g in model.mixers:
+        out += [p for p in g.mixer.tp_problems(tp) if p not in out]
+    return out
+
+
+def fitting_tp(model: ModelSpec, tp: int) -> int:
+    """The attention TP ``model`` runs at beside a model at ``tp`` (a separate speculative draft): the same
+    when its mixers split that way, else 1."""
+    return tp if not attention_tp_problems(model, whole("tp", tp, 1, 100_000)) else 1
+
+
+def check_layout(model: ModelSpec, layout: ParallelLayout, redundant_experts: int = 0) -> list[str]:
+    """Problems that make a layout invalid for a model (empty list: valid)."""
+    if not (is_whole(redundant_experts) and 0 <= redundant_experts <= 100_000):
+        raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {redundant_experts!r}")
+    problems = attention_tp_problems(model, layout.attention_tp)
+    if layout.pp > model.num_layers:
+        problems.append(f"PP {layout.pp} exceeds the {model.num_layers} layers")
+    if model.moe is not None:
+        slots = model.moe.n_routed_experts + redundant_experts
+        if slots % layout.ep:
+            problems.append(f"EP {layout.ep} does not divide the {model.moe.n_routed_experts} routed experts"
+                            + (f" + {redundant_experts} redundant" if redundant_experts else ""))
+        if model.moe.expert_intermediate_size % layout.expert_tp:
+            problems.append(f"expert TP {layout.expert_tp} does not divide the expert width "
+                            f"{model.moe.expert_intermediate_size}")
+    elif layout.ep > 1:
+        problems.append("a dense model has no experts to spread over EP > 1")
+    return problems
+
+
+def default_layout(model: ModelSpec, total_gpus: int, gpus_per_node: int = 8) -> ParallelLayout:
+    """TP inside a node (the largest power of two <= 8 that divides the GPUs and the heads), PP across
+    nodes; MoE experts spread with EP = TP (vLLM's ``--tensor-parallel-size N --enable-expert-parallel``,
+    ``--pipeline-parallel-size`` across nodes). The Layouts page searches for better ones."""
+    if total_gpus < 1:
+        raise ValueError(f"total_gpus must be >= 1, got {total_gpus}")
+    limit = max(1, min(8, gpus_per_node, total_gpus))
+    tp = 1
+    for t in (8, 4, 2, 1):
+        if t > limit or total_gpus % t:
+            continue
+        if not check_layout(model, _tp_layout(model, t, total_gpus // t)):
+            tp = t
+            break
+    return _tp_layout(model, tp, total_gpus // tp)
+
+
+def _tp_layout(model: ModelSpec, tp: int, pp: int) -> ParallelLayout:
+    if model.moe is None:
+        return ParallelLayout(attention_tp=tp, ep=1, expert_tp=tp, pp=pp)
+    ep = tp if model.moe.n_routed_experts % tp == 0 else 1
+    return ParallelLayout(attention_tp=tp, ep=ep, expert_tp=tp // ep, pp=pp)
+
+
+def pipeline_stages(num_layers: int, pp: int) -> list[range]:
+    """Contiguous pipeline stages, the first ``num_layers % pp`` one layer longer."""
+    for name, v in (("num_layers", num_layers), ("pp", pp)):
+        if not (is_whole(v) and 1 <= v <= 10_000):
+            raise ValueError(f"{name} must be a whole number in 1..10,000, got {v!r}")
+    base, extra = divmod(num_layers, pp)
+    out, start = [], 0
+    for s in range(pp):
+        n = base + (1 if s < extra else 0)
+        out.append(range(start, start + n))
+        start += n
+    return out
+
+
+@dataclass(frozen=True)
+class StageCounts:
+    """What a run of layers (a pipeline stage, or the whole model) holds: layers, dense-FFN, FFN-free and
+    MoE layers, and the layers of each mixer group (in ``model.mixers`` order)."""
+
+    layers: int
+    dense: int
+    ffn_free: int
+    moe: int
+    per_group: tuple[int, ...]
+
+
+def stage_counts(model: ModelSpec, stage: range | None = None) -> StageCounts:
+    """The :class:`StageCounts` of ``stage`` (default: every layer). Cached: the layout search asks for
+    the same few stages thousands of times."""
+    stage = range(model.num_layers) if stage is None else stage
+    if not (isinstance(stage, range) and stage.step == 1 and 0 <= stage.start <= stage.stop <= model.num_layers):
+        raise ValueError(f"stage must be a range of layers within 0..{model.num_layers}, got {stage!r}")
+    return _stage_counts(model, stage.start, stage.stop)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage_counts(model: ModelSpec, start: int, stop: int) -> StageCounts:
+    def inside(layers) -> int:
+        return sum(1 for i in layers if start <= i < stop)
+
+    dense, free = inside(model.dense_layers), inside(model.ffn_free_layers)
+    moe = (stop - start - dense - free) if model.moe is not None else 0
+    return StageCounts(stop - start, dense, free, moe, tuple(inside(g.layers) for g in model.mixers))
