@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import memory, params, roofline
+from core import memory, roofline
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
 
 __all__ = [
@@ -275,26 +275,29 @@ def intensity_sweep(model: ModelSpec, gpus: list[GPUSpec], batches, precision: P
 
 @dataclass(frozen=True)
 class DecodeStep:
-    """Roofline bound of one decode step on one GPU, summed over pipeline stages (arrays over tokens)."""
+    """The decode roofline (:func:`core.perf.decode_roofline`) over an array of batch sizes: per GPU of the
+    busiest pipeline stage, for one micro-batch's pass, with the time each sequence waits per token."""
 
-    tokens: np.ndarray  # tokens per step in one replica
-    weight_bytes: np.ndarray  # weights read per GPU (experts actually touched)
-    kv_bytes: np.ndarray  # KV cache read per GPU
-    flops: np.ndarray  # FLOPs per GPU
-    memory_time_s: np.ndarray
-    compute_time_s: np.ndarray
-    time_s: np.ndarray  # sum over stages of max(memory, compute)
-    experts_touched: np.ndarray  # distinct routed experts touched per MoE layer (of the replica's batch)
+    tokens: np.ndarray  # query tokens per step in one replica
+    weight_bytes: np.ndarray  # weights read per GPU of the busiest stage (experts actually touched)
+    kv_bytes: np.ndarray  # cache read (and recurrent state read and written) per GPU of that stage
+    flops: np.ndarray  # FLOPs per GPU of that stage
+    memory_time_s: np.ndarray  # bytes / HBM bandwidth, per token step (scaled like time_s)
+    compute_time_s: np.ndarray  # FLOPs at each kernel's dense peak, per token step
+    time_s: np.ndarray  # each sequence's time per token: every kernel at max(memory, compute)
+    experts_touched: np.ndarray  # distinct routed experts touched per MoE layer by one micro-batch
+    microbatches: np.ndarray  # micro-batches in flight (min(PP, sequences))
+    stage: np.ndarray  # the busiest stage (0-based)
+    num_stages: int = 1
 
     @property
     def memory_bound(self) -> np.ndarray:
         return self.memory_time_s >= self.compute_time_s
 
-
-def _attention_score_flops_per_token(model: ModelSpec, ctx) -> float:
-    """Score and value FLOPs of one decode token over ``ctx`` cached tokens, all layers, each as its mixer
-    attends (windows, top-k, compressed entries; none on linear layers)."""
-    return sum(len(g.layers) * float(g.mixer.score_flops_per_token(ctx, 1, "decode")) for g in model.mixers)
+    @property
+    def tokens_per_s(self) -> np.ndarray:
+        """Tokens per second of the replica (every micro-batch)."""
+        return self.tokens / self.time_s
 
 
 def decode_step(
@@ -308,15 +311,14 @@ def decode_step(
     sequences=None,
     assumptions: MemoryAssumptions | None = None,
 ) -> DecodeStep:
-    """Lower bound of a decode step for ``tokens`` tokens per step in each replica (``sequences``
-    sequences, default one token each) at ``context_len`` cached tokens per sequence.
+    """The roofline of a decode step for ``tokens`` query tokens per step in each replica (``sequences``
+    sequences, default one token each) at ``context_len`` cached tokens per sequence: the step-time model's
+    per-layer works (:mod:`core.kernels`: each mixer's cache reads, only the touched experts, the LM head,
+    ...) with every efficiency at 1, no floors, no overheads, no communication (:func:`core.perf.decode_roofline`).
+    With pipeline stages the figures are the busiest stage's, with ``min(PP, sequences)`` micro-batches in
+    flight."""
+    from core import perf
 
-    Per GPU and pipeline stage: bytes = the weights it holds, with routed experts counted only when
-    touched (each local expert with probability ``1 - (1 - k/N)^T``), + the KV cache of its sequences;
-    FLOPs = its share of ``2 x active matmul parameters x tokens`` + attention scores. Time = sum over
-    stages of ``max(bytes / HBM bandwidth, FLOPs / dense peak)``: no efficiency factors (the step-time
-    model adds those), no communication.
-    """
     a = assumptions or MemoryAssumptions()
     prec = Precision.of(precision)
     problems = memory.check_layout(model, layout, a.redundant_experts)
@@ -324,57 +326,25 @@ def decode_step(
         raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
     t = np.atleast_1d(_tokens(tokens))
     seqs = t if sequences is None else np.broadcast_to(np.atleast_1d(_tokens(sequences)), t.shape)
-    peak_dtype = memory.precision_support(gpu, prec.weights).compute_dtype
-    peak = gpu.tflops(peak_dtype) * 1e12
-    bw = gpu.hbm_bytes_per_s
-    touched = (
-        expected_experts_touched(t, model.moe.top_k, model.moe.n_routed_experts)
-        if model.moe is not None
-        else np.zeros_like(t)
-    )
-    p_touch = touched / model.moe.n_routed_experts if model.moe is not None else np.zeros_like(t)
-    one = memory.stage_memories(
-        model, gpu, layout, prec, _one_token(), assumptions=a
-    )
-    gpus_per_stage = layout.gpus_per_stage
-    stages = memory.pipeline_stages(model.num_layers, layout.pp)
-    active_matmul = params.active_params(model, "excl_input_embedding")
-    linear_flops = 2.0 * active_matmul * t
-    score_flops = _attention_score_flops_per_token(model, context_len) * t
-    seqs_per_rank = np.ceil(seqs / layout.attention_dp)
-    total_w = np.zeros_like(t)
-    total_kv = np.zeros_like(t)
-    total_f = np.zeros_like(t)
-    mem_t = np.zeros_like(t)
-    cmp_t = np.zeros_like(t)
-    step = np.zeros_like(t)
-    for r in one:
-        comp = r.components
-        weights = sum(v for k, v in comp.items() if k in params.COMPONENTS and k not in ("routed_experts", "vision", "embedding"))
-        experts = comp.get("routed_experts", 0.0)
-        stage_w = weights + experts * p_touch
-        stage_layers = stages[r.stage]
-        fraction = len(stage_layers) / model.num_layers
-        # one sequence's KV on this GPU at the context (stage share, TP split, windows), as in the Fit page
-        kv_one = memory.kv_bytes_per_sequence_on_gpu(model, context_len, prec.kv_cache, layout.attention_tp, stage_layers)
-        stage_kv = seqs_per_rank * kv_one
-        stage_f = (linear_flops + score_flops) * fraction / gpus_per_stage
-        m_time = (stage_w + stage_kv) / bw
-        c_time = stage_f / peak
-        total_w += stage_w
-        total_kv += stage_kv
-        total_f += stage_f
-        mem_t += m_time
-        cmp_t += c_time
-        step += np.maximum(m_time, c_time)
-    return DecodeStep(t, total_w, total_kv, total_f, mem_t, cmp_t, step, touched)
-
-
-def _one_token():
-    from core.specs import Workload
-
-    return Workload(batch=1, input_len=1, output_len=1)
-
+    if not isinstance(context_len, (int, np.integer)) or isinstance(context_len, bool) or not 1 <= context_len <= 100_000_000:
+        raise ValueError(f"context_len must be a whole number in 1..100,000,000, got {context_len!r}")
+    rows = []
+    for ti, si in zip(t, seqs, strict=True):
+        if ti <= 0 or si <= 0:
+            raise ValueError("tokens and sequences per step must be > 0")
+        if ti < si or ti / si > 1_000:
+            raise ValueError(f"{ti:g} tokens from {si:g} sequences: each sequence brings 1 to 1,000 tokens per step")
+        r = perf.decode_roofline(model, gpu, layout, prec, float(ti), int(context_len), tokens_per_sequence=float(ti / si),
+                                 redundant_experts=a.redundant_experts)
+        scale = r.step_s / r.stage_s if r.stage_s else 1.0
+        rows.append((r.weight_bytes, r.cache_bytes, r.flops, r.memory_s * scale, r.compute_s * scale, r.step_s,
+                     r.microbatches, r.stage))
+    cols = [np.array(c, dtype=np.float64) for c in zip(*rows, strict=True)] or [np.zeros(0)] * 8
+    micro = cols[6]
+    touched = (expected_experts_touched(t / micro, model.moe.top_k, model.moe.n_routed_experts)
+               if model.moe is not None else np.zeros_like(t))
+    return DecodeStep(t, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], np.asarray(touched, dtype=np.float64),
+                      micro, cols[7].astype(np.int64), layout.pp)
 
 
 def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, tokens: float) -> list[dict]:

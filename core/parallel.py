@@ -7,11 +7,11 @@ stages, times DP replicas (:class:`core.specs.ParallelLayout`).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 from core._checks import is_whole, whole
+from core._memo import by_identity
 from core.model import ModelSpec
 from core.specs import ParallelLayout
 
@@ -119,7 +119,7 @@ def stage_counts(model: ModelSpec, stage: range | None = None) -> StageCounts:
     return _stage_counts(model, stage.start, stage.stop)
 
 
-@functools.lru_cache(maxsize=4096)
+@by_identity(4096)
 def _stage_counts(model: ModelSpec, start: int, stop: int) -> StageCounts:
     def inside(layers) -> int:
         return sum(1 for i in layers if start <= i < stop)

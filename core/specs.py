@@ -154,6 +154,11 @@ class GPUSpec(BaseModel):
         return self
 
     @property
+    def short_name(self) -> str:
+        """The name without its parenthesised detail ("H200" of "H200 (141 GB HBM3e)"), for chart titles."""
+        return self.name.split(" (")[0]
+
+    @property
     def memory_bytes(self) -> int:
         """Device memory in bytes (what vLLM's gpu_memory_utilization is a fraction of)."""
         return self.hbm_bytes if self.hbm_bytes is not None else int(self.hbm_capacity_gb * 2**30)
@@ -541,12 +546,16 @@ class LinkFactors(BaseModel):
 
 class SystemFactors(BaseModel):
     """Whole-step effects: fixed time per layer outside the big kernels (norms, RoPE, router top-k,
-    residual adds, their launches) and the share of communication that two-batch overlap hides."""
+    residual adds, their launches), the share of communication that two-batch overlap hides, and the
+    micro-batches a pipeline keeps in flight per stage (a stated assumption: continuous batching in decode,
+    prompt chunks in prefill)."""
 
     model_config = _FROZEN
 
     layer_overhead_us: Annotated[float, Field(ge=0, le=100_000)] = 20.0
     overlap_eff: Annotated[float, Field(ge=0, le=1)] = 0.8
+    decode_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 2.0
+    prefill_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 8.0
 
 
 EFFICIENCY_FAMILIES = (

@@ -79,7 +79,7 @@ if is_moe:
     dense = moe.dense_equivalent_intensity(model, batches, moe.element_bytes(gpu, prec.weights))
     curves.append(pd.DataFrame({"batch": batches, "intensity": dense, "series": "dense FFN of equal active width"}))
 ridges = pd.DataFrame(
-    [{"value": float(sweep["ridge"][i, 0]), "label": f"{g.name.split(' (')[0]} ridge {float(sweep['ridge'][i, 0]):,.0f}"}
+    [{"value": float(sweep["ridge"][i, 0]), "label": f"{g.short_name} ridge {float(sweep['ridge'][i, 0]):,.0f}"}
      for i, g in enumerate(gpus)]
 )
 chart(
@@ -101,7 +101,7 @@ for g in gpus:
     dt = moe.element_bytes(g, prec.expert_dtype).compute_dtype
     peak, bw = roofline.gpu_arrays([g], dt)
     roofs.append(pd.DataFrame({"intensity": xs, "tflops": roofline.attainable_tflops(peak, bw, xs[None, :])[0],
-                               "gpu": f"{g.name.split(' (')[0]} ({dt})"}))
+                               "gpu": f"{g.short_name} ({dt})"}))
 peak_now, bw_now = roofline.gpu_arrays([gpu], eb_expert.compute_dtype)
 points = pd.DataFrame(
     [{"intensity": x["intensity"], "tflops": float(roofline.attainable_tflops(peak_now, bw_now, x["intensity"])[0, 0]),
@@ -114,7 +114,7 @@ points = points.groupby("key", as_index=False).agg(intensity=("intensity", "firs
 left, right = st.columns([3, 2])
 with left:
     chart(
-        roofline_chart, pd.concat(roofs), points, title=f"Roofline: the step's GEMMs on {gpu.name.split(' (')[0]}",
+        roofline_chart, pd.concat(roofs), points, title=f"Roofline: the step's GEMMs on {gpu.short_name}",
                        subtitle=f"{batch:,} tokens per step; attainable = min(peak, intensity × HBM bandwidth)",
         width="stretch",
     )
@@ -195,30 +195,35 @@ if fit_max < 1:
     step_batches = batches
 step = moe.decode_step(model, gpu, layout, prec, step_batches, ctx, assumptions=scenario.memory)
 df = pd.concat([
-    pd.DataFrame({"batch": step_batches, "ms": step.memory_time_s * 1e3, "term": "memory: weights touched + KV read"}),
+    pd.DataFrame({"batch": step_batches, "ms": step.memory_time_s * 1e3, "term": "memory: weights touched + cache read"}),
     pd.DataFrame({"batch": step_batches, "ms": step.compute_time_s * 1e3, "term": "compute: FLOPs at dense peak"}),
-    pd.DataFrame({"batch": step_batches, "ms": step.time_s * 1e3, "term": "step bound (max per stage)"}),
+    pd.DataFrame({"batch": step_batches, "ms": step.time_s * 1e3, "term": "step bound (each kernel at its slower term)"}),
 ])
 cross = step_batches[np.argmax(~step.memory_bound)] if (~step.memory_bound).any() else None
 now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
+pipeline = (f"; PP {layout.pp}: up to {layout.pp} micro-batches in flight, the busiest stage's GPU"
+            if layout.pp > 1 else "")
 chart(
     lines_chart,
-        df, x="batch", y="ms", series="term", x_title="tokens per decode step per replica (batch)",
-        y_title="time per step (ms)", y_format=",.2~f",
-        title=f"Decode step lower bound: {model.name} on {layout.total_gpus} × {gpu.name.split(' (')[0]}",
-        subtitle=f"TP {layout.attention_tp} / EP {layout.ep} / PP {layout.pp}; context {ctx:,} tokens per sequence "
-                 f"(input + half the output); up to the {max(fit_max, 1):,} sequences that fit; no efficiency factors, "
-                 "no communication",
-        vrules=pd.DataFrame({"value": [cross], "label": [f"compute-bound from {cross:,.0f}"]}) if cross else None,
-        markers=pd.DataFrame({"batch": [batch], "ms": [float(now.time_s[0] * 1e3)],
-                              "label": [f"{float(now.time_s[0] * 1e3):,.2f} ms at {batch:,}"]}),
+    df, x="batch", y="ms", series="term", x_title="tokens per decode step per replica (batch)",
+    y_title="time per token step (ms)", y_format=",.2~f",
+    title=f"Decode step lower bound: {model.name} on {layout.total_gpus} × {gpu.short_name}",
+    subtitle=f"TP {layout.attention_tp} / EP {layout.ep} / PP {layout.pp}; context {ctx:,} tokens per sequence "
+             f"(input + half the output); up to the {max(fit_max, 1):,} sequences that fit; the step-time model's "
+             f"kernels with every efficiency at 1, no communication{pipeline}",
+    vrules=pd.DataFrame({"value": [cross], "label": [f"compute-bound from {cross:,.0f}"]}) if cross else None,
+    markers=pd.DataFrame({"batch": [batch], "ms": [float(now.time_s[0] * 1e3)],
+                          "label": [f"{float(now.time_s[0] * 1e3):,.2f} ms at {batch:,}"]}),
     width="stretch",
 )
-mem_ms, cmp_ms = float(now.memory_time_s[0] * 1e3), float(now.compute_time_s[0] * 1e3)
+t_ms, mem_ms, cmp_ms = (float(x[0]) * 1e3 for x in (now.time_s, now.memory_time_s, now.compute_time_s))
+micro, replica_gpus = float(now.microbatches[0]), layout.gpus_per_stage * layout.pp
+where = (f"per GPU of the busiest stage (stage {int(now.stage[0]) + 1} of {layout.pp}) for one micro-batch of "
+         f"{batch / micro:,.1f} sequences, with {micro:,.0f} micro-batches in flight" if layout.pp > 1 else "per GPU")
 st.markdown(
-    f"At {batch:,} tokens: **{float(now.time_s[0] * 1e3):,.2f} ms per step** "
-    f"({'memory' if mem_ms >= cmp_ms else 'compute'}-bound; memory {mem_ms:,.2f} ms: "
-    f"{float(now.weight_bytes[0]) / 1e9:,.2f} GB of weights + {float(now.kv_bytes[0]) / 1e9:,.2f} GB of KV per GPU; "
-    f"compute {cmp_ms:,.3f} ms), an upper bound of **{batch / float(now.time_s[0]):,.0f} tokens/s per replica**."
+    f"At {batch:,} tokens: **{t_ms:,.2f} ms per token step** ({'memory' if mem_ms >= cmp_ms else 'compute'}-bound; "
+    f"memory {mem_ms:,.2f} ms, compute {cmp_ms:,.3f} ms), reading {float(now.weight_bytes[0]) / 1e9:,.2f} GB of weights + "
+    f"{float(now.kv_bytes[0]) / 1e9:,.2f} GB of cache {where}: an upper bound of "
+    f"**{float(now.tokens_per_s[0]):,.0f} tokens/s per replica** ({float(now.tokens_per_s[0]) / replica_gpus:,.0f} per GPU)."
 )
 st.caption("Dtypes with native tensor cores: " + ", ".join(d for d in COMPUTE_DTYPES if gpu.supports(d)) + ".")

@@ -182,7 +182,7 @@ else:
     chart(
         lines_chart, pd.concat(rows), x="batch", y="speedup", series="series", x_title="concurrent sequences (batch)",
                     y_title="speedup (×)", log_y=False, y_format=".1f",
-                    title=f"Speculative speedup vs batch on {scenario.total_gpus} × {gpu.name.split(' (')[0]} (α = {alpha:.2f}, γ = {gamma})",
+                    title=f"Speculative speedup vs batch on {scenario.total_gpus} × {gpu.short_name} (α = {alpha:.2f}, γ = {gamma})",
                     subtitle=f"roofline decode step over B tokens vs verification over B × (γ + 1); context {ctx:,} tokens; "
                              f"MoE verification touches more experts; up to the {top:,} sequences that fit",
                     hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),

@@ -117,7 +117,7 @@ if rows:
     chart(
         grouped_bars_chart, pd.DataFrame(rows), x="part", y="ms", series="plan", x_title=None,
                            y_title="kernel time per step (ms, before overlap)",
-                           title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.name.split(' (')[0]}",
+                           title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
                            subtitle="two-batch overlap hides part of the all-to-all under compute in the step times above",
         width="stretch",
     )
@@ -142,7 +142,7 @@ if model.is_moe:
     chart(
         lines_chart, data, x="ep", y="us", series="series", x_title="EP size (GPUs)", y_title="dispatch + combine per MoE layer (µs)",
                     log_y=False, y_format=",.0f",
-                    title=f"Low-latency all-to-all of {tokens} tokens per GPU: {gpu.name.split(' (')[0]}",
+                    title=f"Low-latency all-to-all of {tokens} tokens per GPU: {gpu.short_name}",
                     subtitle=f"scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s vs scale-out {gpu.scale_out_bw_gbps:,.0f} GB/s per GPU "
                              f"per direction ({ratio:.0f}× apart); fitted DeepEP factors",
                     vrules=pd.DataFrame({"value": [gpu.gpus_per_node], "label": ["node boundary"]}),

@@ -113,7 +113,7 @@ left, right = st.columns([3, 2])
 with left:
     chart(
         grouped_bars_chart, cost_df, x="tokens", y="usd", series="serving", x_title=None, y_title="$ per million tokens",
-                           title=f"Cost per million tokens: {model.name} on {gpu.name.split(' (')[0]} at ${price:g}/GPU-hour",
+                           title=f"Cost per million tokens: {model.name} on {gpu.short_name} at ${price:g}/GPU-hour",
                            subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
         width="stretch",
     )

@@ -99,13 +99,13 @@ def cache_by_layer_type(model: ModelSpec, context_len, kv_dtype: str = "bf16") -
 
 
 def decode_read_bytes_per_sequence(model: ModelSpec, context_len: float, kv_dtype: str = "bf16") -> float:
-    """Cache bytes one decode step reads for one sequence (whole model): everything it stores, except that a
-    sparse layer reads only its top-k tokens' K/V plus a scan of every index key, and a compressed layer its
-    window, top-k CSA or all HCA entries. GLM-5 at 128K: 78 x (2,048 x 1,152 + 131,072 x 132) = 1.53 GB read
-    of 13.1 GB stored."""
+    """Cache and state bytes one decode step reads for one sequence (whole model): everything it stores,
+    except that a sparse layer reads only its top-k tokens' K/V plus a scan of every index key, a compressed
+    layer its window, top-k CSA or all HCA entries and its compressor state once per entry (a recurrent state
+    is read whole). GLM-5 at 128K: 78 x (2,048 x 1,152 + 131,072 x 132) = 1.53 GB read of 13.1 GB stored."""
     ctx = context_scalar(context_len)
-    return float(sum(len(g.layers) * (g.mixer.decode_read_bytes_per_rank(ctx, kv_dtype, 1) + g.mixer.state_bytes())
-                     for g in model.mixers))
+    return float(sum(len(g.layers) * (g.mixer.decode_read_bytes_per_rank(ctx, kv_dtype, 1)
+                                      + g.mixer.decode_state_read_bytes_per_rank(1)) for g in model.mixers))
 
 
 def fixed_state_bytes_per_sequence(model: ModelSpec) -> float:

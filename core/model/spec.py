@@ -8,11 +8,11 @@ state-space recurrence) followed by a dense FFN, a MoE block, or nothing (``ffn_
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from core._memo import by_identity
 from core.model import params as _params
 from core.model.mixers import Mixer, MixerSpec
 
@@ -219,6 +219,6 @@ class ModelSpec(BaseModel):
         return _params.mtp_params(self)
 
 
-@functools.lru_cache(maxsize=256)
+@by_identity(256)
 def _first_cached(m: ModelSpec) -> Mixer:
     return min((g for g in m.mixers if g.mixer.caches_context), key=lambda g: g.layers[0]).mixer

@@ -6,7 +6,7 @@ import pytest
 
 from core import comms, perf, validation
 from core.catalog import load_catalog
-from core.specs import ParallelLayout, Precision
+from core.specs import KernelFactors, LinkFactors, ParallelLayout, Precision
 
 cat = load_catalog()
 
@@ -81,7 +81,7 @@ def test_normal_kernel_bytes_by_hand():
     nvl = 4096 * 7392 * gpus * 7 / 8 / 200e9
     ib = 4096 * 7392 * nodes * 3 / 4 / 50e9
     assert ib > nvl
-    one = perf.LinkFactors(scale_up_eff=1.0, scale_out_eff=1.0, latency_us=0.0)
+    one = LinkFactors(scale_up_eff=1.0, scale_out_eff=1.0, latency_us=0.0)
     t = perf.alltoall_call_s(m, g, ParallelLayout(attention_dp=32, ep=32), 4096, "fp8", "normal", 8, one,
                              routing_groups=(4, 4))
     assert t == pytest.approx(max(nvl, ib))
@@ -99,22 +99,27 @@ def test_normal_kernel_matches_deepep_logical_bandwidth():
             assert validation.predict(case) == pytest.approx(case["measured"]["value"], rel=0.10), case["id"]
 
 
-def test_pipeline_stage_imbalance_by_hand():
-    # DeepSeek-V3 on PP4: stages of 16 (3 dense + 13 MoE), 15, 15, 15 (MoE) layers. With 1 s per layer common
-    # to all, 2 s per MoE layer, 0.5 s per dense FFN: 16 + 26 + 1.5 = 43.5 s and 15 + 30 = 45 s, total 178.5 s;
-    # the slowest stage sets the pace: 4 x 45 / 178.5 = 1.00840
-    m = cat.model("deepseek-v3")
-    parts = {"attention_projections": 61.0, "routed_experts": 2.0 * 58, "dense_ffn": 0.5 * 3, "lm_head": 0.0}
-    assert perf._stage_imbalance(m, 4, parts) == pytest.approx(4 * 45 / 178.5)
-    # a 3-second LM head on the last stage makes it the slowest: 4 x 48 / 181.5
-    assert perf._stage_imbalance(m, 4, {**parts, "lm_head": 3.0}) == pytest.approx(4 * 48 / 181.5)
+def test_pipeline_stages_hold_their_own_layers_and_the_slowest_sets_the_pace():
+    # DeepSeek-V3 on 4 x 8 H800 at TP8 x PP4: stages of 16 (3 dense + 13 MoE), 15, 15, 15 MoE layers. The two
+    # middle stages hold the same layers and each sends its activations on; the last sends nothing and runs the
+    # LM head. The pipeline keeps 2 x 4 = 8 micro-batches in flight (decode), so a token waits
+    # 4 x the slowest stage / (1 - 3 / (8 + 3))
+    m, g = cat.model("deepseek-v3"), cat.gpu("h800")
+    eff = perf.resolve_efficiency("h800", cat.efficiency)
+    st = perf.step_time(m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", perf.StepConfig("decode", 8.0, 2048), eff)
+    s0, s1, s2, s3 = st.stage_s
+    send = st.components["pp_send"] / 3
+    assert s1 == pytest.approx(s2)
+    assert s3 == pytest.approx(s1 - send + st.components["lm_head"])
+    assert st.step_s == pytest.approx(4 * max(st.stage_s) / (1 - 3 / 11))
+    assert sum(st.stage_s) == pytest.approx(st.compute_s + st.comm_s)
 
 
 def test_grouped_gemm_memory_bound_by_hand():
     # one H200 with 32 of DeepSeek-V3's experts, 16 tokens per rank x 8 GPUs x top-8 = 1,024 assignments:
     # practically all 32 experts touched: 32 x 44,040,192 params x (1 + 4/16384) B = 1.41 GB read
     m, g = cat.model("deepseek-v3"), cat.gpu("h200")
-    f = perf.KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
+    f = KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
     lay = ParallelLayout(attention_dp=8, ep=8)
     t = perf.grouped_gemm_s(m, g, lay, Precision.of("fp8"), 128, 1024, f)
     touched = 32 * (1 - (1 - 8 / 256) ** 128)
@@ -127,7 +132,7 @@ def test_grouped_gemm_counts_distinct_experts_per_token():
     # 0.868916 of the 32 local experts are read (the audit's S1 figure; 0.865194 if the 512 picks were
     # independent draws): 32 x 0.868916 x 44,040,192 x (1 + 4/16384) B = 1.22485 GB / 4.8 TB/s = 255.18 us
     m, g = cat.model("deepseek-v3"), cat.gpu("h200")
-    f = perf.KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
+    f = KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
     t = perf.grouped_gemm_s(m, g, ParallelLayout(attention_dp=8, ep=8), Precision.of("fp8"), 64, 512, f)
     assert t * 1e6 == pytest.approx(255.177, abs=0.001)
 

@@ -277,9 +277,11 @@ def test_v4_cache_by_hand():
 
 def test_v4_decode_reads_68_mb_at_128k():
     # window 43 x 584 x 128 + top-512 entries on 21 CSA layers + a scan of 32,768 index keys x 68 B on each
-    # + every HCA entry (20 x 1,024 x 584) = 68,246,528 B, plus the fixed states read every step
-    read = memory.decode_read_bytes_per_sequence(V4F, 131072) - memory.fixed_state_bytes_per_sequence(V4F)
-    assert read == 43 * 584 * 128 + 21 * (512 * 584 + 32768 * 68) + 20 * 1024 * 584 == 68_246_528
+    # + every HCA entry (20 x 1,024 x 584) = 68,246,528 B; the compressor states are read once per entry they
+    # yield: 21 x 81,920 / 4 + 20 x 524,288 / 128 = 512,000 B per token
+    read = memory.decode_read_bytes_per_sequence(V4F, 131072)
+    assert read == 43 * 584 * 128 + 21 * (512 * 584 + 32768 * 68) + 20 * 1024 * 584 + 21 * 81920 / 4 + 20 * 524288 / 128
+    assert 43 * 584 * 128 + 21 * (512 * 584 + 32768 * 68) + 20 * 1024 * 584 == 68_246_528
 
 
 def test_v4_single_kv_head_is_replicated_over_tp():

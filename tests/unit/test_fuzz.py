@@ -71,6 +71,7 @@ from core.layout import Plan
 from core.memory import GGUF_BLOCKS
 from core.moe import GemmElementBytes
 from core.model.mixers import MIXER_KINDS
+from core.kernels import Work
 from core.perf import StepConfig
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.specs import (
@@ -698,8 +699,14 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return choice(["imported-x", "custom-0123456789"])
     if name == "family":
         return choice(EFFICIENCY_FAMILIES)
-    if name == "kind":
+    if name in ("kind", "kernel"):
         return choice(["low_latency", "normal"])
+    if ann == "Work":
+        from core.kernels import Work
+
+        return st.builds(Work, fl(0, 1e15, wrong=False), fl(0, 1e12, wrong=False), fl(0, 1e12, wrong=False),
+                         fl(1e9, 1e16, wrong=False),
+                         choice(["dense_gemm", "attention_decode", "grouped_gemm_prefill"]))
     if name == "metric":
         return st.one_of(st.none(), text(20))
     if name in ("text", "token"):
@@ -772,6 +779,7 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "intensity": _f(0, 1e4), "target_intensity": _f(0, 1e4), "latency_s": _f(0, 1e-3),
     "price_per_gpu_hour": _f(0, 10), "setup_steps": _f(0, 10), "skew": _f(0, 3), "temperature": _f(0, 2),
     "tokens_per_gpu": _f(1, 1e4), "tokens_per_s": _f(1, 1e6), "tokens_per_expert": _f(0, 1e4),
+    "tokens_per_sequence": _f(1, 16), "imbalance": _f(1, 10), "bw_bytes": _f(1e9, 1e13),
     "tol": _f(1e-12, 1e-3), "update_speed": _f(1e-4, 0.1), "hbm_tbps": _f(0.1, 10), "peak_tflops": _f(1, 1e4),
     "target_s": lambda ann: st.one_of(st.none(), fl(1e-3, 10)), "tokens": _f(1, 1e5), "sequences": _f(1, 1e3),
     "s": lambda ann: fl(0, 3), "gpus": lambda ann: fl(1, 1000),
@@ -1038,10 +1046,10 @@ def _hostile_variant(draw, base: dict) -> dict:
 INPUT_DATACLASSES = {
     "disagg.Traffic": (Traffic, dict(requests_per_min=fl(1, 1e4), input_len=it(1, 10**6), output_len=it(1, 10**6),
                                       ttft_s=fl(0.1, 10), tpot_s=fl(0.01, 1))),
-    "perf.StepConfig": (StepConfig, dict(phase=choice(["decode", "prefill"]), tokens_per_gpu=fl(1, 1e4),
-                                         context_len=it(1, 10**6), overlap=choice(["none", "two_batch"]),
-                                         comm_kernel=st.one_of(st.none(), choice(["low_latency", "normal"])),
-                                         redundant_experts=it(0, 64), imbalance=fl(1, 4))),
+    "kernels.StepConfig": (StepConfig, dict(phase=choice(["decode", "prefill"]), tokens_per_gpu=fl(1, 1e4),
+                                            context_len=it(1, 10**6), overlap=choice(["none", "two_batch"]),
+                                            comm_kernel=st.one_of(st.none(), choice(["low_latency", "normal"])),
+                                            redundant_experts=it(0, 64), imbalance=fl(1, 4), tokens_per_sequence=fl(1, 8))),
     "offload.OffloadEfficiency": (offload.OffloadEfficiency, dict(
         gpu_bandwidth=fl(0.01, 1), host_bandwidth=fl(0.01, 1), unified_bandwidth=fl(0.01, 1), cpu_compute=fl(0.01, 1),
         gpu_compute=fl(0.01, 1), pcie=fl(0.01, 1), compute_buffer_gb=fl(0, 8), host_reserve_gb=fl(0, 64),
@@ -1058,7 +1066,8 @@ def test_every_validating_dataclass_is_fuzzed():
         mod = importlib.import_module(f"core.{mod_name}")
         for n in mod.__all__:
             obj = getattr(mod, n)
-            if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and "__post_init__" in vars(obj):
+            if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and "__post_init__" in vars(obj) \
+                    and obj.__module__ == mod.__name__:  # where it is defined, not where it is re-exported
                 found.add(f"{mod_name}.{n}")
     assert found == set(INPUT_DATACLASSES)
 

@@ -108,8 +108,16 @@ class Mixer(BaseModel):
 
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """Growing-cache bytes one decode step reads on one rank (a sparse layer reads less than it
-        stores); the fixed state is read and written apart (``state_bytes_per_rank``)."""
+        stores); the fixed state's traffic is apart (``decode_state_*``)."""
         return float(self.cache_bytes_per_rank(ctx, kv_dtype, tp))
+
+    def decode_state_read_bytes_per_rank(self, tp: int) -> float:
+        """Fixed-state bytes one decode step reads on one rank (a recurrent state: all of it)."""
+        return self.state_bytes_per_rank(tp)
+
+    def decode_state_write_bytes_per_rank(self, tp: int) -> float:
+        """Fixed-state bytes one decode step writes on one rank (a recurrent state: all of it, updated)."""
+        return self.state_bytes_per_rank(tp)
 
     # -- FLOPs (per query token, one rank) ---------------------------------------------------------
     def projection_flops_per_token(self, hidden: int, tp: int, phase: Phase) -> float:

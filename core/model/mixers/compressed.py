@@ -126,6 +126,18 @@ class CompressedAttention(Mixer):
     def state_label(self) -> str:
         return "compressor state (fixed)"
 
+    def decode_state_read_bytes_per_rank(self, tp: int) -> float:
+        """The whole compressor state is read once per ``ratio`` tokens, when it yields a compressed entry."""
+        return self.state_bytes() / self.ratio if self.ratio else 0.0
+
+    def decode_state_write_bytes_per_rank(self, tp: int) -> float:
+        """Each token writes its row of kv_state and score_state, ``2 x coff x dim`` fp32 values (and the
+        indexer compressor's at the index dim)."""
+        if not self.ratio:
+            return 0.0
+        dims = self.head_dim + (self.index_head_dim if self.sparse else 0)
+        return float(2 * self._coff * dims * _FP32)
+
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """The window, then the top-k CSA entries and every CSA index key, or every HCA entry."""
         e, w = self.entry_bytes, self.window
