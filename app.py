@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from core import memory, params
+from core.scenario import resolved_layout
 from ui.format import bytes_h, params_h
 from ui.scenario import PAGES, catalog, current_model, page_setup, sidebar
 
@@ -53,8 +54,8 @@ c[2].metric("FLOPs per token", f"{params.flops_per_token(model) / 1e9:,.1f} GFLO
 c[3].metric(f"KV cache per token ({prec.kv_cache})", bytes_h(kv_tok), help="All layers; MLA caches a 576-element latent per layer.")
 c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off", delta_arrow="off")
 
-layout = scenario.layout or memory.default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
-draft = cat.model(scenario.spec.draft_model_id) if scenario.spec.kind == "draft_model" and scenario.spec.draft_model_id else None
+layout = resolved_layout(scenario, model)
+draft = cat.draft_model_for(scenario.spec)
 try:
     fit = memory.per_gpu_memory(model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft)
 except ValueError as e:

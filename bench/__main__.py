@@ -35,7 +35,7 @@ def main() -> None:
 
     import numpy as np
 
-    from core import memory, moe
+    from core import moe
     from core import speculative as sd
 
     alphas, gammas = np.linspace(0, 1, 201), np.arange(1, 17)

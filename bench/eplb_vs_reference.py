@@ -46,7 +46,7 @@ def _as_np(x) -> np.ndarray:
 def same_outputs(a, b) -> list[str]:
     """Names of the outputs that differ (shape or values)."""
     bad = []
-    for name, x, y in zip(("phy2log", "log2phy", "logcnt"), a, b):
+    for name, x, y in zip(("phy2log", "log2phy", "logcnt"), a, b, strict=False):
         x, y = _as_np(x), _as_np(y)
         if x.shape != y.shape or not np.array_equal(x, y):
             bad.append(name)
@@ -86,13 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, replicas, groups, nodes, gpus in CASES:
         w_ref = torch.from_numpy(weight.copy())
         ref_out = ref.rebalance_experts(w_ref, replicas, groups, nodes, gpus)  # warm-up
-        ref_ms = median_ms(lambda: ref.rebalance_experts(w_ref, replicas, groups, nodes, gpus), REPEAT)
+        args = (replicas, groups, nodes, gpus)
+        ref_ms = median_ms(lambda w=w_ref, a=args: ref.rebalance_experts(w, *a), REPEAT)
         if ours is None:
             rows.append((name, ref_ms, None, "n/a"))
             continue
         w_ours = weight.copy()
         our_out = ours(w_ours, replicas, groups, nodes, gpus)
-        our_ms = median_ms(lambda: ours(w_ours, replicas, groups, nodes, gpus), REPEAT)
+        our_ms = median_ms(lambda w=w_ours, a=args: ours(w, *a), REPEAT)
         bad = same_outputs(ref_out, our_out)
         if bad:
             mismatches.append(name)

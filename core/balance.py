@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core._checks import whole
 from core._introsort import introsort_order_desc
 
 __all__ = [
@@ -31,19 +32,19 @@ __all__ = [
     "bias_balancing",
     "capacity_overflow",
     "capacity_per_expert",
-    "drop_rate",
-    "placement_plan",
-    "step_throughput_factor",
     "coefficient_of_variation",
     "contiguous_gpu_loads",
     "dirichlet_loads",
+    "drop_rate",
     "gpu_loads",
     "hot_expert_loads",
     "imbalance_ratio",
     "parse_loads_csv",
     "parse_prometheus_loads",
+    "placement_plan",
     "rebalance_experts",
     "replicate_experts",
+    "step_throughput_factor",
     "throughput_factor",
     "uniform_loads",
     "zipf_loads",
@@ -57,12 +58,6 @@ MAX_LOAD = 1e30  # a load (token count or fraction) beyond this is not a measure
 
 
 # ------------------------------------------------------------------------------ distributions
-
-
-def _whole(name: str, v, lo: int = 1, hi: int = MAX_EXPERTS) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {v!r}")
-    return int(v)
 
 
 def _weight32(weight, name: str = "weight") -> np.ndarray:
@@ -192,7 +187,7 @@ def gpu_loads(weight, phy2log, logcnt, num_gpus: int) -> np.ndarray:
     expert; GPU g holds replicas ``g * R/G ... (g+1) * R/G - 1``. Shapes: weight and logcnt
     ``[layers, experts]``, phy2log ``[layers, replicas]`` -> ``[layers, num_gpus]``."""
     w = np.atleast_2d(_loads(weight))
-    num_gpus = _whole("num_gpus", num_gpus)
+    num_gpus = whole("num_gpus", num_gpus)
     p2l = np.atleast_2d(np.asarray(phy2log))
     cnt = np.atleast_2d(np.asarray(logcnt, dtype=np.float64))
     if p2l.dtype.kind not in "iu" or p2l.ndim != 2 or p2l.shape[0] != w.shape[0] or p2l.shape[1] < 1:
@@ -213,8 +208,8 @@ def gpu_loads(weight, phy2log, logcnt, num_gpus: int) -> np.ndarray:
 
 def capacity_per_expert(tokens, top_k: int, n_experts: int, capacity_factor: float):
     """Slots per expert: ``tokens x top_k / N x capacity_factor`` (GShard / Switch)."""
-    n_experts = _whole("n_experts", n_experts)
-    if _whole("top_k", top_k) > n_experts:
+    n_experts = whole("n_experts", n_experts)
+    if whole("top_k", top_k) > n_experts:
         raise ValueError("need 1 <= top_k <= n_experts")
     if not np.isfinite(capacity_factor) or not 0 < capacity_factor <= 1e6:
         raise ValueError("capacity_factor must be > 0 and <= 1,000,000")
@@ -278,7 +273,7 @@ def replicate_experts(weight, num_physical: int) -> tuple[np.ndarray, np.ndarray
     logcnt [rows, n])``."""
     w = _weight32(weight)
     rows, n = w.shape
-    num_physical = _whole("num_physical", num_physical, 1, MAX_REPLICAS)
+    num_physical = whole("num_physical", num_physical, 1, MAX_REPLICAS)
     extra = num_physical - n
     if extra < 0:
         raise ValueError(f"num_physical ({num_physical}) must be >= the {n} logical experts")
@@ -351,9 +346,7 @@ def rebalance_experts(weight, num_replicas: int, num_groups: int, num_nodes: int
     layers, n = w.shape
     for name, v in (("num_replicas", num_replicas), ("num_groups", num_groups), ("num_nodes", num_nodes),
                     ("num_gpus", num_gpus)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a whole number >= 1, got {v!r}")
-        _whole(name, v, 1, MAX_REPLICAS)
+        whole(name, v, 1, MAX_REPLICAS)
     if num_replicas < n:
         raise ValueError(f"num_replicas ({num_replicas}) must be >= the {n} logical experts")
     if num_replicas % num_gpus:
@@ -564,7 +557,7 @@ def parse_prometheus_loads(text: str, metric: str | None = None) -> tuple[np.nda
 def drop_rate(load_fractions, tokens: float, top_k: int, capacity_factors) -> np.ndarray:
     """Share of the ``tokens x top_k`` assignments dropped for being over capacity, per capacity factor."""
     cfs = np.atleast_1d(np.asarray(capacity_factors, dtype=np.float64))
-    top_k = _whole("top_k", top_k)
+    top_k = whole("top_k", top_k)
     t = np.asarray(tokens, dtype=np.float64)
     if t.ndim or not np.isfinite(t) or not 0 <= t <= 1e15:
         raise ValueError("tokens must be one finite number in 0..1e15")
@@ -600,8 +593,8 @@ def placement_plan(weight, num_gpus: int, num_nodes: int, num_groups: int, redun
     """EPLB with ``redundant`` extra slots (a multiple of ``num_gpus``) against contiguous placement."""
     w = np.atleast_2d(_loads(weight))
     n = w.shape[-1]
-    num_gpus, num_nodes = _whole("num_gpus", num_gpus), _whole("num_nodes", num_nodes)
-    num_groups, redundant = _whole("num_groups", num_groups), _whole("redundant", redundant, 0)
+    num_gpus, num_nodes = whole("num_gpus", num_gpus), whole("num_nodes", num_nodes)
+    num_groups, redundant = whole("num_groups", num_groups), whole("redundant", redundant, 0)
     if n % num_gpus:
         raise ValueError(f"EP size {num_gpus} must divide the {n} experts")
     if redundant % num_gpus:

@@ -20,7 +20,16 @@ import yaml
 from pydantic import ValidationError
 
 from core.hf_config import model_from_hf_config
-from core.specs import DraftMethod, EfficiencyProfile, GPUSpec, HostSpec, InterconnectSpec, ModelSpec, describe_validation_error
+from core.specs import (
+    DraftMethod,
+    EfficiencyProfile,
+    GPUSpec,
+    HostSpec,
+    InterconnectSpec,
+    ModelSpec,
+    SpecDecodeConfig,
+    describe_validation_error,
+)
 
 __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 
@@ -79,6 +88,10 @@ class Catalog:
 
     def host(self, host_id: str) -> HostSpec:
         return _lookup(self.hosts, host_id, "host")
+
+    def draft_model_for(self, spec: SpecDecodeConfig) -> ModelSpec | None:
+        """The separate draft model a speculative config names (None for every other kind of draft)."""
+        return self.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
 
 
 def _lookup(table: Mapping[str, Any], key: str, what: str) -> Any:

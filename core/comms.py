@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core._checks import amount, no_overflow, nonneg, whole
+
 __all__ = [
     "AllToAllSplit",
     "alltoall_bytes_per_layer",
@@ -28,52 +30,12 @@ __all__ = [
 ]
 
 
-def _nonneg(name: str, x):
-    if isinstance(x, (int, float)) and not isinstance(x, bool):  # fast scalar path
-        if not (math.isfinite(x) and x >= 0):
-            raise ValueError(f"{name} must be finite and >= 0")
-        return float(x)
-    a = np.asarray(x, dtype=np.float64)
-    if np.any(~np.isfinite(a)) or np.any(a < 0):
-        raise ValueError(f"{name} must be finite and >= 0")
-    return a
-
-
-def _out(a):
-    return float(a) if np.ndim(a) == 0 else a
-
-
-def _whole(name: str, x, lo: int = 1, hi: int = 10**9) -> int:
-    """A whole number in ``lo..hi`` (ValueError otherwise, naming the range)."""
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi:
-        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
-    return int(x)
-
-
-def _scalar(name: str, x, lo: float, hi: float, *, open_lo: bool = False) -> float:
-    """A finite number in ``[lo, hi]`` (``(lo, hi]`` with ``open_lo``)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not math.isfinite(x) \
-            or not (x > lo if open_lo else x >= lo) or x > hi:
-        raise ValueError(f"{name} must be a finite number in {'(' if open_lo else '['}{lo:g}, {hi:g}], got {x!r}")
-    return float(x)
-
-
 def _rate(bw_gbps, efficiency, what: str = "bandwidth") -> float:
     """Achieved bytes per second of a link, ``bw_gbps x 1e9 x efficiency``, both validated."""
-    r = _scalar(f"{what} (GB/s)", bw_gbps, 0, 1e9, open_lo=True) * 1e9 * _scalar(f"{what} efficiency", efficiency, 0, 1.5, open_lo=True)
+    r = amount(f"{what} (GB/s)", bw_gbps, 0, 1e9, open_lo=True) * 1e9 * amount(f"{what} efficiency", efficiency, 0, 1.5, open_lo=True)
     if not r > 0:
         raise ValueError(f"{what} x efficiency is too small to move any bytes")
     return r
-
-
-def _finite(what: str, a):
-    """``a`` when every entry is finite; a ValueError when the inputs are so large that it overflows."""
-    if isinstance(a, float):  # fast scalar path (the step-time model calls these thousands of times)
-        if math.isfinite(a):
-            return a
-    elif np.all(np.isfinite(a)):
-        return _out(a)
-    raise ValueError(f"{what} overflows: the inputs are too large")
 
 
 def _quiet(x):
@@ -88,11 +50,11 @@ def alltoall_bytes_per_layer(tokens, d_model: int, top_k: int, dispatch_bytes: f
 
     DeepSeek-V3 (d = 7168, k = 8), 4,096 tokens, FP8 both ways: 4096 x 7168 x 8 x 2 = 470 MB; 29 GB over 61
     layers. 32 x 4,096 tokens, d = 4,096, k = 2, BF16 both ways: 131072 x 4096 x 2 x 4 = 4.3 GB."""
-    d_model, top_k = _whole("d_model", d_model), _whole("top_k", top_k)
-    per_elem = _scalar("dispatch_bytes", dispatch_bytes, 0, 64) + _scalar("combine_bytes", combine_bytes, 0, 64)
-    t = _nonneg("tokens", tokens)
+    d_model, top_k = whole("d_model", d_model), whole("top_k", top_k)
+    per_elem = amount("dispatch_bytes", dispatch_bytes, 0, 64) + amount("combine_bytes", combine_bytes, 0, 64)
+    t = nonneg("tokens", tokens)
     with _quiet(t):
-        return _finite("all-to-all bytes", t * d_model * top_k * per_elem)
+        return no_overflow("all-to-all bytes", t * d_model * top_k * per_elem)
 
 
 def bin_touch_probability(n_experts: int, top_k: int, bins: int, n_groups: int = 1, topk_groups: int = 1) -> float:
@@ -112,7 +74,7 @@ def bin_touch_probability(n_experts: int, top_k: int, bins: int, n_groups: int =
     group (j = 1: C(96,8)/C(128,8)); per GPU of EP32: 0.5 x (1 - C(120,8)/C(128,8)) = 0.2061."""
     for name, v in (("n_experts", n_experts), ("top_k", top_k), ("bins", bins), ("n_groups", n_groups),
                     ("topk_groups", topk_groups)):
-        _whole(name, v, 1, 100_000)
+        whole(name, v, 1, 100_000)
     if n_experts < 1 or top_k < 1 or bins < 1 or n_experts % bins:
         raise ValueError("bins must divide n_experts, and n_experts and top_k must be >= 1")
     if top_k > n_experts:
@@ -143,7 +105,7 @@ def _bin_touch(n_experts: int, top_k: int, bins: int, n_groups: int, topk_groups
 
 def fp8_scale_bytes(d_model: int, block: int = 128) -> float:
     """Extra bytes per FP8-dispatched token copy: one fp32 scale per ``block`` channels (DeepEP)."""
-    return 4.0 * -(-_whole("d_model", d_model) // _whole("block", block))
+    return 4.0 * -(-whole("d_model", d_model) // whole("block", block))
 
 
 @dataclass(frozen=True)
@@ -163,52 +125,52 @@ def alltoall_split(bytes_per_gpu: float, ep: int, domain_gpus: int) -> AllToAllS
     """Split an EP rank's all-to-all bytes by destination under uniform routing over ``ep`` ranks:
     ``1/ep`` stays local, ``(D - 1)/ep`` crosses the scale-up domain of ``D = min(ep, domain)`` GPUs,
     the rest ``(ep - D)/ep`` crosses the scale-out network."""
-    ep, domain_gpus = _whole("ep", ep), _whole("domain_gpus", domain_gpus)
-    b = float(_nonneg("bytes_per_gpu", bytes_per_gpu))
+    ep, domain_gpus = whole("ep", ep), whole("domain_gpus", domain_gpus)
+    b = float(nonneg("bytes_per_gpu", bytes_per_gpu))
     d = min(ep, domain_gpus)
-    return AllToAllSplit(b / ep, _finite("scale-up bytes", b * (d - 1) / ep), _finite("scale-out bytes", b * (ep - d) / ep))
+    return AllToAllSplit(b / ep, no_overflow("scale-up bytes", b * (d - 1) / ep), no_overflow("scale-out bytes", b * (ep - d) / ep))
 
 
 def link_time_s(nbytes, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
     """``latency + bytes / (bandwidth x efficiency)`` (bandwidth in GB/s, per direction)."""
     rate = _rate(bw_gbps, efficiency)
-    lat = _scalar("latency_s", latency_s, 0, 1e6)
-    nb = _nonneg("bytes", nbytes)
+    lat = amount("latency_s", latency_s, 0, 1e6)
+    nb = nonneg("bytes", nbytes)
     with _quiet(nb):
-        return _finite("link time", lat + nb / rate)
+        return no_overflow("link time", lat + nb / rate)
 
 
 def alltoall_time_s(split: AllToAllSplit, scale_up_gbps: float, scale_out_gbps: float, *, scale_up_eff: float = 1.0,
                     scale_out_eff: float = 1.0, latency_s: float = 0.0) -> float:
     """One all-to-all call: its fixed latency plus the slower of the scale-up and scale-out transfers
     (they proceed in parallel; the local share is a memory copy, ignored)."""
-    su, so = _nonneg("scale-up bytes", split.scale_up), _nonneg("scale-out bytes", split.scale_out)
+    su, so = nonneg("scale-up bytes", split.scale_up), nonneg("scale-out bytes", split.scale_out)
     up_rate, out_rate = _rate(scale_up_gbps, scale_up_eff, "scale-up"), _rate(scale_out_gbps, scale_out_eff, "scale-out")
-    lat = _scalar("latency_s", latency_s, 0, 1e6)
-    return float(_finite("all-to-all time", lat + max(su / up_rate, so / out_rate)))
+    lat = amount("latency_s", latency_s, 0, 1e6)
+    return float(no_overflow("all-to-all time", lat + max(su / up_rate, so / out_rate)))
 
 
 def ring_allreduce_bytes(nbytes, ranks: int):
     """Bytes each rank sends in a ring all-reduce of ``nbytes``: ``2 (n - 1) / n x bytes``."""
-    ranks = _whole("ranks", ranks)
-    nb = _nonneg("bytes", nbytes)
+    ranks = whole("ranks", ranks)
+    nb = nonneg("bytes", nbytes)
     with _quiet(nb):
-        return _finite("all-reduce bytes", 2.0 * (ranks - 1) / ranks * nb)
+        return no_overflow("all-reduce bytes", 2.0 * (ranks - 1) / ranks * nb)
 
 
 def ring_allreduce_time_s(nbytes, ranks: int, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
     """A ring all-reduce over ``ranks`` GPUs on one link type: ``2 (n - 1)`` steps of latency plus the
     ring bytes over the bandwidth; 0 for one rank."""
-    ranks = _whole("ranks", ranks)
+    ranks = whole("ranks", ranks)
     if ranks == 1:
-        return 0.0 if np.ndim(nbytes) == 0 else np.zeros_like(_nonneg("bytes", nbytes))
-    lat = _scalar("latency_s", latency_s, 0, 1e6)
+        return 0.0 if np.ndim(nbytes) == 0 else np.zeros_like(nonneg("bytes", nbytes))
+    lat = amount("latency_s", latency_s, 0, 1e6)
     return link_time_s(ring_allreduce_bytes(nbytes, ranks), bw_gbps, efficiency, 2 * (ranks - 1) * lat)
 
 
 def pp_send_bytes(tokens, d_model: int, act_bytes: float = 2.0):
     """Activations one pipeline stage sends to the next per step: ``tokens x d_model x bytes``."""
-    d_model, act = _whole("d_model", d_model), _scalar("act_bytes", act_bytes, 0, 64)
-    t = _nonneg("tokens", tokens)
+    d_model, act = whole("d_model", d_model), amount("act_bytes", act_bytes, 0, 64)
+    t = nonneg("tokens", tokens)
     with _quiet(t):
-        return _finite("pipeline send bytes", t * d_model * act)
+        return no_overflow("pipeline send bytes", t * d_model * act)

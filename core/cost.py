@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import math
 
+from core._checks import amount, no_overflow
+
 __all__ = ["HOURS_PER_YEAR", "dollars_per_million_tokens", "yearly_saving"]
 
 HOURS_PER_YEAR = 8760.0
 
 
 def _positive(name: str, x: float) -> float:
-    if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
-    return float(x)
-
-
-def _finite(what: str, x: float) -> float:
-    if not math.isfinite(x):
-        raise ValueError(f"{what} is too large to compute: the inputs are out of range")
-    return x
+    return amount(name, x, 0.0, math.inf, open_lo=True)
 
 
 def dollars_per_million_tokens(gpus: float, price_per_gpu_hour: float, tokens_per_s: float) -> float:
     """``gpus x $/GPU-hour / (tokens/s x 3600) x 1e6``: what a million tokens cost on a pool that
     produces ``tokens_per_s`` while fully busy."""
-    if price_per_gpu_hour < 0 or not math.isfinite(price_per_gpu_hour):
-        raise ValueError("price_per_gpu_hour must be >= 0")
-    return _finite("the cost per million tokens",
+    amount("price_per_gpu_hour", price_per_gpu_hour, 0.0, math.inf)
+    return no_overflow("the cost per million tokens",
                    _positive("gpus", gpus) * price_per_gpu_hour / (_positive("tokens_per_s", tokens_per_s) * 3600.0) * 1e6)
 
 
@@ -35,6 +28,5 @@ def yearly_saving(gpus: float, price_per_gpu_hour: float, speedup: float) -> flo
     i.e. ``gpus x (speedup - 1)`` more, at ``price x 8,760 h``. (The chapter's 2.52x on 2 x H100 at
     $3/GPU-hour: 3.04 GPUs avoided = $79.9K a year; its "$52K" is the cost of the 2 GPUs themselves.)"""
     s = _positive("speedup", speedup)
-    if price_per_gpu_hour < 0 or not math.isfinite(price_per_gpu_hour):
-        raise ValueError("price_per_gpu_hour must be >= 0")
-    return _finite("the yearly saving", _positive("gpus", gpus) * (s - 1.0) * price_per_gpu_hour * HOURS_PER_YEAR)
+    amount("price_per_gpu_hour", price_per_gpu_hour, 0.0, math.inf)
+    return no_overflow("the yearly saving", _positive("gpus", gpus) * (s - 1.0) * price_per_gpu_hour * HOURS_PER_YEAR)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import cost, layout, memory
+from core._checks import amount, whole
 from core.specs import ClusterSpec, MemoryAssumptions, ModelSpec, Precision, Workload
 
 __all__ = ["PoolSizing", "Traffic", "break_even_rate", "kv_bytes_per_request", "link_utilisation", "size_pools"]
@@ -56,10 +57,8 @@ def kv_bytes_per_request(model: ModelSpec, input_len: int, kv_dtype: str = "bf16
 
 def link_utilisation(bytes_per_s: float, links: int, link_gbps: float) -> float:
     """Share of ``links`` links of ``link_gbps`` GB/s (per direction) that a KV stream occupies."""
-    if isinstance(links, bool) or not isinstance(links, (int, np.integer)) or not 1 <= links <= 1_000_000:
-        raise ValueError(f"links must be a whole number in 1..1,000,000, got {links!r}")
-    if not (isinstance(link_gbps, (int, float)) and math.isfinite(link_gbps) and 0.001 <= link_gbps <= 1e9):
-        raise ValueError(f"link_gbps must be a number in [0.001, 1e9] GB/s, got {link_gbps!r}")
+    whole("links", links, 1, 1_000_000)
+    amount("link_gbps (GB/s)", link_gbps, 0.001, 1e9)
     if not (isinstance(bytes_per_s, (int, float)) and math.isfinite(bytes_per_s) and 0 <= bytes_per_s <= 1e30):
         raise ValueError(f"bytes_per_s must be a finite number in [0, 1e30], got {bytes_per_s!r}")
     return bytes_per_s / (links * link_gbps * 1e9)
@@ -91,7 +90,7 @@ def _replica(plan: layout.Plan) -> int:
 
 
 def _round_up(gpus: float, unit: int) -> int:
-    return max(unit, int(math.ceil(gpus / unit - 1e-9)) * unit)
+    return max(unit, math.ceil(gpus / unit - 1e-9) * unit)
 
 
 def size_pools(model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, *, precision: Precision | str = "fp8",

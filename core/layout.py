@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from core import memory, perf
-from core.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core import memory, parallel, perf
+from core.specs import ClusterSpec, GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
 __all__ = ["DEFAULT_TARGETS", "Plan", "decision_rule", "enumerate_layouts", "rank_of", "recommend", "recommend_with_rejections"]
 
@@ -68,11 +68,6 @@ class Plan:
         return " · ".join(p for p in parts if p) or "1 GPU"
 
 
-def _divisors(n: int) -> list[int]:
-    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
-
-
 def _redundant(model: ModelSpec, ep: int) -> int | None:
     """Redundant expert slots needed for EP to divide the experts (EPLB fills them), None if too many."""
     if model.moe is None:
@@ -91,15 +86,15 @@ def enumerate_layouts(model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | N
     domain = cluster.scale_up_domain_gpus
     max_tp = max_tp or min(domain, 16)
     out = []
-    for pp in _divisors(g):
+    for pp in parallel.divisors(g):
         if pp > cluster.num_nodes or pp > model.num_layers:
             continue
-        for dp in _divisors(g // pp):
+        for dp in parallel.divisors(g // pp):
             stage = g // (pp * dp)
-            for tp in _divisors(stage):
+            for tp in parallel.divisors(stage):
                 if tp > max_tp:
                     continue
-                for etp in _divisors(stage):
+                for etp in parallel.divisors(stage):
                     ep = stage // etp
                     if model.moe is None and ep != 1:
                         continue
@@ -127,38 +122,51 @@ def _category(parts: Mapping[str, float]) -> dict[str, float]:
     }
 
 
-def _score(model, gpu, lay, red, prec, phase, workload, target_s, eff, a, domain) -> Plan | str:
+@dataclass(frozen=True)
+class _Search:
+    """What every layout of one search is scored against (built once per search)."""
+
+    model: ModelSpec
+    gpu: GPUSpec
+    precision: Precision
+    phase: Phase
+    workload: Workload
+    target_s: float
+    efficiency: perf.Efficiency
+    assumptions: MemoryAssumptions
+    domain_gpus: int
+
+
+def _score(s: _Search, lay: ParallelLayout, redundant: int) -> Plan | str:
     """The best operating point of one layout, or the reason it has none."""
-    stage_gpus = lay.gpus_per_stage
-    if phase == "decode":
-        ctx = workload.input_len + workload.output_len // 2
-        a2 = a.model_copy(update={"redundant_experts": red})
-        seqs = memory.max_concurrent_sequences(model, gpu, lay, prec, ctx, assumptions=a2)
+    model, gpu, prec, wl = s.model, s.gpu, s.precision, s.workload
+    with_red = s.assumptions.model_copy(update={"redundant_experts": redundant})
+    one_token = Workload(batch=1, input_len=1, output_len=1)
+    if s.phase == "decode":
+        ctx = wl.decode_context_len
+        seqs = memory.max_concurrent_sequences(model, gpu, lay, prec, ctx, assumptions=with_red)
         if seqs < lay.attention_dp * lay.dp:
-            mem = memory.per_gpu_memory(model, gpu, lay, prec, Workload(batch=1, input_len=1, output_len=1), assumptions=a2)
+            mem = memory.per_gpu_memory(model, gpu, lay, prec, one_token, assumptions=with_red)
             return (f"does not fit: {mem.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
                     f"{mem.usable_bytes / 1e9:,.1f} GB usable" if mem.kv_budget_bytes <= 0
                     else f"not one {ctx:,}-token sequence per attention rank fits the KV cache")
-        cap = seqs / (stage_gpus * lay.dp)  # sequences per GPU the KV cache holds
+        cap = seqs / (lay.gpus_per_stage * lay.dp)  # sequences per GPU the KV cache holds
         candidates = [b for b in _DECODE_BATCHES if b <= cap] or [cap]
     else:
-        cap = None
-        candidates = [t for t in _PREFILL_TOKENS if t >= 256]
-    if phase == "prefill":
+        candidates = list(_PREFILL_TOKENS)
         # memory with a one-token activation peak; a chunk of b tokens adds (b - 1) x hidden x 2 B x factor
-        a1 = a.model_copy(update={"redundant_experts": red, "max_num_batched_tokens": 1})
-        mem1 = memory.per_gpu_memory(model, gpu, lay, prec, Workload(batch=1, input_len=1, output_len=1), assumptions=a1)
-        per_token_act = model.hidden_size * 2 * a.activation_factor
+        mem1 = memory.per_gpu_memory(model, gpu, lay, prec, one_token,
+                                     assumptions=with_red.model_copy(update={"max_num_batched_tokens": 1}))
+        per_token_act = model.hidden_size * 2 * s.assumptions.activation_factor
 
     def evaluate(b):
-        if phase == "prefill":
+        if s.phase == "prefill":
             if mem1.kv_budget_bytes - (b - 1) * per_token_act < mem1.kv_required_bytes:
                 return None
-            cfg = perf.StepConfig("prefill", float(b), workload.input_len, overlap="two_batch", redundant_experts=red)
+            cfg = perf.StepConfig("prefill", float(b), wl.input_len, overlap="two_batch", redundant_experts=redundant)
         else:
-            cfg = perf.StepConfig("decode", float(b), workload.input_len + workload.output_len // 2, overlap="two_batch",
-                                  redundant_experts=red)
-        return perf.step_time(model, gpu, lay, prec, cfg, eff, domain_gpus=domain)
+            cfg = perf.StepConfig("decode", float(b), wl.decode_context_len, overlap="two_batch", redundant_experts=redundant)
+        return perf.step_time(model, gpu, lay, prec, cfg, s.efficiency, domain_gpus=s.domain_gpus)
 
     # the largest operating point that fits and meets the target wins; step time grows with the batch,
     # so a binary search over the candidates finds it
@@ -168,7 +176,7 @@ def _score(model, gpu, lay, red, prec, phase, workload, target_s, eff, a, domain
         mid = (lo + hi) // 2
         b = candidates[mid]
         st = evaluate(b)
-        if st is not None and st.step_s <= target_s:
+        if st is not None and st.step_s <= s.target_s:
             best = (b, st)
             lo = mid + 1
         else:
@@ -179,18 +187,17 @@ def _score(model, gpu, lay, red, prec, phase, workload, target_s, eff, a, domain
         if last is None:
             return "does not fit even the smallest prefill chunk in memory"
         b, st = last
-        kind = "TPOT" if phase == "decode" else "TTFT"
+        kind = "TPOT" if s.phase == "decode" else "TTFT"
         return f"misses the {kind} target: {st.step_s * 1e3:,.0f} ms even at {b:,.0f} tokens per GPU"
     b, st = best
-    a2 = a.model_copy(update={"redundant_experts": red})
-    wl = Workload(batch=max(1, int(round(b * stage_gpus * lay.dp))) if phase == "decode" else 1,
-                  input_len=workload.input_len, output_len=workload.output_len)
-    mem = memory.per_gpu_memory(model, gpu, lay, prec, wl, assumptions=a2)
-    return Plan(lay, phase, red, float(b), st.step_s, st.tokens_per_s_per_gpu, mem.headroom_bytes / 1e9,
+    wl_b = Workload(batch=max(1, round(b * lay.gpus_per_stage * lay.dp)) if s.phase == "decode" else 1,
+                    input_len=wl.input_len, output_len=wl.output_len)
+    mem = memory.per_gpu_memory(model, gpu, lay, prec, wl_b, assumptions=with_red)
+    return Plan(lay, s.phase, redundant, float(b), st.step_s, st.tokens_per_s_per_gpu, mem.headroom_bytes / 1e9,
                 breakdown=_category(st.components), dense=model.moe is None)
 
 
-def _reason(p: Plan, best: Plan, domain: int) -> str:
+def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
     cat = p.breakdown
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
@@ -200,11 +207,11 @@ def _reason(p: Plan, best: Plan, domain: int) -> str:
         bits.append(f"EP {p.ep} crosses the {domain}-GPU scale-up domain: all-to-all over the network")
     elif p.ep > 1:
         bits.append(f"EP {p.ep} stays inside the {domain}-GPU NVLink domain")
-    if p.tp > 1 and p.layout.attention_dp == 1 and p.phase == "decode":
-        bits.append("TP attention replicates the MLA latent on every rank" if p.breakdown else "")
+    if p.tp > 1 and p.layout.attention_dp == 1 and p.phase == "decode" and cache_note:
+        bits.append(f"TP attention: {cache_note}")
     if p is not best:
         bits.insert(0, f"{100 * (1 - p.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu):.0f}% below the best")
-    return "; ".join(b for b in bits if b)
+    return "; ".join(bits)
 
 
 def recommend(model: ModelSpec, cluster: ClusterSpec, workload: Workload, phase: Phase, *, precision: Precision | str = "fp8",
@@ -227,33 +234,28 @@ def recommend_with_rejections(model: ModelSpec, cluster: ClusterSpec, workload: 
     target = DEFAULT_TARGETS[phase] if target_s is None else target_s
     if not (math.isfinite(target) and target > 0):
         raise ValueError("the latency target must be > 0 seconds")
-    prec = Precision.of(precision)
-    a = assumptions or MemoryAssumptions()
     if profiles is None:
         from core.catalog import load_catalog
 
         profiles = load_catalog().efficiency
-    gpu = cluster.gpu
-    eff = perf.resolve_efficiency(gpu.id, profiles)
-    domain = cluster.scale_up_domain_gpus
+    search = _Search(model, cluster.gpu, Precision.of(precision), phase, workload, target,
+                     perf.resolve_efficiency(cluster.gpu.id, profiles), assumptions or MemoryAssumptions(),
+                     cluster.scale_up_domain_gpus)
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
     for lay, red in enumerate_layouts(model, cluster):
         # data-parallel replicas change nothing per GPU: score each stage configuration once
         key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, red)
         if key not in seen:
-            seen[key] = _score(model, gpu, lay, red, prec, phase, workload, target, eff, a, domain)
+            seen[key] = _score(search, lay, red)
         result = seen[key]
         if isinstance(result, Plan):
-            result = Plan(**{**result.__dict__, "layout": lay})
-        if isinstance(result, Plan):
-            plans.append(result)
+            plans.append(replace(result, layout=lay))
         else:
             rejected.append((lay, result))
     plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.layout.pp, p.layout.attention_tp))
-    ranked = []
-    for i, p in enumerate(plans):
-        ranked.append(Plan(**{**p.__dict__, "rank": i + 1, "reason": _reason(p, plans[0], domain)}))
+    note = memory.cache_split_note(model)
+    ranked = [replace(p, rank=i + 1, reason=_reason(p, plans[0], search.domain_gpus, note)) for i, p in enumerate(plans)]
     return ranked, rejected
 
 

@@ -92,7 +92,7 @@ def implied_alpha(tokens_per_step: float, gamma: float) -> float:
 
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma):
         raise ValueError(f"gamma must be a number 1-64, got {gamma!r}")
-    g = int(round(gamma))
+    g = round(gamma)
     if not (1 <= g <= 64):
         raise ValueError("gamma must be 1-64")
     if not (1.0 <= tokens_per_step <= g + 1):

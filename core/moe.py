@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import memory, roofline
+from core._checks import amount, nonneg_array, scalar_or_array, whole
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
 
 __all__ = [
@@ -41,21 +42,12 @@ MAX_EXPERTS = 100_000
 
 
 def _tokens(x, what: str = "token counts"):
-    a = np.asarray(x, dtype=np.float64)
-    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > MAX_TOKENS):
-        raise ValueError(f"{what} must be finite, >= 0 and <= {MAX_TOKENS:g}")
-    return a
-
-
-def _whole(name: str, x, lo: int = 1, hi: int = MAX_EXPERTS) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi:
-        raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
-    return int(x)
+    return nonneg_array(what, x, MAX_TOKENS)
 
 
 def _check_k_n(top_k, n_experts) -> None:
-    _whole("n_experts", n_experts)
-    _whole("top_k", top_k)
+    whole("n_experts", n_experts)
+    whole("top_k", top_k)
     if top_k > n_experts:
         raise ValueError(f"top_k ({top_k}) cannot exceed n_experts ({n_experts})")
 
@@ -66,20 +58,15 @@ def _element_bytes(eb: GemmElementBytes | None) -> GemmElementBytes:
         return GemmElementBytes(2.0, 2.0, 2.0, "bf16")
     for name in ("weight", "act", "out"):
         v = getattr(eb, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (0.001 <= v <= 64):
-            raise ValueError(f"element bytes: {name} must be a number in [0.001, 64], got {v!r}")
+        amount(f"element bytes: {name}", v, 0.001, 64)
     return eb
-
-
-def _out(a):
-    return float(a) if np.ndim(a) == 0 else a
 
 
 def tokens_per_expert(tokens, top_k: int, n_experts: int):
     """Mean tokens per expert under uniform routing: ``tokens x top_k / n_experts``.
     Mixtral (8 experts, top-2) at 32 tokens: 8; Qwen3-235B (128, top-8) at 128: 8."""
     _check_k_n(top_k, n_experts)
-    return _out(_tokens(tokens) * top_k / n_experts)
+    return scalar_or_array(_tokens(tokens) * top_k / n_experts)
 
 
 def hottest_expert_tokens(tokens, top_k: int, n_experts: int, imbalance_ratio: float = 1.0):
@@ -89,14 +76,14 @@ def hottest_expert_tokens(tokens, top_k: int, n_experts: int, imbalance_ratio: f
     if not np.isfinite(imbalance_ratio) or not 1 <= imbalance_ratio <= 1e6:
         raise ValueError(f"imbalance_ratio must be >= 1 (max / mean) and <= 1,000,000, got {imbalance_ratio}")
     t = _tokens(tokens)
-    return _out(np.minimum(t * top_k / n_experts * imbalance_ratio, t))
+    return scalar_or_array(np.minimum(t * top_k / n_experts * imbalance_ratio, t))
 
 
 def tokens_per_gpu_under_ep(tokens, top_k: int, ep: int):
     """Token-expert assignments landing on one GPU of an EP group (uniform routing): ``T k / EP``."""
-    _whole("ep", ep)
-    _whole("top_k", top_k)
-    return _out(_tokens(tokens) * top_k / ep)
+    whole("ep", ep)
+    whole("top_k", top_k)
+    return scalar_or_array(_tokens(tokens) * top_k / ep)
 
 
 def expected_experts_touched(tokens, top_k: int, n_experts: int):
@@ -105,12 +92,12 @@ def expected_experts_touched(tokens, top_k: int, n_experts: int):
     probability ``1 - k/N``. DeepSeek-V3 at one token: 8 of 256; at thousands: all 256."""
     _check_k_n(top_k, n_experts)
     t = _tokens(tokens)
-    return _out(n_experts * (1.0 - (1.0 - top_k / n_experts) ** t))
+    return scalar_or_array(n_experts * (1.0 - (1.0 - top_k / n_experts) ** t))
 
 
 def zipf_probs(n_experts: int, s: float = 1.0) -> np.ndarray:
     """Routing probabilities ``p_i ~ 1 / i^s`` (a skewed router; s = 0 is uniform)."""
-    _whole("n_experts", n_experts)
+    whole("n_experts", n_experts)
     if not np.isfinite(s) or not 0 <= s <= 10:
         raise ValueError("the Zipf exponent s must be within 0 and 10")
     w = 1.0 / np.arange(1, n_experts + 1, dtype=np.float64) ** s
@@ -171,7 +158,7 @@ def expert_ffn_flops_bytes(model: ModelSpec, tokens_per_expert, eb: GemmElementB
 def expert_gemm_intensity(model: ModelSpec, tokens_per_expert, eb: GemmElementBytes | None = None):
     """FLOP per byte of one expert's FFN (gate/up + down) at ``tokens_per_expert`` tokens."""
     flops, moved = expert_ffn_flops_bytes(model, tokens_per_expert, eb)
-    return _out(flops / moved)
+    return scalar_or_array(flops / moved)
 
 
 def dense_equivalent_intensity(model: ModelSpec, tokens, eb: GemmElementBytes | None = None):
@@ -180,7 +167,7 @@ def dense_equivalent_intensity(model: ModelSpec, tokens, eb: GemmElementBytes | 
     if model.moe is None:
         raise ValueError(f"{model.name} is dense: it has no experts")
     flops, moved = _ffn_flops_bytes(model, active_ffn_width(model), tokens, _element_bytes(eb))
-    return _out(flops / moved)
+    return scalar_or_array(flops / moved)
 
 
 def _solve_tokens(flops_fn, target_intensity):
@@ -225,7 +212,7 @@ def batch_for_expert_intensity(model: ModelSpec, target_intensity, eb: GemmEleme
     if model.moe is None:
         raise ValueError(f"{model.name} is dense: it has no experts")
     t = _solve_tokens(lambda x: expert_ffn_flops_bytes(model, x, eb), target_intensity)
-    return _out(t * model.moe.n_routed_experts / model.moe.top_k)
+    return scalar_or_array(t * model.moe.n_routed_experts / model.moe.top_k)
 
 
 def batch_for_dense_intensity(model: ModelSpec, target_intensity, eb: GemmElementBytes | None = None):
@@ -233,7 +220,7 @@ def batch_for_dense_intensity(model: ModelSpec, target_intensity, eb: GemmElemen
     (the model's own FFN for a dense model)."""
     eb = _element_bytes(eb)
     width = active_ffn_width(model)
-    return _out(_solve_tokens(lambda x: _ffn_flops_bytes(model, width, x, eb), target_intensity))
+    return scalar_or_array(_solve_tokens(lambda x: _ffn_flops_bytes(model, width, x, eb), target_intensity))
 
 
 def intensity_sweep(model: ModelSpec, gpus: list[GPUSpec], batches, precision: Precision | str = "bf16") -> dict[str, np.ndarray]:

@@ -30,18 +30,18 @@ from core import memory, params
 from core.specs import GPUSpec, HostSpec, ModelSpec, Precision
 
 __all__ = [
+    "SINGLE_BOX_GPUS",
     "OffloadEfficiency",
     "Placement",
-    "SINGLE_BOX_GPUS",
     "best_n_cpu_moe",
     "bytes_per_token",
+    "layer_map",
     "moe_layer_indices",
     "offloaded_moe_layers",
     "placement",
     "single_box_options",
     "speed_vs_offload",
     "text_weights_bytes",
-    "layer_map",
     "upgrades",
     "validate_cases",
 ]
@@ -369,7 +369,7 @@ def best_n_cpu_moe(model: ModelSpec, host: HostSpec, precision: Precision | str,
     spare = cap - fixed
     if spare < 0:
         return None
-    on_gpu = min(n_moe, int(math.floor(spare / b.routed_per_layer))) if b.routed_per_layer else n_moe
+    on_gpu = min(n_moe, math.floor(spare / b.routed_per_layer)) if b.routed_per_layer else n_moe
     k = n_moe - on_gpu  # MoE layers that must go to the host
     return 0 if k == 0 else idx[k - 1] + 1
 

@@ -12,7 +12,7 @@ import numpy as np
 from core import layout, memory, moe, params
 from core import speculative as sd
 from core.catalog import Catalog
-from core.scenario import scenario_to_params
+from core.scenario import resolved_layout, scenario_to_params
 from core.specs import ClusterSpec, ModelSpec, Precision, Scenario, Workload
 
 __all__ = ["Report", "Section", "build_report", "compare_row"]
@@ -55,8 +55,8 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
     model = model or cat.model(scenario.model_id)
     gpu = cat.gpu(scenario.gpu_id)
     prec, wl, spec, a = scenario.precision, scenario.workload, scenario.spec, scenario.memory
-    lay = scenario.layout or memory.default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
-    draft = cat.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
+    lay = resolved_layout(scenario, model)
+    draft = cat.draft_model_for(spec)
     sections: list[Section] = []
     charts: dict[str, dict[str, Any]] = {}
 
@@ -130,12 +130,12 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
 
     # ---- speculative
     sec = Section("Speculative decoding")
-    method = cat.draft_methods.get(spec.method) if spec.enabled else None
-    alpha = spec.acceptance_rate if spec.acceptance_rate is not None else (method.default_alpha if method else 0.75)
-    c = spec.draft_cost if spec.draft_cost is not None else (method.draft_cost_c if method else 0.1)
-    g = spec.num_speculative_tokens if spec.enabled else 5
+    used = spec if spec.enabled else sd.suggested_spec(model, cat.draft_methods)
+    alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
+    g = used.num_speculative_tokens
     sec.figures += [
-        ("Assumed", f"α {alpha:.2f}, γ {g}, c {c:g}" + ("" if spec.enabled else " (speculation off: a typical draft)")),
+        ("Assumed", f"α {alpha:.2f}, γ {g}, c {c:g}"
+         + ("" if spec.enabled else f" (speculation off: {cat.draft_methods[used.method].name}, its catalog defaults)")),
         ("Tokens per step", f"{sd.expected_tokens(alpha, g):.2f}"),
         ("Speedup at low batch", f"{sd.speedup(alpha, g, c):.2f}×"),
         ("Ceiling", f"{sd.ceiling(alpha):.2f} tokens per step" if alpha < 1 else "unbounded"),
@@ -216,8 +216,8 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
     model = model or cat.model(scenario.model_id)
     gpu = cat.gpu(scenario.gpu_id)
     prec, wl, spec, a = scenario.precision, scenario.workload, scenario.spec, scenario.memory
-    lay = scenario.layout or memory.default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
-    draft = cat.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
+    lay = resolved_layout(scenario, model)
+    draft = cat.draft_model_for(spec)
     row: dict[str, Any] = {"scenario": name, "model": model.name, "GPUs": f"{scenario.total_gpus} × {gpu.name}",
                            "precision": prec.label}
     try:
@@ -239,10 +239,8 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
                                                                                    p.tokens_per_s_per_gpu), 3)
     else:
         row["best decode layout"] = "none fits"
-    method = cat.draft_methods.get(spec.method) if spec.enabled else None
     if spec.enabled:
-        alpha = spec.acceptance_rate if spec.acceptance_rate is not None else (method.default_alpha if method else 0.75)
-        c = spec.draft_cost if spec.draft_cost is not None else (method.draft_cost_c if method else 0.1)
+        alpha, c = sd.resolved_alpha_cost(spec, cat.draft_methods)
         row["speculative speedup (×)"] = round(sd.speedup(alpha, spec.num_speculative_tokens, c), 2)
     else:
         row["speculative speedup (×)"] = "off"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core._checks import no_overflow, nonneg
 from core.specs import COMPUTE_DTYPES, GPUSpec
 
 __all__ = [
@@ -30,33 +31,19 @@ def _gpu(gpu: GPUSpec | str) -> GPUSpec:
     return load_catalog().gpu(gpu)
 
 
-def _positive(name: str, x):
-    a = np.asarray(x, dtype=np.float64)
-    if np.any(~np.isfinite(a)) or np.any(a < 0):
-        raise ValueError(f"{name} must be finite and >= 0")
-    return a
-
-
-def _finite(what: str, a):
-    """``a`` when every entry is finite; a ValueError when the inputs are so large that it overflows."""
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} overflows: the inputs are too large")
-    return a
-
-
 def gemm_flops(m, k, n):
     """``2 m k n``: one multiply and one add per weight per token."""
-    m, k, n = _positive("m", m), _positive("k", k), _positive("n", n)
+    m, k, n = nonneg("m", m), nonneg("k", k), nonneg("n", n)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _finite("GEMM FLOPs", 2.0 * m * k * n)
+        return no_overflow("GEMM FLOPs", 2.0 * m * k * n)
 
 
 def gemm_bytes(m, k, n, *, weight_bytes=2.0, act_bytes=2.0, out_bytes=2.0):
     """Bytes moved: the weight ``k n`` once, the input ``m k`` once, the output ``m n`` once."""
-    m, k, n = _positive("m", m), _positive("k", k), _positive("n", n)
-    wb, ab, ob = _positive("weight_bytes", weight_bytes), _positive("act_bytes", act_bytes), _positive("out_bytes", out_bytes)
+    m, k, n = nonneg("m", m), nonneg("k", k), nonneg("n", n)
+    wb, ab, ob = nonneg("weight_bytes", weight_bytes), nonneg("act_bytes", act_bytes), nonneg("out_bytes", out_bytes)
     with np.errstate(over="ignore", invalid="ignore"):
-        return _finite("GEMM bytes", k * n * wb + m * k * ab + m * n * ob)
+        return no_overflow("GEMM bytes", k * n * wb + m * k * ab + m * n * ob)
 
 
 def gemm_intensity(m, k, n, bytes_per_elem=2.0, *, weight_bytes=None, act_bytes=None, out_bytes=None):
@@ -74,7 +61,7 @@ def gemm_intensity(m, k, n, bytes_per_elem=2.0, *, weight_bytes=None, act_bytes=
     if np.any(moved <= 0):
         raise ValueError("a GEMM must move some bytes (k x n > 0)")
     with np.errstate(over="ignore", invalid="ignore"):
-        out = _finite("GEMM intensity", flops / moved)
+        out = no_overflow("GEMM intensity", flops / moved)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -101,16 +88,16 @@ def attainable_tflops(peak_tflops, hbm_tbps, intensity):
     peak = np.asarray(peak_tflops, dtype=np.float64)
     if np.any(np.isinf(peak)) or np.any(peak < 0):
         raise ValueError("peak_tflops must be finite and >= 0 (NaN marks a GPU without the dtype)")
-    bw = _positive("hbm_tbps", hbm_tbps)
+    bw = nonneg("hbm_tbps", hbm_tbps)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.minimum(peak, _finite("intensity x bandwidth", _positive("intensity", intensity) * bw))
+        return np.minimum(peak, no_overflow("intensity x bandwidth", nonneg("intensity", intensity) * bw))
 
 
 def time_lower_bound_s(flops, bytes_moved, gpu: GPUSpec | str, dtype: str = "bf16"):
     """Roofline time bound: ``max(FLOPs / peak, bytes / bandwidth)`` in seconds."""
     g = _gpu(gpu)
-    compute = _positive("flops", flops) / (g.tflops(dtype) * 1e12)
-    memory = _positive("bytes_moved", bytes_moved) / g.hbm_bytes_per_s
+    compute = nonneg("flops", flops) / (g.tflops(dtype) * 1e12)
+    memory = nonneg("bytes_moved", bytes_moved) / g.hbm_bytes_per_s
     with np.errstate(invalid="ignore"):
         out = np.maximum(compute, memory)
     return float(out) if np.ndim(out) == 0 else out

@@ -16,21 +16,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.catalog import Catalog
+from core.model import ModelSpec
+from core.parallel import default_layout
 from core.specs import (
     DTYPES,
     KV_DTYPES,
+    SPEC_METHOD_KINDS,
     MemoryAssumptions,
     ParallelLayout,
     Precision,
     Scenario,
-    SPEC_METHOD_KINDS,
     SingleBox,
     SpecDecodeConfig,
     Workload,
     describe_validation_error,
 )
 
-__all__ = ["DEFAULT_SCENARIO", "SPEC_METHODS", "URL_KEYS", "layout_from_sizes", "scenario_from_params", "scenario_to_params"]
+__all__ = ["DEFAULT_SCENARIO", "SPEC_METHODS", "URL_KEYS", "layout_from_sizes", "resolved_layout", "scenario_from_params", "scenario_to_params"]
 
 DEFAULT_SCENARIO = Scenario()
 SPEC_METHODS = tuple(SPEC_METHOD_KINDS)
@@ -75,6 +77,11 @@ _BOX_KEYS = ("host", "bgpu", "bn", "ncm", "q", "bctx")
 
 _MAX_VALUE_CHARS = 200
 _LAYOUT_KEYS = ("tp", "etp", "pp", "dp")
+
+
+def resolved_layout(scenario: Scenario, model: ModelSpec) -> ParallelLayout:
+    """The scenario's layout, or the default one for its cluster (:func:`core.parallel.default_layout`)."""
+    return scenario.layout or default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
 
 
 def layout_from_sizes(total_gpus: int, tp: int, etp: int, pp: int, dp: int) -> ParallelLayout:

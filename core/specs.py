@@ -27,28 +27,28 @@ __all__ = [
     "ACTIVE_CONVENTIONS",
     "COMPUTE_DTYPES",
     "DTYPES",
-    "GGUF_DTYPES",
-    "HostSpec",
-    "SingleBox",
-    "SPEC_METHOD_KINDS",
-    "DraftMethod",
     "EFFICIENCY_FAMILIES",
+    "GGUF_DTYPES",
+    "KV_DTYPES",
+    "SPEC_METHOD_KINDS",
+    "ClusterSpec",
+    "DraftMethod",
     "EfficiencyProfile",
+    "GPUSpec",
+    "HostSpec",
+    "InterconnectSpec",
     "KernelFactors",
     "LinkFactors",
-    "SystemFactors",
-    "KV_DTYPES",
-    "ClusterSpec",
-    "GPUSpec",
-    "InterconnectSpec",
     "MemoryAssumptions",
-    "SpecDecodeConfig",
     "MoESpec",
     "ModelSpec",
     "ParallelLayout",
     "Precision",
     "PublishedCounts",
     "Scenario",
+    "SingleBox",
+    "SpecDecodeConfig",
+    "SystemFactors",
     "Workload",
     "describe_validation_error",
 ]
@@ -271,7 +271,13 @@ class Workload(BaseModel):
 
     @property
     def context_len(self) -> int:
+        """Tokens a sequence holds at its end: the whole prompt and every output token."""
         return self.input_len + self.output_len
+
+    @property
+    def decode_context_len(self) -> int:
+        """The mean context a decode step attends to: the prompt and half the output (``input + output // 2``)."""
+        return self.input_len + self.output_len // 2
 
 
 class ParallelLayout(BaseModel):

@@ -15,8 +15,16 @@ All closed forms broadcast over numpy arrays, so a surface is one call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from core._checks import scalar_or_array
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from core.specs import DraftMethod, ModelSpec, SpecDecodeConfig
 
 __all__ = [
     "BatchSpeedup",
@@ -29,11 +37,13 @@ __all__ = [
     "draft_acceptance",
     "expected_tokens",
     "optimal_gamma",
+    "resolved_alpha_cost",
     "sensitivity",
     "short_output_speedup",
     "simulate",
     "speedup",
     "speedup_surface",
+    "suggested_spec",
 ]
 
 
@@ -60,10 +70,6 @@ def _cost(c) -> np.ndarray:
     return c
 
 
-def _out(x):
-    return float(x) if np.ndim(x) == 0 else x
-
-
 def expected_tokens(alpha, gamma):
     """Expected tokens emitted per verification step, ``(1 - alpha^(gamma+1)) / (1 - alpha)``;
     ``gamma + 1`` at alpha = 1, 1 at alpha = 0 or gamma = 0. Equal to ``sum_{i=0..gamma} alpha^i``."""
@@ -71,20 +77,20 @@ def expected_tokens(alpha, gamma):
     near_one = np.abs(1.0 - a) < 1e-9
     safe = np.where(near_one, 0.5, a)
     closed = (1.0 - safe ** (g + 1.0)) / (1.0 - safe)
-    return _out(np.where(near_one, g + 1.0, closed))
+    return scalar_or_array(np.where(near_one, g + 1.0, closed))
 
 
 def speedup(alpha, gamma, c):
     """Speedup over plain decoding, ``E / (gamma c + 1)``: a step costs gamma draft passes plus one
     target pass and yields E tokens instead of one."""
-    return _out(np.asarray(expected_tokens(alpha, gamma)) / (_gamma(gamma) * _cost(c) + 1.0))
+    return scalar_or_array(np.asarray(expected_tokens(alpha, gamma)) / (_gamma(gamma) * _cost(c) + 1.0))
 
 
 def ceiling(alpha):
     """The limit of E as gamma grows, ``1 / (1 - alpha)`` (infinite at alpha = 1)."""
     a = _alpha(alpha)
     with np.errstate(divide="ignore"):
-        return _out(np.where(a >= 1.0, np.inf, 1.0 / np.where(a >= 1.0, 0.5, 1.0 - a)))
+        return scalar_or_array(np.where(a >= 1.0, np.inf, 1.0 / np.where(a >= 1.0, 0.5, 1.0 - a)))
 
 
 def speedup_surface(alphas, gammas, c) -> np.ndarray:
@@ -114,7 +120,7 @@ def break_even_alpha(gamma, c, *, tol: float = 1e-12):
     root = np.where(cost <= 0, 0.0, root)
     root = np.where(cost >= 1, 1.0, root)
     root = np.where(g == 0, np.nan, root)
-    return _out(root)
+    return scalar_or_array(root)
 
 
 def optimal_gamma(alpha, c, max_gamma: int = 16):
@@ -137,7 +143,7 @@ def sensitivity(alpha, gamma, c, *, d_alpha: float = 0.01):
     base = np.asarray(speedup(a, gamma, c))
     by_alpha = np.asarray(speedup(up, gamma, c)) - base
     by_gamma = np.asarray(speedup(a, _gamma(gamma) + 1, c)) - base
-    return _out(by_alpha), _out(by_gamma)
+    return scalar_or_array(by_alpha), scalar_or_array(by_gamma)
 
 
 def blended_alpha(weights, alphas) -> float:
@@ -160,7 +166,7 @@ def alpha_at_temperature(alpha_greedy, temperature, drop_per_unit: float = 0.125
         raise ValueError("temperature must be within 0 and 5")
     if not np.isfinite(drop_per_unit) or drop_per_unit < 0 or drop_per_unit > 1:
         raise ValueError("drop_per_unit must be within 0 and 1")
-    return _out(np.clip(_alpha(alpha_greedy) - drop_per_unit * t, 0.0, 1.0))
+    return scalar_or_array(np.clip(_alpha(alpha_greedy) - drop_per_unit * t, 0.0, 1.0))
 
 
 def short_output_speedup(step_speedup, output_len, setup_steps: float = 1.0):
@@ -179,7 +185,7 @@ def short_output_speedup(step_speedup, output_len, setup_steps: float = 1.0):
     rest = n - 1.0
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(rest <= 0, 1.0, rest / (setup_steps + rest / s))
-    return _out(out)
+    return scalar_or_array(out)
 
 
 # -------------------------------------------------------------------------------------- simulator
@@ -353,3 +359,33 @@ def batch_speedup(
         draft = g * float(_cost(draft_cost)) * base
     e = float(expected_tokens(alpha, g))
     return BatchSpeedup(b, base, verify, draft, e * base / (verify + draft))
+
+
+def resolved_alpha_cost(spec: SpecDecodeConfig, methods: Mapping[str, DraftMethod]) -> tuple[float, float]:
+    """(alpha, c) of a speculative config: its own acceptance rate and draft cost where it sets them, else its
+    method's catalog defaults (``catalogs/draft_methods.yaml``: every method has an entry). The pages, the
+    report and the CLI all take them from here."""
+    from core.specs import SpecDecodeConfig
+
+    if not isinstance(spec, SpecDecodeConfig):
+        raise ValueError(f"spec must be a SpecDecodeConfig, got {type(spec).__name__}")
+    if not spec.enabled:
+        raise ValueError("speculative decoding is off: there is no acceptance rate or draft cost to resolve")
+    method = methods.get(spec.method) if hasattr(methods, "get") else None
+    if method is None and (spec.acceptance_rate is None or spec.draft_cost is None):
+        raise ValueError(f"no catalog entry for the speculative method {spec.method!r}: set the acceptance rate and "
+                         "the draft cost")
+    alpha = spec.acceptance_rate if spec.acceptance_rate is not None else method.default_alpha
+    cost = spec.draft_cost if spec.draft_cost is not None else method.draft_cost_c
+    return float(alpha), float(cost)
+
+
+def suggested_spec(model: ModelSpec, methods: Mapping[str, DraftMethod]) -> SpecDecodeConfig:
+    """The draft a page explores when the scenario has speculation off: the model's own MTP module when it has
+    one, else EAGLE-3 (the engines' default head), with the method's catalog gamma."""
+    from core.specs import SpecDecodeConfig
+
+    name = "mtp" if getattr(model, "num_mtp_layers", 0) and "mtp" in methods else "eagle3"
+    if name not in methods:
+        raise ValueError(f"the draft-method catalog has no {name!r} entry")
+    return SpecDecodeConfig(method=name, num_speculative_tokens=methods[name].default_gamma)

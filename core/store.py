@@ -23,7 +23,7 @@ import time
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -159,7 +159,7 @@ def _now() -> str:
     holds for saves closer together than the clock's resolution)."""
     global _last_stamp
     with _clock_lock:
-        t = datetime.now(timezone.utc)
+        t = datetime.now(UTC)
         if _last_stamp is not None and t <= _last_stamp:
             t = _last_stamp + timedelta(microseconds=1)
         _last_stamp = t

@@ -53,11 +53,11 @@ __all__ = [
     "case_family",
     "error_summary",
     "fitted_families",
-    "owner_of",
-    "strip_fitted",
     "leave_one_out",
+    "owner_of",
     "predict",
     "predict_with",
+    "strip_fitted",
 ]
 
 METRICS = {

@@ -8,8 +8,8 @@ import streamlit as st
 from core import memory, offload
 from core.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
-from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
 from ui.render import chart
+from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
 
 page_setup("Single box", "🖥️")
 scenario = sidebar()

@@ -8,8 +8,8 @@ from core import memory
 from core.specs import Precision
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
-from ui.scenario import catalog, current_model, page_setup, sidebar
 from ui.render import chart
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Fit", "📦")
 scenario = sidebar()
@@ -17,7 +17,7 @@ cat = catalog()
 model = current_model(scenario)
 gpu = cat.gpu(scenario.gpu_id)
 prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
-draft_model = cat.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
+draft_model = cat.draft_model_for(spec)
 
 st.title("Fit")
 st.markdown(

@@ -8,8 +8,8 @@ from core import memory, moe, roofline
 from core.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, current_model, page_setup, sidebar
 from ui.render import chart
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Intensity", "📈")
 scenario = sidebar()
@@ -187,7 +187,7 @@ problems = memory.check_layout(model, layout, scenario.memory.redundant_experts)
 if problems:
     st.error("The scenario's layout does not suit this model (" + "; ".join(problems) + "); set it on the Fit page.")
     st.stop()
-ctx = wl.input_len + wl.output_len // 2
+ctx = wl.decode_context_len
 fit_max = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(layout.dp, 1)
 step_batches = batches[batches <= max(fit_max, 1)]
 if fit_max < 1:

@@ -7,8 +7,8 @@ import streamlit as st
 from core import balance as bal
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, current_model, page_setup, sidebar
 from ui.render import chart
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Balance", "⚖️")
 scenario = sidebar()

@@ -9,8 +9,8 @@ from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, current_model, default_draft_id, page_setup, sidebar, update_scenario
 from ui.render import chart
+from ui.scenario import catalog, current_model, default_draft_id, page_setup, sidebar, update_scenario
 
 page_setup("Speculative", "⚡")
 scenario = sidebar()
@@ -23,14 +23,9 @@ methods = cat.draft_methods
 st.title("Speculative decoding")
 
 # ---- the method: the scenario's, or a suggestion when speculation is off
-suggested = "mtp" if model.num_mtp_layers and "mtp" in methods else ("eagle3" if "eagle3" in methods else next(iter(methods), None))
-spec = scenario.spec if scenario.spec.enabled else SpecDecodeConfig(
-    method=suggested or "eagle",
-    num_speculative_tokens=methods[suggested].default_gamma if suggested in methods else 5,
-)
+spec = scenario.spec if scenario.spec.enabled else sd.suggested_spec(model, methods)
 method = methods.get(spec.method)
-alpha0 = spec.acceptance_rate if spec.acceptance_rate is not None else (method.default_alpha if method else 0.75)
-cost = spec.draft_cost if spec.draft_cost is not None else (method.draft_cost_c if method else 0.1)
+alpha0, cost = sd.resolved_alpha_cost(spec, methods)
 gamma = spec.num_speculative_tokens
 
 st.markdown(
@@ -154,8 +149,8 @@ with right:
 # ---- when it does not help
 st.subheader("When it stops paying: speedup vs batch")
 layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
-ctx = wl.input_len + wl.output_len // 2
-draft_model = cat.model(spec.draft_model_id) if spec.kind == "draft_model" and spec.draft_model_id else None
+ctx = wl.decode_context_len
+draft_model = cat.draft_model_for(spec)
 if memory.check_layout(model, layout, scenario.memory.redundant_experts):
     st.error("The scenario's layout does not suit this model; set it on the Fit page.")
 else:
@@ -284,7 +279,7 @@ with st.expander("Observed on a live server (paste a Prometheus scrape of vLLM o
         except ValueError as err:
             st.error(f"Could not read the scrape: {err}")
         else:
-            g_obs = int(round(obs.gamma)) if obs.gamma else gamma
+            g_obs = round(obs.gamma) if obs.gamma else gamma
             implied = live.implied_alpha(min(obs.tokens_per_step, g_obs + 1), g_obs)
             o = st.columns(4)
             o[0].metric("Observed tokens per step", f"{obs.tokens_per_step:.2f}", obs.engine, delta_color="off", delta_arrow="off")

@@ -1,6 +1,5 @@
 """Layouts: which TP / EP / DP / PP / Wide-EP layout, for prefill and for decode?"""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -8,8 +7,8 @@ from core import layout as lay_mod
 from core import perf
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from ui.charts import grouped_bars_chart, lines_chart
-from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
 from ui.render import chart
+from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
 
 page_setup("Layouts", "🧩")
 scenario = sidebar()

@@ -144,7 +144,7 @@ if model.is_moe:
         e = perf.resolve_efficiency(gpu.id, cat.efficiency)
         dec = perf.step_time(model, gpu, layout, scenario.precision,
                              perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp),
-                                             wl.input_len + wl.output_len // 2), e)
+                                             wl.decode_context_len), e)
         st.markdown(
             f"Decode, {layout.total_gpus} × {gpu.name} (TP {layout.attention_tp} / DP-attn {layout.attention_dp} / "
             f"EP {layout.ep}), {wl.batch:,} sequences: **{dec.step_s * 1e3:,.1f} ms per step**, "

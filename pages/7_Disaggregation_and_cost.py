@@ -6,10 +6,10 @@ import streamlit as st
 
 from core import cost, disagg
 from core import speculative as sd
-from core.specs import ClusterSpec
+from core.specs import ClusterSpec, Workload
 from ui.charts import grouped_bars_chart, lines_chart
-from ui.scenario import catalog, current_model, page_setup, sidebar
 from ui.render import chart
+from ui.scenario import catalog, current_model, page_setup, sidebar
 
 page_setup("Disaggregation & cost", "💰")
 scenario = sidebar()
@@ -62,12 +62,10 @@ except ValueError as err:
 
 # speculative decoding: the scenario's method, at the decode plan's batch
 if spec.enabled:
-    method = cat.draft_methods.get(spec.method)
-    alpha = spec.acceptance_rate if spec.acceptance_rate is not None else (method.default_alpha if method else 0.75)
-    c_cost = spec.draft_cost if spec.draft_cost is not None else (method.draft_cost_c if method else 0.1)
+    alpha, c_cost = sd.resolved_alpha_cost(spec, cat.draft_methods)
     dplan = pools.decode_plan
     bs = sd.batch_speedup(model, gpu, dplan.layout, prec, [dplan.tokens_per_gpu * dplan.layout.gpus_per_stage],
-                          alpha=alpha, gamma=spec.num_speculative_tokens, context_len=int(isl + osl // 2),
+                          alpha=alpha, gamma=spec.num_speculative_tokens, context_len=Workload(input_len=isl, output_len=osl).decode_context_len,
                           draft_cost=c_cost, assumptions=scenario.memory)
     default_speedup = float(max(bs.speedup[0], 0.1))
     note = (f"{spec.method} at α {alpha:.2f}, γ {spec.num_speculative_tokens}, c {c_cost:g}, at the decode plan's "
@@ -132,12 +130,13 @@ with right:
 # ---- KV hand-off
 st.subheader("KV cache from prefill to decode")
 kv_gbps = pools.kv_bytes_per_s / 1e9
-links = [l for l in cat.interconnects.values() if l.kind in ("scale_out", "scale_up")]
+links = [link for link in cat.interconnects.values() if link.kind in ("scale_out", "scale_up")]
 util = pd.DataFrame([
-    {"link": l.name, "GB/s per direction": l.bw_gbps_per_direction,
-     "one link (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, 1, l.bw_gbps_per_direction),
-     "one per prefill GPU (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, pools.prefill_gpus, l.bw_gbps_per_direction)}
-    for l in links
+    {"link": link.name, "GB/s per direction": link.bw_gbps_per_direction,
+     "one link (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, 1, link.bw_gbps_per_direction),
+     "one per prefill GPU (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, pools.prefill_gpus,
+                                                             link.bw_gbps_per_direction)}
+    for link in links
 ])
 st.markdown(
     f"**{pools.kv_bytes_per_request / 1e9:,.3f} GB per request** ({isl:,} prompt tokens, KV {prec.kv_cache}) × "

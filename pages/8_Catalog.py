@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from core.summary import gpu_rows, model_rows
 from core import memory, params
 from core.hf_config import parse_config_text, quant_preset
 from core.specs import Precision
+from core.summary import gpu_rows, model_rows
 from ui.scenario import catalog, imported_models, page_setup, register_model, sidebar, update_scenario
 
 page_setup("Catalog", "📚")

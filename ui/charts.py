@@ -338,7 +338,7 @@ def heatmap_chart(
     ramp darkens monotonically with the value, so the surface reads in greyscale too."""
     colors = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b",
               "#041c40", "#020e20"]
-    value_col = [c for c in cells.columns if c not in (x, y, band)][0]
+    value_col = next(c for c in cells.columns if c not in (x, y, band))
     rect = (
         alt.Chart(cells)
         .mark_rect()

@@ -76,7 +76,7 @@ def _table(report) -> str:
             widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in sec.table)) for c in cols]
             out.append("")
             out.append("  ".join(f"{c:<{w}}" for c, w in zip(cols, widths, strict=True)))
-            out += ["  ".join(f"{str(r.get(c, '')):<{w}}" for c, w in zip(cols, widths, strict=True)) for r in sec.table]
+            out += ["  ".join(f"{r.get(c, '')!s:<{w}}" for c, w in zip(cols, widths, strict=True)) for r in sec.table]
         out += [f"note: {n}" for n in sec.notes]
     return "\n".join(out) + "\n"
 

@@ -8,23 +8,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.memory import default_layout
-from core.scenario import layout_from_sizes
+from core.parallel import divisors
+from core.scenario import layout_from_sizes, resolved_layout
 from core.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario
 from ui.scenario import update_scenario
 
 __all__ = ["assumption_controls", "current_layout", "layout_controls"]
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
 def current_layout(s: Scenario, model: ModelSpec, gpus_per_node: int) -> tuple[ParallelLayout, bool]:
     """The scenario's layout (or the default one), and whether it is the default."""
-    if s.layout is not None:
-        return s.layout, False
-    return default_layout(model, s.total_gpus, gpus_per_node), True
+    return resolved_layout(s, model), s.layout is None
 
 
 def _on_layout() -> None:
@@ -46,12 +40,12 @@ def layout_controls(s: Scenario, model: ModelSpec, gpus_per_node: int) -> Parall
     """TP / expert-TP / PP / DP pickers limited to sizes that divide the cluster; returns the layout."""
     layout, is_default = current_layout(s, model, gpus_per_node)
     total = s.total_gpus
-    pp_opts = [d for d in _divisors(total) if d <= model.num_layers]
+    pp_opts = [d for d in divisors(total) if d <= model.num_layers]
     pp = layout.pp if layout.pp in pp_opts else 1
-    dp_opts = _divisors(total // pp)
+    dp_opts = divisors(total // pp)
     dp = layout.dp if layout.dp in dp_opts else 1
     stage = total // (pp * dp)
-    tp_opts = _divisors(stage)
+    tp_opts = divisors(stage)
     c = st.columns([1, 1, 1, 1, 1.3])
     c[0].selectbox("Attention TP", tp_opts, index=tp_opts.index(layout.attention_tp) if layout.attention_tp in tp_opts else 0,
                    key="_w_tp", on_change=_on_layout,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import altair as alt
 import pandas as pd
@@ -13,7 +13,7 @@ import pandas as pd
 from core.report import Report
 from ui.charts import COMPONENT_LABELS, lines_chart, memory_stack_chart
 
-__all__ = ["chart_png", "report_charts", "render_html", "render_markdown"]
+__all__ = ["chart_png", "render_html", "render_markdown", "report_charts"]
 
 # larger fonts for slides and print, merged into each exported spec (no global theme)
 _PRINT = {"axis": {"labelFontSize": 15, "titleFontSize": 16}, "legend": {"labelFontSize": 14, "titleFontSize": 14},
@@ -74,7 +74,7 @@ def _table_md(rows: list[dict]) -> str:
 def render_markdown(report: Report, *, images: bool = True) -> str:
     """Markdown with the charts embedded as PNG data URIs (``images=False``: figures and tables only)."""
     lines = [f"# {report.title}", "",
-             f"MoE Deployment Planner report, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Scenario URL query: "
+             f"MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: "
              f"`?{'&'.join(f'{k}={v}' for k, v in report.url_query.items())}`", ""]
     for sec in report.sections:
         lines += [f"## {sec.title}", ""]
@@ -97,7 +97,7 @@ def render_html(report: Report) -> str:
              "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
              "th{background:#f3f3f3}img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}</style></head><body>",
              f"<h1>{esc(report.title)}</h1>",
-             f"<p>MoE Deployment Planner report, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Scenario URL query: <code>?"
+             f"<p>MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: <code>?"
              f"{esc('&'.join(f'{k}={v}' for k, v in report.url_query.items()))}</code></p>"]
     for sec in report.sections:
         parts.append(f"<h2>{esc(sec.title)}</h2><ul>")

@@ -12,17 +12,16 @@ headless Chromium, see the project's STREAMLIT notes):
 
 from __future__ import annotations
 
-import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
 from pathlib import Path
 
+import streamlit as st
 from pydantic import BaseModel, ValidationError
+from streamlit.errors import StreamlitPageNotFoundError
 
 from core.catalog import Catalog, load_catalog
 from core.hf_config import decode_config, encode_config, model_from_config_text
-from core.summary import model_caveats
-from core.scenario import scenario_from_params, scenario_to_params
 from core.memory import check_layout
+from core.scenario import scenario_from_params, scenario_to_params
 from core.specs import (
     DTYPES,
     KV_DTYPES,
@@ -32,6 +31,7 @@ from core.specs import (
     Workload,
     describe_validation_error,
 )
+from core.summary import model_caveats
 
 __all__ = [
     "PAGES",

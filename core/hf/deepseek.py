@@ -16,7 +16,7 @@ from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import KDA
 from core.model.mixers.mla import MLA
 
-__all__ = ["deepseek", "dsv4", "kimi_k25", "kimi_k3"]
+__all__ = ["deepseek", "dsv4", "kimi_k3", "kimi_k25"]
 
 
 def _mla(f: Fields, **kw) -> MLA:

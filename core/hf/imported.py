@@ -7,8 +7,8 @@ import hashlib
 import json
 import zlib
 
-from core.hf.fields import MAX_CONFIG_BYTES, parse_config_text
 from core.hf.build import model_from_hf_config
+from core.hf.fields import MAX_CONFIG_BYTES, parse_config_text
 from core.model import ModelSpec
 
 __all__ = ["MAX_URL_CONFIG_CHARS", "decode_config", "encode_config", "imported_model_id", "model_from_config_text"]

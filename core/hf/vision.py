@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core._checks import whole
 from core.hf.fields import Fields
 
 __all__ = ["gemma4_vision_params", "moonvit_params", "qwen_vl_vision_params", "vision_tower_params"]
 
 
 def _text_hidden(v) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1_000_000:
-        raise ValueError(f"text_hidden (the language model's hidden size) must be a whole number 1-1,000,000, got {v!r}")
+    whole("text_hidden (the language model's hidden size)", v, 1, 1_000_000)
 
 
 def vision_tower_params(vc: Mapping[str, Any], text_hidden: int) -> int:

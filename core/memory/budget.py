@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core._checks import whole
 from core.hardware import precision_support
 from core.memory.kv import kv_bytes_per_sequence_on_gpu
 from core.memory.weights import draft_weights_and_kv, stage_weights, weights_bytes
@@ -231,9 +232,7 @@ MAX_CLUSTER_GPUS = 65_536  # the largest cluster a scenario can describe (Cluste
 
 
 def _max_gpus(v) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_CLUSTER_GPUS:
-        raise ValueError(f"max_gpus must be a whole number in 1..{MAX_CLUSTER_GPUS:,}, got {v!r}")
-    return int(v)
+    return whole("max_gpus", v, 1, MAX_CLUSTER_GPUS)
 
 
 def gpu_count_candidates(gpu: GPUSpec, max_gpus: int = 4096) -> list[int]:

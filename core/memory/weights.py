@@ -62,7 +62,7 @@ def weights_bytes(model: ModelSpec, precision: Precision | str, *, include_mtp: 
     """Bytes of all weights of ``model`` stored under ``precision`` (a Precision or a dtype name such as
     ``"fp8"``), scales included. The MTP module is added with ``include_mtp`` (vLLM / SGLang load it
     only when it serves as the speculative draft)."""
-    return int(round(sum(weight_bytes_by_component(model, precision, include_mtp=include_mtp).values())))
+    return round(sum(weight_bytes_by_component(model, precision, include_mtp=include_mtp).values()))
 
 
 def _local_experts(model: ModelSpec, layout: ParallelLayout, redundant: int) -> float:

@@ -16,7 +16,7 @@ from core._memo import by_identity
 from core.model import params as _params
 from core.model.mixers import Mixer, MixerSpec
 
-__all__ = ["MixerGroup", "ModelSpec", "MoESpec", "PublishedCounts"]
+__all__ = ["MixerGroup", "MoESpec", "ModelSpec", "PublishedCounts"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 PosInt = Annotated[int, Field(gt=0)]

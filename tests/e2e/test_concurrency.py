@@ -263,19 +263,19 @@ def test_twenty_concurrent_sessions_keep_their_own_scenarios(fresh_server, new_p
         wait_rendered(page, timeout_ms=RENDER_TIMEOUT_MS)
     t_rendered = time.perf_counter() - t_open
     rss["all_sessions"] = rss_mb(pid)
-    for i, (page, case) in enumerate(zip(pages, cases)):
+    for i, (page, case) in enumerate(zip(pages, cases, strict=False)):
         check_session(page, case, f"session {i} ({case})")
 
     # every session changes one input; all changes are fired before any is waited on
     t_change = time.perf_counter()
-    for page, change in zip(pages, changes):
+    for page, change in zip(pages, changes, strict=False):
         fire_change(page, change)
-    new_cases = [after_change(c, ch) for c, ch in zip(cases, changes)]
-    for page, case in zip(pages, new_cases):
+    new_cases = [after_change(c, ch) for c, ch in zip(cases, changes, strict=False)]
+    for page, case in zip(pages, new_cases, strict=False):
         wait_changed(page, case)
     t_changed = time.perf_counter() - t_change
     # each session shows its own new scenario, and nobody else's change reached it
-    for i, (page, case) in enumerate(zip(pages, new_cases)):
+    for i, (page, case) in enumerate(zip(pages, new_cases, strict=False)):
         check_session(page, case, f"session {i} after its change {changes[i]} ({case})")
     rss["after_changes"] = rss_mb(pid)
 
@@ -291,7 +291,7 @@ def test_twenty_concurrent_sessions_keep_their_own_scenarios(fresh_server, new_p
             "total": round(time.perf_counter() - t_start, 1),
         },
         "scenarios": [{"opened": c.url(""), "change": list(ch), "then": n.url("")}
-                      for c, ch, n in zip(cases, changes, new_cases)],
+                      for c, ch, n in zip(cases, changes, new_cases, strict=False)],
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "concurrency.json").write_text(json.dumps(report, indent=2) + "\n")

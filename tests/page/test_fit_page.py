@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.page._util import metrics, qp, run_page  # noqa: F401
+from tests.page._util import metrics, qp, run_page
 
 
 def frame_with(at, column):

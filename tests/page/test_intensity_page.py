@@ -3,7 +3,6 @@
 import pytest
 
 from core.catalog import load_catalog
-
 from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 

@@ -3,12 +3,6 @@
 from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
-
-
-
-
-
-
 def test_deepseek_on_18_h800_nodes():
     at = run(model="deepseek-v3", gpu="h800", nodes="18")
     assert len(at.success) == 2

@@ -86,7 +86,7 @@ def test_model_yaml_id_and_unknown_fields(tmp_path):
     p = root / "models" / "qwen3-32b" / "model.yaml"
     text = p.read_text()
     p.write_text(text + "\nfavourite_colour: blue\n")
-    with pytest.raises(CatalogError, match="unknown field.*favourite_colour"):
+    with pytest.raises(CatalogError, match=r"unknown field.*favourite_colour"):
         load_catalog(root)
     p.write_text(text.replace("id: qwen3-32b", "id: qwen3-33b"))
     with pytest.raises(CatalogError, match="must equal the folder name"):
@@ -97,5 +97,5 @@ def test_gpu_link_must_exist(tmp_path):
     root = _copy_catalog(tmp_path)
     p = root / "gpus" / "h100-sxm.yaml"
     p.write_text(p.read_text().replace("scale_up_link: nvlink4", "scale_up_link: nvlink9"))
-    with pytest.raises(CatalogError, match="scale_up_link.*nvlink9"):
+    with pytest.raises(CatalogError, match=r"scale_up_link.*nvlink9"):
         load_catalog(root)

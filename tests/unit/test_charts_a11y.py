@@ -15,6 +15,7 @@ Vega-Lite spec checked:
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -278,7 +279,7 @@ def test_stacked_segments_stack_in_legend_order():
 
 
 def test_segment_label_ink_contrasts_with_every_segment_colour():
-    for colour in list(C.COMPONENT_COLORS.values()) + ["#2171b5", "#006d2c", "#f16913", "#969696", "#d94801", "#bdbdbd"]:
+    for colour in [*list(C.COMPONENT_COLORS.values()), "#2171b5", "#006d2c", "#f16913", "#969696", "#d94801", "#bdbdbd"]:
         ink = C._text_on(colour)
         assert _contrast(_hex(ink), colour) >= 4.5 or (ink == "white" and _contrast("#ffffff", colour) >= 3.5), (colour, ink)
 
@@ -296,7 +297,7 @@ def test_sequential_ramps_darken_monotonically():
             color = lay.get("encoding", {}).get("color", {})
             if color.get("type") == "ordinal" and color.get("scale", {}).get("range"):
                 lum = [_luminance(c) for c in color["scale"]["range"]]
-                assert all(a > b for a, b in zip(lum, lum[1:], strict=False)), (name, color["scale"]["range"])
+                assert all(a > b for a, b in itertools.pairwise(lum)), (name, color["scale"]["range"])
                 checked += 1
     assert checked >= 1
 

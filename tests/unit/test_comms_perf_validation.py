@@ -107,7 +107,7 @@ def test_pipeline_stages_hold_their_own_layers_and_the_slowest_sets_the_pace():
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     eff = perf.resolve_efficiency("h800", cat.efficiency)
     st = perf.step_time(m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", perf.StepConfig("decode", 8.0, 2048), eff)
-    s0, s1, s2, s3 = st.stage_s
+    _s0, s1, s2, s3 = st.stage_s
     send = st.components["pp_send"] / 3
     assert s1 == pytest.approx(s2)
     assert s3 == pytest.approx(s1 - send + st.components["lm_head"])

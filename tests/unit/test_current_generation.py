@@ -6,7 +6,6 @@ import pytest
 
 from core import hf_config, memory, params
 from core.catalog import load_catalog
-from core.model.mixers.compressed import CompressedAttention
 from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import KDA, GatedDeltaNet, Mamba2
 from core.model.mixers.mla import MLA

@@ -69,9 +69,8 @@ from core.comms import AllToAllSplit
 from core.disagg import Traffic
 from core.layout import Plan
 from core.memory import GGUF_BLOCKS
-from core.moe import GemmElementBytes
 from core.model.mixers import MIXER_KINDS
-from core.kernels import Work
+from core.moe import GemmElementBytes
 from core.perf import StepConfig
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.specs import (
@@ -632,7 +631,7 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return layouts()
     if ann == "Precision":
         return precision_objs()
-    if "Precision" in ann and "dict" not in ann or name == "precision":
+    if ("Precision" in ann and "dict" not in ann) or name == "precision":
         return precisions
     if ann.startswith("dict[str, Precision"):
         return st.dictionaries(text(8), precisions, max_size=3)
@@ -640,6 +639,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.one_of(st.none(), workloads) if "None" in ann else workloads
     if "MemoryAssumptions" in ann or name == "assumptions":
         return assumptions
+    if "DraftMethod" in ann:
+        return st.sampled_from([Lazy(lambda: CAT.draft_methods, "CAT.draft_methods"), {}])
     if "SpecDecodeConfig" in ann:
         return st.one_of(st.none(), specs()) if "None" in ann else specs()
     if "ClusterSpec" in ann:
@@ -1363,7 +1364,7 @@ def test_prometheus_expert_loads_memory_bomb_is_refused():
 @given(st.one_of(prometheus_texts(), st.lists(st.tuples(
     st.sampled_from(["vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total",
                      "vllm:spec_decode_num_drafts_total", "sglang:spec_accept_length", "up"]),
-    st.sampled_from(VALUES + ("5000", "1000", "2600", "3.2", "1e-300"))), max_size=6).map(
+    st.sampled_from((*VALUES, "5000", "1000", "2600", "3.2", "1e-300"))), max_size=6).map(
     lambda xs: "\n".join(f'{n}{{engine="0"}} {v}' for n, v in xs))))
 def test_spec_decode_scrape_never_crashes(text):
     """live.spec_observation: a ValueError, or an observation in range: acceptance in [0, 1] (NaN for

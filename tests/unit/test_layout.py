@@ -1,5 +1,7 @@
 """Layout enumeration and ranking."""
 
+import itertools
+
 import pytest
 
 from core import layout as L
@@ -36,7 +38,7 @@ def test_decode_prefers_attention_dp_and_wide_ep_for_deepseek():
     # where DeepSeek and LMSYS deploy decode: attention data-parallel, wide EP
     assert best.tp == 1 and best.pp == 1 and best.ep >= 32
     assert [p.rank for p in plans[:3]] == [1, 2, 3]
-    assert all(a.tokens_per_s_per_gpu >= b.tokens_per_s_per_gpu for a, b in zip(plans, plans[1:], strict=False))
+    assert all(a.tokens_per_s_per_gpu >= b.tokens_per_s_per_gpu for a, b in itertools.pairwise(plans))
     ep72 = L.rank_of(plans, tp=1, ep=72)
     assert ep72 is not None and ep72.tokens_per_s_per_gpu > 0.85 * best.tokens_per_s_per_gpu
     assert best.step_s <= 0.100  # meets the default TPOT target

@@ -1,5 +1,6 @@
 """Single-box planning: GGUF bits per weight, host bandwidth, placement, fit and speed (issue 11)."""
 
+import itertools
 import math
 
 import pytest
@@ -189,4 +190,4 @@ def test_speed_vs_offload_is_monotone():
     sweep = offload.speed_vs_offload(DSV3, SERVER, Precision(weights="q4_k_m"), gpu=RTX4090, context_len=4096)
     assert [p.offloaded_layers for p in sweep] == list(range(59))
     speeds = [p.decode_tokens_per_s for p in sweep]
-    assert all(a > b for a, b in zip(speeds, speeds[1:]))  # every layer moved to DDR5 costs time
+    assert all(a > b for a, b in itertools.pairwise(speeds))  # every layer moved to DDR5 costs time

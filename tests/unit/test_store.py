@@ -6,7 +6,7 @@ import multiprocessing
 import sqlite3
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -64,7 +64,7 @@ def test_round_trip_keeps_every_field(tmp_path):
     assert got.scenario.precision.routed_experts == "int4"
     assert got.model_config_json == HF_CONFIG
     assert _utc(got.created_at) == _utc(got.updated_at)
-    assert abs((datetime.now(timezone.utc) - _utc(got.created_at)).total_seconds()) < 60
+    assert abs((datetime.now(UTC) - _utc(got.created_at)).total_seconds()) < 60
 
     # a scenario without an imported model stores None, not ""
     assert store.save("plain", PLAIN).model_config_json is None
@@ -223,7 +223,7 @@ def test_eight_threads_saving_at_once_all_land(tmp_path):
                 store.save(f"thread {t} save {i}", PLAIN if i % 2 else RICH)
                 if i % 5 == 0:
                     store.list()  # readers interleave with the writers
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:
             errors.append(e)
 
     t0 = time.perf_counter()

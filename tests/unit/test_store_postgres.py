@@ -87,7 +87,7 @@ def test_concurrent_saves_all_land(pg_url):
         try:
             for i in range(10):
                 store.save(f"t{t}-{i}", Scenario(num_nodes=1 + i))
-        except Exception as e:  # noqa: BLE001 - collected and asserted below
+        except Exception as e:
             errors.append(e)
 
     threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]

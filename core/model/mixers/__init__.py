@@ -38,4 +38,4 @@ def _discover() -> dict[str, type[Mixer]]:
 
 
 MIXER_KINDS: dict[str, type[Mixer]] = _discover()
-MixerSpec = Annotated[Union[tuple(MIXER_KINDS.values())], Field(discriminator="kind")]  # noqa: UP007
+MixerSpec = Annotated[Union[tuple(MIXER_KINDS.values())], Field(discriminator="kind")]
