@@ -41,7 +41,9 @@ total = params.total_params(model)
 active = params.active_params(model)
 kv_tok = memory.kv_bytes_per_token(model, prec.kv_cache)
 c = st.columns(5)
-c[0].metric("Total parameters", params_h(total), help="All weights of the main model (MTP module apart; vision tower included).")
+c[0].metric(
+    "Total parameters", params_h(total), help="All weights of the main model (MTP module apart; vision tower included)."
+)
 c[1].metric(
     "Active per token",
     params_h(active),
@@ -50,18 +52,38 @@ c[1].metric(
     delta_arrow="off",
     help=f"Counted as the vendor counts ({model.published.active_convention.replace('_', ' ')}).",
 )
-c[2].metric("FLOPs per token", f"{params.flops_per_token(model) / 1e9:,.1f} GFLOP", help="2 × active matmul parameters (forward).")
-c[3].metric(f"KV cache per token ({prec.kv_cache})", bytes_h(kv_tok), help="All layers; MLA caches a 576-element latent per layer.")
-c[4].metric("Cluster HBM", f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB", f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}", delta_color="off", delta_arrow="off")
+c[2].metric(
+    "FLOPs per token",
+    f"{params.flops_per_token(model) / 1e9:,.1f} GFLOP",
+    help="2 × active matmul parameters (forward).",
+)
+c[3].metric(
+    f"KV cache per token ({prec.kv_cache})",
+    bytes_h(kv_tok),
+    help="All layers; MLA caches a 576-element latent per layer.",
+)
+c[4].metric(
+    "Cluster HBM",
+    f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB",
+    f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}",
+    delta_color="off",
+    delta_arrow="off",
+)
 
 layout = resolved_layout(scenario, model)
 draft = cat.draft_model_for(scenario.spec)
 try:
-    fit = memory.per_gpu_memory(model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft)
+    fit = memory.per_gpu_memory(
+        model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft
+    )
 except ValueError as e:
     st.error(f"Fit: {e}")
 else:
-    verdict = "fits" if fit.fits else ("the weights fit, the workload's KV cache does not" if fit.kv_budget_bytes > 0 else "does not fit")
+    verdict = (
+        "fits"
+        if fit.fits
+        else ("the weights fit, the workload's KV cache does not" if fit.kv_budget_bytes > 0 else "does not fit")
+    )
     (st.success if fit.fits else st.warning if fit.kv_budget_bytes > 0 else st.error)(
         f"**Fit: {verdict}** with TP {layout.attention_tp} / EP {layout.ep} / PP {layout.pp}: "
         f"{fit.total_bytes / 1e9:,.1f} GB used of {fit.usable_bytes / 1e9:,.1f} GB usable per GPU "
@@ -81,9 +103,14 @@ with left:
     )
     st.markdown(
         f"- {arch}\n"
-        "- layers: " + "; ".join(f"{len(g.layers)} × {g.mixer.describe()}" for g in model.mixers)
+        "- layers: "
+        + "; ".join(f"{len(g.layers)} × {g.mixer.describe()}" for g in model.mixers)
         + f"\n- hidden {model.hidden_size:,} · vocab {model.vocab_size:,} · context up to {model.max_position_embeddings:,} tokens"
-        + (f"\n- MTP module: {model.num_mtp_layers} layer ({params_h(params.mtp_params(model))}), usable as a built-in draft" if model.num_mtp_layers else "")
+        + (
+            f"\n- MTP module: {model.num_mtp_layers} layer ({params_h(params.mtp_params(model))}), usable as a built-in draft"
+            if model.num_mtp_layers
+            else ""
+        )
     )
     with st.expander("Sources"):
         st.markdown(f"- config.json: {model.source}\n- published counts: {model.published.source}")

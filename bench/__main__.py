@@ -97,7 +97,10 @@ def main() -> None:
         offload.single_box_options(ds, hosts, dict(cat.gpus), "q4_k_m", context_len=8192)
 
     rows = [
-        (f"catalog load, cold ({len(cat.models)} models, {len(cat.gpus)} GPUs, {len(cat.hosts)} hosts)", median_ms(cold_catalog)),
+        (
+            f"catalog load, cold ({len(cat.models)} models, {len(cat.gpus)} GPUs, {len(cat.hosts)} hosts)",
+            median_ms(cold_catalog),
+        ),
         ("layout search, 1,152 H100 (DeepSeek-V3), decode", median_ms(layouts_1152_decode, repeat=3)),
         ("layout search, 1,152 H100 (DeepSeek-V3), prefill", median_ms(layouts_1152_prefill, repeat=3)),
         ("validation.predict, one system-level case", median_ms(predict_one)),
@@ -113,7 +116,9 @@ def main() -> None:
 
     kimi = cat.model("kimi-k2")
     nvl72 = ClusterSpec(gpu=cat.gpu("gb200"), num_nodes=18, gpus_per_node=4)
-    wk = np.stack([balance.zipf_loads(kimi.moe.n_routed_experts, 0.8, seed=i) for i in range(kimi.num_moe_layers)]) * 1e4
+    wk = (
+        np.stack([balance.zipf_loads(kimi.moe.n_routed_experts, 0.8, seed=i) for i in range(kimi.num_moe_layers)]) * 1e4
+    )
 
     def layouts_nvl72_decode():
         layout_mod.recommend(kimi, nvl72, Workload(batch=1, input_len=4096, output_len=1024), "decode")
@@ -127,7 +132,10 @@ def main() -> None:
     rows += [
         ("layout search, Kimi K2 on GB200 NVL72 (72 GPUs), decode", median_ms(layouts_nvl72_decode, repeat=3)),
         ("layout search, Kimi K2 on GB200 NVL72 (72 GPUs), prefill", median_ms(layouts_nvl72_prefill, repeat=3)),
-        (f"EPLB {kimi.num_moe_layers} x {kimi.moe.n_routed_experts} -> 432 slots, 72 GPUs (Kimi K2)", median_ms(eplb_kimi)),
+        (
+            f"EPLB {kimi.num_moe_layers} x {kimi.moe.n_routed_experts} -> 432 slots, 72 GPUs (Kimi K2)",
+            median_ms(eplb_kimi),
+        ),
     ]
 
     import logging
@@ -137,8 +145,13 @@ def main() -> None:
     from streamlit.testing.v1 import AppTest
 
     scenarios = {"default": {}, "heavy": HEAVY}
-    pages = ["app.py", *sorted((str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py")),
-                               key=lambda p: int(Path(p).name.split("_", 1)[0]))]
+    pages = [
+        "app.py",
+        *sorted(
+            (str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py")),
+            key=lambda p: int(Path(p).name.split("_", 1)[0]),
+        ),
+    ]
     page_rows = []
     for page in pages:
         cells = []

@@ -61,13 +61,18 @@ def main() -> None:
         for owner, fam in sorted(fams):
             entry = by_gpu.setdefault(owner, {"gpu": owner, "stack": "calibration", "inherits": "default"})
             entry[fam] = getattr(profiles[owner], fam).model_dump()
-            ids = sorted(str(c["id"]) for c in cat.validation_cases
-                         if validation.case_family(c) == fam and (owner == "default" or str(c["gpu"]) == owner))
+            ids = sorted(
+                str(c["id"])
+                for c in cat.validation_cases
+                if validation.case_family(c) == fam and (owner == "default" or str(c["gpu"]) == owner)
+            )
             note = "fitted on " + ", ".join(ids)
             if fam == "system":  # the pipeline figures are not fitted: no validation case has pipeline stages
-                note = ("layer_overhead_us and overlap_eff " + note + "; decode / prefill_microbatches_per_stage: "
-                        "assumption (continuous batching keeps ~2 micro-batches per stage in flight in decode, "
-                        "chunked prompts ~8 in prefill)")
+                note = (
+                    "layer_overhead_us and overlap_eff " + note + "; decode / prefill_microbatches_per_stage: "
+                    "assumption (continuous batching keeps ~2 micro-batches per stage in flight in decode, "
+                    "chunked prompts ~8 in prefill)"
+                )
             entry.setdefault("provenance", {})[fam] = note
         text = HEADER + yaml.safe_dump(data, sort_keys=False, width=120, allow_unicode=True)
         path.write_text(text)

@@ -134,8 +134,19 @@ def build_cases(seed: int = 20240601) -> list[dict]:
             dict(name=name, weight=w, num_replicas=replicas, num_groups=groups, num_nodes=nodes, num_gpus=gpus)
         )
     w = v3_weight()
-    cases.append(dict(name="v3_L58_E256_G8_N4_gpu32_R288", weight=w, num_replicas=288, num_groups=8, num_nodes=4, num_gpus=32))
-    cases.append(dict(name="v3_global_L58_E256_G8_N3_gpu24_R288", weight=w, num_replicas=288, num_groups=8, num_nodes=3, num_gpus=24))
+    cases.append(
+        dict(name="v3_L58_E256_G8_N4_gpu32_R288", weight=w, num_replicas=288, num_groups=8, num_nodes=4, num_gpus=32)
+    )
+    cases.append(
+        dict(
+            name="v3_global_L58_E256_G8_N3_gpu24_R288",
+            weight=w,
+            num_replicas=288,
+            num_groups=8,
+            num_nodes=3,
+            num_gpus=24,
+        )
+    )
     for c in cases:
         experts = c["weight"].shape[1]
         assert c["num_replicas"] % c["num_gpus"] == 0 and c["num_replicas"] >= experts, c["name"]
@@ -201,8 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{case['name']:<40} {policy(case['num_groups'], case['num_nodes']):<12} {ms:9.1f} ms"
             f"  same_with_stable_sort={same}"
-            + ("" if same else f" (phy2log {'same' if stable[0] == phy2log else 'differs'},"
-                                f" log2phy {'same' if stable[1] == log2phy else 'differs'})")
+            + (
+                ""
+                if same
+                else f" (phy2log {'same' if stable[0] == phy2log else 'differs'},"
+                f" log2phy {'same' if stable[1] == log2phy else 'differs'})"
+            )
         )
         cases_out.append(
             {

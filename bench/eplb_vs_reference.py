@@ -37,6 +37,7 @@ CASES = [
     ("V3-like 58x256, 288 slots, 3 nodes x 8 GPUs (global)", 288, 8, 3, 24),
 ]
 
+
 def _as_np(x) -> np.ndarray:
     if hasattr(x, "detach"):  # a torch tensor
         x = x.detach().cpu().numpy()
@@ -55,7 +56,9 @@ def same_outputs(a, b) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="core.balance vs DeepSeek's reference EPLB")
-    ap.add_argument("--reference", default=os.environ.get("EPLB_REFERENCE"), help="path to eplb.py (default: $EPLB_REFERENCE)")
+    ap.add_argument(
+        "--reference", default=os.environ.get("EPLB_REFERENCE"), help="path to eplb.py (default: $EPLB_REFERENCE)"
+    )
     args = ap.parse_args(argv)
 
     try:

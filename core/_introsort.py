@@ -92,8 +92,8 @@ def _insertion(v, ix, first, last):
     for i in range(first + 1, last):
         if v[i] > v[first]:
             val, key = v[i], ix[i]
-            v[first + 1:i + 1] = v[first:i]
-            ix[first + 1:i + 1] = ix[first:i]
+            v[first + 1 : i + 1] = v[first:i]
+            ix[first + 1 : i + 1] = ix[first:i]
             v[first], ix[first] = val, key
         else:
             _linear_insert(v, ix, i)

@@ -303,8 +303,9 @@ def _rebalance_hierarchical(weight: np.ndarray, num_physical: int, num_groups: i
     # 1. pack expert groups onto nodes, balancing the nodes' loads
     group_load = weight.reshape(layers, num_groups, group_size).sum(axis=-1, dtype=np.float32)
     group_pack, group_rank = balanced_packing(group_load, num_nodes)
-    log2mlog = (((group_pack * groups_per_node + group_rank) * group_size)[:, :, None]
-                + np.arange(group_size, dtype=np.int64)).reshape(layers, n)
+    log2mlog = (
+        ((group_pack * groups_per_node + group_rank) * group_size)[:, :, None] + np.arange(group_size, dtype=np.int64)
+    ).reshape(layers, n)
     mlog2log = _inverse(log2mlog)
     # 2. replicate experts inside each node ("mlog": node-major logical order)
     mlog_load = np.take_along_axis(weight, mlog2log, axis=-1).reshape(layers * num_nodes, n // num_nodes)
@@ -344,8 +345,12 @@ def rebalance_experts(weight, num_replicas: int, num_groups: int, num_nodes: int
         raise ValueError("weight must be finite and >= 0")
     w = _weight32(w)
     layers, n = w.shape
-    for name, v in (("num_replicas", num_replicas), ("num_groups", num_groups), ("num_nodes", num_nodes),
-                    ("num_gpus", num_gpus)):
+    for name, v in (
+        ("num_replicas", num_replicas),
+        ("num_groups", num_groups),
+        ("num_nodes", num_nodes),
+        ("num_gpus", num_gpus),
+    ):
         whole(name, v, 1, MAX_REPLICAS)
     if num_replicas < n:
         raise ValueError(f"num_replicas ({num_replicas}) must be >= the {n} logical experts")
@@ -363,8 +368,12 @@ def rebalance_experts(weight, num_replicas: int, num_groups: int, num_nodes: int
     phy2log, phyrank, logcnt = _rebalance_hierarchical(w32, num_replicas, groups, nodes, num_gpus)
     max_cnt = int(logcnt.max())
     log2phy = np.full((layers, n * max_cnt), -1, dtype=np.int64)
-    np.put_along_axis(log2phy, phy2log * max_cnt + phyrank,
-                      np.broadcast_to(np.arange(num_replicas, dtype=np.int64), (layers, num_replicas)), axis=-1)
+    np.put_along_axis(
+        log2phy,
+        phy2log * max_cnt + phyrank,
+        np.broadcast_to(np.arange(num_replicas, dtype=np.int64), (layers, num_replicas)),
+        axis=-1,
+    )
     return phy2log, log2phy.reshape(layers, n, max_cnt), logcnt
 
 
@@ -378,8 +387,16 @@ class BiasBalancing:
     loads: np.ndarray  # final step's assignments per expert (same leading shape as bias)
 
 
-def bias_balancing(n_experts: int, top_k: int, *, steps: int = 200, tokens_per_step: int = 1024,
-                   update_speed=0.001, skew: float = 1.0, seed: int = 0) -> BiasBalancing:
+def bias_balancing(
+    n_experts: int,
+    top_k: int,
+    *,
+    steps: int = 200,
+    tokens_per_step: int = 1024,
+    update_speed=0.001,
+    skew: float = 1.0,
+    seed: int = 0,
+) -> BiasBalancing:
     """DeepSeek-V3's auxiliary-loss-free balancing, simulated: each token picks its top-k experts by
     ``affinity + b_i``; after each step ``b_i -= u`` for an overloaded expert and ``+= u`` for an
     underloaded one (the bias steers the choice only; the gate weights use the raw affinity).
@@ -534,14 +551,17 @@ def parse_prometheus_loads(text: str, metric: str | None = None) -> tuple[np.nda
         samples[(layer, expert)] = samples.get((layer, expert), 0.0) + value
     if not samples:
         raise ValueError(
-            "no per-expert samples found" + (f" for metric {metric!r}" if metric else "")
-            + ": expected lines like  name{layer=\"3\",expert=\"17\"} 1234"
+            "no per-expert samples found"
+            + (f" for metric {metric!r}" if metric else "")
+            + ': expected lines like  name{layer="3",expert="17"} 1234'
         )
     layers = sorted({k[0] for k in samples})
     n = max(k[1] for k in samples) + 1
     if len(layers) * n > MAX_CELLS:
-        raise ValueError(f"{len(layers):,} layers x {n:,} experts is more than {MAX_CELLS:,} loads; "
-                         "scrape fewer layers or check the expert labels")
+        raise ValueError(
+            f"{len(layers):,} layers x {n:,} experts is more than {MAX_CELLS:,} loads; "
+            "scrape fewer layers or check the expert labels"
+        )
     out = np.zeros((len(layers), n))
     index = {layer: i for i, layer in enumerate(layers)}
     for (layer, expert), v in samples.items():

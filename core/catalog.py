@@ -36,8 +36,18 @@ __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
 
 _MODEL_META_KEYS = {
-    "id", "name", "family", "kind", "hf_id", "release_date", "tokenizer_family", "config_source",
-    "config_notes", "published", "sources", "notes",
+    "id",
+    "name",
+    "family",
+    "kind",
+    "hf_id",
+    "release_date",
+    "tokenizer_family",
+    "config_source",
+    "config_notes",
+    "published",
+    "sources",
+    "notes",
 }
 
 
@@ -126,8 +136,10 @@ def _load_model(folder: Path) -> tuple[ModelSpec, dict[str, Any]]:
         raise CatalogError(f"{folder}: {e}") from None
     kind = meta.get("kind")
     if kind is not None and kind != ("moe" if spec.is_moe else "dense"):
-        raise CatalogError(f"{meta_path}: field 'kind' is {kind!r} but config.json describes a "
-                           f"{'MoE' if spec.is_moe else 'dense'} model")
+        raise CatalogError(
+            f"{meta_path}: field 'kind' is {kind!r} but config.json describes a "
+            f"{'MoE' if spec.is_moe else 'dense'} model"
+        )
     return spec, meta
 
 
@@ -161,7 +173,9 @@ def _load_entries(path: Path, key: str | None, cls, id_field: str = "id") -> dic
         try:
             entry = cls(**item)
         except ValidationError as e:
-            raise CatalogError(f"{path}: entry {i} ({item.get(id_field, '?')}): {describe_validation_error(e)}") from None
+            raise CatalogError(
+                f"{path}: entry {i} ({item.get(id_field, '?')}): {describe_validation_error(e)}"
+            ) from None
         ident = getattr(entry, id_field)
         if ident in out:
             raise CatalogError(f"{path}: duplicate {id_field} {ident!r}")
@@ -239,9 +253,7 @@ def _load(root: Path) -> Catalog:
         for fld in ("scale_up_link", "scale_out_link"):
             link = getattr(g, fld)
             if link and links and link not in links:
-                raise CatalogError(
-                    f"{gpu_dir / (g.id + '.yaml')}: field '{fld}' names unknown interconnect {link!r}"
-                )
+                raise CatalogError(f"{gpu_dir / (g.id + '.yaml')}: field '{fld}' names unknown interconnect {link!r}")
     return Catalog(
         models=MappingProxyType(models),
         gpus=MappingProxyType(gpus),

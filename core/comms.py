@@ -32,7 +32,11 @@ __all__ = [
 
 def _rate(bw_gbps, efficiency, what: str = "bandwidth") -> float:
     """Achieved bytes per second of a link, ``bw_gbps x 1e9 x efficiency``, both validated."""
-    r = amount(f"{what} (GB/s)", bw_gbps, 0, 1e9, open_lo=True) * 1e9 * amount(f"{what} efficiency", efficiency, 0, 1.5, open_lo=True)
+    r = (
+        amount(f"{what} (GB/s)", bw_gbps, 0, 1e9, open_lo=True)
+        * 1e9
+        * amount(f"{what} efficiency", efficiency, 0, 1.5, open_lo=True)
+    )
     if not r > 0:
         raise ValueError(f"{what} x efficiency is too small to move any bytes")
     return r
@@ -72,8 +76,13 @@ def bin_touch_probability(n_experts: int, top_k: int, bins: int, n_groups: int =
     DeepSeek-V3 (256 experts, k = 8, 4 of 8 groups) on 4 nodes: a node holds 2 groups, missed when
     neither is chosen (C(6,4)/C(8,4) = 15/70) or when none of the 8 experts lands in its chosen
     group (j = 1: C(96,8)/C(128,8)); per GPU of EP32: 0.5 x (1 - C(120,8)/C(128,8)) = 0.2061."""
-    for name, v in (("n_experts", n_experts), ("top_k", top_k), ("bins", bins), ("n_groups", n_groups),
-                    ("topk_groups", topk_groups)):
+    for name, v in (
+        ("n_experts", n_experts),
+        ("top_k", top_k),
+        ("bins", bins),
+        ("n_groups", n_groups),
+        ("topk_groups", topk_groups),
+    ):
         whole(name, v, 1, 100_000)
     if n_experts < 1 or top_k < 1 or bins < 1 or n_experts % bins:
         raise ValueError("bins must divide n_experts, and n_experts and top_k must be >= 1")
@@ -128,7 +137,9 @@ def alltoall_split(bytes_per_gpu: float, ep: int, domain_gpus: int) -> AllToAllS
     ep, domain_gpus = whole("ep", ep), whole("domain_gpus", domain_gpus)
     b = float(nonneg("bytes_per_gpu", bytes_per_gpu))
     d = min(ep, domain_gpus)
-    return AllToAllSplit(b / ep, no_overflow("scale-up bytes", b * (d - 1) / ep), no_overflow("scale-out bytes", b * (ep - d) / ep))
+    return AllToAllSplit(
+        b / ep, no_overflow("scale-up bytes", b * (d - 1) / ep), no_overflow("scale-out bytes", b * (ep - d) / ep)
+    )
 
 
 def link_time_s(nbytes, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
@@ -140,12 +151,22 @@ def link_time_s(nbytes, bw_gbps: float, efficiency: float = 1.0, latency_s: floa
         return no_overflow("link time", lat + nb / rate)
 
 
-def alltoall_time_s(split: AllToAllSplit, scale_up_gbps: float, scale_out_gbps: float, *, scale_up_eff: float = 1.0,
-                    scale_out_eff: float = 1.0, latency_s: float = 0.0) -> float:
+def alltoall_time_s(
+    split: AllToAllSplit,
+    scale_up_gbps: float,
+    scale_out_gbps: float,
+    *,
+    scale_up_eff: float = 1.0,
+    scale_out_eff: float = 1.0,
+    latency_s: float = 0.0,
+) -> float:
     """One all-to-all call: its fixed latency plus the slower of the scale-up and scale-out transfers
     (they proceed in parallel; the local share is a memory copy, ignored)."""
     su, so = nonneg("scale-up bytes", split.scale_up), nonneg("scale-out bytes", split.scale_out)
-    up_rate, out_rate = _rate(scale_up_gbps, scale_up_eff, "scale-up"), _rate(scale_out_gbps, scale_out_eff, "scale-out")
+    up_rate, out_rate = (
+        _rate(scale_up_gbps, scale_up_eff, "scale-up"),
+        _rate(scale_out_gbps, scale_out_eff, "scale-out"),
+    )
     lat = amount("latency_s", latency_s, 0, 1e6)
     return float(no_overflow("all-to-all time", lat + max(su / up_rate, so / out_rate)))
 

@@ -19,8 +19,10 @@ def dollars_per_million_tokens(gpus: float, price_per_gpu_hour: float, tokens_pe
     """``gpus x $/GPU-hour / (tokens/s x 3600) x 1e6``: what a million tokens cost on a pool that
     produces ``tokens_per_s`` while fully busy."""
     amount("price_per_gpu_hour", price_per_gpu_hour, 0.0, math.inf)
-    return no_overflow("the cost per million tokens",
-                   _positive("gpus", gpus) * price_per_gpu_hour / (_positive("tokens_per_s", tokens_per_s) * 3600.0) * 1e6)
+    return no_overflow(
+        "the cost per million tokens",
+        _positive("gpus", gpus) * price_per_gpu_hour / (_positive("tokens_per_s", tokens_per_s) * 3600.0) * 1e6,
+    )
 
 
 def yearly_saving(gpus: float, price_per_gpu_hour: float, speedup: float) -> float:

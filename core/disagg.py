@@ -93,9 +93,18 @@ def _round_up(gpus: float, unit: int) -> int:
     return max(unit, math.ceil(gpus / unit - 1e-9) * unit)
 
 
-def size_pools(model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, *, precision: Precision | str = "fp8",
-               interference: float = 0.3, decode_speedup: float = 1.0, assumptions: MemoryAssumptions | None = None,
-               profiles: Mapping | None = None, plans: tuple | None = None) -> PoolSizing:
+def size_pools(
+    model: ModelSpec,
+    search_cluster: ClusterSpec,
+    traffic: Traffic,
+    *,
+    precision: Precision | str = "fp8",
+    interference: float = 0.3,
+    decode_speedup: float = 1.0,
+    assumptions: MemoryAssumptions | None = None,
+    profiles: Mapping | None = None,
+    plans: tuple | None = None,
+) -> PoolSizing:
     """Pool sizes for ``traffic`` with the best prefill and decode layouts found on ``search_cluster``
     (the building block: one node, a rack, ...). ``decode_speedup`` (speculative decoding) divides the
     decode work; ``interference`` inflates the colocated pool's work."""
@@ -106,14 +115,34 @@ def size_pools(model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, 
     prec = Precision.of(precision)
     if plans is None:
         wl = Workload(batch=1, input_len=traffic.input_len, output_len=traffic.output_len)
-        pre = layout.recommend(model, search_cluster, wl, "prefill", precision=prec, target_s=traffic.ttft_s,
-                               assumptions=assumptions, profiles=profiles, max_plans=1)
-        dec = layout.recommend(model, search_cluster, wl, "decode", precision=prec, target_s=traffic.tpot_s,
-                               assumptions=assumptions, profiles=profiles, max_plans=1)
+        pre = layout.recommend(
+            model,
+            search_cluster,
+            wl,
+            "prefill",
+            precision=prec,
+            target_s=traffic.ttft_s,
+            assumptions=assumptions,
+            profiles=profiles,
+            max_plans=1,
+        )
+        dec = layout.recommend(
+            model,
+            search_cluster,
+            wl,
+            "decode",
+            precision=prec,
+            target_s=traffic.tpot_s,
+            assumptions=assumptions,
+            profiles=profiles,
+            max_plans=1,
+        )
         if not pre or not dec:
             missing = "prefill" if not pre else "decode"
-            raise ValueError(f"no {missing} layout of {model.name} works on {search_cluster.total_gpus} x "
-                             f"{search_cluster.gpu.name} within the targets (see the Layouts page)")
+            raise ValueError(
+                f"no {missing} layout of {model.name} works on {search_cluster.total_gpus} x "
+                f"{search_cluster.gpu.name} within the targets (see the Layouts page)"
+            )
         plans = (pre[0], dec[0])
     pre_plan, dec_plan = plans
     p_rate = pre_plan.tokens_per_s_per_gpu
@@ -124,11 +153,21 @@ def size_pools(model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, 
     decode = _round_up(d_need, _replica(dec_plan))
     colo = _round_up((p_need + d_need) * (1.0 + interference), _replica(dec_plan))
     kv_req = kv_bytes_per_request(model, traffic.input_len, prec.kv_cache)
-    return PoolSizing(pre_plan, dec_plan, prefill, decode, colo, traffic.requests_per_min / 60.0 * kv_req, kv_req,
-                      traffic.output_tokens_per_s * dec_plan.step_s / decode_speedup)
+    return PoolSizing(
+        pre_plan,
+        dec_plan,
+        prefill,
+        decode,
+        colo,
+        traffic.requests_per_min / 60.0 * kv_req,
+        kv_req,
+        traffic.output_tokens_per_s * dec_plan.step_s / decode_speedup,
+    )
 
 
-def break_even_rate(model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, rates, **kwargs) -> tuple[np.ndarray, np.ndarray, float | None]:
+def break_even_rate(
+    model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, rates, **kwargs
+) -> tuple[np.ndarray, np.ndarray, float | None]:
     """GPUs needed colocated and disaggregated at each request rate (per minute), and the lowest rate from
     which disaggregation needs no more GPUs than colocation (None if it never does in ``rates``)."""
     rates = np.asarray(rates, dtype=np.float64)

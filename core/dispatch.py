@@ -39,8 +39,9 @@ def _touch(n_experts: int, top_k: int, bins: float, groups: tuple[int, int]) -> 
     return 1.0 - (1.0 - 1.0 / bins) ** top_k
 
 
-def normal_kernel_fanout(model: ModelSpec, ep: int, domain_gpus: int,
-                         routing_groups: tuple[int, int] | None = None) -> tuple[float, float]:
+def normal_kernel_fanout(
+    model: ModelSpec, ep: int, domain_gpus: int, routing_groups: tuple[int, int] | None = None
+) -> tuple[float, float]:
     """Per token, DeepEP normal kernels' (distinct GPUs, distinct nodes) it is sent to, counting its own:
     a token goes once to each GPU (or, across nodes, once to each node) holding any of its experts,
     not once per expert. Routing is limited to the model's expert groups unless ``routing_groups``
@@ -56,8 +57,18 @@ def normal_kernel_fanout(model: ModelSpec, ep: int, domain_gpus: int,
     return gpus, nodes * _touch(e.n_routed_experts, e.top_k, nodes, groups)
 
 
-def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, tokens_per_gpu: float, dtype: str,
-                    kind: str, domain_gpus: int, f: LinkFactors, *, routing_groups: tuple[int, int] | None = None) -> float:
+def alltoall_call_s(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    tokens_per_gpu: float,
+    dtype: str,
+    kind: str,
+    domain_gpus: int,
+    f: LinkFactors,
+    *,
+    routing_groups: tuple[int, int] | None = None,
+) -> float:
     """One dispatch or combine of one MoE layer on one GPU with token copies in ``dtype``.
 
     Low-latency kernels send every top-k copy straight to its expert's GPU. Normal kernels (DeepEP's
@@ -85,5 +96,11 @@ def alltoall_call_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, toke
         scale_out = tokens_per_gpu * per_copy * remote_nodes
         scale_up = tokens_per_gpu * per_copy * gpus * (d - 1) / d
         split = comms.AllToAllSplit(tokens_per_gpu * per_copy * gpus / ep, scale_up, scale_out)
-    return comms.alltoall_time_s(split, gpu.scale_up_bw_gbps, gpu.scale_out_bw_gbps, scale_up_eff=f.scale_up_eff,
-                                 scale_out_eff=f.scale_out_eff, latency_s=f.latency_us * 1e-6)
+    return comms.alltoall_time_s(
+        split,
+        gpu.scale_up_bw_gbps,
+        gpu.scale_out_bw_gbps,
+        scale_up_eff=f.scale_up_eff,
+        scale_out_eff=f.scale_out_eff,
+        latency_s=f.latency_us * 1e-6,
+    )

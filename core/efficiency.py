@@ -44,8 +44,11 @@ _DEFAULTS = {
 }
 
 
-def resolve_efficiency(gpu_id: str, profiles: Mapping[str, EfficiencyProfile],
-                       overrides: Mapping[str, KernelFactors | LinkFactors | SystemFactors] | None = None) -> Efficiency:
+def resolve_efficiency(
+    gpu_id: str,
+    profiles: Mapping[str, EfficiencyProfile],
+    overrides: Mapping[str, KernelFactors | LinkFactors | SystemFactors] | None = None,
+) -> Efficiency:
     """Each family from the GPU's own profile, else from its ``inherits`` chain (closest relative),
     else the generic default (labelled as such). ``overrides`` replace families (used by calibration)."""
     factors, source = {}, {}
@@ -73,7 +76,15 @@ _ONE = KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
 _WIRE = LinkFactors(scale_up_eff=1.0, scale_out_eff=1.0, latency_us=0.0)
 IDEAL = Efficiency(
     "ideal",
-    {fam: (_WIRE if fam.startswith(("alltoall", "allreduce")) else SystemFactors(layer_overhead_us=0.0, overlap_eff=1.0)
-           if fam == "system" else _ONE) for fam in EFFICIENCY_FAMILIES},
+    {
+        fam: (
+            _WIRE
+            if fam.startswith(("alltoall", "allreduce"))
+            else SystemFactors(layer_overhead_us=0.0, overlap_eff=1.0)
+            if fam == "system"
+            else _ONE
+        )
+        for fam in EFFICIENCY_FAMILIES
+    },
     dict.fromkeys(EFFICIENCY_FAMILIES, "ideal: every peak reached, no floors, no overheads (the roofline)"),
 )

@@ -39,25 +39,33 @@ def precision_support(gpu: GPUSpec, dtype: str) -> PrecisionSupport:
         if gpu.supports(dtype):
             return PrecisionSupport(dtype, "native", dtype, f"{dtype} tensor cores on {gpu.name}")
         return PrecisionSupport(
-            dtype, "emulated", half,
+            dtype,
+            "emulated",
+            half,
             f"{gpu.name} has no {dtype} tensor cores: {dtype} weights run weight-only (dequantised to {half}); "
             "memory is saved, compute is not",
         )
     if dtype == "int4":
-        return PrecisionSupport(dtype, "weight_only", half,
-                                f"int4 (AWQ/GPTQ) is weight-only: dequantised to {half} in the GEMM (W4A16)")
+        return PrecisionSupport(
+            dtype, "weight_only", half, f"int4 (AWQ/GPTQ) is weight-only: dequantised to {half} in the GEMM (W4A16)"
+        )
     if dtype in GGUF_DTYPES:
         return PrecisionSupport(
-            dtype, "weight_only", half,
+            dtype,
+            "weight_only",
+            half,
             f"{dtype} is a llama.cpp GGUF type: weight-only, dequantised in the kernel (llama.cpp, not vLLM/SGLang)",
         )
     if dtype in ("nvfp4", "mxfp4"):
         if gpu.supports("fp4") and (dtype == "mxfp4" or gpu.vendor == "nvidia"):
             return PrecisionSupport(dtype, "native", "fp4", f"{dtype} tensor cores on {gpu.name}")
         return PrecisionSupport(
-            dtype, "emulated", half,
+            dtype,
+            "emulated",
+            half,
             f"{gpu.name} has no native {dtype} tensor cores (Blackwell or, for mxfp4, MI355X): weight-only, "
             f"dequantised to {half}",
         )
-    raise ValueError(f"unknown dtype {dtype!r}; allowed: fp32, bf16, fp16, fp8, int8, int4, nvfp4, mxfp4, "
-                     + ", ".join(GGUF_DTYPES))
+    raise ValueError(
+        f"unknown dtype {dtype!r}; allowed: fp32, bf16, fp16, fp8, int8, int4, nvfp4, mxfp4, " + ", ".join(GGUF_DTYPES)
+    )

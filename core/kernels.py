@@ -35,11 +35,33 @@ from core.efficiency import Efficiency
 from core.model import ffn
 from core.specs import GPUSpec, KernelFactors, ModelSpec, ParallelLayout, Precision
 
-__all__ = ["PARTS", "LayerCosts", "StepConfig", "Work", "grouped_gemm_s", "kernel_s", "layer_costs", "routed_experts_work"]
+__all__ = [
+    "PARTS",
+    "LayerCosts",
+    "StepConfig",
+    "Work",
+    "grouped_gemm_s",
+    "kernel_s",
+    "layer_costs",
+    "routed_experts_work",
+]
 
 # the components of a step, in the order the breakdowns show them (pp_send only with pipeline stages)
-PARTS = ("attention_projections", "attention_scores", "dense_ffn", "shared_experts", "parallel_mlp", "router",
-         "routed_experts", "lm_head", "layer_overhead", "dispatch", "combine", "allreduce", "expert_tp_comm")
+PARTS = (
+    "attention_projections",
+    "attention_scores",
+    "dense_ffn",
+    "shared_experts",
+    "parallel_mlp",
+    "router",
+    "routed_experts",
+    "lm_head",
+    "layer_overhead",
+    "dispatch",
+    "combine",
+    "allreduce",
+    "expert_tp_comm",
+)
 
 Phase = Literal["decode", "prefill"]
 
@@ -121,9 +143,16 @@ def _half_peak(gpu: GPUSpec) -> float:
     return gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12
 
 
-def routed_experts_work(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision,
-                        assignments_per_gpu: float, total_assignments: float, phase: Phase = "decode",
-                        redundant_experts: int = 0) -> Work:
+def routed_experts_work(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    assignments_per_gpu: float,
+    total_assignments: float,
+    phase: Phase = "decode",
+    redundant_experts: int = 0,
+) -> Work:
     """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
     ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read.
     ``total_assignments`` A = T x k come from T tokens, each picking k distinct experts, so an expert is
@@ -138,16 +167,29 @@ def routed_experts_work(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, 
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
     p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
     expert_p = ffn.expert_params(model) / layout.expert_tp
-    return Work(2.0 * assignments_per_gpu * expert_p,
-                local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype), 0.0,
-                _peak(gpu, precision.expert_dtype), "grouped_gemm_decode" if phase == "decode" else "grouped_gemm_prefill")
+    return Work(
+        2.0 * assignments_per_gpu * expert_p,
+        local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype),
+        0.0,
+        _peak(gpu, precision.expert_dtype),
+        "grouped_gemm_decode" if phase == "decode" else "grouped_gemm_prefill",
+    )
 
 
-def grouped_gemm_s(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, assignments_per_gpu: float,
-                   total_assignments: float, f: KernelFactors, redundant_experts: int = 0) -> float:
+def grouped_gemm_s(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    assignments_per_gpu: float,
+    total_assignments: float,
+    f: KernelFactors,
+    redundant_experts: int = 0,
+) -> float:
     """Seconds of :func:`routed_experts_work` under the factors ``f``."""
-    w = routed_experts_work(model, gpu, layout, precision, assignments_per_gpu, total_assignments,
-                            redundant_experts=redundant_experts)
+    w = routed_experts_work(
+        model, gpu, layout, precision, assignments_per_gpu, total_assignments, redundant_experts=redundant_experts
+    )
     return kernel_s(w, gpu.hbm_bytes_per_s, f)
 
 
@@ -173,8 +215,9 @@ class LayerCosts:
             for name, w in works.items():
                 yield n, name, w
 
-    def stage_parts(self, counts, last: bool, boundary: bool, work_s: Callable[[Work], float],
-                    overhead_s: float) -> dict[str, float]:
+    def stage_parts(
+        self, counts, last: bool, boundary: bool, work_s: Callable[[Work], float], overhead_s: float
+    ) -> dict[str, float]:
         """Seconds per component for one stage pass, each work timed by ``work_s``; ``overhead_s`` per
         layer; communication per MoE layer, per layer and (``boundary``) one send to the next stage."""
         parts: dict[str, float] = dict.fromkeys(PARTS, 0.0)
@@ -194,12 +237,22 @@ class LayerCosts:
         return parts
 
 
-def _mixer_works(model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, phase: Phase, ctx: int, t_attn: float,
-                 tokens_per_sequence: float) -> tuple[dict[str, Work], ...]:
+def _mixer_works(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    tp: int,
+    prec: Precision,
+    phase: Phase,
+    ctx: int,
+    t_attn: float,
+    tokens_per_sequence: float,
+) -> tuple[dict[str, Work], ...]:
     """Projections and scores of one layer of each mixer group; the layer's norms (and any per-layer
     extras such as hyper-connection mixers, bf16) are read with the projections."""
     h, kv = model.hidden_size, prec.kv_cache
-    norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(memory.component_dtypes(prec)["norms"])
+    norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(
+        memory.component_dtypes(prec)["norms"]
+    )
     peak_w, peak_half, bpp = _peak(gpu, prec.weights), _half_peak(gpu), memory.bytes_per_param(prec.weights)
     family = "attention_decode" if phase == "decode" else "attention_prefill"
     out = []
@@ -207,28 +260,50 @@ def _mixer_works(model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, phase
         mx = g.mixer
         if phase == "decode":  # t_attn query tokens, tokens_per_sequence per sequence (verification: gamma + 1)
             seqs = t_attn / tokens_per_sequence
-            cache = seqs * (mx.decode_read_bytes_per_rank(ctx, kv, tp) + mx.decode_state_read_bytes_per_rank(tp)
-                            + mx.decode_state_write_bytes_per_rank(tp))
+            cache = seqs * (
+                mx.decode_read_bytes_per_rank(ctx, kv, tp)
+                + mx.decode_state_read_bytes_per_rank(tp)
+                + mx.decode_state_write_bytes_per_rank(tp)
+            )
         else:  # prompts of ctx tokens: t_attn / ctx sequences
             cache = t_attn * float(mx.cache_bytes_per_rank(1.0, kv, tp)) + t_attn / ctx * mx.state_bytes_per_rank(tp)
-        out.append({
-            "attention_projections": Work(mx.projection_flops_per_token(h, tp, phase) * t_attn,
-                                          mx.params_per_rank(h, tp) * bpp + norms, 0.0, peak_w, "dense_gemm"),
-            "attention_scores": Work(float(mx.score_flops_per_token(ctx, tp, phase)) * t_attn, 0.0, cache, peak_half, family),
-        })
+        out.append(
+            {
+                "attention_projections": Work(
+                    mx.projection_flops_per_token(h, tp, phase) * t_attn,
+                    mx.params_per_rank(h, tp) * bpp + norms,
+                    0.0,
+                    peak_w,
+                    "dense_gemm",
+                ),
+                "attention_scores": Work(
+                    float(mx.score_flops_per_token(ctx, tp, phase)) * t_attn, 0.0, cache, peak_half, family
+                ),
+            }
+        )
     return tuple(out)
 
 
-def layer_costs(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: Precision, cfg: StepConfig, eff: Efficiency,
-                *, tokens_per_gpu: float | None = None, domain_gpus: int = 8) -> LayerCosts:
+def layer_costs(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    prec: Precision,
+    cfg: StepConfig,
+    eff: Efficiency,
+    *,
+    tokens_per_gpu: float | None = None,
+    domain_gpus: int = 8,
+) -> LayerCosts:
     """The :class:`LayerCosts` of one pass of ``cfg`` (no overlap) with ``tokens_per_gpu`` tokens on each GPU of
     a stage (default ``cfg.tokens_per_gpu``; a micro-batch's share when the caller splits the step). ``eff``
     supplies the link factors that time the communication."""
     prec = Precision.of(prec)
     phase, ctx, tokens_per_sequence, kernel = cfg.phase, cfg.context_len, cfg.tokens_per_sequence, cfg.kernel
     redundant_experts, imbalance = cfg.redundant_experts, cfg.imbalance
-    tokens_per_gpu = cfg.tokens_per_gpu if tokens_per_gpu is None else amount("tokens_per_gpu", tokens_per_gpu, 0, 1e9,
-                                                                               open_lo=True)
+    tokens_per_gpu = (
+        cfg.tokens_per_gpu if tokens_per_gpu is None else amount("tokens_per_gpu", tokens_per_gpu, 0, 1e9, open_lo=True)
+    )
     domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
     tp, h = layout.attention_tp, model.hidden_size
     t_stage = tokens_per_gpu * layout.gpus_per_stage
@@ -245,28 +320,56 @@ def layer_costs(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec: Pr
     if model.moe is not None:
         e = model.moe
         router_bpp = memory.bytes_per_param(memory.component_dtypes(prec)["router"])  # kept in bf16 by checkpoints
-        moe = {"shared_experts": gemm(ffn.shared_experts_params(model) / tp),
-               "parallel_mlp": gemm(ffn.parallel_mlp_params(model) / tp),
-               "router": Work(2.0 * ffn.router_params(model) * t_attn, ffn.router_params(model) * router_bpp, 0.0,
-                              _half_peak(gpu), "dense_gemm"),
-               "routed_experts": routed_experts_work(model, gpu, layout, prec, t_stage * e.top_k / layout.ep * imbalance,
-                                                     t_stage * e.top_k, phase, redundant_experts)}
+        moe = {
+            "shared_experts": gemm(ffn.shared_experts_params(model) / tp),
+            "parallel_mlp": gemm(ffn.parallel_mlp_params(model) / tp),
+            "router": Work(
+                2.0 * ffn.router_params(model) * t_attn,
+                ffn.router_params(model) * router_bpp,
+                0.0,
+                _half_peak(gpu),
+                "dense_gemm",
+            ),
+            "routed_experts": routed_experts_work(
+                model,
+                gpu,
+                layout,
+                prec,
+                t_stage * e.top_k / layout.ep * imbalance,
+                t_stage * e.top_k,
+                phase,
+                redundant_experts,
+            ),
+        }
         link = eff["alltoall_low_latency" if kernel == "low_latency" else "alltoall_normal"]
-        moe_comm = {"dispatch": alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, kernel, domain_gpus, link),
-                    "combine": alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", kernel, domain_gpus, link)}
+        moe_comm = {
+            "dispatch": alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, kernel, domain_gpus, link),
+            "combine": alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", kernel, domain_gpus, link),
+        }
         if layout.expert_tp > 1:  # all-gather the group's tokens, reduce-scatter the partial sums
             etp = layout.expert_tp
             group_bytes = tokens_per_gpu * etp * h * 2.0 * (etp - 1) / etp
-            bw, f = (gpu.scale_up_bw_gbps, ar.scale_up_eff) if etp <= domain_gpus else (gpu.scale_out_bw_gbps, ar.scale_out_eff)
+            bw, f = (
+                (gpu.scale_up_bw_gbps, ar.scale_up_eff)
+                if etp <= domain_gpus
+                else (gpu.scale_out_bw_gbps, ar.scale_out_eff)
+            )
             moe_comm["expert_tp_comm"] = 2.0 * comms.link_time_s(group_bytes, bw, f, (etp - 1) * ar.latency_us * 1e-6)
     # TP all-reduce after the mixer and after the FFN / MoE block
-    layer_comm = {"allreduce": 2.0 * comms.ring_allreduce_time_s(t_attn * h * 2.0, tp, gpu.scale_up_bw_gbps,
-                                                                  ar.scale_up_eff, ar.latency_us * 1e-6) if tp > 1 else 0.0}
+    layer_comm = {
+        "allreduce": 2.0
+        * comms.ring_allreduce_time_s(t_attn * h * 2.0, tp, gpu.scale_up_bw_gbps, ar.scale_up_eff, ar.latency_us * 1e-6)
+        if tp > 1
+        else 0.0
+    }
     head_p = model.vocab_size * h / tp
     head_tokens = t_attn if phase == "decode" else max(t_attn / ctx, 1.0)
     final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
     head = {"lm_head": Work(2.0 * head_p * head_tokens, head_p * 2.0 + final_norm, 0.0, _half_peak(gpu), "dense_gemm")}
-    send = comms.link_time_s(comms.pp_send_bytes(t_attn, h), gpu.scale_out_bw_gbps, ar.scale_out_eff,
-                             ar.latency_us * 1e-6) if layout.pp > 1 else 0.0
+    send = (
+        comms.link_time_s(comms.pp_send_bytes(t_attn, h), gpu.scale_out_bw_gbps, ar.scale_out_eff, ar.latency_us * 1e-6)
+        if layout.pp > 1
+        else 0.0
+    )
     mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence)
     return LayerCosts(mixer, dense, moe, head, moe_comm, layer_comm, send)

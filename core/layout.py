@@ -16,7 +16,15 @@ from typing import Literal
 from core import memory, parallel, perf
 from core.specs import ClusterSpec, GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
-__all__ = ["DEFAULT_TARGETS", "Plan", "decision_rule", "enumerate_layouts", "rank_of", "recommend", "recommend_with_rejections"]
+__all__ = [
+    "DEFAULT_TARGETS",
+    "Plan",
+    "decision_rule",
+    "enumerate_layouts",
+    "rank_of",
+    "recommend",
+    "recommend_with_rejections",
+]
 
 Phase = Literal["prefill", "decode"]
 DEFAULT_TARGETS = {"decode": 0.100, "prefill": 3.0}  # TPOT (s per output token), TTFT (s per prompt chunk)
@@ -60,11 +68,14 @@ class Plan:
     @property
     def label(self) -> str:
         lay = self.layout
-        parts = [f"TP{lay.attention_tp}" if lay.attention_tp > 1 else "",
-                 f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
-                 f"EP{lay.ep}" if lay.ep > 1 else "",
-                 (f"FFN-TP{lay.expert_tp}" if self.dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
-                 f"PP{lay.pp}" if lay.pp > 1 else "", f"DP{lay.dp}" if lay.dp > 1 else ""]
+        parts = [
+            f"TP{lay.attention_tp}" if lay.attention_tp > 1 else "",
+            f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
+            f"EP{lay.ep}" if lay.ep > 1 else "",
+            (f"FFN-TP{lay.expert_tp}" if self.dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
+            f"PP{lay.pp}" if lay.pp > 1 else "",
+            f"DP{lay.dp}" if lay.dp > 1 else "",
+        ]
         return " · ".join(p for p in parts if p) or "1 GPU"
 
 
@@ -77,7 +88,9 @@ def _redundant(model: ModelSpec, ep: int) -> int | None:
     return extra if extra <= max(n // 4, ep // 2) else None
 
 
-def enumerate_layouts(model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | None = None) -> list[tuple[ParallelLayout, int]]:
+def enumerate_layouts(
+    model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | None = None
+) -> list[tuple[ParallelLayout, int]]:
     """Every layout of the cluster that respects divisibility: attention TP divides the heads (and the
     KV heads divide it or it divides them) and stays inside the scale-up domain; EP divides the experts
     (with redundant slots filling a small gap, as DeepSeek's EP72 / EP144 deployments do); PP at most
@@ -113,11 +126,16 @@ def enumerate_layouts(model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | N
 def _category(parts: Mapping[str, float]) -> dict[str, float]:
     return {
         "attention": parts.get("attention_projections", 0.0) + parts.get("attention_scores", 0.0),
-        "dense & shared FFN": parts.get("dense_ffn", 0.0) + parts.get("shared_experts", 0.0)
-        + parts.get("parallel_mlp", 0.0) + parts.get("router", 0.0) + parts.get("lm_head", 0.0),
+        "dense & shared FFN": parts.get("dense_ffn", 0.0)
+        + parts.get("shared_experts", 0.0)
+        + parts.get("parallel_mlp", 0.0)
+        + parts.get("router", 0.0)
+        + parts.get("lm_head", 0.0),
         "routed experts": parts.get("routed_experts", 0.0),
         "all-to-all": parts.get("dispatch", 0.0) + parts.get("combine", 0.0),
-        "all-reduce & expert-TP": parts.get("allreduce", 0.0) + parts.get("expert_tp_comm", 0.0) + parts.get("pp_send", 0.0),
+        "all-reduce & expert-TP": parts.get("allreduce", 0.0)
+        + parts.get("expert_tp_comm", 0.0)
+        + parts.get("pp_send", 0.0),
         "overhead": parts.get("layer_overhead", 0.0),
     }
 
@@ -147,16 +165,20 @@ def _score(s: _Search, lay: ParallelLayout, redundant: int) -> Plan | str:
         seqs = memory.max_concurrent_sequences(model, gpu, lay, prec, ctx, assumptions=with_red)
         if seqs < lay.attention_dp * lay.dp:
             mem = memory.per_gpu_memory(model, gpu, lay, prec, one_token, assumptions=with_red)
-            return (f"does not fit: {mem.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
-                    f"{mem.usable_bytes / 1e9:,.1f} GB usable" if mem.kv_budget_bytes <= 0
-                    else f"not one {ctx:,}-token sequence per attention rank fits the KV cache")
+            return (
+                f"does not fit: {mem.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
+                f"{mem.usable_bytes / 1e9:,.1f} GB usable"
+                if mem.kv_budget_bytes <= 0
+                else f"not one {ctx:,}-token sequence per attention rank fits the KV cache"
+            )
         cap = seqs / (lay.gpus_per_stage * lay.dp)  # sequences per GPU the KV cache holds
         candidates = [b for b in _DECODE_BATCHES if b <= cap] or [cap]
     else:
         candidates = list(_PREFILL_TOKENS)
         # memory with a one-token activation peak; a chunk of b tokens adds (b - 1) x hidden x 2 B x factor
-        mem1 = memory.per_gpu_memory(model, gpu, lay, prec, one_token,
-                                     assumptions=with_red.model_copy(update={"max_num_batched_tokens": 1}))
+        mem1 = memory.per_gpu_memory(
+            model, gpu, lay, prec, one_token, assumptions=with_red.model_copy(update={"max_num_batched_tokens": 1})
+        )
         per_token_act = model.hidden_size * 2 * s.assumptions.activation_factor
 
     def evaluate(b):
@@ -165,7 +187,9 @@ def _score(s: _Search, lay: ParallelLayout, redundant: int) -> Plan | str:
                 return None
             cfg = perf.StepConfig("prefill", float(b), wl.input_len, overlap="two_batch", redundant_experts=redundant)
         else:
-            cfg = perf.StepConfig("decode", float(b), wl.decode_context_len, overlap="two_batch", redundant_experts=redundant)
+            cfg = perf.StepConfig(
+                "decode", float(b), wl.decode_context_len, overlap="two_batch", redundant_experts=redundant
+            )
         return perf.step_time(model, gpu, lay, prec, cfg, s.efficiency, domain_gpus=s.domain_gpus)
 
     # the largest operating point that fits and meets the target wins; step time grows with the batch,
@@ -190,18 +214,32 @@ def _score(s: _Search, lay: ParallelLayout, redundant: int) -> Plan | str:
         kind = "TPOT" if s.phase == "decode" else "TTFT"
         return f"misses the {kind} target: {st.step_s * 1e3:,.0f} ms even at {b:,.0f} tokens per GPU"
     b, st = best
-    wl_b = Workload(batch=max(1, round(b * lay.gpus_per_stage * lay.dp)) if s.phase == "decode" else 1,
-                    input_len=wl.input_len, output_len=wl.output_len)
+    wl_b = Workload(
+        batch=max(1, round(b * lay.gpus_per_stage * lay.dp)) if s.phase == "decode" else 1,
+        input_len=wl.input_len,
+        output_len=wl.output_len,
+    )
     mem = memory.per_gpu_memory(model, gpu, lay, prec, wl_b, assumptions=with_red)
-    return Plan(lay, s.phase, redundant, float(b), st.step_s, st.tokens_per_s_per_gpu, mem.headroom_bytes / 1e9,
-                breakdown=_category(st.components), dense=model.moe is None)
+    return Plan(
+        lay,
+        s.phase,
+        redundant,
+        float(b),
+        st.step_s,
+        st.tokens_per_s_per_gpu,
+        mem.headroom_bytes / 1e9,
+        breakdown=_category(st.components),
+        dense=model.moe is None,
+    )
 
 
 def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
     cat = p.breakdown
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
-    bits = [f"{p.tokens_per_gpu:,.0f} {'sequences' if p.phase == 'decode' else 'prompt tokens'} per GPU meet the target"]
+    bits = [
+        f"{p.tokens_per_gpu:,.0f} {'sequences' if p.phase == 'decode' else 'prompt tokens'} per GPU meet the target"
+    ]
     bits.append(f"{top} is {100 * cat[top] / total:.0f}% of the kernel time")
     if p.ep > domain:
         bits.append(f"EP {p.ep} crosses the {domain}-GPU scale-up domain: all-to-all over the network")
@@ -214,21 +252,45 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
     return "; ".join(bits)
 
 
-def recommend(model: ModelSpec, cluster: ClusterSpec, workload: Workload, phase: Phase, *, precision: Precision | str = "fp8",
-              target_s: float | None = None, assumptions: MemoryAssumptions | None = None,
-              profiles: Mapping | None = None, max_plans: int | None = None) -> list[Plan]:
+def recommend(
+    model: ModelSpec,
+    cluster: ClusterSpec,
+    workload: Workload,
+    phase: Phase,
+    *,
+    precision: Precision | str = "fp8",
+    target_s: float | None = None,
+    assumptions: MemoryAssumptions | None = None,
+    profiles: Mapping | None = None,
+    max_plans: int | None = None,
+) -> list[Plan]:
     """Ranked plans for ``phase`` (best first). Each Plan carries tp, ep, dp, pp, its operating point and
     predicted tokens/s per GPU, and why it ranks where it does. Layouts with no feasible operating
     point are left out; :func:`recommend_with_rejections` also returns why."""
-    plans, _ = recommend_with_rejections(model, cluster, workload, phase, precision=precision, target_s=target_s,
-                                         assumptions=assumptions, profiles=profiles)
+    plans, _ = recommend_with_rejections(
+        model,
+        cluster,
+        workload,
+        phase,
+        precision=precision,
+        target_s=target_s,
+        assumptions=assumptions,
+        profiles=profiles,
+    )
     return plans[:max_plans] if max_plans else plans
 
 
-def recommend_with_rejections(model: ModelSpec, cluster: ClusterSpec, workload: Workload, phase: Phase, *,
-                              precision: Precision | str = "fp8", target_s: float | None = None,
-                              assumptions: MemoryAssumptions | None = None, profiles: Mapping | None = None
-                              ) -> tuple[list[Plan], list[tuple[ParallelLayout, str]]]:
+def recommend_with_rejections(
+    model: ModelSpec,
+    cluster: ClusterSpec,
+    workload: Workload,
+    phase: Phase,
+    *,
+    precision: Precision | str = "fp8",
+    target_s: float | None = None,
+    assumptions: MemoryAssumptions | None = None,
+    profiles: Mapping | None = None,
+) -> tuple[list[Plan], list[tuple[ParallelLayout, str]]]:
     if phase not in ("prefill", "decode"):
         raise ValueError(f"phase must be prefill or decode, got {phase!r}")
     target = DEFAULT_TARGETS[phase] if target_s is None else target_s
@@ -238,9 +300,17 @@ def recommend_with_rejections(model: ModelSpec, cluster: ClusterSpec, workload: 
         from core.catalog import load_catalog
 
         profiles = load_catalog().efficiency
-    search = _Search(model, cluster.gpu, Precision.of(precision), phase, workload, target,
-                     perf.resolve_efficiency(cluster.gpu.id, profiles), assumptions or MemoryAssumptions(),
-                     cluster.scale_up_domain_gpus)
+    search = _Search(
+        model,
+        cluster.gpu,
+        Precision.of(precision),
+        phase,
+        workload,
+        target,
+        perf.resolve_efficiency(cluster.gpu.id, profiles),
+        assumptions or MemoryAssumptions(),
+        cluster.scale_up_domain_gpus,
+    )
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
     for lay, red in enumerate_layouts(model, cluster):
@@ -255,7 +325,9 @@ def recommend_with_rejections(model: ModelSpec, cluster: ClusterSpec, workload: 
             rejected.append((lay, result))
     plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.layout.pp, p.layout.attention_tp))
     note = memory.cache_split_note(model)
-    ranked = [replace(p, rank=i + 1, reason=_reason(p, plans[0], search.domain_gpus, note)) for i, p in enumerate(plans)]
+    ranked = [
+        replace(p, rank=i + 1, reason=_reason(p, plans[0], search.domain_gpus, note)) for i, p in enumerate(plans)
+    ]
     return ranked, rejected
 
 
@@ -274,8 +346,10 @@ def decision_rule(model: ModelSpec, cluster: ClusterSpec, precision: Precision |
         return ("Small MoE that fits in 1 node (Mixtral 8x7B, Llama 4 Scout)", "TP only, or EP = 2 inside the node")
     if need <= 2 * gpu.gpus_per_node and model.total_params < 300e9:
         return ("Medium MoE (Mixtral 8x22B, Qwen3-235B) on 1-2 nodes", "EP = 8 inside the node, optionally TP = 2")
-    return ("Large MoE (DeepSeek-V3) on a multi-node cluster",
-            "TP x EP across nodes (e.g. TP = 4 x EP = 8 on 32 GPUs); DeepSeek and LMSYS deploy EP32 prefill, EP72-144 decode")
+    return (
+        "Large MoE (DeepSeek-V3) on a multi-node cluster",
+        "TP x EP across nodes (e.g. TP = 4 x EP = 8 on 32 GPUs); DeepSeek and LMSYS deploy EP32 prefill, EP72-144 decode",
+    )
 
 
 def rank_of(plans: list[Plan], *, tp: int, ep: int, pp: int = 1) -> Plan | None:

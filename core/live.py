@@ -60,7 +60,9 @@ def spec_observation(text: str) -> SpecObservation:
     (and ``..._num_drafts_total`` for tokens per step), summed over label sets, or SGLang's
     ``sglang:spec_accept_length`` gauge, averaged over label sets (one per rank)."""
     s, count = _parse(text)
-    acc, drafted, drafts = (s.get(f"vllm:spec_decode_num_{k}_total") for k in ("accepted_tokens", "draft_tokens", "drafts"))
+    acc, drafted, drafts = (
+        s.get(f"vllm:spec_decode_num_{k}_total") for k in ("accepted_tokens", "draft_tokens", "drafts")
+    )
     if acc is not None and drafted:
         if acc < 0 or drafted < 0 or (drafts or 0) < 0:
             raise ValueError("vLLM's speculative-decoding counters must be >= 0")
@@ -78,11 +80,15 @@ def spec_observation(text: str) -> SpecObservation:
         # a gauge, one per rank / model label set: their mean, not their sum (counters above add up)
         length = s["sglang:spec_accept_length"] / count["sglang:spec_accept_length"]
         if not 1.0 <= length <= 1e6:
-            raise ValueError(f"sglang:spec_accept_length is {length:g}; tokens per step are >= 1 (the target's own "
-                             "token) and at most 1,000,000 (0 means no speculative step was measured yet)")
+            raise ValueError(
+                f"sglang:spec_accept_length is {length:g}; tokens per step are >= 1 (the target's own "
+                "token) and at most 1,000,000 (0 means no speculative step was measured yet)"
+            )
         return SpecObservation("SGLang", float("nan"), length, None)
-    raise ValueError("no speculative-decoding metrics found: expected vllm:spec_decode_num_accepted_tokens_total and "
-                     "vllm:spec_decode_num_draft_tokens_total (vLLM) or sglang:spec_accept_length (SGLang)")
+    raise ValueError(
+        "no speculative-decoding metrics found: expected vllm:spec_decode_num_accepted_tokens_total and "
+        "vllm:spec_decode_num_draft_tokens_total (vLLM) or sglang:spec_accept_length (SGLang)"
+    )
 
 
 def implied_alpha(tokens_per_step: float, gamma: float) -> float:

@@ -109,8 +109,14 @@ def expected_experts_touched_skewed(tokens, top_k: int, probs) -> np.ndarray | f
     (``probs`` sums to 1): ``sum_i 1 - (1 - min(1, k p_i))^T``. Uniform ``p`` gives the closed form
     above; skew concentrates tokens on fewer experts, so fewer are touched."""
     p = np.asarray(probs, dtype=np.float64)
-    if p.ndim != 1 or p.size < 1 or not np.all(np.isfinite(p)) or np.any(p < 0) or np.any(p > 1 + 1e-6) \
-            or not np.isclose(p.sum(), 1.0):
+    if (
+        p.ndim != 1
+        or p.size < 1
+        or not np.all(np.isfinite(p))
+        or np.any(p < 0)
+        or np.any(p > 1 + 1e-6)
+        or not np.isclose(p.sum(), 1.0)
+    ):
         raise ValueError("probs must be a 1-D array of non-negative probabilities summing to 1")
     _check_k_n(top_k, p.size)
     t = _tokens(tokens)
@@ -149,9 +155,9 @@ def expert_ffn_flops_bytes(model: ModelSpec, tokens_per_expert, eb: GemmElementB
     t = _tokens(tokens_per_expert)
     up_n = (mats - 1) * f
     flops = roofline.gemm_flops(t, h, up_n) + roofline.gemm_flops(t, f, h)
-    moved = roofline.gemm_bytes(t, h, up_n, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out) + roofline.gemm_bytes(
-        t, f, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out
-    )
+    moved = roofline.gemm_bytes(
+        t, h, up_n, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out
+    ) + roofline.gemm_bytes(t, f, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out)
     return flops, moved
 
 
@@ -188,9 +194,9 @@ def _ffn_flops_bytes(model: ModelSpec, width: int, tokens, eb: GemmElementBytes)
     h, mats = model.hidden_size, model.ffn_matrices
     t = _tokens(tokens)
     flops = roofline.gemm_flops(t, h, (mats - 1) * width) + roofline.gemm_flops(t, width, h)
-    moved = roofline.gemm_bytes(t, h, (mats - 1) * width, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out) + (
-        roofline.gemm_bytes(t, width, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out)
-    )
+    moved = roofline.gemm_bytes(
+        t, h, (mats - 1) * width, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out
+    ) + (roofline.gemm_bytes(t, width, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out))
     return flops, moved
 
 
@@ -223,7 +229,9 @@ def batch_for_dense_intensity(model: ModelSpec, target_intensity, eb: GemmElemen
     return scalar_or_array(_solve_tokens(lambda x: _ffn_flops_bytes(model, width, x, eb), target_intensity))
 
 
-def intensity_sweep(model: ModelSpec, gpus: list[GPUSpec], batches, precision: Precision | str = "bf16") -> dict[str, np.ndarray]:
+def intensity_sweep(
+    model: ModelSpec, gpus: list[GPUSpec], batches, precision: Precision | str = "bf16"
+) -> dict[str, np.ndarray]:
     """A 2-D sweep over (GPU, batch) in one vectorised call: expert FFN intensity, each GPU's ridge
     for the dtype it would compute in, the fraction of the ridge reached and the attainable TFLOP/s.
     Arrays are shaped ``[len(gpus), len(batches)]``."""
@@ -313,7 +321,11 @@ def decode_step(
         raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
     t = np.atleast_1d(_tokens(tokens))
     seqs = t if sequences is None else np.broadcast_to(np.atleast_1d(_tokens(sequences)), t.shape)
-    if not isinstance(context_len, (int, np.integer)) or isinstance(context_len, bool) or not 1 <= context_len <= 100_000_000:
+    if (
+        not isinstance(context_len, (int, np.integer))
+        or isinstance(context_len, bool)
+        or not 1 <= context_len <= 100_000_000
+    ):
         raise ValueError(f"context_len must be a whole number in 1..100,000,000, got {context_len!r}")
     rows = []
     for ti, si in zip(t, seqs, strict=True):
@@ -321,17 +333,49 @@ def decode_step(
             raise ValueError("tokens and sequences per step must be > 0")
         if ti < si or ti / si > 1_000:
             raise ValueError(f"{ti:g} tokens from {si:g} sequences: each sequence brings 1 to 1,000 tokens per step")
-        r = perf.decode_roofline(model, gpu, layout, prec, float(ti), int(context_len), tokens_per_sequence=float(ti / si),
-                                 redundant_experts=a.redundant_experts)
+        r = perf.decode_roofline(
+            model,
+            gpu,
+            layout,
+            prec,
+            float(ti),
+            int(context_len),
+            tokens_per_sequence=float(ti / si),
+            redundant_experts=a.redundant_experts,
+        )
         scale = r.step_s / r.stage_s if r.stage_s else 1.0
-        rows.append((r.weight_bytes, r.cache_bytes, r.flops, r.memory_s * scale, r.compute_s * scale, r.step_s,
-                     r.microbatches, r.stage))
+        rows.append(
+            (
+                r.weight_bytes,
+                r.cache_bytes,
+                r.flops,
+                r.memory_s * scale,
+                r.compute_s * scale,
+                r.step_s,
+                r.microbatches,
+                r.stage,
+            )
+        )
     cols = [np.array(c, dtype=np.float64) for c in zip(*rows, strict=True)] or [np.zeros(0)] * 8
     micro = cols[6]
-    touched = (expected_experts_touched(t / micro, model.moe.top_k, model.moe.n_routed_experts)
-               if model.moe is not None else np.zeros_like(t))
-    return DecodeStep(t, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], np.asarray(touched, dtype=np.float64),
-                      micro, cols[7].astype(np.int64), layout.pp)
+    touched = (
+        expected_experts_touched(t / micro, model.moe.top_k, model.moe.n_routed_experts)
+        if model.moe is not None
+        else np.zeros_like(t)
+    )
+    return DecodeStep(
+        t,
+        cols[0],
+        cols[1],
+        cols[2],
+        cols[3],
+        cols[4],
+        cols[5],
+        np.asarray(touched, dtype=np.float64),
+        micro,
+        cols[7].astype(np.int64),
+        layout.pp,
+    )
 
 
 def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, tokens: float) -> list[dict]:
@@ -346,18 +390,49 @@ def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, token
     out = []
     if model.moe is not None:
         tpe = t * model.moe.top_k / model.moe.n_routed_experts
-        out.append({"gemm": f"routed expert FFN ({tpe:,.1f} tokens/expert)", "tokens": tpe,
-                    "intensity": expert_gemm_intensity(model, tpe, eb_e), "compute_dtype": eb_e.compute_dtype})
-        out.append({"gemm": f"dense FFN of equal active width ({t:,.0f} tokens)", "tokens": t,
-                    "intensity": dense_equivalent_intensity(model, t, eb_w), "compute_dtype": eb_w.compute_dtype})
+        out.append(
+            {
+                "gemm": f"routed expert FFN ({tpe:,.1f} tokens/expert)",
+                "tokens": tpe,
+                "intensity": expert_gemm_intensity(model, tpe, eb_e),
+                "compute_dtype": eb_e.compute_dtype,
+            }
+        )
+        out.append(
+            {
+                "gemm": f"dense FFN of equal active width ({t:,.0f} tokens)",
+                "tokens": t,
+                "intensity": dense_equivalent_intensity(model, t, eb_w),
+                "compute_dtype": eb_w.compute_dtype,
+            }
+        )
     else:
         flops, moved = _ffn_flops_bytes(model, model.dense_intermediate_size, t, eb_w)
-        out.append({"gemm": f"FFN ({t:,.0f} tokens)", "tokens": t, "intensity": float(flops / moved),
-                    "compute_dtype": eb_w.compute_dtype})
+        out.append(
+            {
+                "gemm": f"FFN ({t:,.0f} tokens)",
+                "tokens": t,
+                "intensity": float(flops / moved),
+                "compute_dtype": eb_w.compute_dtype,
+            }
+        )
     o_in = model.head_mixer.output_features()
-    out.append({"gemm": f"attention output projection ({t:,.0f} tokens)", "tokens": t,
-                "intensity": roofline.gemm_intensity(t, o_in, h, weight_bytes=eb_w.weight, act_bytes=eb_w.act, out_bytes=eb_w.out),
-                "compute_dtype": eb_w.compute_dtype})
-    out.append({"gemm": f"LM head ({t:,.0f} tokens)", "tokens": t,
-                "intensity": roofline.gemm_intensity(t, h, model.vocab_size, 2.0), "compute_dtype": "bf16"})
+    out.append(
+        {
+            "gemm": f"attention output projection ({t:,.0f} tokens)",
+            "tokens": t,
+            "intensity": roofline.gemm_intensity(
+                t, o_in, h, weight_bytes=eb_w.weight, act_bytes=eb_w.act, out_bytes=eb_w.out
+            ),
+            "compute_dtype": eb_w.compute_dtype,
+        }
+    )
+    out.append(
+        {
+            "gemm": f"LM head ({t:,.0f} tokens)",
+            "tokens": t,
+            "intensity": roofline.gemm_intensity(t, h, model.vocab_size, 2.0),
+            "compute_dtype": "bf16",
+        }
+    )
     return out

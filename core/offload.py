@@ -83,7 +83,13 @@ class OffloadEfficiency:
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and 0 <= v <= 100_000):
                 raise ValueError(f"{name} must be within 0 and 100,000 GB, got {v}")
         u = self.ubatch_tokens
-        if isinstance(u, bool) or not isinstance(u, (int, float)) or not math.isfinite(u) or u != int(u) or not 1 <= u <= 65_536:
+        if (
+            isinstance(u, bool)
+            or not isinstance(u, (int, float))
+            or not math.isfinite(u)
+            or u != int(u)
+            or not 1 <= u <= 65_536
+        ):
             raise ValueError(f"ubatch_tokens must be a whole number 1-65,536, got {self.ubatch_tokens!r}")
 
 
@@ -123,8 +129,9 @@ def _bytes(model: ModelSpec, precision: Precision) -> _Bytes:
     non_routed = sum(v for k, v in comp.items() if k not in ("routed_experts", "vision"))
     act = params.active_breakdown(model, "excl_input_embedding").as_dict()
     act_nr_params = sum(v for k, v in act.items() if k not in ("routed_experts", "vision", "mtp", "embedding"))
-    act_nr_bytes = sum(act[k] * memory.bytes_per_param(dt[k]) for k in act
-                       if k not in ("routed_experts", "vision", "mtp", "embedding"))
+    act_nr_bytes = sum(
+        act[k] * memory.bytes_per_param(dt[k]) for k in act if k not in ("routed_experts", "vision", "mtp", "embedding")
+    )
     top_k = model.moe.top_k if model.moe else 0
     per_tok_params = top_k * params.expert_params(model) if model.moe else 0
     return _Bytes(
@@ -236,8 +243,10 @@ class Placement:
         if not self.fits_gpu:
             parts.append(f"{where} short by {(self.gpu_total_bytes - self.gpu_capacity_bytes) / GB:,.1f} GB")
         if not self.fits_host:
-            parts.append(f"host RAM short by {(self.host_total_bytes - self.host_capacity_bytes) / GB:,.1f} GB "
-                         "(llama.cpp would page experts from disk: seconds per token)")
+            parts.append(
+                f"host RAM short by {(self.host_total_bytes - self.host_capacity_bytes) / GB:,.1f} GB "
+                "(llama.cpp would page experts from disk: seconds per token)"
+            )
         return "does not fit: " + "; ".join(parts)
 
 
@@ -254,9 +263,17 @@ def _kv_bytes(model: ModelSpec, context_len: int, kv_dtype: str) -> float:
     return float(memory.kv_bytes_per_sequence(model, context_len, kv_dtype))
 
 
-def placement(model: ModelSpec, host: HostSpec, precision: Precision | str, *, gpu: GPUSpec | None = None,
-              n_gpus: int = 1, n_cpu_moe: int | None = None, context_len: int = 8192,
-              eff: OffloadEfficiency | None = None) -> Placement:
+def placement(
+    model: ModelSpec,
+    host: HostSpec,
+    precision: Precision | str,
+    *,
+    gpu: GPUSpec | None = None,
+    n_gpus: int = 1,
+    n_cpu_moe: int | None = None,
+    context_len: int = 8192,
+    eff: OffloadEfficiency | None = None,
+) -> Placement:
     """Place ``model`` on one box and estimate batch-1 decode and prompt-processing speed.
 
     Discrete host: ``gpu`` (x ``n_gpus``, layers split across them) plus host RAM; ``n_cpu_moe`` None
@@ -268,7 +285,7 @@ def placement(model: ModelSpec, host: HostSpec, precision: Precision | str, *, g
     _check_common(model, context_len, n_gpus)
     b = _bytes(model, p)
     kv = _kv_bytes(model, context_len, p.kv_cache)
-    kv_note = (f"KV cache {kv / GB:,.2f} GB at {context_len:,} tokens ({p.kv_cache}); batch 1")
+    kv_note = f"KV cache {kv / GB:,.2f} GB at {context_len:,} tokens ({p.kv_cache}); batch 1"
     notes = [kv_note]
     if model.vision_params:
         notes.append("vision tower left out (llama.cpp loads it as a separate mmproj file)")
@@ -286,14 +303,28 @@ def placement(model: ModelSpec, host: HostSpec, precision: Precision | str, *, g
         share = host.gpu_share or 1.0
         notes.append(f"one pool: the GPU may use {share:.0%} of {host.memory_gb:,.0f} GB")
         return Placement(
-            kind="unified", model_id=model.id, gpu_id=None, n_gpus=1, host_id=host.id, precision=p.label,
-            context_len=context_len, n_cpu_moe=0, offloaded_layers=0,
-            gpu_weights_bytes=weights, gpu_routed_bytes=n_moe * b.routed_per_layer, gpu_kv_bytes=kv, gpu_buffer_bytes=eff.compute_buffer_gb * GB,
+            kind="unified",
+            model_id=model.id,
+            gpu_id=None,
+            n_gpus=1,
+            host_id=host.id,
+            precision=p.label,
+            context_len=context_len,
+            n_cpu_moe=0,
+            offloaded_layers=0,
+            gpu_weights_bytes=weights,
+            gpu_routed_bytes=n_moe * b.routed_per_layer,
+            gpu_kv_bytes=kv,
+            gpu_buffer_bytes=eff.compute_buffer_gb * GB,
             gpu_capacity_bytes=host.memory_bytes * share,
-            host_weights_bytes=0.0, host_reserve_bytes=eff.host_reserve_gb * GB,
+            host_weights_bytes=0.0,
+            host_reserve_bytes=eff.host_reserve_gb * GB,
             host_capacity_bytes=host.memory_bytes * (1 - share) + (eff.host_reserve_gb * GB if share >= 1 else 0.0),
-            decode_gpu_s=decode_s, decode_host_s=0.0,
-            prefill_tokens_per_s=pp, prefill_path="integrated GPU", notes=tuple(notes),
+            decode_gpu_s=decode_s,
+            decode_host_s=0.0,
+            prefill_tokens_per_s=pp,
+            prefill_path="integrated GPU",
+            notes=tuple(notes),
         )
 
     if gpu is None:
@@ -325,26 +356,47 @@ def placement(model: ModelSpec, host: HostSpec, precision: Precision | str, *, g
     if off == 0:
         pp, path = 1.0 / gpu_part, "all on GPU"
     elif stream_path < cpu_path:
-        pp, path = 1.0 / (gpu_part + stream_path), f"host experts streamed over PCIe ({pcie_gbps:,.0f} GB/s) per {eff.ubatch_tokens}-token micro-batch"
+        pp, path = (
+            1.0 / (gpu_part + stream_path),
+            f"host experts streamed over PCIe ({pcie_gbps:,.0f} GB/s) per {eff.ubatch_tokens}-token micro-batch",
+        )
     else:
         pp, path = 1.0 / (gpu_part + cpu_path), "host experts computed on the CPU"
     if host_cpu_s > host_mem_s:
         notes.append("host part is CPU-compute-bound, not bandwidth-bound, at this size")
     lead_dense = sum(1 for i in model.dense_layers if i < n_cpu_moe)
     if off:
-        notes.append(f"llama.cpp: --n-cpu-moe {n_cpu_moe} puts {off} MoE layers' experts on the host"
-                     + (f" (the first {lead_dense} layers are dense and count in the flag)" if lead_dense else ""))
+        notes.append(
+            f"llama.cpp: --n-cpu-moe {n_cpu_moe} puts {off} MoE layers' experts on the host"
+            + (f" (the first {lead_dense} layers are dense and count in the flag)" if lead_dense else "")
+        )
     if n_gpus > 1:
-        notes.append(f"{n_gpus} GPUs split the layers (llama.cpp -sm layer): capacity adds up, decode bandwidth does not")
+        notes.append(
+            f"{n_gpus} GPUs split the layers (llama.cpp -sm layer): capacity adds up, decode bandwidth does not"
+        )
     return Placement(
-        kind="discrete", model_id=model.id, gpu_id=gpu.id, n_gpus=n_gpus, host_id=host.id, precision=p.label,
-        context_len=context_len, n_cpu_moe=n_cpu_moe, offloaded_layers=off,
-        gpu_weights_bytes=gpu_w, gpu_routed_bytes=(n_moe - off) * b.routed_per_layer, gpu_kv_bytes=kv, gpu_buffer_bytes=n_gpus * eff.compute_buffer_gb * GB,
+        kind="discrete",
+        model_id=model.id,
+        gpu_id=gpu.id,
+        n_gpus=n_gpus,
+        host_id=host.id,
+        precision=p.label,
+        context_len=context_len,
+        n_cpu_moe=n_cpu_moe,
+        offloaded_layers=off,
+        gpu_weights_bytes=gpu_w,
+        gpu_routed_bytes=(n_moe - off) * b.routed_per_layer,
+        gpu_kv_bytes=kv,
+        gpu_buffer_bytes=n_gpus * eff.compute_buffer_gb * GB,
         gpu_capacity_bytes=n_gpus * float(gpu.hbm_bytes or gpu.hbm_capacity_gb * GB),
-        host_weights_bytes=host_w, host_reserve_bytes=eff.host_reserve_gb * GB,
+        host_weights_bytes=host_w,
+        host_reserve_bytes=eff.host_reserve_gb * GB,
         host_capacity_bytes=host.memory_bytes,
-        decode_gpu_s=gpu_s, decode_host_s=host_s,
-        prefill_tokens_per_s=pp, prefill_path=path, notes=tuple(notes),
+        decode_gpu_s=gpu_s,
+        decode_host_s=host_s,
+        prefill_tokens_per_s=pp,
+        prefill_path=path,
+        notes=tuple(notes),
     )
 
 
@@ -353,8 +405,16 @@ def _gpu_pcie_gbps(gpu: GPUSpec) -> float:
     return gpu.scale_up_bw_gbps if (gpu.scale_up_link or "").startswith("pcie") else 64.0
 
 
-def best_n_cpu_moe(model: ModelSpec, host: HostSpec, precision: Precision | str, *, gpu: GPUSpec,
-                   n_gpus: int = 1, context_len: int = 8192, eff: OffloadEfficiency | None = None) -> int | None:
+def best_n_cpu_moe(
+    model: ModelSpec,
+    host: HostSpec,
+    precision: Precision | str,
+    *,
+    gpu: GPUSpec,
+    n_gpus: int = 1,
+    context_len: int = 8192,
+    eff: OffloadEfficiency | None = None,
+) -> int | None:
     """The smallest ``--n-cpu-moe`` value whose GPU side fits (fewest experts on the slow host side,
     so the fastest decode); None when even every routed expert on the host leaves the GPU short."""
     eff = eff or OffloadEfficiency()
@@ -374,18 +434,33 @@ def best_n_cpu_moe(model: ModelSpec, host: HostSpec, precision: Precision | str,
     return 0 if k == 0 else idx[k - 1] + 1
 
 
-def speed_vs_offload(model: ModelSpec, host: HostSpec, precision: Precision | str, *, gpu: GPUSpec,
-                     n_gpus: int = 1, context_len: int = 8192,
-                     eff: OffloadEfficiency | None = None) -> list[Placement]:
+def speed_vs_offload(
+    model: ModelSpec,
+    host: HostSpec,
+    precision: Precision | str,
+    *,
+    gpu: GPUSpec,
+    n_gpus: int = 1,
+    context_len: int = 8192,
+    eff: OffloadEfficiency | None = None,
+) -> list[Placement]:
     """One placement per ``--n-cpu-moe`` value at each MoE layer boundary (0 = all on the GPU)."""
     values = [0] + [i + 1 for i in moe_layer_indices(model)]
-    return [placement(model, host, precision, gpu=gpu, n_gpus=n_gpus, n_cpu_moe=n, context_len=context_len, eff=eff)
-            for n in values]
+    return [
+        placement(model, host, precision, gpu=gpu, n_gpus=n_gpus, n_cpu_moe=n, context_len=context_len, eff=eff)
+        for n in values
+    ]
 
 
-def single_box_options(model: ModelSpec, hosts: list[HostSpec], gpus: dict[str, GPUSpec],
-                       precision: Precision | str, *, context_len: int = 8192,
-                       eff: OffloadEfficiency | None = None) -> list[Placement]:
+def single_box_options(
+    model: ModelSpec,
+    hosts: list[HostSpec],
+    gpus: dict[str, GPUSpec],
+    precision: Precision | str,
+    *,
+    context_len: int = 8192,
+    eff: OffloadEfficiency | None = None,
+) -> list[Placement]:
     """Every single-box option: each discrete host with 1 and 2 of each ``SINGLE_BOX_GPUS`` card (at its
     best ``--n-cpu-moe``), and each unified machine."""
     out: list[Placement] = []
@@ -401,8 +476,13 @@ def single_box_options(model: ModelSpec, hosts: list[HostSpec], gpus: dict[str, 
     return out
 
 
-def validate_cases(cases, models: dict[str, ModelSpec], hosts: dict[str, HostSpec], gpus: dict[str, GPUSpec],
-                   eff: OffloadEfficiency | None = None) -> list[dict]:
+def validate_cases(
+    cases,
+    models: dict[str, ModelSpec],
+    hosts: dict[str, HostSpec],
+    gpus: dict[str, GPUSpec],
+    eff: OffloadEfficiency | None = None,
+) -> list[dict]:
     """Predicted vs measured decode and prefill tokens/s for each published case (``offload_cases.yaml``).
     Error = predicted / measured - 1."""
     rows = []
@@ -420,14 +500,24 @@ def validate_cases(cases, models: dict[str, ModelSpec], hosts: dict[str, HostSpe
         if not isinstance(meas, Mapping):
             raise ValueError(f"offload case {cid}: field 'measured' must be a mapping")
         n = model.num_layers if raw_n == "all" else _case_int(cid, "n_cpu_moe", raw_n)
-        pl = placement(model, host, precision, gpu=gpu, n_gpus=_case_int(cid, "n_gpus", c.get("n_gpus", 1)),
-                       n_cpu_moe=n, context_len=_case_int(cid, "context_len", c.get("context_len")), eff=eff)
+        pl = placement(
+            model,
+            host,
+            precision,
+            gpu=gpu,
+            n_gpus=_case_int(cid, "n_gpus", c.get("n_gpus", 1)),
+            n_cpu_moe=n,
+            context_len=_case_int(cid, "context_len", c.get("context_len")),
+            eff=eff,
+        )
         role = c.get("role", "check")
         if not isinstance(role, str):
             raise ValueError(f"offload case {cid}: field 'role' must be text, got {role!r}")
         row = {"case": cid, "role": role, "placement": pl}
-        for key, pred in (("decode_tokens_per_s", pl.decode_tokens_per_s),
-                          ("prefill_tokens_per_s", pl.prefill_tokens_per_s)):
+        for key, pred in (
+            ("decode_tokens_per_s", pl.decode_tokens_per_s),
+            ("prefill_tokens_per_s", pl.prefill_tokens_per_s),
+        ):
             if key in meas:
                 v = meas[key]
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
@@ -453,24 +543,38 @@ def layer_map(model: ModelSpec, pl: Placement) -> list[dict]:
         rows.append({"layer": i, "group": "attention + KV cache", "where": gpu})
         ffn = "shared experts + router" if i in moe_layers else "dense FFN"
         rows.append({"layer": i, "group": "dense FFN / shared experts", "where": gpu, "what": ffn})
-        rows.append({"layer": i, "group": "routed experts",
-                     "where": ("host RAM" if i in on_host else gpu) if i in moe_layers else "not in this layer"})
+        rows.append(
+            {
+                "layer": i,
+                "group": "routed experts",
+                "where": ("host RAM" if i in on_host else gpu) if i in moe_layers else "not in this layer",
+            }
+        )
     return rows
 
 
-def upgrades(model: ModelSpec, pl: Placement, hosts: dict[str, HostSpec], gpus: dict[str, GPUSpec],
-             precision: Precision | str, eff: OffloadEfficiency | None = None) -> list[dict]:
+def upgrades(
+    model: ModelSpec,
+    pl: Placement,
+    hosts: dict[str, HostSpec],
+    gpus: dict[str, GPUSpec],
+    precision: Precision | str,
+    eff: OffloadEfficiency | None = None,
+) -> list[dict]:
     """What one change to a discrete box buys: one more GPU of the same kind, and each host with more
     memory bandwidth. Rows: change, placement, decode_speedup (new tokens/s / current)."""
     if pl.kind != "discrete":
         return []
     if pl.host_id not in hosts or pl.gpu_id not in gpus:
-        raise ValueError(f"the placement's host {pl.host_id!r} or GPU {pl.gpu_id!r} is not among the hosts / GPUs given")
+        raise ValueError(
+            f"the placement's host {pl.host_id!r} or GPU {pl.gpu_id!r} is not among the hosts / GPUs given"
+        )
     base_host = hosts[pl.host_id]
     out = []
     if pl.n_gpus < 4:
-        new = placement(model, base_host, precision, gpu=gpus[pl.gpu_id], n_gpus=pl.n_gpus + 1,
-                        context_len=pl.context_len, eff=eff)
+        new = placement(
+            model, base_host, precision, gpu=gpus[pl.gpu_id], n_gpus=pl.n_gpus + 1, context_len=pl.context_len, eff=eff
+        )
         out.append({"change": f"one more {gpus[pl.gpu_id].name}", "placement": new})
     for h in hosts.values():
         if h.kind != "discrete" or h.id == base_host.id or h.peak_bandwidth_gbps <= base_host.peak_bandwidth_gbps:

@@ -15,8 +15,16 @@ from core._memo import by_identity
 from core.model import ModelSpec
 from core.specs import ParallelLayout
 
-__all__ = ["StageCounts", "attention_tp_problems", "check_layout", "default_layout", "divisors", "fitting_tp",
-           "pipeline_stages", "stage_counts"]
+__all__ = [
+    "StageCounts",
+    "attention_tp_problems",
+    "check_layout",
+    "default_layout",
+    "divisors",
+    "fitting_tp",
+    "pipeline_stages",
+    "stage_counts",
+]
 
 
 def divisors(n: int) -> list[int]:
@@ -50,11 +58,14 @@ def check_layout(model: ModelSpec, layout: ParallelLayout, redundant_experts: in
     if model.moe is not None:
         slots = model.moe.n_routed_experts + redundant_experts
         if slots % layout.ep:
-            problems.append(f"EP {layout.ep} does not divide the {model.moe.n_routed_experts} routed experts"
-                            + (f" + {redundant_experts} redundant" if redundant_experts else ""))
+            problems.append(
+                f"EP {layout.ep} does not divide the {model.moe.n_routed_experts} routed experts"
+                + (f" + {redundant_experts} redundant" if redundant_experts else "")
+            )
         if model.moe.expert_intermediate_size % layout.expert_tp:
-            problems.append(f"expert TP {layout.expert_tp} does not divide the expert width "
-                            f"{model.moe.expert_intermediate_size}")
+            problems.append(
+                f"expert TP {layout.expert_tp} does not divide the expert width {model.moe.expert_intermediate_size}"
+            )
     elif layout.ep > 1:
         problems.append("a dense model has no experts to spread over EP > 1")
     return problems

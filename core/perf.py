@@ -81,13 +81,22 @@ def _stage_plan(model: ModelSpec, pp: int) -> tuple[tuple[tuple[parallel.StageCo
     times)."""
     stages = parallel.pipeline_stages(model.num_layers, pp)
     kinds: dict[tuple[parallel.StageCounts, bool], int] = {}
-    index = tuple(kinds.setdefault((parallel.stage_counts(model, st), i == pp - 1), len(kinds))
-                  for i, st in enumerate(stages))
+    index = tuple(
+        kinds.setdefault((parallel.stage_counts(model, st), i == pp - 1), len(kinds)) for i, st in enumerate(stages)
+    )
     return tuple(kinds), index
 
 
-def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision | str, cfg: StepConfig,
-              eff: Efficiency, *, domain_gpus: int | None = None) -> StepTime:
+def step_time(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    cfg: StepConfig,
+    eff: Efficiency,
+    *,
+    domain_gpus: int | None = None,
+) -> StepTime:
     """One step of ``cfg.phase`` on the most loaded GPU under ``layout``.
 
     Per stage, with compute C and communication M: ``C + M``, or with two-batch overlap
@@ -99,7 +108,9 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
     prec = Precision.of(precision)
     domain = _checked(model, layout, cfg.redundant_experts, domain_gpus, gpu)
     halves = 2.0 if cfg.overlap == "two_batch" else 1.0
-    costs = layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=cfg.tokens_per_gpu / halves, domain_gpus=domain)
+    costs = layer_costs(
+        model, gpu, layout, prec, cfg, eff, tokens_per_gpu=cfg.tokens_per_gpu / halves, domain_gpus=domain
+    )
     bw, system = gpu.hbm_bytes_per_s, eff["system"]
 
     def work_s(w: Work) -> float:
@@ -123,7 +134,9 @@ def step_time(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision:
     total = stage_s[0]
     if layout.pp > 1:
         pp = layout.pp
-        per_stage = system.decode_microbatches_per_stage if cfg.phase == "decode" else system.prefill_microbatches_per_stage
+        per_stage = (
+            system.decode_microbatches_per_stage if cfg.phase == "decode" else system.prefill_microbatches_per_stage
+        )
         m = per_stage * pp
         total = pp * max(stage_s) / (1.0 - (pp - 1) / (m + pp - 1))
     return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s)
@@ -152,16 +165,30 @@ class Roofline:
         return self.tokens / self.step_s
 
 
-def decode_roofline(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision | str, tokens: float,
-                    context_len: int, *, tokens_per_sequence: float = 1.0, redundant_experts: int = 0) -> Roofline:
+def decode_roofline(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    tokens: float,
+    context_len: int,
+    *,
+    tokens_per_sequence: float = 1.0,
+    redundant_experts: int = 0,
+) -> Roofline:
     """The roofline of a decode step with ``tokens`` query tokens in one replica (``tokens_per_sequence`` per
     sequence) at ``context_len`` cached tokens. With ``pp`` stages the sequences form ``min(pp, sequences)``
     micro-batches, each crossing every stage: a sequence gets its next token every
     ``max(sum of stage times, micro-batches x busiest stage)``."""
     prec = Precision.of(precision)
     _checked(model, layout, redundant_experts, None, gpu)
-    cfg = StepConfig("decode", max(tokens, 1e-9), context_len, tokens_per_sequence=tokens_per_sequence,
-                     redundant_experts=redundant_experts)
+    cfg = StepConfig(
+        "decode",
+        max(tokens, 1e-9),
+        context_len,
+        tokens_per_sequence=tokens_per_sequence,
+        redundant_experts=redundant_experts,
+    )
     micro = min(float(layout.pp), max(1.0, tokens / tokens_per_sequence))
     per_gpu = cfg.tokens_per_gpu / micro / layout.gpus_per_stage
     costs = layer_costs(model, gpu, layout, prec, cfg, IDEAL, tokens_per_gpu=per_gpu)
@@ -178,6 +205,16 @@ def decode_roofline(model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, prec
         totals.append((stage, i, {"weight_bytes": wb, "cache_bytes": cb, "flops": flops, "compute_s": compute}))
     stage_s, busiest, sums = max(totals, key=lambda t: t[0])
     step = max(sum(t[0] for t in totals), micro * stage_s)
-    return Roofline(float(tokens), micro, busiest, layout.pp, sums["weight_bytes"], sums["cache_bytes"], sums["flops"],
-                    (sums["weight_bytes"] + sums["cache_bytes"]) / bw, sums["compute_s"], stage_s, step)
-
+    return Roofline(
+        float(tokens),
+        micro,
+        busiest,
+        layout.pp,
+        sums["weight_bytes"],
+        sums["cache_bytes"],
+        sums["flops"],
+        (sums["weight_bytes"] + sums["cache_bytes"]) / bw,
+        sums["compute_s"],
+        stage_s,
+        step,
+    )

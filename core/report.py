@@ -40,8 +40,10 @@ class Report:
             "title": self.title,
             "scenario": self.scenario.model_dump(mode="json"),
             "url_query": self.url_query,
-            "sections": [{"title": s.title, "figures": dict(s.figures), "table": s.table, "notes": s.notes}
-                         for s in self.sections],
+            "sections": [
+                {"title": s.title, "figures": dict(s.figures), "table": s.table, "notes": s.notes}
+                for s in self.sections
+            ],
             "sources": self.sources,
         }
 
@@ -50,7 +52,9 @@ def _gb(b: float) -> str:
     return f"{b / 1e9:,.1f} GB"
 
 
-def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = None, *, with_layouts: bool = True) -> Report:
+def build_report(
+    scenario: Scenario, cat: Catalog, model: ModelSpec | None = None, *, with_layouts: bool = True
+) -> Report:
     """Everything the pages answer for ``scenario`` (``model``: an imported model, else the catalog's)."""
     model = model or cat.model(scenario.model_id)
     gpu = cat.gpu(scenario.gpu_id)
@@ -63,13 +67,22 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
     # ---- scenario
     sec = Section("Scenario")
     sec.figures += [
-        ("Model", f"{model.name} ({params.total_params(model) / 1e9:,.1f}B total, {params.active_params(model) / 1e9:,.1f}B active)"),
-        ("GPUs", f"{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name} ({scenario.total_gpus:,} GPUs, "
-                 f"{gpu.memory_gb:,.1f} GB each)"),
+        (
+            "Model",
+            f"{model.name} ({params.total_params(model) / 1e9:,.1f}B total, {params.active_params(model) / 1e9:,.1f}B active)",
+        ),
+        (
+            "GPUs",
+            f"{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name} ({scenario.total_gpus:,} GPUs, "
+            f"{gpu.memory_gb:,.1f} GB each)",
+        ),
         ("Precision", prec.label + f", dispatch {prec.dispatch}"),
         ("Workload", f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"),
-        ("Layout", f"TP {lay.attention_tp} × DP-attn {lay.attention_dp} | EP {lay.ep} × expert-TP {lay.expert_tp} | "
-                   f"PP {lay.pp} | DP {lay.dp}" + ("" if scenario.layout else " (default)")),
+        (
+            "Layout",
+            f"TP {lay.attention_tp} × DP-attn {lay.attention_dp} | EP {lay.ep} × expert-TP {lay.expert_tp} | "
+            f"PP {lay.pp} | DP {lay.dp}" + ("" if scenario.layout else " (default)"),
+        ),
         ("Speculative decoding", "off" if not spec.enabled else f"{spec.method}, γ {spec.num_speculative_tokens}"),
     ]
     sections.append(sec)
@@ -80,19 +93,30 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
         stages = memory.stage_memories(model, gpu, lay, prec, wl, assumptions=a, spec=spec, draft_model=draft)
         worst = min(stages, key=lambda r: r.headroom_bytes)
         ctx = wl.context_len
-        max_seqs = memory.max_concurrent_sequences(model, gpu, lay, prec, ctx, assumptions=a, spec=spec, draft_model=draft)
-        verdict = "fits" if worst.fits else ("weights fit, the workload's KV cache does not" if worst.kv_budget_bytes > 0
-                                             else "does not fit")
+        max_seqs = memory.max_concurrent_sequences(
+            model, gpu, lay, prec, ctx, assumptions=a, spec=spec, draft_model=draft
+        )
+        verdict = (
+            "fits"
+            if worst.fits
+            else ("weights fit, the workload's KV cache does not" if worst.kv_budget_bytes > 0 else "does not fit")
+        )
         sec.figures += [
             ("Verdict", verdict),
             ("Weights per GPU", f"{_gb(worst.weights_bytes)} of {_gb(worst.capacity_bytes)}"),
-            ("KV cache for the workload", f"{_gb(worst.kv_required_bytes)} (budget {_gb(max(worst.kv_budget_bytes, 0))})"),
+            (
+                "KV cache for the workload",
+                f"{_gb(worst.kv_required_bytes)} (budget {_gb(max(worst.kv_budget_bytes, 0))})",
+            ),
             ("Usable per GPU", f"{_gb(worst.usable_bytes)} at gpu_memory_utilization {a.gpu_memory_utilization:g}"),
             (f"Max sequences at {ctx:,} tokens", f"{max_seqs:,}"),
             ("Whole-model weights", _gb(memory.weights_bytes(model, prec, include_mtp=spec.kind == "mtp"))),
         ]
-        charts["memory"] = {"stages": [{k: v / 1e9 for k, v in r.components.items() if v > 0} for r in stages],
-                            "usable_gb": worst.usable_bytes / 1e9, "capacity_gb": worst.capacity_bytes / 1e9}
+        charts["memory"] = {
+            "stages": [{k: v / 1e9 for k, v in r.components.items() if v > 0} for r in stages],
+            "usable_gb": worst.usable_bytes / 1e9,
+            "capacity_gb": worst.capacity_bytes / 1e9,
+        }
     except ValueError as e:
         sec.notes.append(f"Not modelled for this layout: {e}")
     for g in sorted(cat.gpus.values(), key=lambda g: -g.memory_bytes)[:8]:
@@ -120,12 +144,21 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
         e = model.moe
         sec.figures += [
             ("Tokens per expert", f"{moe.tokens_per_expert(wl.batch, e.top_k, e.n_routed_experts):,.1f} tokens"),
-            ("Experts touched per layer", f"{moe.expected_experts_touched(wl.batch, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}"),
+            (
+                "Experts touched per layer",
+                f"{moe.expected_experts_touched(wl.batch, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}",
+            ),
         ]
         need = moe.batch_for_expert_intensity(model, ridge, eb)
-        sec.figures.append(("Batch to reach the ridge", "never" if not np.isfinite(need) else f"{need:,.0f} tokens per step"))
-    charts["intensity"] = {"batch": batches.tolist(), "intensity": sw["intensity"][0].tolist(), "ridge": ridge,
-                           "now": [wl.batch, now]}
+        sec.figures.append(
+            ("Batch to reach the ridge", "never" if not np.isfinite(need) else f"{need:,.0f} tokens per step")
+        )
+    charts["intensity"] = {
+        "batch": batches.tolist(),
+        "intensity": sw["intensity"][0].tolist(),
+        "ridge": ridge,
+        "now": [wl.batch, now],
+    }
     sections.append(sec)
 
     # ---- speculative
@@ -134,8 +167,15 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
     alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
     g = used.num_speculative_tokens
     sec.figures += [
-        ("Assumed", f"α {alpha:.2f}, γ {g}, c {c:g}"
-         + ("" if spec.enabled else f" (speculation off: {cat.draft_methods[used.method].name}, its catalog defaults)")),
+        (
+            "Assumed",
+            f"α {alpha:.2f}, γ {g}, c {c:g}"
+            + (
+                ""
+                if spec.enabled
+                else f" (speculation off: {cat.draft_methods[used.method].name}, its catalog defaults)"
+            ),
+        ),
         ("Tokens per step", f"{sd.expected_tokens(alpha, g):.2f}"),
         ("Speedup at low batch", f"{sd.speedup(alpha, g, c):.2f}×"),
         ("Ceiling", f"{sd.ceiling(alpha):.2f} tokens per step" if alpha < 1 else "unbounded"),
@@ -143,8 +183,12 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
         ("Best γ", f"{sd.optimal_gamma(alpha, c)}"),
     ]
     alphas = np.round(np.linspace(0.5, 1.0, 51), 2)
-    charts["speculative"] = {"alpha": alphas.tolist(), "curves": {str(k): sd.speedup(alphas, k, c).tolist() for k in (3, 5, 8)},
-                             "now": [alpha, sd.speedup(alpha, g, c)], "c": c}
+    charts["speculative"] = {
+        "alpha": alphas.tolist(),
+        "curves": {str(k): sd.speedup(alphas, k, c).tolist() for k in (3, 5, 8)},
+        "now": [alpha, sd.speedup(alpha, g, c)],
+        "c": c,
+    }
     sections.append(sec)
 
     # ---- layouts
@@ -155,15 +199,28 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
         sec.figures.append(("Sources' decision table", f"{rule[0]} → {rule[1]}"))
         lw = Workload(batch=1, input_len=wl.input_len, output_len=wl.output_len)
         for phase in ("prefill", "decode"):
-            plans = layout.recommend(model, cluster, lw, phase, precision=prec, assumptions=a, profiles=cat.efficiency,
-                                     max_plans=3)
+            plans = layout.recommend(
+                model, cluster, lw, phase, precision=prec, assumptions=a, profiles=cat.efficiency, max_plans=3
+            )
             if plans:
                 best = plans[0]
-                sec.figures.append((f"Best {phase} layout", f"{best.label}: {best.tokens_per_s_per_gpu:,.0f} tokens/s per GPU "
-                                                             f"at {best.tokens_per_gpu:,.0f} per GPU, {best.step_s * 1e3:,.0f} ms per step"))
+                sec.figures.append(
+                    (
+                        f"Best {phase} layout",
+                        f"{best.label}: {best.tokens_per_s_per_gpu:,.0f} tokens/s per GPU "
+                        f"at {best.tokens_per_gpu:,.0f} per GPU, {best.step_s * 1e3:,.0f} ms per step",
+                    )
+                )
                 for p in plans:
-                    sec.table.append({"phase": phase, "rank": p.rank, "layout": p.label,
-                                      "tokens/s per GPU": round(p.tokens_per_s_per_gpu), "step (ms)": round(p.step_s * 1e3, 1)})
+                    sec.table.append(
+                        {
+                            "phase": phase,
+                            "rank": p.rank,
+                            "layout": p.label,
+                            "tokens/s per GPU": round(p.tokens_per_s_per_gpu),
+                            "step (ms)": round(p.step_s * 1e3, 1),
+                        }
+                    )
             else:
                 sec.figures.append((f"Best {phase} layout", "none fits on this cluster within the targets"))
         sections.append(sec)
@@ -178,8 +235,15 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
             host = cat.host(b.host_id)
             box_gpu = cat.gpu(b.gpu_id) if b.gpu_id else None
             ctx = min(b.context_len, model.max_position_embeddings)
-            pl = offload.placement(model, host, Precision(weights=b.quant, kv_cache=prec.kv_cache), gpu=box_gpu,
-                                   n_gpus=b.n_gpus if box_gpu else 1, n_cpu_moe=b.n_cpu_moe, context_len=ctx)
+            pl = offload.placement(
+                model,
+                host,
+                Precision(weights=b.quant, kv_cache=prec.kv_cache),
+                gpu=box_gpu,
+                n_gpus=b.n_gpus if box_gpu else 1,
+                n_cpu_moe=b.n_cpu_moe,
+                context_len=ctx,
+            )
             sec.figures += [
                 ("Box", host.name + (f" + {b.n_gpus} × {box_gpu.name}" if box_gpu else "")),
                 ("Quantisation", f"{b.quant}, {offload.text_weights_bytes(model, b.quant) / 1e9:,.0f} GB of weights"),
@@ -189,8 +253,14 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
                 ("Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tokens/s ({pl.prefill_path})"),
             ]
             if pl.kind == "discrete":
-                sec.figures.insert(4, ("Host RAM", f"{pl.host_total_bytes / 1e9:,.1f} GB of {pl.host_capacity_bytes / 1e9:,.0f} GB"
-                                                   f" (--n-cpu-moe {pl.n_cpu_moe}: {pl.offloaded_layers} MoE layers' experts)"))
+                sec.figures.insert(
+                    4,
+                    (
+                        "Host RAM",
+                        f"{pl.host_total_bytes / 1e9:,.1f} GB of {pl.host_capacity_bytes / 1e9:,.0f} GB"
+                        f" (--n-cpu-moe {pl.n_cpu_moe}: {pl.offloaded_layers} MoE layers' experts)",
+                    ),
+                )
             sec.notes += list(pl.notes)
         except (KeyError, ValueError) as e:
             sec.notes.append(f"not computed: {e}")
@@ -204,8 +274,14 @@ def build_report(scenario: Scenario, cat: Catalog, model: ModelSpec | None = Non
         "Step-time model efficiency factors: catalogs/efficiency.yaml (see the Validation page for their accuracy)",
         "Formulas and errata: README.md and docs/errata.md of the MoE Deployment Planner",
     ]
-    return Report(f"{model.name} on {scenario.total_gpus} × {gpu.name}", scenario, scenario_to_params(scenario), sections,
-                  charts, sources)
+    return Report(
+        f"{model.name} on {scenario.total_gpus} × {gpu.name}",
+        scenario,
+        scenario_to_params(scenario),
+        sections,
+        charts,
+        sources,
+    )
 
 
 def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | None = None) -> dict[str, Any]:
@@ -218,8 +294,12 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
     prec, wl, spec, a = scenario.precision, scenario.workload, scenario.spec, scenario.memory
     lay = resolved_layout(scenario, model)
     draft = cat.draft_model_for(spec)
-    row: dict[str, Any] = {"scenario": name, "model": model.name, "GPUs": f"{scenario.total_gpus} × {gpu.name}",
-                           "precision": prec.label}
+    row: dict[str, Any] = {
+        "scenario": name,
+        "model": model.name,
+        "GPUs": f"{scenario.total_gpus} × {gpu.name}",
+        "precision": prec.label,
+    }
     try:
         r = memory.per_gpu_memory(model, gpu, lay, prec, wl, assumptions=a, spec=spec, draft_model=draft)
         row["fit"] = "fits" if r.fits else ("KV does not fit" if r.kv_budget_bytes > 0 else "does not fit")
@@ -228,15 +308,24 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
     except ValueError as e:
         row["fit"] = f"layout invalid: {e}"
     cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
-    plans = layout.recommend(model, cluster, Workload(batch=1, input_len=wl.input_len, output_len=wl.output_len), "decode",
-                             precision=prec, assumptions=a, profiles=cat.efficiency, max_plans=1)
+    plans = layout.recommend(
+        model,
+        cluster,
+        Workload(batch=1, input_len=wl.input_len, output_len=wl.output_len),
+        "decode",
+        precision=prec,
+        assumptions=a,
+        profiles=cat.efficiency,
+        max_plans=1,
+    )
     if plans:
         p = plans[0]
         row["best decode layout"] = p.label
         row["output tokens/s per GPU"] = round(p.tokens_per_s_per_gpu)
         if gpu.price_per_gpu_hour_usd:
-            row["$ per M output tokens"] = round(cost.dollars_per_million_tokens(1, gpu.price_per_gpu_hour_usd,
-                                                                                   p.tokens_per_s_per_gpu), 3)
+            row["$ per M output tokens"] = round(
+                cost.dollars_per_million_tokens(1, gpu.price_per_gpu_hour_usd, p.tokens_per_s_per_gpu), 3
+            )
     else:
         row["best decode layout"] = "none fits"
     if spec.enabled:

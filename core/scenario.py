@@ -32,7 +32,15 @@ from core.specs import (
     describe_validation_error,
 )
 
-__all__ = ["DEFAULT_SCENARIO", "SPEC_METHODS", "URL_KEYS", "layout_from_sizes", "resolved_layout", "scenario_from_params", "scenario_to_params"]
+__all__ = [
+    "DEFAULT_SCENARIO",
+    "SPEC_METHODS",
+    "URL_KEYS",
+    "layout_from_sizes",
+    "resolved_layout",
+    "scenario_from_params",
+    "scenario_to_params",
+]
 
 DEFAULT_SCENARIO = Scenario()
 SPEC_METHODS = tuple(SPEC_METHOD_KINDS)
@@ -171,8 +179,9 @@ def _show(v: str) -> str:
     return repr(v if len(v) <= 40 else v[:40] + "...")
 
 
-def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
-                         extra_model_ids: tuple[str, ...] = ()) -> tuple[Scenario, list[str]]:
+def scenario_from_params(
+    params: Mapping[str, Any], catalog: Catalog, extra_model_ids: tuple[str, ...] = ()
+) -> tuple[Scenario, list[str]]:
     """Read a scenario from URL query parameters; returns it and one warning per bad field.
     ``extra_model_ids``: imported models (decoded from the URL's ``cfg``) that ``model`` may name."""
     d = DEFAULT_SCENARIO
@@ -229,7 +238,9 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
             layout = layout_from_sizes(nodes * gpn, sizes["tp"], sizes["etp"], sizes["pp"], sizes["dp"])
         except (ValueError, ValidationError) as e:
             msg = describe_validation_error(e) if isinstance(e, ValidationError) else str(e)
-            warnings.append(f"URL layout tp/etp/pp/dp is invalid for {nodes * gpn} GPUs ({msg}); using the default layout")
+            warnings.append(
+                f"URL layout tp/etp/pp/dp is invalid for {nodes * gpn} GPUs ({msg}); using the default layout"
+            )
 
     method = choice("sd", SPEC_METHODS, "none", "speculative method")
     draft_id = choice("draft", sorted(catalog.models), None, "draft model id") if _one(params, "draft") else None
@@ -249,7 +260,9 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
 
     dm = MemoryAssumptions()
     memory = MemoryAssumptions(
-        gpu_memory_utilization=number("util", 0.05, 1.0, dm.gpu_memory_utilization, "gpu_memory_utilization", integer=False),
+        gpu_memory_utilization=number(
+            "util", 0.05, 1.0, dm.gpu_memory_utilization, "gpu_memory_utilization", integer=False
+        ),
         runtime_reserve_gb=number("reserve", 0, 1000, dm.runtime_reserve_gb, "runtime reserve GB", integer=False),
         max_num_batched_tokens=number("mbt", 1, 10_000_000, dm.max_num_batched_tokens, "max batched tokens"),
         activation_factor=number("act", 0, 1000, dm.activation_factor, "activation factor", integer=False),
@@ -269,8 +282,10 @@ def scenario_from_params(params: Mapping[str, Any], catalog: Catalog,
             bgpu = db.gpu_id
         ncm = number("ncm", 0, 10_000, None, "--n-cpu-moe") if _one(params, "ncm") else None
         box = SingleBox(
-            host_id=host_id, gpu_id=None if bgpu == "none" else bgpu,
-            n_gpus=number("bn", 1, 4, db.n_gpus, "single-box GPUs"), n_cpu_moe=ncm,
+            host_id=host_id,
+            gpu_id=None if bgpu == "none" else bgpu,
+            n_gpus=number("bn", 1, 4, db.n_gpus, "single-box GPUs"),
+            n_cpu_moe=ncm,
             quant=choice("q", DTYPES, db.quant, "quantisation"),
             context_len=number("bctx", 1, 10_000_000, db.context_len, "single-box context tokens"),
         )

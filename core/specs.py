@@ -57,7 +57,17 @@ __all__ = [
 # int4 is AWQ/GPTQ-style integer with group scales (their scale overhead lives in core.memory).
 # llama.cpp GGUF types (block formats; bits per weight computed in core.memory from their block layouts)
 GGUF_DTYPES: tuple[str, ...] = (
-    "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_xxs", "q2_k", "iq2_xs", "iq2_xxs", "iq1_s",
+    "q8_0",
+    "q6_k",
+    "q5_k_m",
+    "q4_k_m",
+    "iq4_xs",
+    "q3_k_m",
+    "iq3_xxs",
+    "q2_k",
+    "iq2_xs",
+    "iq2_xxs",
+    "iq1_s",
 )
 DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4", *GGUF_DTYPES)
 # Dtypes a KV cache is stored in by the serving engines we model (vLLM / SGLang / TRT-LLM).
@@ -129,8 +139,9 @@ class GPUSpec(BaseModel):
     confidence: Literal["primary", "secondary", "unverified"] = "unverified"
     notes: str = ""
 
-    _divisors = field_validator("hbm_capacity_gb", "hbm_bandwidth_gbps", "scale_up_bw_gbps", "scale_out_bw_gbps",
-                                "power_w")(_not_vanishing)
+    _divisors = field_validator(
+        "hbm_capacity_gb", "hbm_bandwidth_gbps", "scale_up_bw_gbps", "scale_out_bw_gbps", "power_w"
+    )(_not_vanishing)
 
     @field_validator("dense_tflops")
     @classmethod
@@ -221,8 +232,25 @@ class ClusterSpec(BaseModel):
 
 
 DtypeName = Literal[
-    "fp32", "bf16", "fp16", "fp8", "int8", "int4", "nvfp4", "mxfp4",
-    "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_xxs", "q2_k", "iq2_xs", "iq2_xxs", "iq1_s",
+    "fp32",
+    "bf16",
+    "fp16",
+    "fp8",
+    "int8",
+    "int4",
+    "nvfp4",
+    "mxfp4",
+    "q8_0",
+    "q6_k",
+    "q5_k_m",
+    "q4_k_m",
+    "iq4_xs",
+    "q3_k_m",
+    "iq3_xxs",
+    "q2_k",
+    "iq2_xs",
+    "iq2_xxs",
+    "iq1_s",
 ]
 KVDtypeName = Literal["bf16", "fp16", "fp8", "int8"]
 
@@ -427,7 +455,8 @@ class SingleBox(BaseModel):
     gpu_id: str | None = Field("rtx-4090", description="None on a unified-memory host")
     n_gpus: Annotated[int, Field(ge=1, le=4)] = 1
     n_cpu_moe: Annotated[int, Field(ge=0, le=10_000)] | None = Field(
-        None, description="llama.cpp --n-cpu-moe; None = the fewest that fit the GPU")
+        None, description="llama.cpp --n-cpu-moe; None = the fewest that fit the GPU"
+    )
     quant: DtypeName = "q4_k_m"
     context_len: Annotated[int, Field(ge=1, le=10_000_000)] = 8192
 
@@ -477,13 +506,17 @@ class HostSpec(BaseModel):
     bus_width_bits: Annotated[int, Field(gt=0, le=65_536)]
     mts: Annotated[int, Field(gt=0, le=100_000)] = Field(description="transfers per second, millions (DDR5-4800: 4800)")
     cpu_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
-        None, description="dense fp32 matmul peak of the CPU (discrete hosts): bounds CPU prompt processing")
+        None, description="dense fp32 matmul peak of the CPU (discrete hosts): bounds CPU prompt processing"
+    )
     igpu_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
-        None, description="dense fp16/bf16 peak of the integrated GPU (unified hosts)")
+        None, description="dense fp16/bf16 peak of the integrated GPU (unified hosts)"
+    )
     gpu_share: Annotated[float, Field(gt=0, le=1)] | None = Field(
-        None, description="fraction of a unified pool the GPU may use by default")
+        None, description="fraction of a unified pool the GPU may use by default"
+    )
     pcie_gbps: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
-        None, description="host-side PCIe link to the GPU, GB/s per direction (discrete hosts)")
+        None, description="host-side PCIe link to the GPU, GB/s per direction (discrete hosts)"
+    )
     notes: str = ""
     sources: dict[str, str] = Field(default_factory=dict)
     confidence: str = ""

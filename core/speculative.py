@@ -344,17 +344,27 @@ def batch_speedup(
     b = np.atleast_1d(np.asarray(batches, dtype=np.float64))
     g = int(_gamma(gamma))
     base = moe.decode_step(model, gpu, layout, precision, b, context_len, assumptions=assumptions).time_s
-    verify = moe.decode_step(model, gpu, layout, precision, b * (g + 1), context_len, sequences=b,
-                             assumptions=assumptions).time_s
+    verify = moe.decode_step(
+        model, gpu, layout, precision, b * (g + 1), context_len, sequences=b, assumptions=assumptions
+    ).time_s
     if draft_model is not None:
         tp = fitting_tp(draft_model, layout.attention_tp)
-        d_layout = ParallelLayout(attention_tp=tp, expert_tp=tp) if draft_model.moe is None else ParallelLayout(
-            attention_tp=tp, ep=tp if draft_model.moe.n_routed_experts % tp == 0 else 1,
-            expert_tp=1 if draft_model.moe.n_routed_experts % tp == 0 else tp,
+        d_layout = (
+            ParallelLayout(attention_tp=tp, expert_tp=tp)
+            if draft_model.moe is None
+            else ParallelLayout(
+                attention_tp=tp,
+                ep=tp if draft_model.moe.n_routed_experts % tp == 0 else 1,
+                expert_tp=1 if draft_model.moe.n_routed_experts % tp == 0 else tp,
+            )
         )
         per_replica = np.ceil(b / max(layout.attention_dp, 1))
-        draft = g * moe.decode_step(draft_model, gpu, d_layout, precision, per_replica, context_len,
-                                    assumptions=assumptions).time_s
+        draft = (
+            g
+            * moe.decode_step(
+                draft_model, gpu, d_layout, precision, per_replica, context_len, assumptions=assumptions
+            ).time_s
+        )
     else:
         draft = g * float(_cost(draft_cost)) * base
     e = float(expected_tokens(alpha, g))
@@ -373,8 +383,9 @@ def resolved_alpha_cost(spec: SpecDecodeConfig, methods: Mapping[str, DraftMetho
         raise ValueError("speculative decoding is off: there is no acceptance rate or draft cost to resolve")
     method = methods.get(spec.method) if hasattr(methods, "get") else None
     if method is None and (spec.acceptance_rate is None or spec.draft_cost is None):
-        raise ValueError(f"no catalog entry for the speculative method {spec.method!r}: set the acceptance rate and "
-                         "the draft cost")
+        raise ValueError(
+            f"no catalog entry for the speculative method {spec.method!r}: set the acceptance rate and the draft cost"
+        )
     alpha = spec.acceptance_rate if spec.acceptance_rate is not None else method.default_alpha
     cost = spec.draft_cost if spec.draft_cost is not None else method.draft_cost_c
     return float(alpha), float(cost)

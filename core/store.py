@@ -318,9 +318,7 @@ class SQLiteStore:
 
     def list(self) -> builtins.list[SavedScenario]:
         with self._connect() as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM scenarios ORDER BY updated_at DESC, rowid DESC"
-            ).fetchall()
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM scenarios ORDER BY updated_at DESC, rowid DESC").fetchall()
         return [self._row(r) for r in rows]
 
     def rename(self, old: str, new: str) -> None:
@@ -383,8 +381,9 @@ class PostgresStore:
 
     _row = staticmethod(SQLiteStore._row)
 
-    def save(self, name: str, scenario: Scenario, *, model_config_json: str | None = None,
-             overwrite: bool = False) -> SavedScenario:
+    def save(
+        self, name: str, scenario: Scenario, *, model_config_json: str | None = None, overwrite: bool = False
+    ) -> SavedScenario:
         name = normalize_name(name)
         if not isinstance(scenario, Scenario):
             raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
@@ -401,8 +400,10 @@ class PostgresStore:
             if not overwrite:
                 raise ScenarioExistsError(f"a scenario named {name!r} exists; choose another name or overwrite it")
             row = conn.execute("SELECT created_at FROM scenarios WHERE name = %s FOR UPDATE", (name,)).fetchone()
-            conn.execute("UPDATE scenarios SET scenario_json = %s, model_config_json = %s, updated_at = %s WHERE name = %s",
-                         (scenario_json, model_config_json, now, name))
+            conn.execute(
+                "UPDATE scenarios SET scenario_json = %s, model_config_json = %s, updated_at = %s WHERE name = %s",
+                (scenario_json, model_config_json, now, name),
+            )
         return SavedScenario(name, scenario, model_config_json, (row[0] if row else None) or now, now)
 
     def get(self, name: str) -> SavedScenario:
@@ -425,6 +426,7 @@ class PostgresStore:
     def delete(self, name: str) -> None:
         with self._connect() as conn:
             _delete(conn, normalize_name(name), "%s")
+
 
 def _rename(conn, old: str, new: str, ph: str, lock: str = "") -> None:
     """Rename inside an open write transaction; ``ph`` is the driver's placeholder (``?`` / ``%s``),

@@ -51,8 +51,12 @@ def model_row(m: ModelSpec) -> dict[str, Any]:
         "total_error_pct": 100.0 * (total / pub.total_params - 1) if pub.total_params else None,
         "published_active_b": pub.active_params / 1e9 if pub.active_params else None,
         "active_error_pct": 100.0 * (active / pub.active_params - 1) if pub.active_params else None,
-        "active_convention": pub.active_convention + (
-            f" (published figure is a name rounded to {pub.active_rounded_to / 1e9:g}B)" if pub.active_rounded_to else ""),
+        "active_convention": pub.active_convention
+        + (
+            f" (published figure is a name rounded to {pub.active_rounded_to / 1e9:g}B)"
+            if pub.active_rounded_to
+            else ""
+        ),
         "tokenizer_family": m.tokenizer_family,
         "max_context_tokens": m.max_position_embeddings,
         "source": m.source,
@@ -100,15 +104,23 @@ def model_caveats(m: ModelSpec) -> list[str]:
     so that no page silently uses a number it cannot get right)."""
     out: list[str] = []
     if m.moe is not None and m.moe.latent_size:
-        out.append(f"Latent MoE: experts run at {m.moe.latent_size:,} wide, but the all-to-all model still sends "
-                   f"the full {m.hidden_size:,}-wide token (dispatch bytes {m.hidden_size / m.moe.latent_size:.1f}x too high).")
+        out.append(
+            f"Latent MoE: experts run at {m.moe.latent_size:,} wide, but the all-to-all model still sends "
+            f"the full {m.hidden_size:,}-wide token (dispatch bytes {m.hidden_size / m.moe.latent_size:.1f}x too high)."
+        )
     if m.residual_streams > 1:
-        out.append(f"Hyper-connections keep {m.residual_streams} copies of the residual: activation memory and "
-                   f"pipeline sends are {m.residual_streams}x what the model charges.")
+        out.append(
+            f"Hyper-connections keep {m.residual_streams} copies of the residual: activation memory and "
+            f"pipeline sends are {m.residual_streams}x what the model charges."
+        )
     if memory.fixed_state_bytes_per_sequence(m):
-        out.append("One state slot per sequence: engines that keep extra slots (prefix caching, speculative "
-                   "verification) need more.")
+        out.append(
+            "One state slot per sequence: engines that keep extra slots (prefix caching, speculative "
+            "verification) need more."
+        )
     if m.ffn_free_layers:
-        out.append(f"Layers here are mixer + MoE pairs ({m.num_layers}); llama.cpp's --n-cpu-moe counts the "
-                   "original one-mixer blocks.")
+        out.append(
+            f"Layers here are mixer + MoE pairs ({m.num_layers}); llama.cpp's --n-cpu-moe counts the "
+            "original one-mixer blocks."
+        )
     return out

@@ -99,8 +99,13 @@ def _get(d: Mapping[str, Any], key: str, where: str, kind=None):
     if not isinstance(d, Mapping) or key not in d or d[key] is None:
         raise ValueError(f"case {where}: missing field '{key}'")
     v = d[key]
-    if kind is int and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v)
-                        or not 0 <= v <= _MAX_COUNT):
+    if kind is int and (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or not math.isfinite(v)
+        or v != int(v)
+        or not 0 <= v <= _MAX_COUNT
+    ):
         raise ValueError(f"case {where}: field '{key}' must be a whole number in 0..{_MAX_COUNT:,}, got {v!r}")
     if kind is float and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0):
         raise ValueError(f"case {where}: field '{key}' must be a number > 0, got {v!r}")
@@ -157,10 +162,16 @@ def _parse(case: Mapping[str, Any], cat: Catalog) -> _Case:
         raise ValueError(f"case {where}: {model.name} is dense; {metric} needs a MoE model")
     value = measured.get("value")
     return _Case(
-        id=where, metric=metric, model=model, gpu=gpu, layout=layout, precision=prec,
+        id=where,
+        metric=metric,
+        model=model,
+        gpu=gpu,
+        layout=layout,
+        precision=prec,
         domain=_opt_int(case, "gpus_per_node", where, gpu.gpus_per_node),
         workload=_mapping(case["workload"], where, "workload"),
-        options=_mapping(case.get("options") or {}, where, "options"), phase=str(case["phase"]),
+        options=_mapping(case.get("options") or {}, where, "options"),
+        phase=str(case["phase"]),
         measured=float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
     )
 
@@ -188,8 +199,16 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
         k = c.model.moe.top_k
         fam = "grouped_gemm_prefill" if "prefill" in c.phase else "grouped_gemm_decode"
         total = t * k * c.layout.gpus_per_stage
-        s = perf.grouped_gemm_s(c.model, c.gpu, c.layout, c.precision, total / c.layout.ep, total, eff[fam],
-                                _opt_int(opts, "redundant_experts", c.id, 0))
+        s = perf.grouped_gemm_s(
+            c.model,
+            c.gpu,
+            c.layout,
+            c.precision,
+            total / c.layout.ep,
+            total,
+            eff[fam],
+            _opt_int(opts, "redundant_experts", c.id, 0),
+        )
         return s * 1e3
     if c.metric in _COMM_METRICS:
         t = _get(wl, "tokens_per_gpu", c.id, float)
@@ -216,25 +235,37 @@ def _predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
     if c.metric == "output_tokens_per_s_per_gpu":
         batch = _get(wl, "batch_per_gpu", c.id, float)
         cfg = perf.StepConfig(
-            phase="decode", tokens_per_gpu=batch,
-            context_len=int(_get(wl, "context_len", c.id, float)), overlap=opts.get("overlap", "none") or "none",
-            comm_kernel=opts.get("comm_kernel"), redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0))
+            phase="decode",
+            tokens_per_gpu=batch,
+            context_len=int(_get(wl, "context_len", c.id, float)),
+            overlap=opts.get("overlap", "none") or "none",
+            comm_kernel=opts.get("comm_kernel"),
+            redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0),
+        )
         decode = perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
         if opts.get("serving") == "aggregated":
             # in-flight batching: each decode step also carries its share of the prompts' prefill
             isl = _get(opts, "input_len", c.id, float)
             osl = _get(opts, "output_len", c.id, float)
-            pre = perf.StepConfig(phase="prefill", tokens_per_gpu=batch * isl / osl, context_len=int(isl),
-                                  comm_kernel=opts.get("comm_kernel"),
-                                  redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0))
+            pre = perf.StepConfig(
+                phase="prefill",
+                tokens_per_gpu=batch * isl / osl,
+                context_len=int(isl),
+                comm_kernel=opts.get("comm_kernel"),
+                redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0),
+            )
             prefill = perf.step_time(c.model, c.gpu, c.layout, c.precision, pre, eff, domain_gpus=c.domain)
             return batch / (decode.step_s + prefill.step_s)
         return decode.tokens_per_s_per_gpu
     else:
         cfg = perf.StepConfig(
-            phase="prefill", tokens_per_gpu=_get(wl, "tokens_per_gpu", c.id, float),
-            context_len=int(_get(wl, "input_len", c.id, float)), overlap=opts.get("overlap", "none") or "none",
-            comm_kernel=opts.get("comm_kernel"), redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0))
+            phase="prefill",
+            tokens_per_gpu=_get(wl, "tokens_per_gpu", c.id, float),
+            context_len=int(_get(wl, "input_len", c.id, float)),
+            overlap=opts.get("overlap", "none") or "none",
+            comm_kernel=opts.get("comm_kernel"),
+            redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0),
+        )
     return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain).tokens_per_s_per_gpu
 
 
@@ -246,7 +277,9 @@ def predict(case: Mapping[str, Any]) -> float:
     return _predict_parsed(c, _eff(c, cat, None))
 
 
-def predict_with(case: Mapping[str, Any], profiles: Mapping[str, EfficiencyProfile], cat: Catalog | None = None) -> float:
+def predict_with(
+    case: Mapping[str, Any], profiles: Mapping[str, EfficiencyProfile], cat: Catalog | None = None
+) -> float:
     """``predict`` with other efficiency profiles (calibration, leave-one-out)."""
     cat = cat or load_catalog()
     c = _parse(case, cat)
@@ -271,8 +304,9 @@ def _with(profile: EfficiencyProfile | None, gpu: str, family: str, value) -> Ef
     return base.model_copy(update={family: value})
 
 
-def _fit_family(family: str, owner: str, cases: list[Mapping[str, Any]], profiles: Mapping[str, EfficiencyProfile],
-                cat: Catalog) -> Any:
+def _fit_family(
+    family: str, owner: str, cases: list[Mapping[str, Any]], profiles: Mapping[str, EfficiencyProfile], cat: Catalog
+) -> Any:
     """Fit ``family``'s free parameters for profile ``owner`` on ``cases`` (log errors, least squares)."""
     start = perf.resolve_efficiency(owner, profiles)[family]
     names = [n for n, _, _ in _FIT[family]]
@@ -288,7 +322,9 @@ def _fit_family(family: str, owner: str, cases: list[Mapping[str, Any]], profile
             eff = perf.resolve_efficiency(c.gpu.id, trial)
             pred = _predict_parsed(c, eff)
             total += math.log(max(pred, 1e-12) / measured) ** 2
-        prior = sum(((v - getattr(start, n)) / (hi - lo)) ** 2 for v, n, (lo, hi) in zip(values, names, bounds, strict=True))
+        prior = sum(
+            ((v - getattr(start, n)) / (hi - lo)) ** 2 for v, n, (lo, hi) in zip(values, names, bounds, strict=True)
+        )
         return total + _PRIOR_WEIGHT * prior
 
     best = tuple(min(max(getattr(start, n), lo), hi) for n, (lo, hi) in zip(names, bounds, strict=True))
@@ -324,7 +360,9 @@ def fitted_families(cases: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
     return out
 
 
-def strip_fitted(profiles: Mapping[str, EfficiencyProfile], cases: Iterable[Mapping[str, Any]]) -> dict[str, EfficiencyProfile]:
+def strip_fitted(
+    profiles: Mapping[str, EfficiencyProfile], cases: Iterable[Mapping[str, Any]]
+) -> dict[str, EfficiencyProfile]:
     """The profiles with every fitted family removed: the documented starting point of a calibration."""
     out = dict(profiles)
     for owner, fam in fitted_families(cases):
@@ -343,8 +381,11 @@ def _owner(case: Mapping[str, Any], family: str) -> str:
     return str(_get(case, "gpu", where))
 
 
-def calibrate(cases: Iterable[Mapping[str, Any]], profiles: Mapping[str, EfficiencyProfile] | None = None,
-              cat: Catalog | None = None) -> dict[str, EfficiencyProfile]:
+def calibrate(
+    cases: Iterable[Mapping[str, Any]],
+    profiles: Mapping[str, EfficiencyProfile] | None = None,
+    cat: Catalog | None = None,
+) -> dict[str, EfficiencyProfile]:
     """Fit, in order: every (GPU, kernel family) on its kernel-level cases; the whole-step factors
     once over all system-level cases (the ``default`` profile, which every GPU inherits); then each GPU
     that has system-level cases of its own gets its own whole-step factors (its serving stack),
@@ -361,14 +402,16 @@ def calibrate(cases: Iterable[Mapping[str, Any]], profiles: Mapping[str, Efficie
         profiles[owner] = _with(profiles.get(owner), owner, fam, _fit_family(fam, owner, members, profiles, cat))
     system = [c for c in cases if case_family(c) == "system"]
     if system:
-        profiles["default"] = _with(profiles.get("default"), "default", "system",
-                                    _fit_family("system", "default", system, profiles, cat))
+        profiles["default"] = _with(
+            profiles.get("default"), "default", "system", _fit_family("system", "default", system, profiles, cat)
+        )
         by_gpu: dict[str, list] = {}
         for c in system:
             by_gpu.setdefault(_owner(c, "system"), []).append(c)
         for gpu_id, members in sorted(by_gpu.items()):
-            profiles[gpu_id] = _with(profiles.get(gpu_id), gpu_id, "system",
-                                     _fit_family("system", gpu_id, members, profiles, cat))
+            profiles[gpu_id] = _with(
+                profiles.get(gpu_id), gpu_id, "system", _fit_family("system", gpu_id, members, profiles, cat)
+            )
     return profiles
 
 
@@ -387,8 +430,13 @@ class CaseResult:
             v = getattr(self, name)
             if v is None and name == "loo_predicted":
                 continue
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
-                    or (name == "measured" and v == 0):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or v < 0
+                or (name == "measured" and v == 0)
+            ):
                 raise ValueError(f"case {self.id}: {name} must be a finite number >= 0 (measured > 0), got {v!r}")
         for v in (self.predicted, self.loo_predicted):
             if v is not None and not math.isfinite(v / self.measured):
@@ -403,8 +451,13 @@ class CaseResult:
         return None if self.loo_predicted is None else self.loo_predicted / self.measured - 1.0
 
 
-def leave_one_out(cases: list[Mapping[str, Any]], profiles: Mapping[str, EfficiencyProfile] | None = None,
-                  cat: Catalog | None = None, *, progress: Callable[[int, int], None] | None = None) -> list[CaseResult]:
+def leave_one_out(
+    cases: list[Mapping[str, Any]],
+    profiles: Mapping[str, EfficiencyProfile] | None = None,
+    cat: Catalog | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[CaseResult]:
     """For each case: the prediction with the given (fully calibrated) profiles, and the prediction
     after refitting without it everything it helped fit: its kernel family on its GPU, or, for a
     system-level case, the global whole-step factors and its GPU's own. Kernel factors are never
@@ -427,15 +480,23 @@ def leave_one_out(cases: list[Mapping[str, Any]], profiles: Mapping[str, Efficie
             if gpu_id in loo:
                 loo[gpu_id] = loo[gpu_id].model_copy(update={"system": None})
             if others:
-                loo["default"] = _with(loo.get("default"), "default", "system",
-                                       _fit_family("system", "default", others, loo, cat))
+                loo["default"] = _with(
+                    loo.get("default"), "default", "system", _fit_family("system", "default", others, loo, cat)
+                )
             mine = [c for c in others if _owner(c, "system") == gpu_id]
             if mine:
                 loo[gpu_id] = _with(loo.get(gpu_id), gpu_id, "system", _fit_family("system", gpu_id, mine, loo, cat))
-        out.append(CaseResult(
-            id=_where(case), metric=case["measured"]["metric"], family=fam, gpu=gpu_id,
-            measured=_measured(case), predicted=predict_with(case, profiles, cat),
-            loo_predicted=predict_with(case, loo, cat)))
+        out.append(
+            CaseResult(
+                id=_where(case),
+                metric=case["measured"]["metric"],
+                family=fam,
+                gpu=gpu_id,
+                measured=_measured(case),
+                predicted=predict_with(case, profiles, cat),
+                loo_predicted=predict_with(case, loo, cat),
+            )
+        )
         if progress:
             progress(i + 1, len(cases))
     return out
@@ -443,6 +504,7 @@ def leave_one_out(cases: list[Mapping[str, Any]], profiles: Mapping[str, Efficie
 
 def error_summary(results: list[CaseResult], *, loo: bool = True) -> dict[str, dict[str, float]]:
     """Median and 90th-percentile |error| (and the max) per family, and over all cases."""
+
     def stats(errs: list[float]) -> dict[str, float]:
         a = sorted(abs(e) for e in errs)
         if not a:

@@ -15,7 +15,7 @@ st.title("Report")
 st.markdown(
     f"The current scenario, **{model.name}** on **{scenario.total_gpus} × {cat.gpu(scenario.gpu_id).name}**, as one "
     "document: the inputs, every page's key figures with units, the charts as images, the assumptions and the sources. "
-    "The same report comes from the command line: `moe-planner --url \"…\" --format html --out report.html`."
+    'The same report comes from the command line: `moe-planner --url "…" --format html --out report.html`.'
 )
 
 
@@ -28,9 +28,11 @@ def _documents(scen, m):
 html_doc, md_doc, preview = _documents(scenario, model)
 stem = f"moe-plan-{model.id}-{scenario.gpu_id}-{scenario.total_gpus}gpu"
 c = st.columns(2)
-c[0].download_button("Download HTML report", html_doc, file_name=f"{stem}.html", mime="text/html", type="primary",
-                     key="download_html")
-c[1].download_button("Download Markdown report", md_doc, file_name=f"{stem}.md", mime="text/markdown",
-                     key="download_md")
+c[0].download_button(
+    "Download HTML report", html_doc, file_name=f"{stem}.html", mime="text/html", type="primary", key="download_html"
+)
+c[1].download_button(
+    "Download Markdown report", md_doc, file_name=f"{stem}.md", mime="text/markdown", key="download_md"
+)
 st.divider()
 st.markdown(preview)

@@ -24,8 +24,10 @@ st.markdown(
     "`--n-cpu-moe`, ktransformers) or in one unified-memory pool, and how fast does it decode at batch 1?"
 )
 if not model.is_moe:
-    st.info(f"{model.name} is a dense model: expert offload does not apply. Pick an MoE model in the sidebar "
-            "(the Fit page sizes dense models).")
+    st.info(
+        f"{model.name} is a dense model: expert offload does not apply. Pick an MoE model in the sidebar "
+        "(the Fit page sizes dense models)."
+    )
     st.stop()
 
 hosts = dict(cat.hosts)
@@ -40,9 +42,12 @@ def _on_box() -> None:
     auto = ss.get("_w_box_auto", True)
     try:
         new = SingleBox(
-            host_id=host.id, gpu_id=gpu_id, n_gpus=1 if gpu_id is None else int(ss.get("_w_box_n", 1)),
+            host_id=host.id,
+            gpu_id=gpu_id,
+            n_gpus=1 if gpu_id is None else int(ss.get("_w_box_n", 1)),
             n_cpu_moe=None if auto or gpu_id is None else int(ss.get("_w_box_ncm", 0)),
-            quant=ss._w_box_q, context_len=int(ss._w_box_ctx),
+            quant=ss._w_box_q,
+            context_len=int(ss._w_box_ctx),
         )
     except ValueError as e:
         ss.scenario_error = str(e)
@@ -52,41 +57,83 @@ def _on_box() -> None:
 
 host = hosts.get(box.host_id) or hosts[SingleBox().host_id]
 c = st.columns([3, 2, 1, 2, 2])
-c[0].selectbox("Host", list(hosts), index=list(hosts).index(host.id), format_func=lambda i: hosts[i].name,
-               key="_w_box_host", on_change=_on_box,
-               help="CPU hosts keep routed experts in DDR5 beside a PCIe GPU; unified machines share one pool.")
+c[0].selectbox(
+    "Host",
+    list(hosts),
+    index=list(hosts).index(host.id),
+    format_func=lambda i: hosts[i].name,
+    key="_w_box_host",
+    on_change=_on_box,
+    help="CPU hosts keep routed experts in DDR5 beside a PCIe GPU; unified machines share one pool.",
+)
 if host.kind == "discrete":
     gid = box.gpu_id if box.gpu_id in box_gpus else box_gpus[0]
-    c[1].selectbox("GPU", box_gpus, index=box_gpus.index(gid), format_func=lambda i: cat.gpus[i].name,
-                   key="_w_box_gpu", on_change=_on_box)
-    c[2].selectbox("GPUs", [1, 2, 3, 4], index=box.n_gpus - 1, key="_w_box_n", on_change=_on_box,
-                   help="More cards split the layers (llama.cpp -sm layer): more memory, not more bandwidth per token.")
+    c[1].selectbox(
+        "GPU",
+        box_gpus,
+        index=box_gpus.index(gid),
+        format_func=lambda i: cat.gpus[i].name,
+        key="_w_box_gpu",
+        on_change=_on_box,
+    )
+    c[2].selectbox(
+        "GPUs",
+        [1, 2, 3, 4],
+        index=box.n_gpus - 1,
+        key="_w_box_n",
+        on_change=_on_box,
+        help="More cards split the layers (llama.cpp -sm layer): more memory, not more bandwidth per token.",
+    )
 else:
     c[1].text_input("GPU", "integrated (unified pool)", disabled=True)
     c[2].text_input("GPUs", "—", disabled=True)
-c[3].selectbox("Quantisation", quants, index=quants.index(box.quant) if box.quant in quants else quants.index("q4_k_m"),
-               key="_w_box_q", on_change=_on_box,
-               help="GGUF types (llama.cpp) with their bits per weight from the block layouts; the expander below lists them.")
-c[4].number_input("Context (tokens)", min_value=1, max_value=min(10_000_000, model.max_position_embeddings),
-                  value=min(box.context_len, model.max_position_embeddings), step=1024, key="_w_box_ctx", on_change=_on_box,
-                  help=f"KV cache for one sequence of this many tokens (the model allows {model.max_position_embeddings:,}).")
+c[3].selectbox(
+    "Quantisation",
+    quants,
+    index=quants.index(box.quant) if box.quant in quants else quants.index("q4_k_m"),
+    key="_w_box_q",
+    on_change=_on_box,
+    help="GGUF types (llama.cpp) with their bits per weight from the block layouts; the expander below lists them.",
+)
+c[4].number_input(
+    "Context (tokens)",
+    min_value=1,
+    max_value=min(10_000_000, model.max_position_embeddings),
+    value=min(box.context_len, model.max_position_embeddings),
+    step=1024,
+    key="_w_box_ctx",
+    on_change=_on_box,
+    help=f"KV cache for one sequence of this many tokens (the model allows {model.max_position_embeddings:,}).",
+)
 
 prec = Precision(weights=box.quant, kv_cache=scenario.precision.kv_cache)
-gpu = cat.gpus[box.gpu_id] if (host.kind == "discrete" and box.gpu_id in cat.gpus) else (
-    cat.gpus[box_gpus[0]] if host.kind == "discrete" else None)
+gpu = (
+    cat.gpus[box.gpu_id]
+    if (host.kind == "discrete" and box.gpu_id in cat.gpus)
+    else (cat.gpus[box_gpus[0]] if host.kind == "discrete" else None)
+)
 ctx = min(box.context_len, model.max_position_embeddings)
 n_gpus = box.n_gpus if gpu is not None else 1
-best = (offload.best_n_cpu_moe(model, host, prec, gpu=gpu, n_gpus=n_gpus, context_len=ctx)
-        if gpu is not None else None)
+best = offload.best_n_cpu_moe(model, host, prec, gpu=gpu, n_gpus=n_gpus, context_len=ctx) if gpu is not None else None
 
 if gpu is not None:
     cc = st.columns([1, 3])
-    auto = cc[0].toggle("Best --n-cpu-moe", value=box.n_cpu_moe is None, key="_w_box_auto", on_change=_on_box,
-                        help="The fewest leading layers with experts on the host that still fit the GPU: the fastest that fits.")
+    auto = cc[0].toggle(
+        "Best --n-cpu-moe",
+        value=box.n_cpu_moe is None,
+        key="_w_box_auto",
+        on_change=_on_box,
+        help="The fewest leading layers with experts on the host that still fit the GPU: the fastest that fits.",
+    )
     if not auto:
-        cc[1].slider("--n-cpu-moe (leading layers whose routed experts stay in host RAM)", 0, model.num_layers,
-                     value=min(box.n_cpu_moe if box.n_cpu_moe is not None else (best or model.num_layers), model.num_layers),
-                     key="_w_box_ncm", on_change=_on_box)
+        cc[1].slider(
+            "--n-cpu-moe (leading layers whose routed experts stay in host RAM)",
+            0,
+            model.num_layers,
+            value=min(box.n_cpu_moe if box.n_cpu_moe is not None else (best or model.num_layers), model.num_layers),
+            key="_w_box_ncm",
+            on_change=_on_box,
+        )
     n_cpu_moe = None if auto else box.n_cpu_moe
 else:
     n_cpu_moe = None
@@ -95,27 +142,60 @@ pl = offload.placement(model, host, prec, gpu=gpu, n_gpus=n_gpus, n_cpu_moe=n_cp
 weights_total = offload.text_weights_bytes(model, prec)
 
 if pl.fits:
-    st.success(f"**Fits.** {pl.decode_tokens_per_s:,.1f} tokens/s decode at batch 1, "
-               f"{pl.prefill_tokens_per_s:,.0f} tokens/s prompt processing ({memory.WEIGHT_FORMATS[box.quant].bits_per_weight:.3g} "
-               f"bits per weight, {weights_total / GB:,.0f} GB of weights).")
+    st.success(
+        f"**Fits.** {pl.decode_tokens_per_s:,.1f} tokens/s decode at batch 1, "
+        f"{pl.prefill_tokens_per_s:,.0f} tokens/s prompt processing ({memory.WEIGHT_FORMATS[box.quant].bits_per_weight:.3g} "
+        f"bits per weight, {weights_total / GB:,.0f} GB of weights)."
+    )
 else:
-    st.error(f"**{pl.status[0].upper() + pl.status[1:]}.** The speeds below are what this placement would "
-             "run at if the memory were there.")
+    st.error(
+        f"**{pl.status[0].upper() + pl.status[1:]}.** The speeds below are what this placement would "
+        "run at if the memory were there."
+    )
 
 m = st.columns(5)
-m[0].metric("Weights", f"{weights_total / GB:,.0f} GB", f"{box.quant}, text model", delta_color="off", delta_arrow="off")
+m[0].metric(
+    "Weights", f"{weights_total / GB:,.0f} GB", f"{box.quant}, text model", delta_color="off", delta_arrow="off"
+)
 pool = "GPU" if pl.kind == "discrete" else "GPU share"
-m[1].metric(f"{pool} memory used", f"{pl.gpu_total_bytes / GB:,.1f} GB", f"of {pl.gpu_capacity_bytes / GB:,.1f} GB",
-            delta_color="off", delta_arrow="off")
+m[1].metric(
+    f"{pool} memory used",
+    f"{pl.gpu_total_bytes / GB:,.1f} GB",
+    f"of {pl.gpu_capacity_bytes / GB:,.1f} GB",
+    delta_color="off",
+    delta_arrow="off",
+)
 if pl.kind == "discrete":
-    m[2].metric("Host RAM used", f"{pl.host_total_bytes / GB:,.1f} GB", f"of {pl.host_capacity_bytes / GB:,.0f} GB",
-                delta_color="off", delta_arrow="off")
+    m[2].metric(
+        "Host RAM used",
+        f"{pl.host_total_bytes / GB:,.1f} GB",
+        f"of {pl.host_capacity_bytes / GB:,.0f} GB",
+        delta_color="off",
+        delta_arrow="off",
+    )
 else:
-    m[2].metric("Pool bandwidth", f"{host.peak_bandwidth_gbps:,.0f} GB/s", "peak, bus × MT/s", delta_color="off", delta_arrow="off")
-m[3].metric("Decode", f"{pl.decode_tokens_per_s:,.1f} tok/s",
-            f"{pl.decode_s_per_token * 1e3:,.0f} ms/token", delta_color="off", delta_arrow="off")
-m[4].metric("Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tok/s", pl.prefill_path[:38], delta_color="off",
-            delta_arrow="off", help=pl.prefill_path)
+    m[2].metric(
+        "Pool bandwidth",
+        f"{host.peak_bandwidth_gbps:,.0f} GB/s",
+        "peak, bus × MT/s",
+        delta_color="off",
+        delta_arrow="off",
+    )
+m[3].metric(
+    "Decode",
+    f"{pl.decode_tokens_per_s:,.1f} tok/s",
+    f"{pl.decode_s_per_token * 1e3:,.0f} ms/token",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[4].metric(
+    "Prompt processing",
+    f"{pl.prefill_tokens_per_s:,.0f} tok/s",
+    pl.prefill_path[:38],
+    delta_color="off",
+    delta_arrow="off",
+    help=pl.prefill_path,
+)
 if pl.kind == "discrete":
     st.caption(
         f"`--n-cpu-moe {pl.n_cpu_moe}`: routed experts of {pl.offloaded_layers} of {model.num_moe_layers} MoE layers "
@@ -129,9 +209,13 @@ else:
 left, right = st.columns(2)
 with left:
     cells = pd.DataFrame(offload.layer_map(model, pl))
-    chart(placement_chart, cells, title=f"Where {model.name}'s tensors live",
+    chart(
+        placement_chart,
+        cells,
+        title=f"Where {model.name}'s tensors live",
         subtitle=(f"{host.name} + {n_gpus} × {gpu.name}, --n-cpu-moe {pl.n_cpu_moe}" if gpu else host.name),
-        width="stretch")
+        width="stretch",
+    )
 with right:
     rows = []
     if pl.kind == "discrete":
@@ -155,71 +239,156 @@ with right:
         caps = {gpu_pool: pl.gpu_capacity_bytes / GB}
     df = pd.DataFrame(rows)
     df["capacity_gb"] = df["pool"].map(caps)
-    chart(pool_bars_chart, df, title="Memory per pool", subtitle=f"{box.quant}, {ctx:,}-token context, batch 1",
-                    width="stretch")
+    chart(
+        pool_bars_chart,
+        df,
+        title="Memory per pool",
+        subtitle=f"{box.quant}, {ctx:,}-token context, batch 1",
+        width="stretch",
+    )
 
 if pl.kind == "discrete":
     sweep = offload.speed_vs_offload(model, host, prec, gpu=gpu, n_gpus=n_gpus, context_len=ctx)
-    data = pd.DataFrame([{"layers": p.offloaded_layers, "tokens_per_s": p.decode_tokens_per_s, "series": "decode (tokens/s)",
-                          "fits": p.fits} for p in sweep])
+    data = pd.DataFrame(
+        [
+            {
+                "layers": p.offloaded_layers,
+                "tokens_per_s": p.decode_tokens_per_s,
+                "series": "decode (tokens/s)",
+                "fits": p.fits,
+            }
+            for p in sweep
+        ]
+    )
     fit_from = next((p.offloaded_layers for p in sweep if p.fits_gpu), None)
-    bands = (pd.DataFrame({"start": [fit_from], "end": [model.num_moe_layers], "label": ["fits the GPU"]})
-             if fit_from is not None else None)
-    markers = pd.DataFrame({"layers": [pl.offloaded_layers], "tokens_per_s": [pl.decode_tokens_per_s],
-                            "label": [f"{pl.decode_tokens_per_s:,.1f} tok/s at --n-cpu-moe {pl.n_cpu_moe}"]})
-    chart(lines_chart, data, x="layers", y="tokens_per_s", series="series", x_title="MoE layers with routed experts in host RAM",
-        y_title="decode tokens/s (batch 1)", title="Decode speed vs experts offloaded",
-        subtitle=f"{model.name}, {box.quant}, {host.name} + {n_gpus} × {gpu.name}", log_x=False, log_y=False,
-        bands=bands, markers=markers, y_format=",.1f", width="stretch")
+    bands = (
+        pd.DataFrame({"start": [fit_from], "end": [model.num_moe_layers], "label": ["fits the GPU"]})
+        if fit_from is not None
+        else None
+    )
+    markers = pd.DataFrame(
+        {
+            "layers": [pl.offloaded_layers],
+            "tokens_per_s": [pl.decode_tokens_per_s],
+            "label": [f"{pl.decode_tokens_per_s:,.1f} tok/s at --n-cpu-moe {pl.n_cpu_moe}"],
+        }
+    )
+    chart(
+        lines_chart,
+        data,
+        x="layers",
+        y="tokens_per_s",
+        series="series",
+        x_title="MoE layers with routed experts in host RAM",
+        y_title="decode tokens/s (batch 1)",
+        title="Decode speed vs experts offloaded",
+        subtitle=f"{model.name}, {box.quant}, {host.name} + {n_gpus} × {gpu.name}",
+        log_x=False,
+        log_y=False,
+        bands=bands,
+        markers=markers,
+        y_format=",.1f",
+        width="stretch",
+    )
 
     ups = offload.upgrades(model, pl, hosts, dict(cat.gpus), prec)
     if ups:
         st.subheader("What an upgrade buys")
-        st.dataframe(pd.DataFrame([{
-            "change": u["change"], "decode (tok/s)": u["placement"].decode_tokens_per_s,
-            "speed-up": u["decode_speedup"], "--n-cpu-moe": u["placement"].n_cpu_moe, "status": u["placement"].status,
-        } for u in ups]), hide_index=True, width="stretch", column_config={
-            "decode (tok/s)": st.column_config.NumberColumn(format="%.1f"),
-            "speed-up": st.column_config.NumberColumn(format="%.2f×")})
-        st.caption("Decode is bound by host bandwidth once most experts are in RAM: more memory channels pay almost "
-                   "linearly, a second GPU only moves a few more layers' experts off the host.")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "change": u["change"],
+                        "decode (tok/s)": u["placement"].decode_tokens_per_s,
+                        "speed-up": u["decode_speedup"],
+                        "--n-cpu-moe": u["placement"].n_cpu_moe,
+                        "status": u["placement"].status,
+                    }
+                    for u in ups
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "decode (tok/s)": st.column_config.NumberColumn(format="%.1f"),
+                "speed-up": st.column_config.NumberColumn(format="%.2f×"),
+            },
+        )
+        st.caption(
+            "Decode is bound by host bandwidth once most experts are in RAM: more memory channels pay almost "
+            "linearly, a second GPU only moves a few more layers' experts off the host."
+        )
 
 st.subheader(f"Every single-box option for {model.name} at {box.quant}")
 opts = offload.single_box_options(model, list(hosts.values()), dict(cat.gpus), prec, context_len=ctx)
-table = pd.DataFrame([{
-    "host": p.host_id,
-    "GPU": "integrated" if p.gpu_id is None else f"{p.n_gpus} × {cat.gpus[p.gpu_id].name.replace('NVIDIA GeForce ', '')}",
-    "decode (tok/s)": f"{p.decode_tokens_per_s:,.1f}" if p.fits else "—",
-    "prompt (tok/s)": f"{p.prefill_tokens_per_s:,.0f}" if p.fits else "—",
-    "memory": p.short_status,
-    "--n-cpu-moe": p.n_cpu_moe if p.kind == "discrete" else 0,
-    "GPU used / total (GB)": f"{p.gpu_total_bytes / GB:,.1f} / {p.gpu_capacity_bytes / GB:,.1f}",
-    "host RAM used / total (GB)": (f"{p.host_total_bytes / GB:,.0f} / {p.host_capacity_bytes / GB:,.0f}"
-                                   if p.kind == "discrete" else "—"),
-} for p in opts])
-st.dataframe(table, hide_index=True, width="stretch", column_config={
-    "host": st.column_config.TextColumn(width="medium"),
-    "--n-cpu-moe": st.column_config.NumberColumn(format="%d")})
-st.caption("Decode and prompt speeds show — where the setup does not fit (memory: which side is short, by how much; --n-cpu-moe 0 on unified machines: nothing is offloaded). Unified machines "
-           "use the GPU share macOS / the driver grants by default; Apple's can be raised with "
-           "`sysctl iogpu.wired_limit_mb`.")
+table = pd.DataFrame(
+    [
+        {
+            "host": p.host_id,
+            "GPU": "integrated"
+            if p.gpu_id is None
+            else f"{p.n_gpus} × {cat.gpus[p.gpu_id].name.replace('NVIDIA GeForce ', '')}",
+            "decode (tok/s)": f"{p.decode_tokens_per_s:,.1f}" if p.fits else "—",
+            "prompt (tok/s)": f"{p.prefill_tokens_per_s:,.0f}" if p.fits else "—",
+            "memory": p.short_status,
+            "--n-cpu-moe": p.n_cpu_moe if p.kind == "discrete" else 0,
+            "GPU used / total (GB)": f"{p.gpu_total_bytes / GB:,.1f} / {p.gpu_capacity_bytes / GB:,.1f}",
+            "host RAM used / total (GB)": (
+                f"{p.host_total_bytes / GB:,.0f} / {p.host_capacity_bytes / GB:,.0f}" if p.kind == "discrete" else "—"
+            ),
+        }
+        for p in opts
+    ]
+)
+st.dataframe(
+    table,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "host": st.column_config.TextColumn(width="medium"),
+        "--n-cpu-moe": st.column_config.NumberColumn(format="%d"),
+    },
+)
+st.caption(
+    "Decode and prompt speeds show — where the setup does not fit (memory: which side is short, by how much; --n-cpu-moe 0 on unified machines: nothing is offloaded). Unified machines "
+    "use the GPU share macOS / the driver grants by default; Apple's can be raised with "
+    "`sysctl iogpu.wired_limit_mb`."
+)
 
 st.subheader("Against published measurements")
 val = offload.validate_cases(cat.offload_cases, {**dict(cat.models)}, hosts, dict(cat.gpus))
-st.dataframe(pd.DataFrame([{
-    "case": r["case"], "role": r["role"],
-    "decode: model (tok/s)": r["decode_tokens_per_s"][0], "measured (tok/s)": r["decode_tokens_per_s"][1],
-    "error": r["decode_tokens_per_s"][2],
-    "prompt: model (tok/s)": r["prefill_tokens_per_s"][0], "measured  (tok/s)": r["prefill_tokens_per_s"][1],
-    "error ": r["prefill_tokens_per_s"][2],
-} for r in val]), hide_index=True, width="stretch", column_config={
-    **{c: st.column_config.NumberColumn(format="%.1f") for c in (
-        "decode: model (tok/s)", "measured (tok/s)", "prompt: model (tok/s)", "measured  (tok/s)")},
-    "error": st.column_config.NumberColumn(format="percent"),
-    "error ": st.column_config.NumberColumn(format="percent")})
-st.caption("The single-socket case sets the host-bandwidth efficiency (0.40 of peak); the dual-socket cases are "
-           "predictions: the model over-estimates them by 15-27% because two NUMA nodes do not deliver twice the "
-           "bandwidth to one token's experts. Sources: catalogs/offload_cases.yaml.")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "case": r["case"],
+                "role": r["role"],
+                "decode: model (tok/s)": r["decode_tokens_per_s"][0],
+                "measured (tok/s)": r["decode_tokens_per_s"][1],
+                "error": r["decode_tokens_per_s"][2],
+                "prompt: model (tok/s)": r["prefill_tokens_per_s"][0],
+                "measured  (tok/s)": r["prefill_tokens_per_s"][1],
+                "error ": r["prefill_tokens_per_s"][2],
+            }
+            for r in val
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        **{
+            c: st.column_config.NumberColumn(format="%.1f")
+            for c in ("decode: model (tok/s)", "measured (tok/s)", "prompt: model (tok/s)", "measured  (tok/s)")
+        },
+        "error": st.column_config.NumberColumn(format="percent"),
+        "error ": st.column_config.NumberColumn(format="percent"),
+    },
+)
+st.caption(
+    "The single-socket case sets the host-bandwidth efficiency (0.40 of peak); the dual-socket cases are "
+    "predictions: the model over-estimates them by 15-27% because two NUMA nodes do not deliver twice the "
+    "bandwidth to one token's experts. Sources: catalogs/offload_cases.yaml."
+)
 
 with st.expander("Assumptions and GGUF types"):
     eff = offload.OffloadEfficiency()
@@ -233,8 +402,19 @@ with st.expander("Assumptions and GGUF types"):
         "llama.cpp's _M mixes raise to Q6_K are not.\n"
         "- Attention FLOPs and the KV read of prompt processing are not modelled (short prompts)."
     )
-    st.dataframe(pd.DataFrame([{"type": d, "bits per weight": memory.WEIGHT_FORMATS[d].bits_per_weight,
-                                "layout": memory.WEIGHT_FORMATS[d].scales} for d in GGUF_DTYPES]),
-                 hide_index=True, width="stretch",
-                 column_config={"bits per weight": st.column_config.NumberColumn(format="%.4f")})
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "type": d,
+                    "bits per weight": memory.WEIGHT_FORMATS[d].bits_per_weight,
+                    "layout": memory.WEIGHT_FORMATS[d].scales,
+                }
+                for d in GGUF_DTYPES
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+        column_config={"bits per weight": st.column_config.NumberColumn(format="%.4f")},
+    )
     st.markdown("Hosts: " + "; ".join(f"**{h.name}**: {h.notes}" for h in hosts.values()))

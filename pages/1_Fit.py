@@ -35,18 +35,24 @@ with st.expander("Memory assumptions (stated, editable)"):
 
 problems = memory.check_layout(model, layout, assumptions.redundant_experts)
 if problems:
-    st.error(f"This layout does not work for {model.name}: " + "; ".join(problems) + ". Pick other sizes above "
-             "or go back to the default layout.")
+    st.error(
+        f"This layout does not work for {model.name}: " + "; ".join(problems) + ". Pick other sizes above "
+        "or go back to the default layout."
+    )
     st.stop()
 
-stages = memory.stage_memories(model, gpu, layout, prec, wl, assumptions=assumptions, spec=spec, draft_model=draft_model)
+stages = memory.stage_memories(
+    model, gpu, layout, prec, wl, assumptions=assumptions, spec=spec, draft_model=draft_model
+)
 worst = min(stages, key=lambda r: r.headroom_bytes)
 GB = 1e9
 ctx = wl.context_len
-max_seqs = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=assumptions, spec=spec,
-                                           draft_model=draft_model)
-max_ctx = memory.max_context_len(model, gpu, layout, prec, wl.batch, assumptions=assumptions, spec=spec,
-                                 draft_model=draft_model)
+max_seqs = memory.max_concurrent_sequences(
+    model, gpu, layout, prec, ctx, assumptions=assumptions, spec=spec, draft_model=draft_model
+)
+max_ctx = memory.max_context_len(
+    model, gpu, layout, prec, wl.batch, assumptions=assumptions, spec=spec, draft_model=draft_model
+)
 where = f" (pipeline stage {worst.stage + 1} of {worst.num_stages}, the fullest)" if worst.num_stages > 1 else ""
 
 # ---- the verdict
@@ -71,16 +77,37 @@ else:
     )
 
 c = st.columns(4)
-c[0].metric("Weights per GPU", f"{worst.weights_bytes / GB:,.1f} GB", f"of {gpu.memory_gb:,.1f} GB device",
-            delta_color="off", delta_arrow="off",
-            help="All weights this GPU holds (the draft's included), scales included.")
-c[1].metric("KV cache for the workload", f"{worst.kv_required_bytes / GB:,.1f} GB",
-            f"budget {max(worst.kv_budget_bytes, 0) / GB:,.1f} GB", delta_color="off", delta_arrow="off",
-            help=f"{worst.sequences_per_gpu:,} sequences on this GPU × {worst.kv_bytes_per_sequence / 1e6:,.1f} MB each.")
-c[2].metric(f"Max sequences at {ctx:,} tokens", f"{max_seqs:,}", f"workload: {wl.batch:,}", delta_color="off",
-            delta_arrow="off", help="Across the whole deployment (attention-DP ranks × replicas).")
-c[3].metric(f"Max context at {wl.batch:,} sequences", f"{max_ctx:,} tokens",
-            f"model limit {model.max_position_embeddings:,}", delta_color="off", delta_arrow="off")
+c[0].metric(
+    "Weights per GPU",
+    f"{worst.weights_bytes / GB:,.1f} GB",
+    f"of {gpu.memory_gb:,.1f} GB device",
+    delta_color="off",
+    delta_arrow="off",
+    help="All weights this GPU holds (the draft's included), scales included.",
+)
+c[1].metric(
+    "KV cache for the workload",
+    f"{worst.kv_required_bytes / GB:,.1f} GB",
+    f"budget {max(worst.kv_budget_bytes, 0) / GB:,.1f} GB",
+    delta_color="off",
+    delta_arrow="off",
+    help=f"{worst.sequences_per_gpu:,} sequences on this GPU × {worst.kv_bytes_per_sequence / 1e6:,.1f} MB each.",
+)
+c[2].metric(
+    f"Max sequences at {ctx:,} tokens",
+    f"{max_seqs:,}",
+    f"workload: {wl.batch:,}",
+    delta_color="off",
+    delta_arrow="off",
+    help="Across the whole deployment (attention-DP ranks × replicas).",
+)
+c[3].metric(
+    f"Max context at {wl.batch:,} sequences",
+    f"{max_ctx:,} tokens",
+    f"model limit {model.max_position_embeddings:,}",
+    delta_color="off",
+    delta_arrow="off",
+)
 
 # ---- where the memory goes
 order = list(COMPONENT_LABELS)
@@ -91,17 +118,27 @@ for r in stages:
         if b > 0:
             rows.append({"bar": label, "component": COMPONENT_LABELS[comp], "gb": b / GB, "order": order.index(comp)})
 title = f"Memory per GPU: {model.name}, {scenario.total_gpus} × {gpu.name}, {prec.label}"
-subtitle = (f"TP {layout.attention_tp} × DP-attn {layout.attention_dp}, EP {layout.ep}, PP {layout.pp}, DP {layout.dp}; "
-            f"{wl.batch:,} sequences × {ctx:,} tokens; dashed line: usable at utilization {assumptions.gpu_memory_utilization:g}")
+subtitle = (
+    f"TP {layout.attention_tp} × DP-attn {layout.attention_dp}, EP {layout.ep}, PP {layout.pp}, DP {layout.dp}; "
+    f"{wl.batch:,} sequences × {ctx:,} tokens; dashed line: usable at utilization {assumptions.gpu_memory_utilization:g}"
+)
 chart(
-    memory_stack_chart, pd.DataFrame(rows), usable_gb=worst.usable_bytes / GB, capacity_gb=worst.capacity_bytes / GB,
-                       title=title, subtitle=subtitle,
+    memory_stack_chart,
+    pd.DataFrame(rows),
+    usable_gb=worst.usable_bytes / GB,
+    capacity_gb=worst.capacity_bytes / GB,
+    title=title,
+    subtitle=subtitle,
     width="stretch",
 )
 
 dtypes = memory.component_dtypes(prec)
-comp_dtype = {**dtypes, "draft_weights": spec.draft_weights or prec.weights, "kv_cache": prec.kv_cache,
-              "draft_kv_cache": prec.kv_cache}
+comp_dtype = {
+    **dtypes,
+    "draft_weights": spec.draft_weights or prec.weights,
+    "kv_cache": prec.kv_cache,
+    "draft_kv_cache": prec.kv_cache,
+}
 table = pd.DataFrame(
     [
         {
@@ -117,7 +154,10 @@ table = pd.DataFrame(
 left, right = st.columns([3, 2])
 with left:
     st.dataframe(
-        table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
+        table,
+        hide_index=True,
+        width="stretch",
+        height=35 * (len(table) + 1) + 3,
         column_config={
             "GB per GPU": st.column_config.NumberColumn(format="%.2f"),
             "share of device (%)": st.column_config.ProgressColumn(format="%.1f%%", min_value=0, max_value=100),
@@ -151,20 +191,26 @@ st.subheader("Concurrent sequences vs context length")
 cap = model.max_position_embeddings
 ctx_grid = np.unique(np.round(np.geomspace(128, cap, 60)).astype(int))
 series = []
-with_draft = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx_grid, assumptions=assumptions, spec=spec,
-                                             draft_model=draft_model)
+with_draft = memory.max_concurrent_sequences(
+    model, gpu, layout, prec, ctx_grid, assumptions=assumptions, spec=spec, draft_model=draft_model
+)
 label_now = f"this layout{' with the draft' if spec.enabled else ''}"
 series.append(pd.DataFrame({"context_tokens": ctx_grid, "sequences": with_draft, "series": label_now}))
 if spec.enabled:
     without = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx_grid, assumptions=assumptions)
-    series.append(pd.DataFrame({"context_tokens": ctx_grid, "sequences": without, "series": "without speculative decoding"}))
-marker = pd.DataFrame({"context_tokens": [ctx], "sequences": [max(max_seqs, 1)], "label": [f"{max_seqs:,} at {ctx:,} tokens"]})
+    series.append(
+        pd.DataFrame({"context_tokens": ctx_grid, "sequences": without, "series": "without speculative decoding"})
+    )
+marker = pd.DataFrame(
+    {"context_tokens": [ctx], "sequences": [max(max_seqs, 1)], "label": [f"{max_seqs:,} at {ctx:,} tokens"]}
+)
 if (with_draft > 0).any():
     chart(
         max_sequences_chart,
-            pd.concat(series), marker=marker,
-            title=f"Max concurrent sequences: {model.name} on {scenario.total_gpus} × {gpu.name}",
-            subtitle=f"{prec.label}; KV budget after weights, activations and reserve; capped at {cap:,} positions",
+        pd.concat(series),
+        marker=marker,
+        title=f"Max concurrent sequences: {model.name} on {scenario.total_gpus} × {gpu.name}",
+        subtitle=f"{prec.label}; KV budget after weights, activations and reserve; capped at {cap:,} positions",
         width="stretch",
     )
 else:
@@ -180,11 +226,17 @@ if layer_rows:
     st.subheader("Cache per sequence by layer type")
     lt = pd.DataFrame(layer_rows)
     chart(
-        grouped_bars_chart, lt, x="context", y="gib", series="layer type", x_title="context per sequence",
-                           y_title="cache per sequence (GiB)", title=f"{model.name}: what one sequence keeps",
-                           subtitle=f"whole model, {memory.cache_format(model, prec.kv_cache)}, before sharding; "
-                                    "fixed states do not grow with context",
-                           x_in_order=True,
+        grouped_bars_chart,
+        lt,
+        x="context",
+        y="gib",
+        series="layer type",
+        x_title="context per sequence",
+        y_title="cache per sequence (GiB)",
+        title=f"{model.name}: what one sequence keeps",
+        subtitle=f"whole model, {memory.cache_format(model, prec.kv_cache)}, before sharding; "
+        "fixed states do not grow with context",
+        x_in_order=True,
         width="stretch",
     )
     state = memory.linear_state_bytes_per_sequence(model)
@@ -218,28 +270,43 @@ min_rows = _min_gpu_rows(model, assumptions)
 mark = {"native": "", "weight_only": "", "emulated": " *"}
 display = pd.DataFrame(
     [
-        {"GPU": r["gpu"], "memory (GB)": r["memory_gb"],
-         **{k: ("> 1,024" if r[k] is None else f"{r[k]:,}") + mark[r[f"{k}_support"]] for k in PRECISIONS}}
+        {
+            "GPU": r["gpu"],
+            "memory (GB)": r["memory_gb"],
+            **{k: ("> 1,024" if r[k] is None else f"{r[k]:,}") + mark[r[f"{k}_support"]] for k in PRECISIONS},
+        }
         for r in min_rows
     ]
 )
-st.dataframe(display, hide_index=True, width="stretch", height=35 * (len(display) + 1) + 3,
-             column_config={"memory (GB)": st.column_config.NumberColumn(format="%.1f")})
+st.dataframe(
+    display,
+    hide_index=True,
+    width="stretch",
+    height=35 * (len(display) + 1) + 3,
+    column_config={"memory (GB)": st.column_config.NumberColumn(format="%.1f")},
+)
 st.caption(
     "GPUs counted as a deployment is built: 1, 2, 4 … up to a node, then whole nodes; each with the default layout "
     "(TP inside a node, PP across nodes, EP = TP) and the assumptions above, holding one sequence. "
     "\\* = the GPU has no native tensor cores for that format (weight-only / emulated: memory saved, compute in bf16). "
-    "Whole-model weights: " + ", ".join(f"{k} {memory.weights_bytes(model, v) / GB:,.0f} GB" for k, v in PRECISIONS.items()) + "."
+    "Whole-model weights: "
+    + ", ".join(f"{k} {memory.weights_bytes(model, v) / GB:,.0f} GB" for k, v in PRECISIONS.items())
+    + "."
 )
 
 with st.expander("Weight formats and their scale overhead"):
     st.dataframe(
         pd.DataFrame(
-            [{"dtype": f.dtype, "bits per weight (with scales)": f.bits_per_weight, "scales": f.scales}
-             for f in memory.WEIGHT_FORMATS.values()]
+            [
+                {"dtype": f.dtype, "bits per weight (with scales)": f.bits_per_weight, "scales": f.scales}
+                for f in memory.WEIGHT_FORMATS.values()
+            ]
         ),
-        hide_index=True, width="stretch",
+        hide_index=True,
+        width="stretch",
         column_config={"bits per weight (with scales)": st.column_config.NumberColumn(format="%.3f")},
     )
-    st.caption("Quantised schemes keep the embedding, LM head, router and norms in bf16, as the published FP8 / "
-               "INT4 / NVFP4 checkpoints do.")
+    st.caption(
+        "Quantised schemes keep the embedding, LM head, router and norms in bf16, as the published FP8 / "
+        "INT4 / NVFP4 checkpoints do."
+    )

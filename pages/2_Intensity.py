@@ -28,8 +28,11 @@ st.markdown(
 
 default_cmp = [g for g in ("h100-sxm", "h200", "b200", "mi300x") if g in cat.gpus and g != gpu.id]
 compare_ids = st.multiselect(
-    "Compare with GPUs", [g for g in cat.gpus if g != gpu.id], default=default_cmp,
-    format_func=lambda i: cat.gpus[i].name, help="Their ridge points are drawn next to the scenario's GPU.",
+    "Compare with GPUs",
+    [g for g in cat.gpus if g != gpu.id],
+    default=default_cmp,
+    format_func=lambda i: cat.gpus[i].name,
+    help="Their ridge points are drawn next to the scenario's GPU.",
 )
 gpus = [gpu, *[cat.gpus[i] for i in compare_ids]]
 
@@ -45,27 +48,58 @@ if is_moe:
     e = model.moe
     tpe = moe.tokens_per_expert(batch, e.top_k, e.n_routed_experts)
     touched = moe.expected_experts_touched(batch, e.top_k, e.n_routed_experts)
-    c[0].metric("Tokens per expert", f"{tpe:,.1f}", f"{batch:,} × top-{e.top_k} / {e.n_routed_experts}",
-                delta_color="off", delta_arrow="off", help="Uniform routing. Imbalance makes the hottest expert busier.")
-    c[3].metric("Experts touched / layer", f"{touched:,.1f} of {e.n_routed_experts}",
-                f"{100 * touched / e.n_routed_experts:.0f}% of expert weights read", delta_color="off", delta_arrow="off",
-                help="N (1 − (1 − k/N)^T) under uniform independent routing.")
+    c[0].metric(
+        "Tokens per expert",
+        f"{tpe:,.1f}",
+        f"{batch:,} × top-{e.top_k} / {e.n_routed_experts}",
+        delta_color="off",
+        delta_arrow="off",
+        help="Uniform routing. Imbalance makes the hottest expert busier.",
+    )
+    c[3].metric(
+        "Experts touched / layer",
+        f"{touched:,.1f} of {e.n_routed_experts}",
+        f"{100 * touched / e.n_routed_experts:.0f}% of expert weights read",
+        delta_color="off",
+        delta_arrow="off",
+        help="N (1 − (1 − k/N)^T) under uniform independent routing.",
+    )
     need = moe.batch_for_expert_intensity(model, ridge, eb_expert)
-    c[4].metric("Batch to reach the ridge", "never" if not np.isfinite(need) else f"{need:,.0f}",
-                "tokens per step, uniform routing", delta_color="off", delta_arrow="off")
+    c[4].metric(
+        "Batch to reach the ridge",
+        "never" if not np.isfinite(need) else f"{need:,.0f}",
+        "tokens per step, uniform routing",
+        delta_color="off",
+        delta_arrow="off",
+    )
 else:
-    c[0].metric("Tokens per FFN GEMM", f"{batch:,}", "dense: every token, every weight", delta_color="off",
-                delta_arrow="off")
+    c[0].metric(
+        "Tokens per FFN GEMM", f"{batch:,}", "dense: every token, every weight", delta_color="off", delta_arrow="off"
+    )
     c[3].metric("Weights read per step", "all of them", "dense model", delta_color="off", delta_arrow="off")
     need = moe.batch_for_dense_intensity(model, ridge, eb_expert)
-    c[4].metric("Batch to reach the ridge", "never" if not np.isfinite(need) else f"{need:,.0f}", "tokens per step",
-                delta_color="off", delta_arrow="off")
-c[1].metric("Expert GEMM (FLOP/B)" if is_moe else "FFN GEMM (FLOP/B)", f"{now_intensity:,.1f}",
-            f"weights {prec.expert_dtype}, activations {eb_expert.compute_dtype if eb_expert.act < 2 else 'bf16'}",
-            delta_color="off", delta_arrow="off")
-c[2].metric("GPU ridge (FLOP/B)", f"{ridge:,.0f}",
-            f"{100 * now_intensity / ridge:.1f}% reached, {eb_expert.compute_dtype}", delta_color="off",
-            delta_arrow="off", help="Dense peak FLOP/s over HBM bytes/s, at the dtype the GEMM computes in.")
+    c[4].metric(
+        "Batch to reach the ridge",
+        "never" if not np.isfinite(need) else f"{need:,.0f}",
+        "tokens per step",
+        delta_color="off",
+        delta_arrow="off",
+    )
+c[1].metric(
+    "Expert GEMM (FLOP/B)" if is_moe else "FFN GEMM (FLOP/B)",
+    f"{now_intensity:,.1f}",
+    f"weights {prec.expert_dtype}, activations {eb_expert.compute_dtype if eb_expert.act < 2 else 'bf16'}",
+    delta_color="off",
+    delta_arrow="off",
+)
+c[2].metric(
+    "GPU ridge (FLOP/B)",
+    f"{ridge:,.0f}",
+    f"{100 * now_intensity / ridge:.1f}% reached, {eb_expert.compute_dtype}",
+    delta_color="off",
+    delta_arrow="off",
+    help="Dense peak FLOP/s over HBM bytes/s, at the dtype the GEMM computes in.",
+)
 
 verdict = "memory-bound" if now_intensity < ridge else "compute-bound"
 (st.warning if verdict == "memory-bound" else st.success)(
@@ -74,22 +108,34 @@ verdict = "memory-bound" if now_intensity < ridge else "compute-bound"
 )
 
 # ---- intensity vs batch
-curves = [pd.DataFrame({"batch": batches, "intensity": sweep["intensity"][0], "series": "routed expert FFN" if is_moe else "FFN"})]
+curves = [
+    pd.DataFrame(
+        {"batch": batches, "intensity": sweep["intensity"][0], "series": "routed expert FFN" if is_moe else "FFN"}
+    )
+]
 if is_moe:
     dense = moe.dense_equivalent_intensity(model, batches, moe.element_bytes(gpu, prec.weights))
     curves.append(pd.DataFrame({"batch": batches, "intensity": dense, "series": "dense FFN of equal active width"}))
 ridges = pd.DataFrame(
-    [{"value": float(sweep["ridge"][i, 0]), "label": f"{g.short_name} ridge {float(sweep['ridge'][i, 0]):,.0f}"}
-     for i, g in enumerate(gpus)]
+    [
+        {"value": float(sweep["ridge"][i, 0]), "label": f"{g.short_name} ridge {float(sweep['ridge'][i, 0]):,.0f}"}
+        for i, g in enumerate(gpus)
+    ]
 )
 chart(
     lines_chart,
-        pd.concat(curves), x="batch", y="intensity", series="series",
-        x_title="tokens per decode step (batch)", y_title="arithmetic intensity (FLOP/byte)",
-        title=f"GEMM intensity vs batch: {model.name}, {prec.expert_dtype} weights",
-        subtitle="dashed rules: each GPU's ridge point; below a rule the GEMM is memory-bound on that GPU",
-        hrules=ridges,
-        markers=pd.DataFrame({"batch": [batch], "intensity": [now_intensity], "label": [f"scenario: {now_intensity:,.1f}"]}),
+    pd.concat(curves),
+    x="batch",
+    y="intensity",
+    series="series",
+    x_title="tokens per decode step (batch)",
+    y_title="arithmetic intensity (FLOP/byte)",
+    title=f"GEMM intensity vs batch: {model.name}, {prec.expert_dtype} weights",
+    subtitle="dashed rules: each GPU's ridge point; below a rule the GEMM is memory-bound on that GPU",
+    hrules=ridges,
+    markers=pd.DataFrame(
+        {"batch": [batch], "intensity": [now_intensity], "label": [f"scenario: {now_intensity:,.1f}"]}
+    ),
     width="stretch",
 )
 
@@ -100,36 +146,66 @@ roofs = []
 for g in gpus:
     dt = moe.element_bytes(g, prec.expert_dtype).compute_dtype
     peak, bw = roofline.gpu_arrays([g], dt)
-    roofs.append(pd.DataFrame({"intensity": xs, "tflops": roofline.attainable_tflops(peak, bw, xs[None, :])[0],
-                               "gpu": f"{g.short_name} ({dt})"}))
+    roofs.append(
+        pd.DataFrame(
+            {
+                "intensity": xs,
+                "tflops": roofline.attainable_tflops(peak, bw, xs[None, :])[0],
+                "gpu": f"{g.short_name} ({dt})",
+            }
+        )
+    )
 peak_now, bw_now = roofline.gpu_arrays([gpu], eb_expert.compute_dtype)
 points = pd.DataFrame(
-    [{"intensity": x["intensity"], "tflops": float(roofline.attainable_tflops(peak_now, bw_now, x["intensity"])[0, 0]),
-      "label": str(i + 1)} for i, x in enumerate(gemms)]
+    [
+        {
+            "intensity": x["intensity"],
+            "tflops": float(roofline.attainable_tflops(peak_now, bw_now, x["intensity"])[0, 0]),
+            "label": str(i + 1),
+        }
+        for i, x in enumerate(gemms)
+    ]
 )
 # points at nearly the same intensity share one label ("2, 3, 4") instead of overprinting
 points["key"] = np.round(np.log10(points["intensity"]) * 20)
-points = points.groupby("key", as_index=False).agg(intensity=("intensity", "first"), tflops=("tflops", "first"),
-                                                   label=("label", ", ".join))
+points = points.groupby("key", as_index=False).agg(
+    intensity=("intensity", "first"), tflops=("tflops", "first"), label=("label", ", ".join)
+)
 left, right = st.columns([3, 2])
 with left:
     chart(
-        roofline_chart, pd.concat(roofs), points, title=f"Roofline: the step's GEMMs on {gpu.short_name}",
-                       subtitle=f"{batch:,} tokens per step; attainable = min(peak, intensity × HBM bandwidth)",
+        roofline_chart,
+        pd.concat(roofs),
+        points,
+        title=f"Roofline: the step's GEMMs on {gpu.short_name}",
+        subtitle=f"{batch:,} tokens per step; attainable = min(peak, intensity × HBM bandwidth)",
         width="stretch",
     )
 with right:
     st.dataframe(
         pd.DataFrame(
-            [{"#": i + 1, "GEMM": x["gemm"], "FLOP/byte": x["intensity"], "bound": "memory" if x["intensity"] < ridge else "compute",
-              "% of peak": 100 * min(1.0, x["intensity"] / ridge)} for i, x in enumerate(gemms)]
+            [
+                {
+                    "#": i + 1,
+                    "GEMM": x["gemm"],
+                    "FLOP/byte": x["intensity"],
+                    "bound": "memory" if x["intensity"] < ridge else "compute",
+                    "% of peak": 100 * min(1.0, x["intensity"] / ridge),
+                }
+                for i, x in enumerate(gemms)
+            ]
         ),
-        hide_index=True, width="stretch",
-        column_config={"FLOP/byte": st.column_config.NumberColumn(format="%.1f"),
-                       "% of peak": st.column_config.NumberColumn(format="%.1f")},
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "FLOP/byte": st.column_config.NumberColumn(format="%.1f"),
+            "% of peak": st.column_config.NumberColumn(format="%.1f"),
+        },
     )
-    st.caption("Numbers match the points on the roofline. Each GEMM reads its weight, its input and writes its output "
-               "once (the roofline's lower bound on traffic).")
+    st.caption(
+        "Numbers match the points on the roofline. Each GEMM reads its weight, its input and writes its output "
+        "once (the roofline's lower bound on traffic)."
+    )
 
 # ---- batch needed to reach the ridge on each GPU and dtype
 if is_moe:
@@ -150,8 +226,13 @@ if is_moe:
                 row[f"{dt} dense equivalent (tokens)"] = None
         rows.append(row)
     table = pd.DataFrame(rows)
-    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3,
-                 column_config={c: st.column_config.NumberColumn(format="%,.0f") for c in table.columns if c != "GPU"})
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=35 * (len(table) + 1) + 3,
+        column_config={c: st.column_config.NumberColumn(format="%,.0f") for c in table.columns if c != "GPU"},
+    )
     st.caption(
         f"Uniform routing over {model.moe.n_routed_experts} experts, top-{model.moe.top_k}: the expert FFN sees "
         f"batch × {model.moe.top_k} / {model.moe.n_routed_experts} tokens. Blank: no native tensor cores for the dtype. "
@@ -162,21 +243,36 @@ if is_moe:
     st.subheader("Distinct experts a decode step touches")
     s = st.slider("Router skew (Zipf exponent s; 0 = uniform)", 0.0, 2.0, 1.0, 0.1)
     touched_u = moe.expected_experts_touched(batches, model.moe.top_k, model.moe.n_routed_experts)
-    touched_s = moe.expected_experts_touched_skewed(batches, model.moe.top_k, moe.zipf_probs(model.moe.n_routed_experts, s))
+    touched_s = moe.expected_experts_touched_skewed(
+        batches, model.moe.top_k, moe.zipf_probs(model.moe.n_routed_experts, s)
+    )
     chart(
         lines_chart,
-            pd.concat([
+        pd.concat(
+            [
                 pd.DataFrame({"batch": batches, "experts": touched_u, "series": "uniform routing"}),
                 pd.DataFrame({"batch": batches, "experts": touched_s, "series": f"skewed router (Zipf s = {s:g})"}),
-            ]),
-            x="batch", y="experts", series="series", x_title="tokens per decode step (batch)",
-            y_title="distinct routed experts per layer", log_y=False,
-            title=f"Experts touched per layer: {model.name} ({model.moe.n_routed_experts} routed, top-{model.moe.top_k})",
-            subtitle="N (1 − (1 − k/N)^T): every touched expert's weights are read from HBM in that step",
-            hrules=pd.DataFrame({"value": [model.moe.n_routed_experts], "label": [f"all {model.moe.n_routed_experts} experts"]}),
-            markers=pd.DataFrame({"batch": [batch], "experts": [moe.expected_experts_touched(batch, model.moe.top_k, model.moe.n_routed_experts)],
-                                  "label": [f"{batch:,} tokens"]}),
-            height=300,
+            ]
+        ),
+        x="batch",
+        y="experts",
+        series="series",
+        x_title="tokens per decode step (batch)",
+        y_title="distinct routed experts per layer",
+        log_y=False,
+        title=f"Experts touched per layer: {model.name} ({model.moe.n_routed_experts} routed, top-{model.moe.top_k})",
+        subtitle="N (1 − (1 − k/N)^T): every touched expert's weights are read from HBM in that step",
+        hrules=pd.DataFrame(
+            {"value": [model.moe.n_routed_experts], "label": [f"all {model.moe.n_routed_experts} experts"]}
+        ),
+        markers=pd.DataFrame(
+            {
+                "batch": [batch],
+                "experts": [moe.expected_experts_touched(batch, model.moe.top_k, model.moe.n_routed_experts)],
+                "label": [f"{batch:,} tokens"],
+            }
+        ),
+        height=300,
         width="stretch",
     )
 
@@ -188,38 +284,61 @@ if problems:
     st.error("The scenario's layout does not suit this model (" + "; ".join(problems) + "); set it on the Fit page.")
     st.stop()
 ctx = wl.decode_context_len
-fit_max = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(layout.dp, 1)
+fit_max = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(
+    layout.dp, 1
+)
 step_batches = batches[batches <= max(fit_max, 1)]
 if fit_max < 1:
     st.warning("Not one sequence fits in this layout's KV cache (see the Fit page); the bound below is hypothetical.")
     step_batches = batches
 step = moe.decode_step(model, gpu, layout, prec, step_batches, ctx, assumptions=scenario.memory)
-df = pd.concat([
-    pd.DataFrame({"batch": step_batches, "ms": step.memory_time_s * 1e3, "term": "memory: weights touched + cache read"}),
-    pd.DataFrame({"batch": step_batches, "ms": step.compute_time_s * 1e3, "term": "compute: FLOPs at dense peak"}),
-    pd.DataFrame({"batch": step_batches, "ms": step.time_s * 1e3, "term": "step bound (each kernel at its slower term)"}),
-])
+df = pd.concat(
+    [
+        pd.DataFrame(
+            {"batch": step_batches, "ms": step.memory_time_s * 1e3, "term": "memory: weights touched + cache read"}
+        ),
+        pd.DataFrame({"batch": step_batches, "ms": step.compute_time_s * 1e3, "term": "compute: FLOPs at dense peak"}),
+        pd.DataFrame(
+            {"batch": step_batches, "ms": step.time_s * 1e3, "term": "step bound (each kernel at its slower term)"}
+        ),
+    ]
+)
 cross = step_batches[np.argmax(~step.memory_bound)] if (~step.memory_bound).any() else None
 now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
-pipeline = (f"; PP {layout.pp}: up to {layout.pp} micro-batches in flight, the busiest stage's GPU"
-            if layout.pp > 1 else "")
+pipeline = (
+    f"; PP {layout.pp}: up to {layout.pp} micro-batches in flight, the busiest stage's GPU" if layout.pp > 1 else ""
+)
 chart(
     lines_chart,
-    df, x="batch", y="ms", series="term", x_title="tokens per decode step per replica (batch)",
-    y_title="time per token step (ms)", y_format=",.2~f",
+    df,
+    x="batch",
+    y="ms",
+    series="term",
+    x_title="tokens per decode step per replica (batch)",
+    y_title="time per token step (ms)",
+    y_format=",.2~f",
     title=f"Decode step lower bound: {model.name} on {layout.total_gpus} × {gpu.short_name}",
     subtitle=f"TP {layout.attention_tp} / EP {layout.ep} / PP {layout.pp}; context {ctx:,} tokens per sequence "
-             f"(input + half the output); up to the {max(fit_max, 1):,} sequences that fit; the step-time model's "
-             f"kernels with every efficiency at 1, no communication{pipeline}",
+    f"(input + half the output); up to the {max(fit_max, 1):,} sequences that fit; the step-time model's "
+    f"kernels with every efficiency at 1, no communication{pipeline}",
     vrules=pd.DataFrame({"value": [cross], "label": [f"compute-bound from {cross:,.0f}"]}) if cross else None,
-    markers=pd.DataFrame({"batch": [batch], "ms": [float(now.time_s[0] * 1e3)],
-                          "label": [f"{float(now.time_s[0] * 1e3):,.2f} ms at {batch:,}"]}),
+    markers=pd.DataFrame(
+        {
+            "batch": [batch],
+            "ms": [float(now.time_s[0] * 1e3)],
+            "label": [f"{float(now.time_s[0] * 1e3):,.2f} ms at {batch:,}"],
+        }
+    ),
     width="stretch",
 )
 t_ms, mem_ms, cmp_ms = (float(x[0]) * 1e3 for x in (now.time_s, now.memory_time_s, now.compute_time_s))
 micro, replica_gpus = float(now.microbatches[0]), layout.gpus_per_stage * layout.pp
-where = (f"per GPU of the busiest stage (stage {int(now.stage[0]) + 1} of {layout.pp}) for one micro-batch of "
-         f"{batch / micro:,.1f} sequences, with {micro:,.0f} micro-batches in flight" if layout.pp > 1 else "per GPU")
+where = (
+    f"per GPU of the busiest stage (stage {int(now.stage[0]) + 1} of {layout.pp}) for one micro-batch of "
+    f"{batch / micro:,.1f} sequences, with {micro:,.0f} micro-batches in flight"
+    if layout.pp > 1
+    else "per GPU"
+)
 st.markdown(
     f"At {batch:,} tokens: **{t_ms:,.2f} ms per token step** ({'memory' if mem_ms >= cmp_ms else 'compute'}-bound; "
     f"memory {mem_ms:,.2f} ms, compute {cmp_ms:,.3f} ms), reading {float(now.weight_bytes[0]) / 1e9:,.2f} GB of weights + "

@@ -18,8 +18,10 @@ wl = scenario.workload
 
 st.title("Balance")
 if model.moe is None:
-    st.info(f"{model.name} is a dense model: every token uses every weight, so there is no expert load to balance. "
-            "Pick a MoE model in the sidebar.")
+    st.info(
+        f"{model.name} is a dense model: every token uses every weight, so there is no expert load to balance. "
+        "Pick a MoE model in the sidebar."
+    )
     st.stop()
 e = model.moe
 n, k = e.n_routed_experts, e.top_k
@@ -29,7 +31,14 @@ st.markdown(
 )
 
 # ---- where the loads come from
-SOURCES = ["Dirichlet (random)", "Zipf (skewed router)", "hot experts", "uniform", "paste / upload CSV", "Prometheus scrape"]
+SOURCES = [
+    "Dirichlet (random)",
+    "Zipf (skewed router)",
+    "hot experts",
+    "uniform",
+    "paste / upload CSV",
+    "Prometheus scrape",
+]
 src_c = st.columns([1.4, 1, 1, 1])
 source = src_c[0].selectbox("Expert loads", SOURCES, help="Synthetic profiles are seeded and reproducible.")
 layers = model.num_moe_layers
@@ -50,9 +59,14 @@ elif source == "uniform":
     loads = np.tile(bal.uniform_loads(n), (layers, 1))
 else:
     is_csv = source == "paste / upload CSV"
-    hint = ("one row per layer, one column per expert, e.g. `120,98,311,...`" if is_csv
-            else 'samples like `vllm:expert_load{layer="3",expert="17"} 1234` (any metric with an expert label)')
-    up = st.file_uploader(f"Upload ({hint})", type=["csv", "txt"] if is_csv else ["txt", "prom"], key=f"upload_{source}")
+    hint = (
+        "one row per layer, one column per expert, e.g. `120,98,311,...`"
+        if is_csv
+        else 'samples like `vllm:expert_load{layer="3",expert="17"} 1234` (any metric with an expert label)'
+    )
+    up = st.file_uploader(
+        f"Upload ({hint})", type=["csv", "txt"] if is_csv else ["txt", "prom"], key=f"upload_{source}"
+    )
     text = st.text_area("…or paste", height=120, placeholder=hint, key=f"paste_{source}")
     raw = None
     if up is not None:
@@ -72,14 +86,17 @@ else:
             st.error(f"Could not read the loads: {err}")
             st.stop()
         if parsed.shape[1] != n:
-            st.error(f"The data has {parsed.shape[1]} experts per row; {model.name} has {n}. Pick the matching model "
-                     "or check the columns.")
+            st.error(
+                f"The data has {parsed.shape[1]} experts per row; {model.name} has {n}. Pick the matching model "
+                "or check the columns."
+            )
             st.stop()
         loads = parsed
         st.success(f"Read {parsed.shape[0]} layer(s) × {parsed.shape[1]} experts.")
 fractions = loads / loads.sum(axis=1, keepdims=True)
-threshold = src_c[3].number_input("Alert above imbalance ratio", 1.0, 100.0, 2.0, 0.1,
-                                  help="max / mean load; the sources suggest alerting above 2.0.")
+threshold = src_c[3].number_input(
+    "Alert above imbalance ratio", 1.0, 100.0, 2.0, 0.1, help="max / mean load; the sources suggest alerting above 2.0."
+)
 
 # ---- metrics for one layer and the whole step
 layer = st.slider("Layer shown", 0, fractions.shape[0] - 1, 0) if fractions.shape[0] > 1 else 0
@@ -88,72 +105,132 @@ ratio = bal.imbalance_ratio(f)
 layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
 ep = layout.ep
 m = st.columns(5)
-m[0].metric("Imbalance ratio (max / mean)", f"{ratio:.2f}", "alert" if ratio > threshold else "below the alert",
-            delta_color="inverse" if ratio > threshold else "off", delta_arrow="off")
-m[1].metric("Coefficient of variation", f"{bal.coefficient_of_variation(f):.2f}", "std / mean", delta_color="off",
-            delta_arrow="off")
-m[2].metric("Hottest expert (share)", f"{100 * f.max():.2f}%", f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%",
-            delta_color="off", delta_arrow="off")
-m[3].metric("Aux balance loss N Σ f·P", f"{bal.aux_balance_loss(f, f):.2f}", "1.0 = balanced (P ≈ f assumed)",
-            delta_color="off", delta_arrow="off")
+m[0].metric(
+    "Imbalance ratio (max / mean)",
+    f"{ratio:.2f}",
+    "alert" if ratio > threshold else "below the alert",
+    delta_color="inverse" if ratio > threshold else "off",
+    delta_arrow="off",
+)
+m[1].metric(
+    "Coefficient of variation",
+    f"{bal.coefficient_of_variation(f):.2f}",
+    "std / mean",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[2].metric(
+    "Hottest expert (share)",
+    f"{100 * f.max():.2f}%",
+    f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[3].metric(
+    "Aux balance loss N Σ f·P",
+    f"{bal.aux_balance_loss(f, f):.2f}",
+    "1.0 = balanced (P ≈ f assumed)",
+    delta_color="off",
+    delta_arrow="off",
+)
 if ratio > threshold:
     st.warning(f"Layer {layer}: the hottest expert carries {ratio:.1f}× the mean load (alert at {threshold:g}).")
 
 hot = np.where(f > threshold / n, "hot", "normal")
 chart(
-    expert_load_chart, pd.DataFrame({"item": np.arange(n), "value": 100 * f, "hot": hot}), mean=100 / n,
-                      threshold=100 * threshold / n, title=f"Expert load, layer {layer}: {model.name} ({source})",
-                      subtitle=f"red: above {threshold:g} × the mean",
+    expert_load_chart,
+    pd.DataFrame({"item": np.arange(n), "value": 100 * f, "hot": hot}),
+    mean=100 / n,
+    threshold=100 * threshold / n,
+    title=f"Expert load, layer {layer}: {model.name} ({source})",
+    subtitle=f"red: above {threshold:g} × the mean",
     width="stretch",
 )
 
 # ---- EPLB
 st.subheader("Per-GPU load before and after EPLB")
 if n % ep:
-    st.info(f"The layout's EP size ({ep}) does not divide {n} experts; EPLB needs redundant slots to fill the gap. "
-            "Pick another layout on the Fit page.")
+    st.info(
+        f"The layout's EP size ({ep}) does not divide {n} experts; EPLB needs redundant slots to fill the gap. "
+        "Pick another layout on the Fit page."
+    )
     st.stop()
 ep_c = st.columns([2, 1, 1])
-red = ep_c[0].select_slider("Redundant experts (extra replicas over the EP group)",
-                            options=[ep * i for i in range(0, max(1, n // ep) + 1)], value=min(ep * max(1, 32 // ep), n))
+red = ep_c[0].select_slider(
+    "Redundant experts (extra replicas over the EP group)",
+    options=[ep * i for i in range(0, max(1, n // ep) + 1)],
+    value=min(ep * max(1, 32 // ep), n),
+)
 ep_nodes = ep // scenario.gpus_per_node if ep % scenario.gpus_per_node == 0 and ep >= scenario.gpus_per_node else 1
-nodes = ep_c[1].number_input("Nodes in the EP group", 1, ep, ep_nodes, 1,
-                             help="EPLB's hierarchical policy packs expert groups to nodes first.")
-ep_c[2].metric("Expert groups", f"{e.n_groups}", "hierarchical" if e.n_groups % nodes == 0 and ep % nodes == 0 else "global",
-               delta_color="off", delta_arrow="off")
+nodes = ep_c[1].number_input(
+    "Nodes in the EP group", 1, ep, ep_nodes, 1, help="EPLB's hierarchical policy packs expert groups to nodes first."
+)
+ep_c[2].metric(
+    "Expert groups",
+    f"{e.n_groups}",
+    "hierarchical" if e.n_groups % nodes == 0 and ep % nodes == 0 else "global",
+    delta_color="off",
+    delta_arrow="off",
+)
 plan = bal.placement_plan(fractions, ep, int(nodes), e.n_groups, int(red))
 lost_before = 100 * (1 - plan.throughput_before)
 lost_after = 100 * (1 - plan.throughput_after)
-m[4].metric(f"Throughput lost on EP {ep}", f"{lost_before:.1f}%", f"{lost_after:.1f}% with EPLB (+{int(red)} replicas)",
-            delta_color="off", delta_arrow="off",
-            help="1 − Σ mean / Σ max of the per-GPU loads over the MoE layers: every layer waits for its busiest GPU.")
-gpu_df = pd.concat([
-    pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_before[layer], "placement": "contiguous (no EPLB)"}),
-    pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_after[layer], "placement": f"EPLB, +{int(red)} replicas"}),
-])
+m[4].metric(
+    f"Throughput lost on EP {ep}",
+    f"{lost_before:.1f}%",
+    f"{lost_after:.1f}% with EPLB (+{int(red)} replicas)",
+    delta_color="off",
+    delta_arrow="off",
+    help="1 − Σ mean / Σ max of the per-GPU loads over the MoE layers: every layer waits for its busiest GPU.",
+)
+gpu_df = pd.concat(
+    [
+        pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_before[layer], "placement": "contiguous (no EPLB)"}),
+        pd.DataFrame(
+            {"gpu": np.arange(ep), "load": 100 * plan.gpu_after[layer], "placement": f"EPLB, +{int(red)} replicas"}
+        ),
+    ]
+)
 chart(
-    grouped_bars_chart, gpu_df, x="gpu", y="load", series="placement", x_title="GPU in the EP group",
-                       y_title="share of the layer's assignments (%)",
-                       title=f"Per-GPU load, layer {layer}: EP {ep}, {n} experts",
-                       subtitle=f"step throughput lost to imbalance over all {fractions.shape[0]} layers: "
-                                f"{lost_before:.1f}% before, {lost_after:.1f}% after",
-                       hrule=100 / ep, hrule_label=f"ideal {100 / ep:.2f}%",
+    grouped_bars_chart,
+    gpu_df,
+    x="gpu",
+    y="load",
+    series="placement",
+    x_title="GPU in the EP group",
+    y_title="share of the layer's assignments (%)",
+    title=f"Per-GPU load, layer {layer}: EP {ep}, {n} experts",
+    subtitle=f"step throughput lost to imbalance over all {fractions.shape[0]} layers: "
+    f"{lost_before:.1f}% before, {lost_after:.1f}% after",
+    hrule=100 / ep,
+    hrule_label=f"ideal {100 / ep:.2f}%",
     width="stretch",
 )
 per_gpu = plan.phy2log.shape[1] // ep
 p2l = plan.phy2log[layer]
 cnt = plan.logcnt[layer]
 st.dataframe(
-    pd.DataFrame([
-        {"GPU": g, "experts (* = replicated)": ", ".join(f"{x}{'*' if cnt[x] > 1 else ''}" for x in p2l[g * per_gpu:(g + 1) * per_gpu]),
-         "load (%)": 100 * plan.gpu_after[layer, g]}
-        for g in range(ep)
-    ]),
-    hide_index=True, width="stretch", height=min(35 * (ep + 1) + 3, 600),
+    pd.DataFrame(
+        [
+            {
+                "GPU": g,
+                "experts (* = replicated)": ", ".join(
+                    f"{x}{'*' if cnt[x] > 1 else ''}" for x in p2l[g * per_gpu : (g + 1) * per_gpu]
+                ),
+                "load (%)": 100 * plan.gpu_after[layer, g],
+            }
+            for g in range(ep)
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+    height=min(35 * (ep + 1) + 3, 600),
     column_config={"load (%)": st.column_config.NumberColumn(format="%.2f")},
 )
-st.caption("EPLB (DeepSeek's open-source algorithm): replicate the hottest experts into the redundant slots, then pack "
-           "replicas onto GPUs heaviest first; with expert groups dividing the nodes, groups are packed to nodes first.")
+st.caption(
+    "EPLB (DeepSeek's open-source algorithm): replicate the hottest experts into the redundant slots, then pack "
+    "replicas onto GPUs heaviest first; with expert groups dividing the nodes, groups are packed to nodes first."
+)
 
 # ---- capacity factor
 st.subheader("Capacity factor and dropped tokens")
@@ -164,12 +241,26 @@ cf_now = st.slider("Capacity factor", 1.0, 3.0, 1.25, 0.05)
 over = bal.capacity_overflow(f, tokens, k, cf_now)
 cap = bal.capacity_per_expert(tokens, k, n, cf_now)
 chart(
-    lines_chart, pd.DataFrame({"cf": cfs, "drop": 100 * drops, "series": f"{tokens:,} tokens per step, layer {layer}"}),
-                x="cf", y="drop", series="series", x_title="capacity factor", y_title="assignments dropped (%)",
-                log_x=False, log_y=False, y_format=".1f", title="Tokens over capacity vs capacity factor",
-                subtitle=f"capacity = tokens × {k} / {n} × factor; a dropped token skips the expert (residual only)",
-                markers=pd.DataFrame({"cf": [cf_now], "drop": [100 * over.sum() / (tokens * k)],
-                                      "label": [f"{100 * over.sum() / (tokens * k):.1f}% at {cf_now:g}"]}), height=260,
+    lines_chart,
+    pd.DataFrame({"cf": cfs, "drop": 100 * drops, "series": f"{tokens:,} tokens per step, layer {layer}"}),
+    x="cf",
+    y="drop",
+    series="series",
+    x_title="capacity factor",
+    y_title="assignments dropped (%)",
+    log_x=False,
+    log_y=False,
+    y_format=".1f",
+    title="Tokens over capacity vs capacity factor",
+    subtitle=f"capacity = tokens × {k} / {n} × factor; a dropped token skips the expert (residual only)",
+    markers=pd.DataFrame(
+        {
+            "cf": [cf_now],
+            "drop": [100 * over.sum() / (tokens * k)],
+            "label": [f"{100 * over.sum() / (tokens * k):.1f}% at {cf_now:g}"],
+        }
+    ),
+    height=260,
     width="stretch",
 )
 hottest = int(np.argmax(f))
@@ -191,22 +282,34 @@ u_mid = bb[2].select_slider("Update speed u", [0.0001, 0.0003, 0.001, 0.003, 0.0
 
 @st.cache_data(show_spinner="Simulating the router…", max_entries=32)
 def _bias(n: int, k: int, steps: int, speeds: tuple[float, ...], skew: float) -> np.ndarray:
-    return bal.bias_balancing(n, k, steps=steps, tokens_per_step=512, update_speed=np.array(speeds), skew=skew,
-                              seed=1).imbalance
+    return bal.bias_balancing(
+        n, k, steps=steps, tokens_per_step=512, update_speed=np.array(speeds), skew=skew, seed=1
+    ).imbalance
 
 
 speeds = (u_mid / 10, u_mid, min(u_mid * 10, 1.0))
 hist = _bias(n, k, int(steps), speeds, float(skew))
-curves = pd.concat([
-    pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})
-    for i, u in enumerate(speeds)
-])
+curves = pd.concat(
+    [
+        pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})
+        for i, u in enumerate(speeds)
+    ]
+)
 chart(
-    lines_chart, curves, x="step", y="imbalance", series="series", x_title="training / routing step",
-                y_title="imbalance ratio (max / mean)", log_x=False, log_y=True, y_format=".1f",
-                title=f"Bias balancing on a skewed router: {n} experts, top-{k}",
-                subtitle="b_i −= u when expert i is overloaded, += u when underloaded; too small converges slowly, "
-                         "too large oscillates", hrules=pd.DataFrame({"value": [threshold], "label": [f"alert {threshold:g}"]}),
-                height=280,
+    lines_chart,
+    curves,
+    x="step",
+    y="imbalance",
+    series="series",
+    x_title="training / routing step",
+    y_title="imbalance ratio (max / mean)",
+    log_x=False,
+    log_y=True,
+    y_format=".1f",
+    title=f"Bias balancing on a skewed router: {n} experts, top-{k}",
+    subtitle="b_i −= u when expert i is overloaded, += u when underloaded; too small converges slowly, "
+    "too large oscillates",
+    hrules=pd.DataFrame({"value": [threshold], "label": [f"alert {threshold:g}"]}),
+    height=280,
     width="stretch",
 )

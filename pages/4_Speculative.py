@@ -30,9 +30,12 @@ gamma = spec.num_speculative_tokens
 
 st.markdown(
     f"What does speculative decoding buy **{model.name}** on **{scenario.total_gpus} × {gpu.name}**? "
-    + ("" if scenario.spec.enabled else
-       f"It is **off** in this scenario; the page explores **{method.name if method else spec.method}**, the usual "
-       "choice for this model. Turn it on in the sidebar to count the draft in the Fit page's memory.")
+    + (
+        ""
+        if scenario.spec.enabled
+        else f"It is **off** in this scenario; the page explores **{method.name if method else spec.method}**, the usual "
+        "choice for this model. Turn it on in the sidebar to count the draft in the Fit page's memory."
+    )
 )
 
 
@@ -45,36 +48,82 @@ def _on_method() -> None:
     if m == spec.method:
         return
     dm = methods[m]
-    _set_spec(method=m, num_speculative_tokens=dm.default_gamma, acceptance_rate=None, draft_cost=None,
-              draft_model_id=(spec.draft_model_id or default_draft_id(cat, model.id)) if m == "draft_model" else None)
+    _set_spec(
+        method=m,
+        num_speculative_tokens=dm.default_gamma,
+        acceptance_rate=None,
+        draft_cost=None,
+        draft_model_id=(spec.draft_model_id or default_draft_id(cat, model.id)) if m == "draft_model" else None,
+    )
 
 
 def _on_params() -> None:
-    _set_spec(acceptance_rate=round(float(st.session_state._w_alpha), 4), draft_cost=round(float(st.session_state._w_c), 4),
-              num_speculative_tokens=int(st.session_state._w_gamma_page))
+    _set_spec(
+        acceptance_rate=round(float(st.session_state._w_alpha), 4),
+        draft_cost=round(float(st.session_state._w_c), 4),
+        num_speculative_tokens=int(st.session_state._w_gamma_page),
+    )
 
 
 available = [m for m in methods if m != "mtp" or model.num_mtp_layers]
 c = st.columns([2, 1.4, 1.2, 1.2])
 if available:
-    c[0].selectbox("Method", available, index=available.index(spec.method) if spec.method in available else 0,
-                   key="_w_sd_page", on_change=_on_method, format_func=lambda i: methods[i].name,
-                   help="Picking a method fills in its published acceptance rate, draft cost and γ.")
-c[1].slider("Acceptance rate α (greedy)", 0.0, 1.0, float(alpha0), 0.01, key="_w_alpha", on_change=_on_params,
-            help=f"Published range for {method.name}: {method.alpha_range[0]:g}–{method.alpha_range[1]:g}" if method else None)
-c[2].number_input("Draft cost c", 0.0, 10.0, float(cost), 0.01, format="%.3f", key="_w_c", on_change=_on_params,
-                  help="One draft forward pass relative to one target forward pass.")
+    c[0].selectbox(
+        "Method",
+        available,
+        index=available.index(spec.method) if spec.method in available else 0,
+        key="_w_sd_page",
+        on_change=_on_method,
+        format_func=lambda i: methods[i].name,
+        help="Picking a method fills in its published acceptance rate, draft cost and γ.",
+    )
+c[1].slider(
+    "Acceptance rate α (greedy)",
+    0.0,
+    1.0,
+    float(alpha0),
+    0.01,
+    key="_w_alpha",
+    on_change=_on_params,
+    help=f"Published range for {method.name}: {method.alpha_range[0]:g}–{method.alpha_range[1]:g}" if method else None,
+)
+c[2].number_input(
+    "Draft cost c",
+    0.0,
+    10.0,
+    float(cost),
+    0.01,
+    format="%.3f",
+    key="_w_c",
+    on_change=_on_params,
+    help="One draft forward pass relative to one target forward pass.",
+)
 c[3].number_input("Draft tokens per step γ", 1, 64, int(gamma), 1, key="_w_gamma_page", on_change=_on_params)
 
 temp_c = st.columns([1, 1, 2])
-temperature = temp_c[0].slider("Sampling temperature", 0.0, 2.0, 0.0, 0.1,
-                               help="Acceptance falls with temperature (a stated assumption, editable at right).")
-drop = temp_c[1].number_input("α drop per unit of temperature", 0.0, 1.0, 0.125, 0.005, format="%.3f",
-                              help="The blog post: 10–15 points lower at T = 1 than at T = 0.")
+temperature = temp_c[0].slider(
+    "Sampling temperature",
+    0.0,
+    2.0,
+    0.0,
+    0.1,
+    help="Acceptance falls with temperature (a stated assumption, editable at right).",
+)
+drop = temp_c[1].number_input(
+    "α drop per unit of temperature",
+    0.0,
+    1.0,
+    0.125,
+    0.005,
+    format="%.3f",
+    help="The blog post: 10–15 points lower at T = 1 than at T = 0.",
+)
 alpha = sd.alpha_at_temperature(alpha0, temperature, drop)
 with temp_c[2]:
     if temperature > 0:
-        st.info(f"At temperature {temperature:g}, α = {alpha0:.2f} − {drop:g} × {temperature:g} = **{alpha:.3f}** (used below).")
+        st.info(
+            f"At temperature {temperature:g}, α = {alpha0:.2f} − {drop:g} × {temperature:g} = **{alpha:.3f}** (used below)."
+        )
 
 e_tokens = sd.expected_tokens(alpha, gamma)
 s_now = sd.speedup(alpha, gamma, cost)
@@ -82,18 +131,50 @@ g_best = sd.optimal_gamma(alpha, cost)
 be = sd.break_even_alpha(gamma, cost)
 by_alpha, by_gamma = sd.sensitivity(alpha, gamma, cost, d_alpha=0.05)
 m = st.columns(6)
-m[0].metric("Tokens per step", f"{e_tokens:.2f}", f"of γ + 1 = {gamma + 1}", delta_color="off", delta_arrow="off",
-            help="E = (1 − α^(γ+1)) / (1 − α)")
-m[1].metric("Speedup (low batch)", f"{s_now:.2f}×", f"E / (γc + 1) = {e_tokens:.2f} / {gamma * cost + 1:.2f}",
-            delta_color="off", delta_arrow="off")
-m[2].metric("Ceiling (tokens/step)", "∞" if alpha >= 1 else f"{sd.ceiling(alpha):.2f}", "1 / (1 − α), any γ",
-            delta_color="off", delta_arrow="off")
-m[3].metric("Break-even α", "—" if not np.isfinite(be) else f"{be:.3f}", "speedup = 1 at this γ and c", delta_color="off",
-            delta_arrow="off")
-m[4].metric("Best γ", f"{g_best}", f"{sd.speedup(alpha, g_best, cost):.2f}× there" if g_best else "speculation does not pay",
-            delta_color="off", delta_arrow="off")
-m[5].metric("Gain from +0.05 α", f"{by_alpha:+.2f}×", f"vs {by_gamma:+.2f}× from +1 γ", delta_color="off", delta_arrow="off",
-            help="Where to invest: a better draft (α) or more draft tokens (γ).")
+m[0].metric(
+    "Tokens per step",
+    f"{e_tokens:.2f}",
+    f"of γ + 1 = {gamma + 1}",
+    delta_color="off",
+    delta_arrow="off",
+    help="E = (1 − α^(γ+1)) / (1 − α)",
+)
+m[1].metric(
+    "Speedup (low batch)",
+    f"{s_now:.2f}×",
+    f"E / (γc + 1) = {e_tokens:.2f} / {gamma * cost + 1:.2f}",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[2].metric(
+    "Ceiling (tokens/step)",
+    "∞" if alpha >= 1 else f"{sd.ceiling(alpha):.2f}",
+    "1 / (1 − α), any γ",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[3].metric(
+    "Break-even α",
+    "—" if not np.isfinite(be) else f"{be:.3f}",
+    "speedup = 1 at this γ and c",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[4].metric(
+    "Best γ",
+    f"{g_best}",
+    f"{sd.speedup(alpha, g_best, cost):.2f}× there" if g_best else "speculation does not pay",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[5].metric(
+    "Gain from +0.05 α",
+    f"{by_alpha:+.2f}×",
+    f"vs {by_gamma:+.2f}× from +1 γ",
+    delta_color="off",
+    delta_arrow="off",
+    help="Where to invest: a better draft (α) or more draft tokens (γ).",
+)
 
 # ---- surfaces
 st.subheader("Speedup surface")
@@ -101,7 +182,19 @@ alphas = np.round(np.linspace(0.5, 1.0, 51), 2)
 gammas = np.arange(1, 17)
 surface = sd.speedup_surface(alphas, gammas, cost)
 edges = [0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 12.0, np.inf]
-labels = ["< 1.0×", "1.0–1.5×", "1.5–2.0×", "2.0–2.5×", "2.5–3.0×", "3.0–4.0×", "4.0–5.0×", "5.0–6.0×", "6.0–8.0×", "8.0–12×", "≥ 12×"]
+labels = [
+    "< 1.0×",
+    "1.0–1.5×",
+    "1.5–2.0×",
+    "2.0–2.5×",
+    "2.5–3.0×",
+    "3.0–4.0×",
+    "4.0–5.0×",
+    "5.0–6.0×",
+    "6.0–8.0×",
+    "8.0–12×",
+    "≥ 12×",
+]
 aa, gg = np.meshgrid(alphas, gammas, indexing="ij")
 cells = pd.DataFrame({"gamma": gg.ravel(), "alpha": aa.ravel(), "speedup": surface.ravel()})
 cells["band"] = pd.cut(cells["speedup"], edges, labels=labels, right=False).astype(str)
@@ -111,38 +204,77 @@ ridge = pd.DataFrame({"gamma": best_g, "alpha": alphas})
 ridge = ridge[ridge["gamma"] >= 1]
 chart(
     heatmap_chart,
-        cells, x="gamma", y="alpha", band="band", band_order=used, x_title="draft tokens per step γ",
-        y_title="acceptance rate α", title=f"Speedup over α × γ at c = {cost:g}",
-        subtitle="orange: the best γ for each α; diamond: this configuration",
-        ridge=ridge,
-        marker=pd.DataFrame({"gamma": [gamma], "alpha": [round(min(max(alpha, 0.5), 1.0), 2)], "label": [f"{s_now:.2f}×"]}),
-        cell_px=(50, 8),
+    cells,
+    x="gamma",
+    y="alpha",
+    band="band",
+    band_order=used,
+    x_title="draft tokens per step γ",
+    y_title="acceptance rate α",
+    title=f"Speedup over α × γ at c = {cost:g}",
+    subtitle="orange: the best γ for each α; diamond: this configuration",
+    ridge=ridge,
+    marker=pd.DataFrame({"gamma": [gamma], "alpha": [round(min(max(alpha, 0.5), 1.0), 2)], "label": [f"{s_now:.2f}×"]}),
+    cell_px=(50, 8),
     width="content",
 )
 left, right = st.columns(2)
 with left:
     zones = pd.DataFrame({"start": [0.65, 0.85], "end": [0.82, 0.95], "label": ["chat 0.65–0.82", "code 0.85–0.95"]})
-    curves = pd.concat([
-        pd.DataFrame({"alpha": alphas, "speedup": sd.speedup(alphas, g, cost), "series": f"γ = {g}"}) for g in (3, 5, 8)
-    ])
+    curves = pd.concat(
+        [
+            pd.DataFrame({"alpha": alphas, "speedup": sd.speedup(alphas, g, cost), "series": f"γ = {g}"})
+            for g in (3, 5, 8)
+        ]
+    )
     chart(
-        lines_chart, curves, x="alpha", y="speedup", series="series", x_title="acceptance rate α",
-                    y_title="speedup (×)", log_x=False, log_y=False, y_format=".1f",
-                    title=f"Speedup vs α at c = {cost:g}", subtitle="shaded: production acceptance zones (chapter)",
-                    bands=zones, markers=pd.DataFrame({"alpha": [alpha], "speedup": [s_now], "label": [f"{s_now:.2f}×"]}),
-                    hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}), height=300,
+        lines_chart,
+        curves,
+        x="alpha",
+        y="speedup",
+        series="series",
+        x_title="acceptance rate α",
+        y_title="speedup (×)",
+        log_x=False,
+        log_y=False,
+        y_format=".1f",
+        title=f"Speedup vs α at c = {cost:g}",
+        subtitle="shaded: production acceptance zones (chapter)",
+        bands=zones,
+        markers=pd.DataFrame({"alpha": [alpha], "speedup": [s_now], "label": [f"{s_now:.2f}×"]}),
+        hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
+        height=300,
         width="stretch",
     )
 with right:
     g_axis = np.arange(0, 17)
-    tok = pd.concat([pd.DataFrame({"gamma": g_axis, "tokens": sd.expected_tokens(a, g_axis), "series": f"α = {a:g}"})
-                     for a in sorted({0.6, 0.75, 0.9, round(alpha, 2)})])
-    ceilings = pd.DataFrame([{"value": sd.ceiling(a), "label": f"ceiling 1/(1−{a:g}) = {sd.ceiling(a):.1f}"}
-                             for a in sorted({0.6, 0.75, 0.9, round(alpha, 2)}) if a < 1])
+    tok = pd.concat(
+        [
+            pd.DataFrame({"gamma": g_axis, "tokens": sd.expected_tokens(a, g_axis), "series": f"α = {a:g}"})
+            for a in sorted({0.6, 0.75, 0.9, round(alpha, 2)})
+        ]
+    )
+    ceilings = pd.DataFrame(
+        [
+            {"value": sd.ceiling(a), "label": f"ceiling 1/(1−{a:g}) = {sd.ceiling(a):.1f}"}
+            for a in sorted({0.6, 0.75, 0.9, round(alpha, 2)})
+            if a < 1
+        ]
+    )
     chart(
-        lines_chart, tok, x="gamma", y="tokens", series="series", x_title="draft tokens per step γ",
-                    y_title="tokens per verification step", log_x=False, log_y=False, y_format=".0f",
-                    title="Tokens per step vs γ, against the ceiling", hrules=ceilings, height=300,
+        lines_chart,
+        tok,
+        x="gamma",
+        y="tokens",
+        series="series",
+        x_title="draft tokens per step γ",
+        y_title="tokens per verification step",
+        log_x=False,
+        log_y=False,
+        y_format=".0f",
+        title="Tokens per step vs γ, against the ceiling",
+        hrules=ceilings,
+        height=300,
         width="stretch",
     )
 
@@ -154,7 +286,9 @@ draft_model = cat.draft_model_for(spec)
 if memory.check_layout(model, layout, scenario.memory.redundant_experts):
     st.error("The scenario's layout does not suit this model; set it on the Fit page.")
 else:
-    fit = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(layout.dp, 1)
+    fit = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(
+        layout.dp, 1
+    )
     top = int(max(2, min(4096, fit if fit > 0 else 4096)))
     batches = np.unique(np.round(np.geomspace(1, top, 40)))
     other_id = "llama-3-70b" if model.is_moe else ("mixtral-8x7b" if "mixtral-8x7b" in cat.models else None)
@@ -164,24 +298,46 @@ else:
         other = cat.model(other_id)
         other_layout = memory.default_layout(other, scenario.total_gpus, scenario.gpus_per_node)
         if not memory.check_layout(other, other_layout):
-            targets.append((other, other_layout, None, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)"))
+            targets.append(
+                (other, other_layout, None, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)")
+            )
     for tgt, lay, dm, label in targets:
-        r = sd.batch_speedup(tgt, gpu, lay, prec, batches, alpha=alpha, gamma=gamma, context_len=ctx, draft_cost=cost,
-                             draft_model=dm, assumptions=scenario.memory)
+        r = sd.batch_speedup(
+            tgt,
+            gpu,
+            lay,
+            prec,
+            batches,
+            alpha=alpha,
+            gamma=gamma,
+            context_len=ctx,
+            draft_cost=cost,
+            draft_model=dm,
+            assumptions=scenario.memory,
+        )
         rows.append(pd.DataFrame({"batch": batches, "speedup": r.speedup, "series": label}))
         if r.crossover_batch:
             marks.append({"value": r.crossover_batch, "label": f"{tgt.name}: < 1× from {r.crossover_batch:,.0f}"})
         if not r.pays[0] and r.pays.any():
-            dips.append(f"{tgt.name} is below 1× at the smallest batches: verifying γ + 1 tokens touches more experts "
-                        "than decoding one, and the expert weights dominate the bytes read.")
+            dips.append(
+                f"{tgt.name} is below 1× at the smallest batches: verifying γ + 1 tokens touches more experts "
+                "than decoding one, and the expert weights dominate the bytes read."
+            )
     chart(
-        lines_chart, pd.concat(rows), x="batch", y="speedup", series="series", x_title="concurrent sequences (batch)",
-                    y_title="speedup (×)", log_y=False, y_format=".1f",
-                    title=f"Speculative speedup vs batch on {scenario.total_gpus} × {gpu.short_name} (α = {alpha:.2f}, γ = {gamma})",
-                    subtitle=f"roofline decode step over B tokens vs verification over B × (γ + 1); context {ctx:,} tokens; "
-                             f"MoE verification touches more experts; up to the {top:,} sequences that fit",
-                    hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
-                    vrules=pd.DataFrame(marks) if marks else None,
+        lines_chart,
+        pd.concat(rows),
+        x="batch",
+        y="speedup",
+        series="series",
+        x_title="concurrent sequences (batch)",
+        y_title="speedup (×)",
+        log_y=False,
+        y_format=".1f",
+        title=f"Speculative speedup vs batch on {scenario.total_gpus} × {gpu.short_name} (α = {alpha:.2f}, γ = {gamma})",
+        subtitle=f"roofline decode step over B tokens vs verification over B × (γ + 1); context {ctx:,} tokens; "
+        f"MoE verification touches more experts; up to the {top:,} sequences that fit",
+        hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
+        vrules=pd.DataFrame(marks) if marks else None,
         width="stretch",
     )
     for d in dips:
@@ -194,18 +350,36 @@ else:
 
 # ---- short outputs
 st.subheader("Short outputs")
-setup = st.number_input("Set-up cost per request (target decode steps)", 0.0, 100.0, 1.0, 0.5,
-                        help="Drafting the prompt, building the tree: a fixed cost amortised over the output.")
+setup = st.number_input(
+    "Set-up cost per request (target decode steps)",
+    0.0,
+    100.0,
+    1.0,
+    0.5,
+    help="Drafting the prompt, building the tree: a fixed cost amortised over the output.",
+)
 lens = np.unique(np.round(np.geomspace(2, 4096, 40)))
 chart(
-    lines_chart, pd.DataFrame({"tokens": lens, "speedup": sd.short_output_speedup(s_now, lens, setup), "series": "whole request"}),
-                x="tokens", y="speedup", series="series", x_title="output length (tokens)", y_title="speedup (×)",
-                log_y=False, y_format=".1f", title=f"Speedup over a whole output: step speedup {s_now:.2f}×, set-up {setup:g} steps",
-                subtitle="(L − 1) / (set-up + (L − 1) / S): the first token comes from the prefill either way",
-                hrules=pd.DataFrame({"value": [s_now], "label": [f"per-step {s_now:.2f}×"]}),
-                markers=pd.DataFrame({"tokens": [wl.output_len],
-                                      "speedup": [sd.short_output_speedup(s_now, wl.output_len, setup)],
-                                      "label": [f"{wl.output_len:,} tokens"]}), height=260,
+    lines_chart,
+    pd.DataFrame({"tokens": lens, "speedup": sd.short_output_speedup(s_now, lens, setup), "series": "whole request"}),
+    x="tokens",
+    y="speedup",
+    series="series",
+    x_title="output length (tokens)",
+    y_title="speedup (×)",
+    log_y=False,
+    y_format=".1f",
+    title=f"Speedup over a whole output: step speedup {s_now:.2f}×, set-up {setup:g} steps",
+    subtitle="(L − 1) / (set-up + (L − 1) / S): the first token comes from the prefill either way",
+    hrules=pd.DataFrame({"value": [s_now], "label": [f"per-step {s_now:.2f}×"]}),
+    markers=pd.DataFrame(
+        {
+            "tokens": [wl.output_len],
+            "speedup": [sd.short_output_speedup(s_now, wl.output_len, setup)],
+            "label": [f"{wl.output_len:,} tokens"],
+        }
+    ),
+    height=260,
     width="stretch",
 )
 
@@ -216,29 +390,50 @@ code_share = ex[0].slider("Code share of traffic", 0.0, 1.0, 0.7, 0.05)
 a_code = ex[1].slider("α on code", 0.0, 1.0, 0.88, 0.01)
 a_chat = ex[2].slider("α on chat", 0.0, 1.0, 0.72, 0.01)
 blend = sd.blended_alpha([code_share, 1 - code_share], [a_code, a_chat])
-ex[3].metric("Blended α", f"{blend:.3f}", f"{sd.expected_tokens(blend, 5):.2f} tokens/step, "
-             f"{sd.speedup(blend, 5, 16 / 140):.2f}× at γ 5, c 16/140", delta_color="off", delta_arrow="off")
+ex[3].metric(
+    "Blended α",
+    f"{blend:.3f}",
+    f"{sd.expected_tokens(blend, 5):.2f} tokens/step, {sd.speedup(blend, 5, 16 / 140):.2f}× at γ 5, c 16/140",
+    delta_color="off",
+    delta_arrow="off",
+)
 
 
 def _preset() -> None:
     update_scenario(
-        model_id="llama-3-70b", gpu_id="h100-sxm", num_nodes=1, gpus_per_node=2, layout=None,
+        model_id="llama-3-70b",
+        gpu_id="h100-sxm",
+        num_nodes=1,
+        gpus_per_node=2,
+        layout=None,
         precision=scenario.precision.model_copy(update={"weights": "bf16", "routed_experts": None, "kv_cache": "bf16"}),
         workload=wl.model_copy(update={"batch": 16, "input_len": 1536, "output_len": 512}),
-        spec=SpecDecodeConfig(method="draft_model", draft_model_id="llama-3-8b", num_speculative_tokens=5,
-                              acceptance_rate=round(blend, 4), draft_cost=round(16 / 140, 4)),
+        spec=SpecDecodeConfig(
+            method="draft_model",
+            draft_model_id="llama-3-8b",
+            num_speculative_tokens=5,
+            acceptance_rate=round(blend, 4),
+            draft_cost=round(16 / 140, 4),
+        ),
     )
 
 
-st.button("Load this example as the scenario (Llama-3 70B + Llama-3 8B draft on 2 × H100, γ 5, c = 16/140)",
-          on_click=_preset)
+st.button(
+    "Load this example as the scenario (Llama-3 70B + Llama-3 8B draft on 2 × H100, γ 5, c = 16/140)", on_click=_preset
+)
 
 # ---- simulator
 st.subheader("Simulator: rejection sampling, for real")
 sim_c = st.columns(5)
 vocab = sim_c[0].number_input("Vocabulary", 2, 50_000, 1000, 100)
-closeness = sim_c[1].slider("Draft closeness to the target", 0.0, 1.0, 0.7, 0.05,
-                            help="q = closeness × p + (1 − closeness) × an unrelated distribution")
+closeness = sim_c[1].slider(
+    "Draft closeness to the target",
+    0.0,
+    1.0,
+    0.7,
+    0.05,
+    help="q = closeness × p + (1 − closeness) × an unrelated distribution",
+)
 sim_gamma = sim_c[2].number_input("γ", 1, 16, min(gamma, 16), 1)
 steps = sim_c[3].select_slider("Steps", [1_000, 10_000, 100_000, 300_000], 100_000)
 seed = sim_c[4].number_input("Seed", 0, 2**31 - 1, 0, 1)
@@ -254,25 +449,51 @@ def _simulate(vocab: int, closeness: float, gamma: int, steps: int, seed: int):
 
 res = _simulate(int(vocab), float(closeness), int(sim_gamma), int(steps), int(seed))
 r = st.columns(4)
-r[0].metric("α = Σ min(p, q)", f"{res.alpha:.4f}", f"measured {res.measured_acceptance:.4f}", delta_color="off", delta_arrow="off")
-r[1].metric("Tokens per step (simulated)", f"{res.tokens_per_step:.3f}", f"closed form {res.expected_tokens_per_step:.3f}",
-            delta_color="off", delta_arrow="off")
-r[2].metric("Emitted vs p (total variation)", f"{res.final_tv:.4f}", f"after {int(res.tv_checkpoints[-1]):,} tokens",
-            delta_color="off", delta_arrow="off")
+r[0].metric(
+    "α = Σ min(p, q)",
+    f"{res.alpha:.4f}",
+    f"measured {res.measured_acceptance:.4f}",
+    delta_color="off",
+    delta_arrow="off",
+)
+r[1].metric(
+    "Tokens per step (simulated)",
+    f"{res.tokens_per_step:.3f}",
+    f"closed form {res.expected_tokens_per_step:.3f}",
+    delta_color="off",
+    delta_arrow="off",
+)
+r[2].metric(
+    "Emitted vs p (total variation)",
+    f"{res.final_tv:.4f}",
+    f"after {int(res.tv_checkpoints[-1]):,} tokens",
+    delta_color="off",
+    delta_arrow="off",
+)
 r[3].metric("Steps simulated", f"{res.steps:,}", f"γ = {res.gamma}", delta_color="off", delta_arrow="off")
 chart(
-    lines_chart, pd.DataFrame({"tokens": res.tv_checkpoints, "tv": res.tv_distance, "series": "emitted histogram vs p"}),
-                x="tokens", y="tv", series="series", x_title="tokens emitted", y_title="total variation distance",
-                y_format=".3f", title="The output follows the target distribution p",
-                subtitle="TV distance between the emitted tokens and p shrinks as samples accumulate (no bias from the draft)",
-                height=240,
+    lines_chart,
+    pd.DataFrame({"tokens": res.tv_checkpoints, "tv": res.tv_distance, "series": "emitted histogram vs p"}),
+    x="tokens",
+    y="tv",
+    series="series",
+    x_title="tokens emitted",
+    y_title="total variation distance",
+    y_format=".3f",
+    title="The output follows the target distribution p",
+    subtitle="TV distance between the emitted tokens and p shrinks as samples accumulate (no bias from the draft)",
+    height=240,
     width="stretch",
 )
 
 # ---- live metrics from a running server
 with st.expander("Observed on a live server (paste a Prometheus scrape of vLLM or SGLang)"):
-    scrape = st.text_area("Scrape of /metrics", height=120, key="live_scrape",
-                          placeholder="vllm:spec_decode_num_accepted_tokens_total{...} 2600\nvllm:spec_decode_num_draft_tokens_total{...} 5000\n...")
+    scrape = st.text_area(
+        "Scrape of /metrics",
+        height=120,
+        key="live_scrape",
+        placeholder="vllm:spec_decode_num_accepted_tokens_total{...} 2600\nvllm:spec_decode_num_draft_tokens_total{...} 5000\n...",
+    )
     if scrape.strip():
         try:
             obs = live.spec_observation(scrape)
@@ -282,25 +503,58 @@ with st.expander("Observed on a live server (paste a Prometheus scrape of vLLM o
             g_obs = round(obs.gamma) if obs.gamma else gamma
             implied = live.implied_alpha(min(obs.tokens_per_step, g_obs + 1), g_obs)
             o = st.columns(4)
-            o[0].metric("Observed tokens per step", f"{obs.tokens_per_step:.2f}", obs.engine, delta_color="off", delta_arrow="off")
-            o[1].metric("Implied chain α", f"{implied:.3f}", f"γ {g_obs}" + (f"; per-token {obs.acceptance_rate:.3f}" if obs.acceptance_rate == obs.acceptance_rate else ""),
-                        delta_color="off", delta_arrow="off")
-            o[2].metric("Closed-form speedup there", f"{sd.speedup(implied, g_obs, cost):.2f}×", f"c = {cost:g}", delta_color="off",
-                        delta_arrow="off")
-            o[3].metric("Page's assumption", f"{sd.speedup(alpha, g_obs, cost):.2f}×", f"α = {alpha:.2f}", delta_color="off",
-                        delta_arrow="off")
+            o[0].metric(
+                "Observed tokens per step",
+                f"{obs.tokens_per_step:.2f}",
+                obs.engine,
+                delta_color="off",
+                delta_arrow="off",
+            )
+            o[1].metric(
+                "Implied chain α",
+                f"{implied:.3f}",
+                f"γ {g_obs}"
+                + (f"; per-token {obs.acceptance_rate:.3f}" if obs.acceptance_rate == obs.acceptance_rate else ""),
+                delta_color="off",
+                delta_arrow="off",
+            )
+            o[2].metric(
+                "Closed-form speedup there",
+                f"{sd.speedup(implied, g_obs, cost):.2f}×",
+                f"c = {cost:g}",
+                delta_color="off",
+                delta_arrow="off",
+            )
+            o[3].metric(
+                "Page's assumption",
+                f"{sd.speedup(alpha, g_obs, cost):.2f}×",
+                f"α = {alpha:.2f}",
+                delta_color="off",
+                delta_arrow="off",
+            )
 
 # ---- method catalog
 st.subheader("Draft methods")
-table = pd.DataFrame([
-    {"method": d.name, "α range": f"{d.alpha_range[0]:g}–{d.alpha_range[1]:g}", "default c": d.draft_cost_c,
-     "typical speedup": f"{d.typical_speedup[0]:g}–{d.typical_speedup[1]:g}×", "memory": d.memory_overhead,
-     "vLLM": d.engines.get("vllm") or "—", "SGLang": d.engines.get("sglang") or "—",
-     "TensorRT-LLM": d.engines.get("tensorrt_llm") or "—", "llama.cpp": d.engines.get("llama_cpp") or "—",
-     "sources": "; ".join(d.sources)}
-    for d in methods.values()
-])
+table = pd.DataFrame(
+    [
+        {
+            "method": d.name,
+            "α range": f"{d.alpha_range[0]:g}–{d.alpha_range[1]:g}",
+            "default c": d.draft_cost_c,
+            "typical speedup": f"{d.typical_speedup[0]:g}–{d.typical_speedup[1]:g}×",
+            "memory": d.memory_overhead,
+            "vLLM": d.engines.get("vllm") or "—",
+            "SGLang": d.engines.get("sglang") or "—",
+            "TensorRT-LLM": d.engines.get("tensorrt_llm") or "—",
+            "llama.cpp": d.engines.get("llama_cpp") or "—",
+            "sources": "; ".join(d.sources),
+        }
+        for d in methods.values()
+    ]
+)
 if len(table):
     st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)
 if draft_model is not None and draft_model.tokenizer_family != model.tokenizer_family:
-    st.error(f"{draft_model.name} does not share {model.name}'s tokenizer: speculative decoding would corrupt the output.")
+    st.error(
+        f"{draft_model.name} does not share {model.name}'s tokenizer: speculative decoding would corrupt the output."
+    )

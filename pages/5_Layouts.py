@@ -28,31 +28,63 @@ case, advice = lay_mod.decision_rule(model, cluster, prec)
 st.info(f"**Sources' decision table:** {case} → {advice}.")
 
 c = st.columns(3)
-tpot = c[0].number_input("TPOT target (ms per output token)", 5.0, 2000.0, 100.0, 5.0,
-                         help="Decode plans use the largest batch per GPU whose step stays under this.")
-ttft = c[1].number_input("Prefill step target (s)", 0.1, 60.0, 3.0, 0.1,
-                         help="Prefill plans use the largest prompt chunk per GPU whose step stays under this (a TTFT bound).")
+tpot = c[0].number_input(
+    "TPOT target (ms per output token)",
+    5.0,
+    2000.0,
+    100.0,
+    5.0,
+    help="Decode plans use the largest batch per GPU whose step stays under this.",
+)
+ttft = c[1].number_input(
+    "Prefill step target (s)",
+    0.1,
+    60.0,
+    3.0,
+    0.1,
+    help="Prefill plans use the largest prompt chunk per GPU whose step stays under this (a TTFT bound).",
+)
 top_n = c[2].slider("Plans shown", 3, 30, 10)
 
 
 @st.cache_data(show_spinner="Scoring every layout…", max_entries=32)
-def _plans(m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float,
-           assumptions):
+def _plans(m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float, assumptions):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return lay_mod.recommend_with_rejections(m, cl, Workload(batch=1, input_len=isl, output_len=osl), phase,
-                                             precision=precision, target_s=target, assumptions=assumptions,
-                                             profiles=c.efficiency)
+    return lay_mod.recommend_with_rejections(
+        m,
+        cl,
+        Workload(batch=1, input_len=isl, output_len=osl),
+        phase,
+        precision=precision,
+        target_s=target,
+        assumptions=assumptions,
+        profiles=c.efficiency,
+    )
 
 
 def _table(plans) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"rank": p.rank, "layout": p.label, "attention TP": p.tp, "attention DP": p.layout.attention_dp, "EP": p.ep,
-         "expert TP": p.layout.expert_tp, "PP": p.pp, "DP": p.dp, "redundant experts": p.redundant_experts,
-         "tokens per GPU": p.tokens_per_gpu, "step (ms)": 1e3 * p.step_s, "tokens/s per GPU": p.tokens_per_s_per_gpu,
-         "KV headroom (GB/GPU)": p.headroom_gb, "why": p.reason}
-        for p in plans
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "rank": p.rank,
+                "layout": p.label,
+                "attention TP": p.tp,
+                "attention DP": p.layout.attention_dp,
+                "EP": p.ep,
+                "expert TP": p.layout.expert_tp,
+                "PP": p.pp,
+                "DP": p.dp,
+                "redundant experts": p.redundant_experts,
+                "tokens per GPU": p.tokens_per_gpu,
+                "step (ms)": 1e3 * p.step_s,
+                "tokens/s per GPU": p.tokens_per_s_per_gpu,
+                "KV headroom (GB/GPU)": p.headroom_gb,
+                "why": p.reason,
+            }
+            for p in plans
+        ]
+    )
 
 
 def _use(p) -> None:
@@ -60,16 +92,31 @@ def _use(p) -> None:
 
 
 results = {}
-for phase, target, col in (("prefill", ttft, "prompt tokens per GPU per step"), ("decode", tpot / 1e3, "sequences per GPU")):
-    plans, rejected = _plans(model, gpu.id, scenario.num_nodes, scenario.gpus_per_node, wl.input_len, wl.output_len,
-                             prec, phase, float(target), scenario.memory)
+for phase, target, col in (
+    ("prefill", ttft, "prompt tokens per GPU per step"),
+    ("decode", tpot / 1e3, "sequences per GPU"),
+):
+    plans, rejected = _plans(
+        model,
+        gpu.id,
+        scenario.num_nodes,
+        scenario.gpus_per_node,
+        wl.input_len,
+        wl.output_len,
+        prec,
+        phase,
+        float(target),
+        scenario.memory,
+    )
     results[phase] = plans
     st.subheader(f"{phase.capitalize()}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")
     if not plans:
         reasons = pd.Series([r for _, r in rejected]).value_counts()
-        st.error(f"No layout works for {phase} on this cluster. Most common reasons: "
-                 + "; ".join(f"{r} ({n} layouts)" for r, n in reasons.head(3).items())
-                 + ". Add GPUs, quantise further, relax the target or shorten the workload.")
+        st.error(
+            f"No layout works for {phase} on this cluster. Most common reasons: "
+            + "; ".join(f"{r} ({n} layouts)" for r, n in reasons.head(3).items())
+            + ". Add GPUs, quantise further, relax the target or shorten the workload."
+        )
         continue
     best = plans[0]
     st.success(
@@ -78,7 +125,9 @@ for phase, target, col in (("prefill", ttft, "prompt tokens per GPU per step"), 
         f"{best.step_s * 1e3:,.0f} ms per step ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for the cluster)."
     )
     st.dataframe(
-        _table(plans[:top_n]), hide_index=True, width="stretch",
+        _table(plans[:top_n]),
+        hide_index=True,
+        width="stretch",
         column_config={
             "tokens per GPU": st.column_config.NumberColumn(format="%,.0f"),
             "step (ms)": st.column_config.NumberColumn(format="%,.1f"),
@@ -92,18 +141,38 @@ for phase, target, col in (("prefill", ttft, "prompt tokens per GPU per step"), 
         for tp_k, ep_k in known:
             hit = lay_mod.rank_of(plans, tp=tp_k, ep=ep_k)
             if hit:
-                notes.append(f"attention-DP EP{ep_k} ranks #{hit.rank} ({hit.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
-                             f"{100 * (hit.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1):+.0f}% vs the best)")
+                notes.append(
+                    f"attention-DP EP{ep_k} ranks #{hit.rank} ({hit.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
+                    f"{100 * (hit.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1):+.0f}% vs the best)"
+                )
         if notes:
-            st.caption(f"DeepSeek's and LMSYS's {phase} deployments on this model's class of cluster: " + "; ".join(notes)
-                       + ". Differences of a few per cent are within the model's error (Validation page).")
+            st.caption(
+                f"DeepSeek's and LMSYS's {phase} deployments on this model's class of cluster: "
+                + "; ".join(notes)
+                + ". Differences of a few per cent are within the model's error (Validation page)."
+            )
     if phase == "decode":
-        st.button(f"Use the best decode layout ({best.label}) for the scenario", on_click=_use, args=(best,),
-                  help="Sets it on the Fit page and in the URL.")
+        st.button(
+            f"Use the best decode layout ({best.label}) for the scenario",
+            on_click=_use,
+            args=(best,),
+            help="Sets it on the Fit page and in the URL.",
+        )
     with st.expander(f"Rejected {phase} layouts ({len(rejected)})"):
-        st.dataframe(pd.DataFrame([{"layout": f"TP{lay.attention_tp} DP-attn{lay.attention_dp} EP{lay.ep} "
-                                              f"expert-TP{lay.expert_tp} PP{lay.pp} DP{lay.dp}", "why": r}
-                                   for lay, r in rejected]), hide_index=True, width="stretch")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "layout": f"TP{lay.attention_tp} DP-attn{lay.attention_dp} EP{lay.ep} "
+                        f"expert-TP{lay.expert_tp} PP{lay.pp} DP{lay.dp}",
+                        "why": r,
+                    }
+                    for lay, r in rejected
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
 
 # ---- breakdown of the top plans
 rows = []
@@ -114,10 +183,15 @@ for phase, plans in results.items():
 if rows:
     st.subheader("Where the time goes in the top plans")
     chart(
-        grouped_bars_chart, pd.DataFrame(rows), x="part", y="ms", series="plan", x_title=None,
-                           y_title="kernel time per step (ms, before overlap)",
-                           title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
-                           subtitle="two-batch overlap hides part of the all-to-all under compute in the step times above",
+        grouped_bars_chart,
+        pd.DataFrame(rows),
+        x="part",
+        y="ms",
+        series="plan",
+        x_title=None,
+        y_title="kernel time per step (ms, before overlap)",
+        title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
+        subtitle="two-batch overlap hides part of the all-to-all under compute in the step times above",
         width="stretch",
     )
 
@@ -128,24 +202,38 @@ if model.is_moe:
     tokens = st.select_slider("Tokens per GPU per step", [16, 64, 128, 256, 512, 1024, 4096], 128)
     eps = [e for e in (2, 4, 8, 16, 32, 64, 72, 128, 144, 256) if model.moe.n_routed_experts % e == 0 or e in (72, 144)]
     curves = []
-    for name, domain in (("inside one NVLink / scale-up domain", 100_000), (f"{gpu.gpus_per_node} GPUs per node, network beyond", gpu.gpus_per_node)):
+    for name, domain in (
+        ("inside one NVLink / scale-up domain", 100_000),
+        (f"{gpu.gpus_per_node} GPUs per node, network beyond", gpu.gpus_per_node),
+    ):
         times = []
         for e in eps:
             lay = ParallelLayout(attention_dp=e, ep=e)
-            t = sum(perf.alltoall_call_s(model, gpu, lay, tokens, dt, "low_latency", domain, eff["alltoall_low_latency"])
-                    for dt in (prec.dispatch, "bf16"))
+            t = sum(
+                perf.alltoall_call_s(model, gpu, lay, tokens, dt, "low_latency", domain, eff["alltoall_low_latency"])
+                for dt in (prec.dispatch, "bf16")
+            )
             times.append(t * 1e6)
         curves.append(pd.DataFrame({"ep": eps, "us": times, "series": name}))
     data = pd.concat(curves)
     ratio = gpu.scale_up_bw_gbps / gpu.scale_out_bw_gbps
     chart(
-        lines_chart, data, x="ep", y="us", series="series", x_title="EP size (GPUs)", y_title="dispatch + combine per MoE layer (µs)",
-                    log_y=False, y_format=",.0f",
-                    title=f"Low-latency all-to-all of {tokens} tokens per GPU: {gpu.short_name}",
-                    subtitle=f"scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s vs scale-out {gpu.scale_out_bw_gbps:,.0f} GB/s per GPU "
-                             f"per direction ({ratio:.0f}× apart); fitted DeepEP factors",
-                    vrules=pd.DataFrame({"value": [gpu.gpus_per_node], "label": ["node boundary"]}),
+        lines_chart,
+        data,
+        x="ep",
+        y="us",
+        series="series",
+        x_title="EP size (GPUs)",
+        y_title="dispatch + combine per MoE layer (µs)",
+        log_y=False,
+        y_format=",.0f",
+        title=f"Low-latency all-to-all of {tokens} tokens per GPU: {gpu.short_name}",
+        subtitle=f"scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s vs scale-out {gpu.scale_out_bw_gbps:,.0f} GB/s per GPU "
+        f"per direction ({ratio:.0f}× apart); fitted DeepEP factors",
+        vrules=pd.DataFrame({"value": [gpu.gpus_per_node], "label": ["node boundary"]}),
         width="stretch",
     )
-    st.caption(f"The same bytes take {ratio:.0f}× longer over the network than over the scale-up links; every GPU added "
-               "beyond the domain moves a larger share of each token's top-k copies onto the slower link.")
+    st.caption(
+        f"The same bytes take {ratio:.0f}× longer over the network than over the scale-up links; every GPU added "
+        "beyond the domain moves a larger share of each token's top-k copies onto the slower link."
+    )

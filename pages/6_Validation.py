@@ -22,9 +22,15 @@ st.markdown(
     "everything the case helped fit without it, so it is the error on a case the model has not seen."
 )
 
-UNITS = {"output_tokens_per_s_per_gpu": "tok/s/GPU", "input_tokens_per_s_per_gpu": "tok/s/GPU",
-         "moe_layer_latency_ms": "ms", "dispatch_latency_us": "µs", "combine_latency_us": "µs",
-         "dispatch_bandwidth_gbps": "GB/s", "combine_bandwidth_gbps": "GB/s"}
+UNITS = {
+    "output_tokens_per_s_per_gpu": "tok/s/GPU",
+    "input_tokens_per_s_per_gpu": "tok/s/GPU",
+    "moe_layer_latency_ms": "ms",
+    "dispatch_latency_us": "µs",
+    "combine_latency_us": "µs",
+    "dispatch_bandwidth_gbps": "GB/s",
+    "combine_bandwidth_gbps": "GB/s",
+}
 
 
 @st.cache_resource(show_spinner="Refitting without each case (leave-one-out)…")
@@ -38,8 +44,14 @@ cases = {str(c["id"]): c for c in cat.validation_cases}
 summary = validation.error_summary(results)
 fit_summary = validation.error_summary(results, loo=False)
 
-SHORT = {"system": "Whole step", "grouped_gemm_decode": "Grouped GEMM, decode", "grouped_gemm_prefill": "Grouped GEMM, prefill",
-         "alltoall_low_latency": "All-to-all, low-latency", "alltoall_normal": "All-to-all, normal", "all": "All cases"}
+SHORT = {
+    "system": "Whole step",
+    "grouped_gemm_decode": "Grouped GEMM, decode",
+    "grouped_gemm_prefill": "Grouped GEMM, prefill",
+    "alltoall_low_latency": "All-to-all, low-latency",
+    "alltoall_normal": "All-to-all, normal",
+    "all": "All cases",
+}
 FAMILY_NAMES = {
     "system": "whole step (decode / prefill tok/s/GPU)",
     "grouped_gemm_decode": "grouped GEMM, decode layout",
@@ -50,55 +62,104 @@ FAMILY_NAMES = {
 }
 cols = st.columns(len(summary))
 for col, (fam, s) in zip(cols, sorted(summary.items(), key=lambda kv: (kv[0] == "all", kv[0])), strict=True):
-    col.metric(f"{SHORT.get(fam, fam)}: median |error|", f"{100 * s['median']:.1f}%",
-               f"p90 {100 * s['p90']:.0f}%, max {100 * s['max']:.0f}%, n = {s['n']}", delta_color="off", delta_arrow="off",
-               help=f"Leave-one-out |error| of {FAMILY_NAMES.get(fam, fam)}. In-sample median "
-                    f"{100 * fit_summary[fam]['median']:.1f}%.")
+    col.metric(
+        f"{SHORT.get(fam, fam)}: median |error|",
+        f"{100 * s['median']:.1f}%",
+        f"p90 {100 * s['p90']:.0f}%, max {100 * s['max']:.0f}%, n = {s['n']}",
+        delta_color="off",
+        delta_arrow="off",
+        help=f"Leave-one-out |error| of {FAMILY_NAMES.get(fam, fam)}. In-sample median "
+        f"{100 * fit_summary[fam]['median']:.1f}%.",
+    )
 
 # ---- scatter
 rows = []
 for r in results:
     c = cases[r.id]
-    rows.append({
-        "case": r.id, "metric": r.metric, "family": FAMILY_NAMES.get(r.family, r.family), "gpu": r.gpu,
-        "measured": r.measured, "predicted": r.predicted, "leave-one-out": r.loo_predicted,
-        "error (%)": 100 * r.error, "leave-one-out error (%)": 100 * (r.loo_error or 0), "unit": UNITS[r.metric],
-        "source": c.get("source", ""), "file": c.get("file", ""),
-        "configuration": (f"{c['model']} on {c['num_gpus']} × {c['gpu']}; layout " +
-                          ", ".join(f"{k} {v}" for k, v in c["layout"].items()) + "; " +
-                          ", ".join(f"{k} {v}" for k, v in c["workload"].items()) + "; " +
-                          ", ".join(f"{k} {v}" for k, v in (c.get("options") or {}).items())),
-    })
+    rows.append(
+        {
+            "case": r.id,
+            "metric": r.metric,
+            "family": FAMILY_NAMES.get(r.family, r.family),
+            "gpu": r.gpu,
+            "measured": r.measured,
+            "predicted": r.predicted,
+            "leave-one-out": r.loo_predicted,
+            "error (%)": 100 * r.error,
+            "leave-one-out error (%)": 100 * (r.loo_error or 0),
+            "unit": UNITS[r.metric],
+            "source": c.get("source", ""),
+            "file": c.get("file", ""),
+            "configuration": (
+                f"{c['model']} on {c['num_gpus']} × {c['gpu']}; layout "
+                + ", ".join(f"{k} {v}" for k, v in c["layout"].items())
+                + "; "
+                + ", ".join(f"{k} {v}" for k, v in c["workload"].items())
+                + "; "
+                + ", ".join(f"{k} {v}" for k, v in (c.get("options") or {}).items())
+            ),
+        }
+    )
 df = pd.DataFrame(rows)
-lo, hi = float(min(df["measured"].min(), df["leave-one-out"].min())) * 0.7, float(max(df["measured"].max(), df["leave-one-out"].max())) * 1.4
+lo, hi = (
+    float(min(df["measured"].min(), df["leave-one-out"].min())) * 0.7,
+    float(max(df["measured"].max(), df["leave-one-out"].max())) * 1.4,
+)
 line = pd.DataFrame({"x": np.geomspace(lo, hi, 50)})
 band = line.assign(y=line["x"], lo=line["x"] * 0.85, hi=line["x"] * 1.15)
 scale = alt.Scale(type="log", domain=[lo, hi], nice=False)
-shade = alt.Chart(band).mark_area(opacity=0.15, color="#2ca02c").encode(x=alt.X("x:Q", scale=scale), y=alt.Y("lo:Q", scale=scale), y2="hi:Q")
+shade = (
+    alt.Chart(band)
+    .mark_area(opacity=0.15, color="#2ca02c")
+    .encode(x=alt.X("x:Q", scale=scale), y=alt.Y("lo:Q", scale=scale), y2="hi:Q")
+)
 diag = alt.Chart(band).mark_line(color=INK, strokeDash=[4, 3]).encode(x="x:Q", y="y:Q")
 # each family has its own colour and marker shape; one legend shows both (it reads in greyscale)
 families = sorted(df["family"].unique())
 family_legend = alt.Legend(orient="top", columns=3, symbolSize=110)
-pts = alt.Chart(df).mark_point(size=110, filled=True, opacity=0.9).encode(
-    x=alt.X("measured:Q", title="measured (each metric in its own unit)", scale=scale),
-    y=alt.Y("leave-one-out:Q", title="predicted, leave-one-out", scale=scale),
-    color=alt.Color("family:N", title=None, legend=family_legend, scale=alt.Scale(domain=families)),
-    shape=alt.Shape("family:N", title=None, legend=family_legend,
-                    scale=alt.Scale(domain=families, range=SERIES_SHAPES[: len(families)])),
-    tooltip=["case", "measured", "leave-one-out", alt.Tooltip("leave-one-out error (%):Q", format="+.1f"), "unit"],
+pts = (
+    alt.Chart(df)
+    .mark_point(size=110, filled=True, opacity=0.9)
+    .encode(
+        x=alt.X("measured:Q", title="measured (each metric in its own unit)", scale=scale),
+        y=alt.Y("leave-one-out:Q", title="predicted, leave-one-out", scale=scale),
+        color=alt.Color("family:N", title=None, legend=family_legend, scale=alt.Scale(domain=families)),
+        shape=alt.Shape(
+            "family:N",
+            title=None,
+            legend=family_legend,
+            scale=alt.Scale(domain=families, range=SERIES_SHAPES[: len(families)]),
+        ),
+        tooltip=["case", "measured", "leave-one-out", alt.Tooltip("leave-one-out error (%):Q", format="+.1f"), "unit"],
+    )
 )
-chart = alt.layer(shade, diag, pts).properties(title=alt.TitleParams(
-    "Predicted (leave-one-out) vs measured, every case",
-    subtitle="dashed: y = x; shaded: ±15%; log axes span µs, ms and tokens/s"))
+chart = alt.layer(shade, diag, pts).properties(
+    title=alt.TitleParams(
+        "Predicted (leave-one-out) vs measured, every case",
+        subtitle="dashed: y = x; shaded: ±15%; log axes span µs, ms and tokens/s",
+    )
+)
 st.altair_chart(style(chart, height=420), width="stretch")
 
 # ---- cases grouped by metric
 for metric, part in df.groupby("metric", sort=False):
     st.subheader(f"{metric} ({UNITS[metric]})")
     st.dataframe(
-        part[["case", "gpu", "measured", "predicted", "error (%)", "leave-one-out", "leave-one-out error (%)",
-              "configuration", "source"]],
-        hide_index=True, width="stretch",
+        part[
+            [
+                "case",
+                "gpu",
+                "measured",
+                "predicted",
+                "error (%)",
+                "leave-one-out",
+                "leave-one-out error (%)",
+                "configuration",
+                "source",
+            ]
+        ],
+        hide_index=True,
+        width="stretch",
         column_config={
             "measured": st.column_config.NumberColumn(f"measured ({UNITS[metric]})", format="%.4g"),
             "predicted": st.column_config.NumberColumn(f"predicted ({UNITS[metric]})", format="%.4g"),
@@ -110,28 +171,33 @@ for metric, part in df.groupby("metric", sort=False):
 
 # ---- the factors in force
 st.subheader("Efficiency factors in force")
-gpu_id = st.selectbox("GPU", list(cat.gpus), index=list(cat.gpus).index(scenario.gpu_id),
-                      format_func=lambda i: cat.gpus[i].name)
+gpu_id = st.selectbox(
+    "GPU", list(cat.gpus), index=list(cat.gpus).index(scenario.gpu_id), format_func=lambda i: cat.gpus[i].name
+)
 eff = perf.resolve_efficiency(gpu_id, cat.efficiency)
 prov_rows = []
 for fam in EFFICIENCY_FAMILIES:
     src = eff.source[fam]
     owner = src.split(" ")[0]
     prof = cat.efficiency.get(owner)
-    prov_rows.append({
-        "family": fam,
-        "factors": ", ".join(f"{k} {v:g}" for k, v in eff[fam].model_dump().items()),
-        "from profile": src,
-        "how": (prof.provenance.get(fam, "") if prof else ""),
-    })
+    prov_rows.append(
+        {
+            "family": fam,
+            "factors": ", ".join(f"{k} {v:g}" for k, v in eff[fam].model_dump().items()),
+            "from profile": src,
+            "how": (prof.provenance.get(fam, "") if prof else ""),
+        }
+    )
 st.dataframe(pd.DataFrame(prov_rows), hide_index=True, width="stretch")
 prof = cat.efficiency.get(gpu_id)
 if prof and prof.notes:
     st.caption(f"{cat.gpus[gpu_id].name}: {prof.notes}")
-st.caption("compute_eff / mem_eff: achieved fractions of the dense peak FLOP/s and of the HBM bandwidth; floor_us: fixed "
-           "time per kernel call; scale_up_eff / scale_out_eff: fractions of NVLink / network bandwidth per direction; "
-           "layer_overhead_us: time per layer outside the big kernels; overlap_eff: the share of communication two-batch "
-           "overlap hides. Factors come from catalogs/efficiency.yaml.")
+st.caption(
+    "compute_eff / mem_eff: achieved fractions of the dense peak FLOP/s and of the HBM bandwidth; floor_us: fixed "
+    "time per kernel call; scale_up_eff / scale_out_eff: fractions of NVLink / network bandwidth per direction; "
+    "layer_overhead_us: time per layer outside the big kernels; overlap_eff: the share of communication two-batch "
+    "overlap hides. Factors come from catalogs/efficiency.yaml."
+)
 
 # ---- the scenario through the same model
 model = current_model(scenario)
@@ -142,9 +208,14 @@ if model.is_moe:
     wl = scenario.workload
     try:
         e = perf.resolve_efficiency(gpu.id, cat.efficiency)
-        dec = perf.step_time(model, gpu, layout, scenario.precision,
-                             perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp),
-                                             wl.decode_context_len), e)
+        dec = perf.step_time(
+            model,
+            gpu,
+            layout,
+            scenario.precision,
+            perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp), wl.decode_context_len),
+            e,
+        )
         st.markdown(
             f"Decode, {layout.total_gpus} × {gpu.name} (TP {layout.attention_tp} / DP-attn {layout.attention_dp} / "
             f"EP {layout.ep}), {wl.batch:,} sequences: **{dec.step_s * 1e3:,.1f} ms per step**, "

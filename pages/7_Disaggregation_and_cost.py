@@ -32,12 +32,24 @@ isl = c[1].number_input("Prompt tokens (mean)", 1, 1_000_000, wl.input_len, 128)
 osl = c[2].number_input("Output tokens (mean)", 1, 1_000_000, wl.output_len, 64)
 ttft = c[3].number_input("Prefill step target (s)", 0.05, 600.0, 3.0, 0.1, help="A TTFT bound for the prefill chunk.")
 tpot = c[4].number_input("TPOT target (ms)", 5.0, 5000.0, 100.0, 5.0)
-price = c[5].number_input("$ per GPU-hour", 0.0, 1000.0, float(gpu.price_per_gpu_hour_usd or 3.0), 0.25,
-                          help=f"Catalog default for {gpu.name}: {gpu.price_source or 'an assumption'}")
+price = c[5].number_input(
+    "$ per GPU-hour",
+    0.0,
+    1000.0,
+    float(gpu.price_per_gpu_hour_usd or 3.0),
+    0.25,
+    help=f"Catalog default for {gpu.name}: {gpu.price_source or 'an assumption'}",
+)
 k = st.columns(3)
-interference = k[0].slider("Colocation interference", 0.0, 1.0, 0.3, 0.05,
-                           help="A stated assumption: colocated serving runs both phases this much slower "
-                                "(prefill chunks stall decode steps and the other way round).")
+interference = k[0].slider(
+    "Colocation interference",
+    0.0,
+    1.0,
+    0.3,
+    0.05,
+    help="A stated assumption: colocated serving runs both phases this much slower "
+    "(prefill chunks stall decode steps and the other way round).",
+)
 
 try:
     traffic = disagg.Traffic(float(rate), int(isl), int(osl), float(ttft), float(tpot) / 1e3)
@@ -50,12 +62,22 @@ except ValueError as err:
 def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return disagg.size_pools(m, cl, traffic, precision=precision, interference=interference,
-                             decode_speedup=speedup, assumptions=assumptions, profiles=c.efficiency)
+    return disagg.size_pools(
+        m,
+        cl,
+        traffic,
+        precision=precision,
+        interference=interference,
+        decode_speedup=speedup,
+        assumptions=assumptions,
+        profiles=c.efficiency,
+    )
 
 
 try:
-    pools = _size(model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, 1.0, scenario.memory)
+    pools = _size(
+        model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, 1.0, scenario.memory
+    )
 except ValueError as err:
     st.error(f"{err}. Add GPUs to the building block, quantise further or relax the targets.")
     st.stop()
@@ -64,27 +86,56 @@ except ValueError as err:
 if spec.enabled:
     alpha, c_cost = sd.resolved_alpha_cost(spec, cat.draft_methods)
     dplan = pools.decode_plan
-    bs = sd.batch_speedup(model, gpu, dplan.layout, prec, [dplan.tokens_per_gpu * dplan.layout.gpus_per_stage],
-                          alpha=alpha, gamma=spec.num_speculative_tokens, context_len=Workload(input_len=isl, output_len=osl).decode_context_len,
-                          draft_cost=c_cost, assumptions=scenario.memory)
+    bs = sd.batch_speedup(
+        model,
+        gpu,
+        dplan.layout,
+        prec,
+        [dplan.tokens_per_gpu * dplan.layout.gpus_per_stage],
+        alpha=alpha,
+        gamma=spec.num_speculative_tokens,
+        context_len=Workload(input_len=isl, output_len=osl).decode_context_len,
+        draft_cost=c_cost,
+        assumptions=scenario.memory,
+    )
     default_speedup = float(max(bs.speedup[0], 0.1))
-    note = (f"{spec.method} at α {alpha:.2f}, γ {spec.num_speculative_tokens}, c {c_cost:g}, at the decode plan's "
-            f"{dplan.tokens_per_gpu:,.0f} sequences per GPU")
+    note = (
+        f"{spec.method} at α {alpha:.2f}, γ {spec.num_speculative_tokens}, c {c_cost:g}, at the decode plan's "
+        f"{dplan.tokens_per_gpu:,.0f} sequences per GPU"
+    )
 else:
     default_speedup, note = 1.0, "speculative decoding is off in the scenario (sidebar)"
 speedup = k[1].number_input("Speculative decode speedup (×)", 0.1, 20.0, round(default_speedup, 2), 0.05, help=note)
-with_spec = _size(model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, float(speedup),
-                  scenario.memory)
+with_spec = _size(
+    model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, float(speedup), scenario.memory
+)
 
 m = st.columns(5)
-m[0].metric("Prefill pool", f"{pools.prefill_gpus:,} GPUs", pools.prefill_plan.label, delta_color="off", delta_arrow="off")
+m[0].metric(
+    "Prefill pool", f"{pools.prefill_gpus:,} GPUs", pools.prefill_plan.label, delta_color="off", delta_arrow="off"
+)
 m[1].metric("Decode pool", f"{pools.decode_gpus:,} GPUs", pools.decode_plan.label, delta_color="off", delta_arrow="off")
-m[2].metric("P : D", f"1 : {pools.decode_gpus / pools.prefill_gpus:.2f}", f"{pools.disaggregated_gpus:,} GPUs in all",
-            delta_color="off", delta_arrow="off")
-m[3].metric("Colocated instead", f"{pools.colocated_gpus:,} GPUs", f"+{interference:.0%} interference", delta_color="off",
-            delta_arrow="off")
-m[4].metric("Sequences decoding at once", f"{pools.concurrent_sequences:,.0f}",
-            f"{pools.decode_plan.tokens_per_gpu:,.0f} per decode GPU", delta_color="off", delta_arrow="off")
+m[2].metric(
+    "P : D",
+    f"1 : {pools.decode_gpus / pools.prefill_gpus:.2f}",
+    f"{pools.disaggregated_gpus:,} GPUs in all",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[3].metric(
+    "Colocated instead",
+    f"{pools.colocated_gpus:,} GPUs",
+    f"+{interference:.0%} interference",
+    delta_color="off",
+    delta_arrow="off",
+)
+m[4].metric(
+    "Sequences decoding at once",
+    f"{pools.concurrent_sequences:,.0f}",
+    f"{pools.decode_plan.tokens_per_gpu:,.0f} per decode GPU",
+    delta_color="off",
+    delta_arrow="off",
+)
 st.caption(
     f"Prefill: {traffic.input_tokens_per_s:,.0f} prompt tokens/s at {pools.prefill_plan.tokens_per_s_per_gpu:,.0f} per GPU; "
     f"decode: {traffic.output_tokens_per_s:,.0f} output tokens/s at {pools.decode_plan.tokens_per_s_per_gpu:,.0f} per GPU "
@@ -97,8 +148,11 @@ work_p = traffic.input_tokens_per_s / pools.prefill_plan.tokens_per_s_per_gpu
 work_d = traffic.output_tokens_per_s / pools.decode_plan.tokens_per_s_per_gpu
 share_in = work_p / (work_p + work_d)
 rows = []
-for name, s_, colocated in (("colocated", pools, True), ("disaggregated", pools, False),
-                            (f"disaggregated + speculative ({speedup:g}×)", with_spec, False)):
+for name, s_, colocated in (
+    ("colocated", pools, True),
+    ("disaggregated", pools, False),
+    (f"disaggregated + speculative ({speedup:g}×)", with_spec, False),
+):
     if colocated:
         din = cost.dollars_per_million_tokens(s_.colocated_gpus * share_in, price, traffic.input_tokens_per_s)
         dout = cost.dollars_per_million_tokens(s_.colocated_gpus * (1 - share_in), price, traffic.output_tokens_per_s)
@@ -110,15 +164,27 @@ cost_df = pd.DataFrame(rows)
 left, right = st.columns([3, 2])
 with left:
     chart(
-        grouped_bars_chart, cost_df, x="tokens", y="usd", series="serving", x_title=None, y_title="$ per million tokens",
-                           title=f"Cost per million tokens: {model.name} on {gpu.short_name} at ${price:g}/GPU-hour",
-                           subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
+        grouped_bars_chart,
+        cost_df,
+        x="tokens",
+        y="usd",
+        series="serving",
+        x_title=None,
+        y_title="$ per million tokens",
+        title=f"Cost per million tokens: {model.name} on {gpu.short_name} at ${price:g}/GPU-hour",
+        subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
         width="stretch",
     )
 with right:
-    st.dataframe(cost_df.pivot(index="serving", columns="tokens", values="usd").reset_index(), hide_index=True, width="stretch",
-                 column_config={"input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
-                                "output": st.column_config.NumberColumn("$/M output", format="$%.3f")})
+    st.dataframe(
+        cost_df.pivot(index="serving", columns="tokens", values="usd").reset_index(),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
+            "output": st.column_config.NumberColumn("$/M output", format="$%.3f"),
+        },
+    )
     saved = pools.decode_gpus - with_spec.decode_gpus
     st.markdown(
         f"**Speculative decoding at {speedup:g}×** frees {saved:,} decode GPUs: "
@@ -131,13 +197,18 @@ with right:
 st.subheader("KV cache from prefill to decode")
 kv_gbps = pools.kv_bytes_per_s / 1e9
 links = [link for link in cat.interconnects.values() if link.kind in ("scale_out", "scale_up")]
-util = pd.DataFrame([
-    {"link": link.name, "GB/s per direction": link.bw_gbps_per_direction,
-     "one link (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, 1, link.bw_gbps_per_direction),
-     "one per prefill GPU (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, pools.prefill_gpus,
-                                                             link.bw_gbps_per_direction)}
-    for link in links
-])
+util = pd.DataFrame(
+    [
+        {
+            "link": link.name,
+            "GB/s per direction": link.bw_gbps_per_direction,
+            "one link (%)": 100 * disagg.link_utilisation(pools.kv_bytes_per_s, 1, link.bw_gbps_per_direction),
+            "one per prefill GPU (%)": 100
+            * disagg.link_utilisation(pools.kv_bytes_per_s, pools.prefill_gpus, link.bw_gbps_per_direction),
+        }
+        for link in links
+    ]
+)
 st.markdown(
     f"**{pools.kv_bytes_per_request / 1e9:,.3f} GB per request** ({isl:,} prompt tokens, KV {prec.kv_cache}) × "
     f"{rate / 60:,.1f} requests/s = **{kv_gbps:,.2f} GB/s**, {kv_gbps / pools.prefill_gpus:,.2f} GB/s out of each prefill GPU."
@@ -146,15 +217,25 @@ scale_out = cat.interconnects.get(gpu.scale_out_link)
 if scale_out is not None:
     u = disagg.link_utilisation(pools.kv_bytes_per_s, pools.prefill_gpus, scale_out.bw_gbps_per_direction)
     if u > 1:
-        st.error(f"The prefill pool's {scale_out.name} links cannot carry the KV stream ({100 * u:,.0f}% of their capacity): "
-                 "add prefill GPUs or NICs, quantise the KV cache, or colocate.")
+        st.error(
+            f"The prefill pool's {scale_out.name} links cannot carry the KV stream ({100 * u:,.0f}% of their capacity): "
+            "add prefill GPUs or NICs, quantise the KV cache, or colocate."
+        )
     elif u > 0.7:
-        st.warning(f"The KV stream uses {100 * u:,.0f}% of the prefill pool's {scale_out.name} links: little room for bursts.")
+        st.warning(
+            f"The KV stream uses {100 * u:,.0f}% of the prefill pool's {scale_out.name} links: little room for bursts."
+        )
     else:
         st.success(f"The KV stream uses {100 * u:,.1f}% of the prefill pool's {scale_out.name} links (one per GPU).")
-st.dataframe(util, hide_index=True, width="stretch",
-             column_config={"one link (%)": st.column_config.NumberColumn(format="%.1f"),
-                            "one per prefill GPU (%)": st.column_config.NumberColumn(format="%.2f")})
+st.dataframe(
+    util,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "one link (%)": st.column_config.NumberColumn(format="%.1f"),
+        "one per prefill GPU (%)": st.column_config.NumberColumn(format="%.2f"),
+    },
+)
 
 # ---- break-even
 st.subheader("When does disaggregation pay?")
@@ -165,27 +246,47 @@ rates = np.unique(np.round(np.geomspace(max(rate / 100, 1), rate * 10, 40)))
 def _break_even(m, gpu_id, nodes, gpn, traffic, rates, precision, interference, assumptions):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return disagg.break_even_rate(m, cl, traffic, rates, precision=precision, interference=interference,
-                                  assumptions=assumptions, profiles=c.efficiency)
+    return disagg.break_even_rate(
+        m,
+        cl,
+        traffic,
+        rates,
+        precision=precision,
+        interference=interference,
+        assumptions=assumptions,
+        profiles=c.efficiency,
+    )
 
 
-colo, dis, even = _break_even(model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, rates, prec, interference,
-                              scenario.memory)
-curve = pd.concat([
-    pd.DataFrame({"rate": rates, "usd_per_hour": colo * price, "series": "colocated"}),
-    pd.DataFrame({"rate": rates, "usd_per_hour": dis * price, "series": "disaggregated"}),
-])
+colo, dis, even = _break_even(
+    model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, rates, prec, interference, scenario.memory
+)
+curve = pd.concat(
+    [
+        pd.DataFrame({"rate": rates, "usd_per_hour": colo * price, "series": "colocated"}),
+        pd.DataFrame({"rate": rates, "usd_per_hour": dis * price, "series": "disaggregated"}),
+    ]
+)
 chart(
-    lines_chart, curve, x="rate", y="usd_per_hour", series="series", x_title="requests per minute", y_title="$ per hour",
-                y_format="$,.0f", title="GPU cost vs request rate: colocated vs disaggregated",
-                subtitle=f"pools rounded to whole replicas; colocation pays {interference:.0%} interference; "
-                         "the sources' rule of thumb puts the break-even near 2,000 requests/min",
-                vrules=pd.DataFrame({"value": [even], "label": [f"break-even ≈ {even:,.0f}/min"]}) if even else None,
-                markers=pd.DataFrame({"rate": [rate], "usd_per_hour": [pools.disaggregated_gpus * price],
-                                      "label": [f"{rate:,.0f}/min"]}),
+    lines_chart,
+    curve,
+    x="rate",
+    y="usd_per_hour",
+    series="series",
+    x_title="requests per minute",
+    y_title="$ per hour",
+    y_format="$,.0f",
+    title="GPU cost vs request rate: colocated vs disaggregated",
+    subtitle=f"pools rounded to whole replicas; colocation pays {interference:.0%} interference; "
+    "the sources' rule of thumb puts the break-even near 2,000 requests/min",
+    vrules=pd.DataFrame({"value": [even], "label": [f"break-even ≈ {even:,.0f}/min"]}) if even else None,
+    markers=pd.DataFrame(
+        {"rate": [rate], "usd_per_hour": [pools.disaggregated_gpus * price], "label": [f"{rate:,.0f}/min"]}
+    ),
     width="stretch",
 )
 st.markdown(
     f"For this scenario disaggregation needs no more GPUs than colocation from about **{even:,.0f} requests/min** on."
-    if even else "Within this range of rates disaggregation never needs fewer GPUs than colocation."
+    if even
+    else "Within this range of rates disaggregation never needs fewer GPUs than colocation."
 )

@@ -51,19 +51,30 @@ if raw is not None:
         st.success(
             f"**{spec.name}**: {spec.architecture}, {params.total_params(spec) / 1e9:,.2f}B parameters, "
             f"{params.active_params(spec) / 1e9:,.2f}B active"
-            + (f", {e.n_routed_experts} experts top-{e.top_k}" + (f" + {e.n_shared_experts} shared" if e.n_shared_experts else "")
-               if e else ", dense")
+            + (
+                f", {e.n_routed_experts} experts top-{e.top_k}"
+                + (f" + {e.n_shared_experts} shared" if e.n_shared_experts else "")
+                if e
+                else ", dense"
+            )
             + f"; {memory.kv_bytes_per_token(spec) / 1e3:,.1f} KB of bf16 KV cache per token."
-            + (f" Quantisation preset: weights {preset['weights']}, routed experts {preset['routed_experts']}." if preset else "")
+            + (
+                f" Quantisation preset: weights {preset['weights']}, routed experts {preset['routed_experts']}."
+                if preset
+                else ""
+            )
         )
 
         def _use(spec=spec, preset=preset) -> None:
             s = st.session_state.scenario
             changes = {"model_id": spec.id, "layout": None}
             if preset:
-                changes["precision"] = Precision(weights=preset["weights"],
-                                                 routed_experts=preset["routed_experts"] if preset["routed_experts"] != preset["weights"] else None,
-                                                 kv_cache=s.precision.kv_cache, dispatch=s.precision.dispatch)
+                changes["precision"] = Precision(
+                    weights=preset["weights"],
+                    routed_experts=preset["routed_experts"] if preset["routed_experts"] != preset["weights"] else None,
+                    kv_cache=s.precision.kv_cache,
+                    dispatch=s.precision.dispatch,
+                )
             update_scenario(**changes)
 
         st.button(f"Plan with {spec.name}", on_click=_use, type="primary")
@@ -79,11 +90,32 @@ st.dataframe(
     width="stretch",
     height=35 * (len(models) + 1) + 3,
     column_order=[
-        "name", "kind", "release_date", "attention", "layers", "routed_experts", "top_k", "shared_experts",
-        "total_b", "active_b", "active_ratio_pct", "flops_per_token_g", "kv_elems_per_token_per_layer",
-        "kv_bytes_per_token_bf16", "linear_state_mib_per_seq", "published_total_b", "total_error_pct", "published_active_b",
-        "active_error_pct", "active_convention", "mtp_b", "vision_b", "tokenizer_family",
-        "max_context_tokens", "source", "counts_source",
+        "name",
+        "kind",
+        "release_date",
+        "attention",
+        "layers",
+        "routed_experts",
+        "top_k",
+        "shared_experts",
+        "total_b",
+        "active_b",
+        "active_ratio_pct",
+        "flops_per_token_g",
+        "kv_elems_per_token_per_layer",
+        "kv_bytes_per_token_bf16",
+        "linear_state_mib_per_seq",
+        "published_total_b",
+        "total_error_pct",
+        "published_active_b",
+        "active_error_pct",
+        "active_convention",
+        "mtp_b",
+        "vision_b",
+        "tokenizer_family",
+        "max_context_tokens",
+        "source",
+        "counts_source",
     ],
     column_config={
         "name": st.column_config.TextColumn("Model", pinned=True),
@@ -98,8 +130,11 @@ st.dataframe(
         "active_b": num("Active params (B)", format="%.2f", help="Per token, under the vendor's convention."),
         "active_ratio_pct": num("Active / total (%)", format="%.1f"),
         "flops_per_token_g": num("FLOPs / token (GFLOP)", format="%.1f", help="2 × active matmul parameters."),
-        "kv_elems_per_token_per_layer": num("KV elements / token / layer", format="%d",
-                                            help="GQA: 2 × KV heads × head dim; MLA: latent + RoPE key (576)."),
+        "kv_elems_per_token_per_layer": num(
+            "KV elements / token / layer",
+            format="%d",
+            help="GQA: 2 × KV heads × head dim; MLA: latent + RoPE key (576).",
+        ),
         "kv_bytes_per_token_bf16": num("KV / token, bf16 (bytes)", format="%,.0f", help="All layers."),
         "published_total_b": num("Published total (B)", format="%.2f"),
         "total_error_pct": num("Total vs published (%)", format="%+.2f"),
@@ -124,10 +159,25 @@ st.dataframe(
     width="stretch",
     height=35 * (len(gpus) + 1) + 3,
     column_order=[
-        "name", "architecture", "hbm_gb", "hbm_tbps", "bf16_tflops", "fp8_tflops", "fp4_tflops",
-        "ridge_bf16_flop_per_byte", "ridge_fp8_flop_per_byte", "ridge_fp4_flop_per_byte",
-        "scale_up_link", "scale_up_gbps", "scale_up_domain_gpus", "scale_out_link", "scale_out_gbps",
-        "power_w", "price_usd_per_hour", "confidence", "source",
+        "name",
+        "architecture",
+        "hbm_gb",
+        "hbm_tbps",
+        "bf16_tflops",
+        "fp8_tflops",
+        "fp4_tflops",
+        "ridge_bf16_flop_per_byte",
+        "ridge_fp8_flop_per_byte",
+        "ridge_fp4_flop_per_byte",
+        "scale_up_link",
+        "scale_up_gbps",
+        "scale_up_domain_gpus",
+        "scale_out_link",
+        "scale_out_gbps",
+        "power_w",
+        "price_usd_per_hour",
+        "confidence",
+        "source",
     ],
     column_config={
         "name": st.column_config.TextColumn("GPU", pinned=True),
@@ -137,8 +187,9 @@ st.dataframe(
         "bf16_tflops": num("BF16 dense (TFLOPS)", format="%,.0f"),
         "fp8_tflops": num("FP8 dense (TFLOPS)", format="%,.0f"),
         "fp4_tflops": num("FP4 dense (TFLOPS)", format="%,.0f"),
-        "ridge_bf16_flop_per_byte": num("Ridge BF16 (FLOP/byte)", format="%.0f",
-                                        help="Dense FLOP/s ÷ HBM bytes/s: below it a GEMM is memory-bound."),
+        "ridge_bf16_flop_per_byte": num(
+            "Ridge BF16 (FLOP/byte)", format="%.0f", help="Dense FLOP/s ÷ HBM bytes/s: below it a GEMM is memory-bound."
+        ),
         "ridge_fp8_flop_per_byte": num("Ridge FP8 (FLOP/byte)", format="%.0f"),
         "ridge_fp4_flop_per_byte": num("Ridge FP4 (FLOP/byte)", format="%.0f"),
         "scale_up_link": "Scale-up link",
@@ -152,7 +203,9 @@ st.dataframe(
         "source": "Sources",
     },
 )
-st.caption("None = the part has no native tensor-core support for that dtype. Bandwidths are per GPU per direction; GB and TB/s are decimal.")
+st.caption(
+    "None = the part has no native tensor-core support for that dtype. Bandwidths are per GPU per direction; GB and TB/s are decimal."
+)
 
 st.subheader(f"Interconnects ({len(cat.interconnects)})")
 links = pd.DataFrame([link.model_dump() for link in cat.interconnects.values()])
@@ -173,21 +226,41 @@ if not links.empty:
 
 st.subheader(f"Single-box hosts ({len(cat.hosts)})")
 st.dataframe(
-    pd.DataFrame([{
-        "name": h.name, "kind": h.kind, "memory_gb": h.memory_gb, "memory_type": h.memory_type,
-        "bandwidth_gbps": h.peak_bandwidth_gbps,
-        "tflops": h.cpu_tflops if h.kind == "discrete" else h.igpu_tflops,
-        "gpu_share": h.gpu_share, "pcie_gbps": h.pcie_gbps, "notes": h.notes,
-        "sources": "; ".join(f"{k}: {v}" for k, v in h.sources.items()), "confidence": h.confidence,
-    } for h in cat.hosts.values()]),
-    hide_index=True, width="stretch",
+    pd.DataFrame(
+        [
+            {
+                "name": h.name,
+                "kind": h.kind,
+                "memory_gb": h.memory_gb,
+                "memory_type": h.memory_type,
+                "bandwidth_gbps": h.peak_bandwidth_gbps,
+                "tflops": h.cpu_tflops if h.kind == "discrete" else h.igpu_tflops,
+                "gpu_share": h.gpu_share,
+                "pcie_gbps": h.pcie_gbps,
+                "notes": h.notes,
+                "sources": "; ".join(f"{k}: {v}" for k, v in h.sources.items()),
+                "confidence": h.confidence,
+            }
+            for h in cat.hosts.values()
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
     column_config={
-        "name": "Host", "kind": "Kind", "memory_gb": num("Memory (GB)", format="%,.0f"), "memory_type": "Memory",
+        "name": "Host",
+        "kind": "Kind",
+        "memory_gb": num("Memory (GB)", format="%,.0f"),
+        "memory_type": "Memory",
         "bandwidth_gbps": num("Peak bandwidth (GB/s) = bus bytes × MT/s", format="%,.1f"),
         "tflops": num("CPU / iGPU dense TFLOPS", format="%,.1f"),
-        "gpu_share": num("GPU share of pool", format="%.2f"), "pcie_gbps": num("PCIe to GPU (GB/s)", format="%,.0f"),
-        "notes": "Derivation", "sources": "Sources", "confidence": "Confidence",
+        "gpu_share": num("GPU share of pool", format="%.2f"),
+        "pcie_gbps": num("PCIe to GPU (GB/s)", format="%,.0f"),
+        "notes": "Derivation",
+        "sources": "Sources",
+        "confidence": "Confidence",
     },
 )
-st.caption("Used by the Single box page. Bandwidth is derived from the bus width and transfer rate, never typed in; "
-           "published measurements to check against are in catalogs/offload_cases.yaml.")
+st.caption(
+    "Used by the Single box page. Bandwidth is derived from the bus width and transfer rate, never typed in; "
+    "published measurements to check against are in catalogs/offload_cases.yaml."
+)

@@ -57,10 +57,22 @@ st.subheader(f"Saved scenarios ({len(saved)})")
 if not saved:
     st.info("Nothing saved yet. Saved scenarios survive a server restart and are shared by everyone using this server.")
 else:
-    st.dataframe(pd.DataFrame([
-        {"name": s.name, "model": s.scenario.model_id, "GPUs": f"{s.scenario.total_gpus} × {s.scenario.gpu_id}",
-         "precision": s.scenario.precision.label, "updated (UTC)": s.updated_at[:19].replace("T", " ")} for s in saved
-    ]), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "name": s.name,
+                    "model": s.scenario.model_id,
+                    "GPUs": f"{s.scenario.total_gpus} × {s.scenario.gpu_id}",
+                    "precision": s.scenario.precision.label,
+                    "updated (UTC)": s.updated_at[:19].replace("T", " "),
+                }
+                for s in saved
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
     names = [s.name for s in saved]
     m = st.columns([2, 1, 2, 1, 1])
     pick = m[0].selectbox("Saved scenario", names, key="manage_pick")
@@ -80,8 +92,13 @@ else:
 
     # ---- comparison
     st.subheader("Side by side")
-    chosen = st.multiselect("Compare (two to four; the current scenario is always included)", names,
-                            default=names[: min(2, len(names))], max_selections=3, key="compare_pick")
+    chosen = st.multiselect(
+        "Compare (two to four; the current scenario is always included)",
+        names,
+        default=names[: min(2, len(names))],
+        max_selections=3,
+        key="compare_pick",
+    )
 
     @st.cache_data(show_spinner="Evaluating…", max_entries=64)
     def _row(label, scen, cfg_json):
@@ -95,6 +112,8 @@ else:
         rows.append(_row(n, s.scenario, s.model_config_json))
     table = pd.DataFrame(rows).set_index("scenario").T
     st.dataframe(table.astype(str), width="stretch")
-    st.caption("Best decode layout and tokens/s per GPU from the Layouts page's search on each scenario's cluster; $ per "
-               "million output tokens at the GPU's default price; speculative speedup at low batch from each scenario's "
-               "draft settings.")
+    st.caption(
+        "Best decode layout and tokens/s per GPU from the Layouts page's search on each scenario's cluster; $ per "
+        "million output tokens at the GPU's default price; speculative speedup at low batch from each scenario's "
+        "draft settings."
+    )

@@ -51,8 +51,17 @@ def _scenario(a, cat):
             model, _ = model_from_config_text(saved.model_config_json)
         return saved.scenario, model, []
     params = dict(parse_qsl(a.url.lstrip("?"))) if a.url else {}
-    for key, value in (("model", a.model), ("gpu", a.gpu), ("nodes", a.nodes), ("gpn", a.gpn), ("w", a.precision),
-                       ("kv", a.kv), ("batch", a.batch), ("isl", a.isl), ("osl", a.osl)):
+    for key, value in (
+        ("model", a.model),
+        ("gpu", a.gpu),
+        ("nodes", a.nodes),
+        ("gpn", a.gpn),
+        ("w", a.precision),
+        ("kv", a.kv),
+        ("batch", a.batch),
+        ("isl", a.isl),
+        ("osl", a.osl),
+    ):
         if value is not None:
             params[key] = str(value)
     extra = ()

@@ -47,12 +47,22 @@ def layout_controls(s: Scenario, model: ModelSpec, gpus_per_node: int) -> Parall
     stage = total // (pp * dp)
     tp_opts = divisors(stage)
     c = st.columns([1, 1, 1, 1, 1.3])
-    c[0].selectbox("Attention TP", tp_opts, index=tp_opts.index(layout.attention_tp) if layout.attention_tp in tp_opts else 0,
-                   key="_w_tp", on_change=_on_layout,
-                   help=f"Tensor parallel size of attention. Attention DP = {stage} / TP GPUs per stage.")
-    c[1].selectbox("Expert TP", tp_opts, index=tp_opts.index(layout.expert_tp) if layout.expert_tp in tp_opts else 0,
-                   key="_w_etp", on_change=_on_layout,
-                   help=f"Each expert split over this many GPUs; EP = {stage} / expert TP. Dense models: set it equal to TP.")
+    c[0].selectbox(
+        "Attention TP",
+        tp_opts,
+        index=tp_opts.index(layout.attention_tp) if layout.attention_tp in tp_opts else 0,
+        key="_w_tp",
+        on_change=_on_layout,
+        help=f"Tensor parallel size of attention. Attention DP = {stage} / TP GPUs per stage.",
+    )
+    c[1].selectbox(
+        "Expert TP",
+        tp_opts,
+        index=tp_opts.index(layout.expert_tp) if layout.expert_tp in tp_opts else 0,
+        key="_w_etp",
+        on_change=_on_layout,
+        help=f"Each expert split over this many GPUs; EP = {stage} / expert TP. Dense models: set it equal to TP.",
+    )
     c[2].selectbox("Pipeline stages (PP)", pp_opts, index=pp_opts.index(pp), key="_w_pp", on_change=_on_layout)
     c[3].selectbox("Replicas (DP)", dp_opts, index=dp_opts.index(dp), key="_w_dp", on_change=_on_layout)
     with c[4]:
@@ -84,19 +94,56 @@ def _on_assumptions() -> None:
 def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
     m = s.memory
     c = st.columns(5)
-    c[0].slider("gpu_memory_utilization", 0.05, 1.0, float(m.gpu_memory_utilization), 0.01, key="_w_util",
-                on_change=_on_assumptions,
-                help="vLLM's fraction of each GPU's memory for weights + activations + runtime + KV cache (default 0.9).")
-    c[1].number_input("Runtime reserve per GPU (GB)", 0.0, 1000.0, float(m.runtime_reserve_gb), 0.5, key="_w_reserve",
-                      on_change=_on_assumptions,
-                      help="CUDA context (~0.5 GB), NCCL buffers (~0.4 GB), CUDA graphs and allocator fragmentation.")
-    c[2].number_input("Max batched tokens / step", 1, 10_000_000, int(m.max_num_batched_tokens), 1024, key="_w_mbt",
-                      on_change=_on_assumptions, help="vLLM's max_num_batched_tokens: sets the activation peak.")
-    c[3].number_input("Activation factor", 0.0, 1000.0, float(m.activation_factor), 1.0, key="_w_act",
-                      on_change=_on_assumptions,
-                      help="Activations = batched tokens × hidden × 2 bytes × this factor (residual, normed copies, "
-                      "attention and FFN intermediates at their peak).")
-    c[4].number_input("Redundant experts (EPLB)", 0, 100_000, int(m.redundant_experts), 8, key="_w_red",
-                      on_change=_on_assumptions, disabled=not model.is_moe,
-                      help="Extra expert replicas spread over the EP group (DeepSeek deploys 32 in prefill).")
+    c[0].slider(
+        "gpu_memory_utilization",
+        0.05,
+        1.0,
+        float(m.gpu_memory_utilization),
+        0.01,
+        key="_w_util",
+        on_change=_on_assumptions,
+        help="vLLM's fraction of each GPU's memory for weights + activations + runtime + KV cache (default 0.9).",
+    )
+    c[1].number_input(
+        "Runtime reserve per GPU (GB)",
+        0.0,
+        1000.0,
+        float(m.runtime_reserve_gb),
+        0.5,
+        key="_w_reserve",
+        on_change=_on_assumptions,
+        help="CUDA context (~0.5 GB), NCCL buffers (~0.4 GB), CUDA graphs and allocator fragmentation.",
+    )
+    c[2].number_input(
+        "Max batched tokens / step",
+        1,
+        10_000_000,
+        int(m.max_num_batched_tokens),
+        1024,
+        key="_w_mbt",
+        on_change=_on_assumptions,
+        help="vLLM's max_num_batched_tokens: sets the activation peak.",
+    )
+    c[3].number_input(
+        "Activation factor",
+        0.0,
+        1000.0,
+        float(m.activation_factor),
+        1.0,
+        key="_w_act",
+        on_change=_on_assumptions,
+        help="Activations = batched tokens × hidden × 2 bytes × this factor (residual, normed copies, "
+        "attention and FFN intermediates at their peak).",
+    )
+    c[4].number_input(
+        "Redundant experts (EPLB)",
+        0,
+        100_000,
+        int(m.redundant_experts),
+        8,
+        key="_w_red",
+        on_change=_on_assumptions,
+        disabled=not model.is_moe,
+        help="Extra expert replicas spread over the EP group (DeepSeek deploys 32 in prefill).",
+    )
     return m

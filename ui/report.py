@@ -16,8 +16,11 @@ from ui.charts import COMPONENT_LABELS, lines_chart, memory_stack_chart
 __all__ = ["chart_png", "render_html", "render_markdown", "report_charts"]
 
 # larger fonts for slides and print, merged into each exported spec (no global theme)
-_PRINT = {"axis": {"labelFontSize": 15, "titleFontSize": 16}, "legend": {"labelFontSize": 14, "titleFontSize": 14},
-          "title": {"fontSize": 18, "subtitleFontSize": 14}}
+_PRINT = {
+    "axis": {"labelFontSize": 15, "titleFontSize": 16},
+    "legend": {"labelFontSize": 14, "titleFontSize": 14},
+    "title": {"fontSize": 18, "subtitleFontSize": 14},
+}
 
 
 def report_charts(report: Report) -> dict[str, alt.TopLevelMixin]:
@@ -26,26 +29,55 @@ def report_charts(report: Report) -> dict[str, alt.TopLevelMixin]:
     mem = report.charts.get("memory")
     if mem:
         order = list(COMPONENT_LABELS)
-        rows = [{"bar": "each GPU" if len(mem["stages"]) == 1 else f"stage {i + 1}", "component": COMPONENT_LABELS.get(k, k),
-                 "gb": v, "order": order.index(k) if k in order else 99}
-                for i, stage in enumerate(mem["stages"]) for k, v in stage.items()]
-        out["Memory per GPU"] = memory_stack_chart(pd.DataFrame(rows), usable_gb=mem["usable_gb"], capacity_gb=mem["capacity_gb"],
-                                                   title=f"Memory per GPU: {report.title}").properties(width=800)
+        rows = [
+            {
+                "bar": "each GPU" if len(mem["stages"]) == 1 else f"stage {i + 1}",
+                "component": COMPONENT_LABELS.get(k, k),
+                "gb": v,
+                "order": order.index(k) if k in order else 99,
+            }
+            for i, stage in enumerate(mem["stages"])
+            for k, v in stage.items()
+        ]
+        out["Memory per GPU"] = memory_stack_chart(
+            pd.DataFrame(rows),
+            usable_gb=mem["usable_gb"],
+            capacity_gb=mem["capacity_gb"],
+            title=f"Memory per GPU: {report.title}",
+        ).properties(width=800)
     it = report.charts.get("intensity")
     if it:
         df = pd.DataFrame({"batch": it["batch"], "intensity": it["intensity"], "series": "FFN / expert GEMM"})
         out["GEMM intensity"] = lines_chart(
-            df, x="batch", y="intensity", series="series", x_title="tokens per decode step", y_title="FLOP / byte",
+            df,
+            x="batch",
+            y="intensity",
+            series="series",
+            x_title="tokens per decode step",
+            y_title="FLOP / byte",
             title=f"GEMM intensity vs batch: {report.title}",
             hrules=pd.DataFrame({"value": [it["ridge"]], "label": [f"ridge {it['ridge']:,.0f}"]}),
             markers=pd.DataFrame({"batch": [it["now"][0]], "intensity": [it["now"][1]], "label": ["scenario"]}),
         ).properties(width=800)
     spc = report.charts.get("speculative")
     if spc:
-        df = pd.concat([pd.DataFrame({"alpha": spc["alpha"], "speedup": v, "series": f"γ = {k}"}) for k, v in spc["curves"].items()])
+        df = pd.concat(
+            [
+                pd.DataFrame({"alpha": spc["alpha"], "speedup": v, "series": f"γ = {k}"})
+                for k, v in spc["curves"].items()
+            ]
+        )
         out["Speculative speedup"] = lines_chart(
-            df, x="alpha", y="speedup", series="series", x_title="acceptance rate α", y_title="speedup (×)", log_x=False,
-            log_y=False, y_format=".1f", title=f"Speculative speedup vs α at c = {spc['c']:g}",
+            df,
+            x="alpha",
+            y="speedup",
+            series="series",
+            x_title="acceptance rate α",
+            y_title="speedup (×)",
+            log_x=False,
+            log_y=False,
+            y_format=".1f",
+            title=f"Speculative speedup vs α at c = {spc['c']:g}",
             markers=pd.DataFrame({"alpha": [spc["now"][0]], "speedup": [spc["now"][1]], "label": ["scenario"]}),
         ).properties(width=800)
     return out
@@ -73,9 +105,13 @@ def _table_md(rows: list[dict]) -> str:
 
 def render_markdown(report: Report, *, images: bool = True) -> str:
     """Markdown with the charts embedded as PNG data URIs (``images=False``: figures and tables only)."""
-    lines = [f"# {report.title}", "",
-             f"MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: "
-             f"`?{'&'.join(f'{k}={v}' for k, v in report.url_query.items())}`", ""]
+    lines = [
+        f"# {report.title}",
+        "",
+        f"MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: "
+        f"`?{'&'.join(f'{k}={v}' for k, v in report.url_query.items())}`",
+        "",
+    ]
     for sec in report.sections:
         lines += [f"## {sec.title}", ""]
         lines += [f"- **{label}:** {value}" for label, value in sec.figures]
@@ -92,13 +128,15 @@ def render_markdown(report: Report, *, images: bool = True) -> str:
 def render_html(report: Report) -> str:
     """A self-contained HTML page: figures, tables, PNG charts inline, sources."""
     esc = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(report.title)}</title>",
-             "<style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;line-height:1.45;color:#222}"
-             "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-             "th{background:#f3f3f3}img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}</style></head><body>",
-             f"<h1>{esc(report.title)}</h1>",
-             f"<p>MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: <code>?"
-             f"{esc('&'.join(f'{k}={v}' for k, v in report.url_query.items()))}</code></p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(report.title)}</title>",
+        "<style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;line-height:1.45;color:#222}"
+        "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+        "th{background:#f3f3f3}img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}</style></head><body>",
+        f"<h1>{esc(report.title)}</h1>",
+        f"<p>MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: <code>?"
+        f"{esc('&'.join(f'{k}={v}' for k, v in report.url_query.items()))}</code></p>",
+    ]
     for sec in report.sections:
         parts.append(f"<h2>{esc(sec.title)}</h2><ul>")
         parts += [f"<li><b>{esc(label)}:</b> {esc(value)}</li>" for label, value in sec.figures]
@@ -112,6 +150,8 @@ def render_html(report: Report) -> str:
     for name, chart in report_charts(report).items():
         b64 = base64.b64encode(chart_png(chart)).decode()
         parts.append(f"<h2>{esc(name)}</h2><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>")
-    parts.append("<h2>Assumptions and sources</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in report.sources) + "</ul>")
+    parts.append(
+        "<h2>Assumptions and sources</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in report.sources) + "</ul>"
+    )
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -208,8 +208,13 @@ def default_draft_id(cat: Catalog, target_id: str) -> str:
     """The smallest catalog model sharing the target's tokenizer (else the smallest model)."""
     target = _all_models(cat)[target_id]
     ids = [i for i in cat.models if i != target_id]
-    return min(ids, key=lambda i: (cat.models[i].tokenizer_family != target.tokenizer_family or not target.tokenizer_family,
-                                   cat.models[i].total_params))
+    return min(
+        ids,
+        key=lambda i: (
+            cat.models[i].tokenizer_family != target.tokenizer_family or not target.tokenizer_family,
+            cat.models[i].total_params,
+        ),
+    )
 
 
 def _on_precision() -> None:
@@ -287,7 +292,9 @@ def sidebar() -> Scenario:
     s: Scenario = st.session_state.scenario
 
     models = _all_models(cat)
-    model_ids = sorted(models, key=lambda i: (not i.startswith("custom-"), not models[i].is_moe, models[i].name.lower()))
+    model_ids = sorted(
+        models, key=lambda i: (not i.startswith("custom-"), not models[i].is_moe, models[i].name.lower())
+    )
     gpu_ids = sorted(cat.gpus, key=lambda i: (cat.gpus[i].vendor, -(cat.gpus[i].release_year or 0), i))
 
     with st.sidebar:
@@ -315,7 +322,13 @@ def sidebar() -> Scenario:
         c1, c2 = st.columns(2)
         c1.number_input("Nodes", 1, 4096, s.num_nodes, step=1, key="_w_nodes", on_change=_on_cluster)
         c2.number_input(
-            "GPUs / node", 1, 1024, s.gpus_per_node, step=1, key="_w_gpn", on_change=_on_cluster,
+            "GPUs / node",
+            1,
+            1024,
+            s.gpus_per_node,
+            step=1,
+            key="_w_gpn",
+            on_change=_on_cluster,
             help="GPUs per node. An NVL72 rack is 18 nodes x 4 GPUs in one NVLink domain.",
         )
         gpu = cat.gpus[s.gpu_id]
@@ -326,26 +339,62 @@ def sidebar() -> Scenario:
 
         with st.expander("Precision", expanded=True):
             dtypes = [d for d in DTYPES if d != "fp32"]
-            st.selectbox("Weights", dtypes, index=dtypes.index(s.precision.weights) if s.precision.weights in dtypes else 0,
-                         key="_w_weights", on_change=_on_precision, help=_DTYPE_HELP)
+            st.selectbox(
+                "Weights",
+                dtypes,
+                index=dtypes.index(s.precision.weights) if s.precision.weights in dtypes else 0,
+                key="_w_weights",
+                on_change=_on_precision,
+                help=_DTYPE_HELP,
+            )
             ex_opts = [_SAME, *dtypes]
             ex_val = s.precision.routed_experts or _SAME
-            st.selectbox("Routed experts", ex_opts, index=ex_opts.index(ex_val) if ex_val in ex_opts else 0,
-                         key="_w_experts", on_change=_on_precision,
-                         help="A different dtype for the routed experts only, e.g. int4 experts with bf16 elsewhere.")
-            st.selectbox("KV cache", list(KV_DTYPES), index=list(KV_DTYPES).index(s.precision.kv_cache),
-                         key="_w_kv", on_change=_on_precision)
-            st.selectbox("All-to-all dispatch", ["bf16", "fp8", "nvfp4"], index=["bf16", "fp8", "nvfp4"].index(s.precision.dispatch),
-                         key="_w_a2a", on_change=_on_precision,
-                         help="dtype of the tokens sent to the experts (DeepEP dispatches FP8, combines BF16).")
+            st.selectbox(
+                "Routed experts",
+                ex_opts,
+                index=ex_opts.index(ex_val) if ex_val in ex_opts else 0,
+                key="_w_experts",
+                on_change=_on_precision,
+                help="A different dtype for the routed experts only, e.g. int4 experts with bf16 elsewhere.",
+            )
+            st.selectbox(
+                "KV cache",
+                list(KV_DTYPES),
+                index=list(KV_DTYPES).index(s.precision.kv_cache),
+                key="_w_kv",
+                on_change=_on_precision,
+            )
+            st.selectbox(
+                "All-to-all dispatch",
+                ["bf16", "fp8", "nvfp4"],
+                index=["bf16", "fp8", "nvfp4"].index(s.precision.dispatch),
+                key="_w_a2a",
+                on_change=_on_precision,
+                help="dtype of the tokens sent to the experts (DeepEP dispatches FP8, combines BF16).",
+            )
 
         with st.expander("Workload", expanded=True):
-            st.number_input("Concurrent sequences", 1, 1_000_000, s.workload.batch, step=1,
-                            key="_w_batch", on_change=_on_workload)
-            st.number_input("Input tokens / sequence", 1, 10_000_000, s.workload.input_len, step=256,
-                            key="_w_isl", on_change=_on_workload)
-            st.number_input("Output tokens / sequence", 1, 10_000_000, s.workload.output_len, step=128,
-                            key="_w_osl", on_change=_on_workload)
+            st.number_input(
+                "Concurrent sequences", 1, 1_000_000, s.workload.batch, step=1, key="_w_batch", on_change=_on_workload
+            )
+            st.number_input(
+                "Input tokens / sequence",
+                1,
+                10_000_000,
+                s.workload.input_len,
+                step=256,
+                key="_w_isl",
+                on_change=_on_workload,
+            )
+            st.number_input(
+                "Output tokens / sequence",
+                1,
+                10_000_000,
+                s.workload.output_len,
+                step=128,
+                key="_w_osl",
+                on_change=_on_workload,
+            )
 
         _speculative_controls(cat, s)
 
@@ -365,10 +414,19 @@ def sidebar() -> Scenario:
 def _speculative_controls(cat: Catalog, s: Scenario) -> None:
     target = _all_models(cat)[s.model_id]
     with st.expander("Speculative decoding", expanded=s.spec.enabled):
-        methods = [m for m in _SPEC_LABELS if (m != "mtp" or target.num_mtp_layers) and (m == "none" or m in cat.draft_methods or not cat.draft_methods)]
+        methods = [
+            m
+            for m in _SPEC_LABELS
+            if (m != "mtp" or target.num_mtp_layers)
+            and (m == "none" or m in cat.draft_methods or not cat.draft_methods)
+        ]
         current = s.spec.method if s.spec.method in methods else "none"
         st.selectbox(
-            "Draft", [_SPEC_LABELS[m] for m in methods], index=methods.index(current), key="_w_sd", on_change=_on_spec,
+            "Draft",
+            [_SPEC_LABELS[m] for m in methods],
+            index=methods.index(current),
+            key="_w_sd",
+            on_change=_on_spec,
             help="The draft's weights and KV cache count in the Fit page's memory.",
         )
         if not s.spec.enabled:
@@ -380,11 +438,22 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
                 key=lambda i: (cat.models[i].tokenizer_family != target.tokenizer_family, cat.models[i].total_params),
             )
             current_draft = s.spec.draft_model_id if s.spec.draft_model_id in ids else default_draft_id(cat, target.id)
-            st.selectbox("Draft model", ids, index=ids.index(current_draft), key="_w_draft", on_change=_on_spec,
-                         format_func=lambda i: f"{cat.models[i].name} ({cat.models[i].total_params / 1e9:,.1f}B)")
+            st.selectbox(
+                "Draft model",
+                ids,
+                index=ids.index(current_draft),
+                key="_w_draft",
+                on_change=_on_spec,
+                format_func=lambda i: f"{cat.models[i].name} ({cat.models[i].total_params / 1e9:,.1f}B)",
+            )
             opts = [_SAME_TARGET, *[d for d in DTYPES if d != "fp32"]]
-            st.selectbox("Draft weights", opts, index=opts.index(s.spec.draft_weights or _SAME_TARGET), key="_w_dw",
-                         on_change=_on_spec)
+            st.selectbox(
+                "Draft weights",
+                opts,
+                index=opts.index(s.spec.draft_weights or _SAME_TARGET),
+                key="_w_dw",
+                on_change=_on_spec,
+            )
             draft = cat.models[current_draft]
             if draft.tokenizer_family != target.tokenizer_family:
                 st.warning(
@@ -392,8 +461,15 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
                     f"{target.name}'s tokenizer ({target.tokenizer_family or 'unknown'}): its tokens would be "
                     "verified against the wrong vocabulary and corrupt the output."
                 )
-        st.number_input("Speculative tokens per step (γ)", 1, 64, s.spec.num_speculative_tokens, step=1,
-                        key="_w_gamma", on_change=_on_spec)
+        st.number_input(
+            "Speculative tokens per step (γ)",
+            1,
+            64,
+            s.spec.num_speculative_tokens,
+            step=1,
+            key="_w_gamma",
+            on_change=_on_spec,
+        )
 
 
 def _navigation(query: dict[str, str]) -> None:

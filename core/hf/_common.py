@@ -52,8 +52,22 @@ def sliding_layers(f: Fields, num_layers: int) -> tuple[int | None, frozenset[in
     return window, frozenset(range(num_layers))
 
 
-def moe_spec(f: Fields, *, experts: str, top_k: tuple[str, ...] = ("num_experts_per_tok",), width: str,
-             shared: int = 0, shared_width: int = 0, **kw) -> MoESpec:
+def moe_spec(
+    f: Fields,
+    *,
+    experts: str,
+    top_k: tuple[str, ...] = ("num_experts_per_tok",),
+    width: str,
+    shared: int = 0,
+    shared_width: int = 0,
+    **kw,
+) -> MoESpec:
     """A MoE block from the family's field names."""
-    return MoESpec(n_routed_experts=f.int(experts), top_k=f.int(*top_k), expert_intermediate_size=f.int(width),
-                   n_shared_experts=shared, shared_intermediate_size=shared_width if shared else 0, **kw)
+    return MoESpec(
+        n_routed_experts=f.int(experts),
+        top_k=f.int(*top_k),
+        expert_intermediate_size=f.int(width),
+        n_shared_experts=shared,
+        shared_intermediate_size=shared_width if shared else 0,
+        **kw,
+    )

@@ -20,8 +20,9 @@ for _family in ("deepseek", "qwen", "llama4", "gemma4", "nemotron", "minimax", "
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(READERS)
 
 
-def model_from_hf_config(config: Mapping[str, Any], *, model_id: str, name: str | None = None,
-                         meta: Mapping[str, Any] | None = None) -> ModelSpec:
+def model_from_hf_config(
+    config: Mapping[str, Any], *, model_id: str, name: str | None = None, meta: Mapping[str, Any] | None = None
+) -> ModelSpec:
     """Build a ModelSpec from a parsed config.json. Raises ``ValueError`` with a message that names the
     missing or bad field, or the unsupported architecture."""
     if not isinstance(config, Mapping):

@@ -20,13 +20,20 @@ __all__ = ["deepseek", "dsv4", "kimi_k3", "kimi_k25"]
 
 
 def _mla(f: Fields, **kw) -> MLA:
-    return MLA(num_heads=f.int("num_attention_heads"), q_lora_rank=f.int("q_lora_rank", default=None, minimum=0) or None,
-               kv_lora_rank=f.int("kv_lora_rank"), qk_nope_head_dim=f.int("qk_nope_head_dim"),
-               qk_rope_head_dim=f.int("qk_rope_head_dim"), v_head_dim=f.int("v_head_dim"), **kw)
+    return MLA(
+        num_heads=f.int("num_attention_heads"),
+        q_lora_rank=f.int("q_lora_rank", default=None, minimum=0) or None,
+        kv_lora_rank=f.int("kv_lora_rank"),
+        qk_nope_head_dim=f.int("qk_nope_head_dim"),
+        qk_rope_head_dim=f.int("qk_rope_head_dim"),
+        v_head_dim=f.int("v_head_dim"),
+        **kw,
+    )
 
 
-@reader("deepseek", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa",
-        archs=("DeepseekForCausalLM",))
+@reader(
+    "deepseek", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", archs=("DeepseekForCausalLM",)
+)
 def deepseek(f: Fields) -> dict[str, Any]:
     """DeepSeekMoE (MHA), DeepSeek-V2/V3/V3.2 and Kimi K2 (MLA): first_k_dense_replace dense layers,
     then a MoE layer every moe_layer_freq layers; shared experts of moe_intermediate_size each;
@@ -37,8 +44,11 @@ def deepseek(f: Fields) -> dict[str, Any]:
     bias = f.bool("attention_bias", False)
     indexer = None
     if f.has("index_n_heads") or f.family == "deepseek_v32":
-        indexer = Indexer(n_heads=f.int("index_n_heads"), head_dim=f.int("index_head_dim"),
-                          topk_tokens=f.int("index_topk", default=0, minimum=0))
+        indexer = Indexer(
+            n_heads=f.int("index_n_heads"),
+            head_dim=f.int("index_head_dim"),
+            topk_tokens=f.int("index_topk", default=0, minimum=0),
+        )
     if f.has("kv_lora_rank"):
         mixer = _mla(f, indexer=indexer)
     else:
@@ -50,10 +60,16 @@ def deepseek(f: Fields) -> dict[str, Any]:
         dense = [i for i in range(layers) if not (i >= first_k and i % freq == 0)]
         expert_ffn = f.int("moe_intermediate_size")
         n_shared = f.int("n_shared_experts", default=0, minimum=0)
-        moe = MoESpec(n_routed_experts=n_routed, top_k=f.int("num_experts_per_tok"), expert_intermediate_size=expert_ffn,
-                      n_shared_experts=n_shared, shared_intermediate_size=expert_ffn if n_shared else 0,
-                      router_bias=f.str("topk_method", "") == "noaux_tc", n_groups=f.int("n_group", default=1),
-                      topk_groups=f.int("topk_group", default=1))
+        moe = MoESpec(
+            n_routed_experts=n_routed,
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=expert_ffn,
+            n_shared_experts=n_shared,
+            shared_intermediate_size=expert_ffn if n_shared else 0,
+            router_bias=f.str("topk_method", "") == "noaux_tc",
+            n_groups=f.int("n_group", default=1),
+            topk_groups=f.int("topk_group", default=1),
+        )
     else:
         dense, moe = list(range(layers)), None
     return dict(
@@ -95,10 +111,19 @@ def dsv4(f: Fields) -> dict[str, Any]:
     if len(ratios) < layers or any(r < 0 for r in ratios):
         raise f.error(f"field 'compress_ratios' needs {layers} non-negative entries")
     csa = min((r for r in ratios[:layers] if r), default=0)
-    geometry = dict(num_heads=f.int("num_attention_heads"), head_dim=f.int("head_dim"), q_lora_rank=f.int("q_lora_rank"),
-                    o_lora_rank=f.int("o_lora_rank"), o_groups=f.int("o_groups"), window=f.int("sliding_window"),
-                    entry_bytes=DSV4_ENTRY_BYTES, index_heads=f.int("index_n_heads"), index_head_dim=f.int("index_head_dim"),
-                    index_key_bytes=DSV4_INDEX_BYTES, topk_tokens=f.int("index_topk"))
+    geometry = dict(
+        num_heads=f.int("num_attention_heads"),
+        head_dim=f.int("head_dim"),
+        q_lora_rank=f.int("q_lora_rank"),
+        o_lora_rank=f.int("o_lora_rank"),
+        o_groups=f.int("o_groups"),
+        window=f.int("sliding_window"),
+        entry_bytes=DSV4_ENTRY_BYTES,
+        index_heads=f.int("index_n_heads"),
+        index_head_dim=f.int("index_head_dim"),
+        index_key_bytes=DSV4_INDEX_BYTES,
+        topk_tokens=f.int("index_topk"),
+    )
     kinds = {r: CompressedAttention(**geometry, ratio=r, sparse=bool(r) and r == csa) for r in set(ratios)}
     hc = f.int("hc_mult", default=1)
     top_k = f.int("num_experts_per_tok")
@@ -113,8 +138,14 @@ def dsv4(f: Fields) -> dict[str, Any]:
         model_extra_params=hc * hc * h + hc + 1,
         inactive_extra_params=f.int("num_hash_layers", default=0, minimum=0) * c["vocab_size"] * top_k,
         dense_layers=(),
-        moe=MoESpec(n_routed_experts=f.int("n_routed_experts"), top_k=top_k, expert_intermediate_size=mi,
-                    n_shared_experts=n_shared, shared_intermediate_size=mi if n_shared else 0, router_bias=True),
+        moe=MoESpec(
+            n_routed_experts=f.int("n_routed_experts"),
+            top_k=top_k,
+            expert_intermediate_size=mi,
+            n_shared_experts=n_shared,
+            shared_intermediate_size=mi if n_shared else 0,
+            router_bias=True,
+        ),
         num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
     )
 
@@ -133,8 +164,11 @@ def kimi_k3(f: Fields) -> dict[str, Any]:
     full = [i - 1 for i in la.int_list("full_attn_layers")]
     if sorted(kda + full) != list(range(layers)):
         raise t.error(f"kda_layers and full_attn_layers must cover layers 1-{layers} once")
-    linear = KDA(num_heads=la.int("num_heads"), head_dim=la.int("head_dim"),
-                 conv_kernel=la.int("short_conv_kernel_size", default=4))
+    linear = KDA(
+        num_heads=la.int("num_heads"),
+        head_dim=la.int("head_dim"),
+        conv_kernel=la.int("short_conv_kernel_size", default=4),
+    )
     mla = _mla(t, output_gate=True)
     kda_set = set(kda)
     lat = t.int("routed_expert_hidden_size", default=0, minimum=0)
@@ -146,9 +180,15 @@ def kimi_k3(f: Fields) -> dict[str, Any]:
         dense_layers=tuple(range(first_k)),
         dense_intermediate_size=t.int("intermediate_size") if first_k else 0,
         layer_extra_params=4 * h,
-        moe=MoESpec(n_routed_experts=t.int("num_experts"), top_k=t.int("num_experts_per_token"), expert_intermediate_size=mi,
-                    n_shared_experts=n_shared, shared_intermediate_size=mi if n_shared else 0,
-                    router_bias=t.str("topk_method", "") == "noaux_tc", latent_size=lat),
+        moe=MoESpec(
+            n_routed_experts=t.int("num_experts"),
+            top_k=t.int("num_experts_per_token"),
+            expert_intermediate_size=mi,
+            n_shared_experts=n_shared,
+            shared_intermediate_size=mi if n_shared else 0,
+            router_bias=t.str("topk_method", "") == "noaux_tc",
+            latent_size=lat,
+        ),
         num_mtp_layers=t.int("num_nextn_predict_layers", default=0, minimum=0),
     )
     vc = f.cfg.get("vision_config")

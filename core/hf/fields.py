@@ -92,8 +92,10 @@ class Fields:
         for key in keys:
             if key in self.cfg and self.cfg[key] is not None:
                 v = self.cfg[key]
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or (
-                    isinstance(v, float) and (not math.isfinite(v) or v != int(v))
+                if (
+                    isinstance(v, bool)
+                    or not isinstance(v, (int, float))
+                    or (isinstance(v, float) and (not math.isfinite(v) or v != int(v)))
                 ):
                     raise ValueError(f"{self.where(key)} must be an integer, got {v!r}")
                 v = int(v)

@@ -25,26 +25,41 @@ def gemma4(f: Fields) -> dict[str, Any]:
     c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", True))
     layers = c["num_layers"]
     types = t.cfg.get("layer_types")
-    if not (isinstance(types, list) and len(types) == layers
-            and all(x in ("sliding_attention", "full_attention") for x in types)):
-        raise t.error(f"field 'layer_types' must list 'sliding_attention' or 'full_attention' for each of the {layers} layers")
+    if not (
+        isinstance(types, list)
+        and len(types) == layers
+        and all(x in ("sliding_attention", "full_attention") for x in types)
+    ):
+        raise t.error(
+            f"field 'layer_types' must list 'sliding_attention' or 'full_attention' for each of the {layers} layers"
+        )
     if t.int("hidden_size_per_layer_input", default=0, minimum=0):
-        raise t.error("per-layer input embeddings (hidden_size_per_layer_input > 0) are not modelled; only the MoE "
-                      "Gemma 4 layout is")
+        raise t.error(
+            "per-layer input embeddings (hidden_size_per_layer_input > 0) are not modelled; only the MoE "
+            "Gemma 4 layout is"
+        )
     if not t.bool("enable_moe_block", False):
         raise t.error("only the MoE variant (enable_moe_block true) is modelled")
     geometry = gqa_geometry(t, c["hidden_size"])
     sliding = GQA(**geometry, qk_norm=True, window=t.int("sliding_window"))
-    glob = GQA(num_heads=geometry["num_heads"], num_kv_heads=t.int("num_global_key_value_heads"),
-               head_dim=t.int("global_head_dim"), k_eq_v=t.bool("attention_k_eq_v", False), qk_norm=True)
+    glob = GQA(
+        num_heads=geometry["num_heads"],
+        num_kv_heads=t.int("num_global_key_value_heads"),
+        head_dim=t.int("global_head_dim"),
+        k_eq_v=t.bool("attention_k_eq_v", False),
+        qk_norm=True,
+    )
     out = dict(
         c,
         mixers=group_layers(layers, lambda i: glob if types[i] == "full_attention" else sliding),
         dense_layers=(),
         parallel_dense_intermediate_size=t.int("intermediate_size"),
-        moe=MoESpec(n_routed_experts=t.int("num_experts"), top_k=t.int("top_k_experts"),
-                    expert_intermediate_size=t.int("moe_intermediate_size"),
-                    router_bias=True),  # stands in for the per-expert scale (one value per expert)
+        moe=MoESpec(
+            n_routed_experts=t.int("num_experts"),
+            top_k=t.int("top_k_experts"),
+            expert_intermediate_size=t.int("moe_intermediate_size"),
+            router_bias=True,
+        ),  # stands in for the per-expert scale (one value per expert)
         norms_per_layer=8,  # 7 RMSNorms + the router's per-dimension scale
     )
     vc = f.cfg.get("vision_config")

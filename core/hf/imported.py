@@ -31,7 +31,9 @@ def model_from_config_text(text: str | bytes, *, name: str | None = None) -> tup
     mid = imported_model_id(normalised)
     label = name or str(data.get("_name_or_path") or "").split("/")[-1] or mid
     label = label[:80] or mid
-    return model_from_hf_config(data, model_id=mid, name=f"{label} (imported)", meta={"config_source": "imported config.json"}), normalised
+    return model_from_hf_config(
+        data, model_id=mid, name=f"{label} (imported)", meta={"config_source": "imported config.json"}
+    ), normalised
 
 
 def encode_config(text: str) -> str:
@@ -39,12 +41,16 @@ def encode_config(text: str) -> str:
     if not isinstance(text, str):
         raise ValueError(f"the config must be text, not {type(text).__name__}")
     if len(text) > MAX_CONFIG_BYTES:
-        raise ValueError(f"this config is too large to carry in a URL ({len(text):,} characters; limit "
-                         f"{MAX_CONFIG_BYTES:,} before compression); save the scenario instead")
+        raise ValueError(
+            f"this config is too large to carry in a URL ({len(text):,} characters; limit "
+            f"{MAX_CONFIG_BYTES:,} before compression); save the scenario instead"
+        )
     token = base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii").rstrip("=")
     if len(token) > MAX_URL_CONFIG_CHARS:
-        raise ValueError(f"this config is too large to carry in a URL ({len(token):,} characters; limit "
-                         f"{MAX_URL_CONFIG_CHARS:,}); save the scenario instead")
+        raise ValueError(
+            f"this config is too large to carry in a URL ({len(token):,} characters; limit "
+            f"{MAX_URL_CONFIG_CHARS:,}); save the scenario instead"
+        )
     return token
 
 

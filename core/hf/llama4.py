@@ -48,7 +48,12 @@ def llama4(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, lambda i: chunked if i in local else plain),
         dense_layers=tuple(dense),
         dense_intermediate_size=t.int("intermediate_size_mlp") if dense else 0,
-        moe=MoESpec(n_routed_experts=t.int("num_local_experts"), top_k=t.int("num_experts_per_tok"),
-                    expert_intermediate_size=expert_ffn, n_shared_experts=1, shared_intermediate_size=expert_ffn),
+        moe=MoESpec(
+            n_routed_experts=t.int("num_local_experts"),
+            top_k=t.int("num_experts_per_tok"),
+            expert_intermediate_size=expert_ffn,
+            n_shared_experts=1,
+            shared_intermediate_size=expert_ffn,
+        ),
         vision_params=vision,
     )

@@ -30,8 +30,11 @@ def minimax_m3(f: Fields) -> dict[str, Any]:
         dense = [i for i, x in enumerate(freq) if x == 0]
     else:
         dense = list(range(f.int("first_k_dense_replace", default=0, minimum=0, maximum=layers)))
-    plain = GQA(**gqa_geometry(f, c["hidden_size"]), qk_norm=f.bool("use_qk_norm", True),
-                output_gate=f.bool("attention_output_gate", False))
+    plain = GQA(
+        **gqa_geometry(f, c["hidden_size"]),
+        qk_norm=f.bool("use_qk_norm", True),
+        output_gate=f.bool("attention_output_gate", False),
+    )
     sac = f.cfg.get("sparse_attention_config") or {}
     if not isinstance(sac, Mapping):
         raise f.error("field 'sparse_attention_config' must be an object")
@@ -43,11 +46,22 @@ def minimax_m3(f: Fields) -> dict[str, Any]:
         if len(marks) != layers:
             raise f.error(f"sparse_attention_freq must have {layers} entries")
         idim = sf.int("sparse_index_dim")
-        blocks = (sf.int("sparse_topk_blocks") + sf.int("sparse_local_block", default=0, minimum=0)
-                  + sf.int("sparse_init_block", default=0, minimum=0))
-        sparse = plain.model_copy(update={"indexer": Indexer(
-            n_heads=sf.int("sparse_num_index_heads"), head_dim=idim, key_bytes=2 * idim, weights_proj=False,
-            topk_tokens=blocks * sf.int("sparse_block_size"))})
+        blocks = (
+            sf.int("sparse_topk_blocks")
+            + sf.int("sparse_local_block", default=0, minimum=0)
+            + sf.int("sparse_init_block", default=0, minimum=0)
+        )
+        sparse = plain.model_copy(
+            update={
+                "indexer": Indexer(
+                    n_heads=sf.int("sparse_num_index_heads"),
+                    head_dim=idim,
+                    key_bytes=2 * idim,
+                    weights_proj=False,
+                    topk_tokens=blocks * sf.int("sparse_block_size"),
+                )
+            }
+        )
         indexed = {i for i, x in enumerate(marks) if x}
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     return dict(
@@ -55,8 +69,12 @@ def minimax_m3(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, lambda i: sparse if i in indexed else plain),
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("dense_intermediate_size") if dense else 0,
-        moe=MoESpec(n_routed_experts=f.int("num_local_experts"), top_k=f.int("num_experts_per_tok"),
-                    expert_intermediate_size=f.int("moe_intermediate_size"), n_shared_experts=n_shared,
-                    shared_intermediate_size=f.int("shared_intermediate_size") if n_shared else 0,
-                    router_bias=f.bool("use_routing_bias", False)),
+        moe=MoESpec(
+            n_routed_experts=f.int("num_local_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("moe_intermediate_size"),
+            n_shared_experts=n_shared,
+            shared_intermediate_size=f.int("shared_intermediate_size") if n_shared else 0,
+            router_bias=f.bool("use_routing_bias", False),
+        ),
     )

@@ -36,9 +36,14 @@ def nemotron_h(f: Fields) -> dict[str, Any]:
             raise f.error("two FFN blocks in a row are not modelled")
         else:
             kinds[-1] = (kinds[-1][0], ch)
-    mamba = Mamba2(num_heads=f.int("mamba_num_heads"), head_dim=f.int("mamba_head_dim"), n_groups=f.int("n_groups"),
-                   state_size=f.int("ssm_state_size"), conv_kernel=f.int("conv_kernel", default=4),
-                   conv_bias=f.bool("use_conv_bias", True))
+    mamba = Mamba2(
+        num_heads=f.int("mamba_num_heads"),
+        head_dim=f.int("mamba_head_dim"),
+        n_groups=f.int("n_groups"),
+        state_size=f.int("ssm_state_size"),
+        conv_kernel=f.int("conv_kernel", default=4),
+        conv_bias=f.bool("use_conv_bias", True),
+    )
     attention = GQA(**gqa_geometry(f, c["hidden_size"]))
     n_shared = f.int("n_shared_experts", default=0, minimum=0)
     dense = [i for i, (_, ffn) in enumerate(kinds) if ffn == "-"]
@@ -52,10 +57,15 @@ def nemotron_h(f: Fields) -> dict[str, Any]:
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
         moe=MoESpec(
-            n_routed_experts=f.int("n_routed_experts"), top_k=f.int("num_experts_per_tok"),
-            expert_intermediate_size=f.int("moe_intermediate_size"), n_shared_experts=n_shared,
+            n_routed_experts=f.int("n_routed_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("moe_intermediate_size"),
+            n_shared_experts=n_shared,
             shared_intermediate_size=f.int("moe_shared_expert_intermediate_size") if n_shared else 0,
-            router_bias=True, latent_size=f.int("moe_latent_size", default=0, minimum=0),
-        ) if "E" in pattern else None,
+            router_bias=True,
+            latent_size=f.int("moe_latent_size", default=0, minimum=0),
+        )
+        if "E" in pattern
+        else None,
         num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
     )

@@ -22,7 +22,9 @@ def _compressed_tensors_preset(q: Mapping[str, Any]) -> dict[str, str]:
     table = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8", (4, "float"): "mxfp4"}
     dtype = table.get((bits, kind))
     if dtype is None:
-        raise ValueError(f"compressed-tensors weights of {bits} bits {kind!r} are not modelled; known: 4/8-bit int, 8-bit float")
+        raise ValueError(
+            f"compressed-tensors weights of {bits} bits {kind!r} are not modelled; known: 4/8-bit int, 8-bit float"
+        )
     ignore = " ".join(str(x) for x in q.get("ignore") or [])
     rest = "bf16" if ("self_attn" in ignore or "attn" in ignore) else dtype
     return {"weights": rest, "routed_experts": dtype}
@@ -44,8 +46,18 @@ def quant_preset(quant_config: Mapping[str, Any]) -> dict[str, str]:
     fmt = str(q.get("fmt") or "").lower()
     if algo == "compressed-tensors":
         return _compressed_tensors_preset(q)
-    table = {"nvfp4": "nvfp4", "fp4": "nvfp4", "mxfp4": "mxfp4", "fp8": "fp8", "w4a16_awq": "int4", "awq": "int4",
-             "gptq": "int4", "w8a8": "int8", "int8": "int8", "mixed_precision": "fp8"}
+    table = {
+        "nvfp4": "nvfp4",
+        "fp4": "nvfp4",
+        "mxfp4": "mxfp4",
+        "fp8": "fp8",
+        "w4a16_awq": "int4",
+        "awq": "int4",
+        "gptq": "int4",
+        "w8a8": "int8",
+        "int8": "int8",
+        "mixed_precision": "fp8",
+    }
     for key, dtype in table.items():
         if key in algo or (key == "fp8" and fmt.startswith("e4m3")):
             if algo == "mixed_precision":

@@ -21,8 +21,12 @@ def _qwen_parts(f: Fields, **attention) -> tuple[dict[str, Any], GQA, frozenset[
     layers = c["num_layers"]
     window, sliding = sliding_layers(f, layers) if f.bool("use_sliding_window", False) else (None, frozenset())
     is_qwen2 = f.family == "qwen2_moe"
-    gqa = dict(**gqa_geometry(f, c["hidden_size"]), qkv_bias=f.bool("attention_bias", is_qwen2), qk_norm=not is_qwen2,
-               **attention)
+    gqa = dict(
+        **gqa_geometry(f, c["hidden_size"]),
+        qkv_bias=f.bool("attention_bias", is_qwen2),
+        qk_norm=not is_qwen2,
+        **attention,
+    )
     step = f.int("decoder_sparse_step", default=1)
     mlp_only = set(f.int_list("mlp_only_layers"))
     dense = [i for i in range(layers) if i in mlp_only or (i + 1) % step != 0]
@@ -30,9 +34,14 @@ def _qwen_parts(f: Fields, **attention) -> tuple[dict[str, Any], GQA, frozenset[
     c.update(
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
-        moe=MoESpec(n_routed_experts=f.int("num_experts"), top_k=f.int("num_experts_per_tok"),
-                    expert_intermediate_size=f.int("moe_intermediate_size"), n_shared_experts=1 if shared else 0,
-                    shared_intermediate_size=shared, shared_expert_gate=bool(shared)),
+        moe=MoESpec(
+            n_routed_experts=f.int("num_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("moe_intermediate_size"),
+            n_shared_experts=1 if shared else 0,
+            shared_intermediate_size=shared,
+            shared_expert_gate=bool(shared),
+        ),
     )
     return c, gqa, sliding, window
 
@@ -59,17 +68,25 @@ def qwen35(f: Fields) -> dict[str, Any]:
     types = t.cfg.get("layer_types")
     if isinstance(types, list) and types:
         if len(types) != layers or any(x not in ("linear_attention", "full_attention") for x in types):
-            raise t.error(f"field 'layer_types' must list 'linear_attention' or 'full_attention' for each of the {layers} layers")
+            raise t.error(
+                f"field 'layer_types' must list 'linear_attention' or 'full_attention' for each of the {layers} layers"
+            )
         linear = {i for i, x in enumerate(types) if x == "linear_attention"}
     else:
         every = t.int("full_attention_interval", default=4)
         linear = {i for i in range(layers) if (i + 1) % every != 0}
-    gdn = GatedDeltaNet(key_heads=t.int("linear_num_key_heads"), key_head_dim=t.int("linear_key_head_dim"),
-                        value_heads=t.int("linear_num_value_heads"), value_head_dim=t.int("linear_value_head_dim"),
-                        conv_kernel=t.int("linear_conv_kernel_dim", default=4))
+    gdn = GatedDeltaNet(
+        key_heads=t.int("linear_num_key_heads"),
+        key_head_dim=t.int("linear_key_head_dim"),
+        value_heads=t.int("linear_num_value_heads"),
+        value_head_dim=t.int("linear_value_head_dim"),
+        conv_kernel=t.int("linear_conv_kernel_dim", default=4),
+    )
     full = GQA(**gqa)
-    c.update(mixers=group_layers(layers, lambda i: gdn if i in linear else full),
-             num_mtp_layers=t.int("mtp_num_hidden_layers", default=0, minimum=0))
+    c.update(
+        mixers=group_layers(layers, lambda i: gdn if i in linear else full),
+        num_mtp_layers=t.int("mtp_num_hidden_layers", default=0, minimum=0),
+    )
     vc = f.cfg.get("vision_config")
     if isinstance(vc, Mapping) and vc:
         c["vision_params"] = qwen_vl_vision_params(vc)

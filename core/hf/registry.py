@@ -53,5 +53,7 @@ def family_of(cfg: Mapping[str, Any]) -> str:
     shown = model_type or (archs[0] if isinstance(archs, list) and archs else None)
     supported = ", ".join(READERS)
     if not shown:
-        raise ValueError(f"config.json has neither 'model_type' nor 'architectures'; supported model types: {supported}")
+        raise ValueError(
+            f"config.json has neither 'model_type' nor 'architectures'; supported model types: {supported}"
+        )
     raise ValueError(f"config.json: architecture {shown!r} is not supported; supported model types: {supported}")

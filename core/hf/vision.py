@@ -48,6 +48,7 @@ def vision_tower_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     projector = out_dim * text_hidden
     return embed + layers * per_layer + adapter + projector
 
+
 def _vit_block_params(h: int, inter: int) -> int:
     """One pre-norm ViT block with biases: q, k, v, o (4h^2 + 4h), a two-matrix GELU MLP (2hf + f + h)
     and two LayerNorms with bias (4h)."""
@@ -70,10 +71,13 @@ def moonvit_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     pos += f.int("init_pos_emb_time", default=0, minimum=0) * h
     kernel = f.int_list("merge_kernel_size") or [2, 2]
     if len(kernel) != 2 or min(kernel) < 1:
-        raise ValueError("config.json (kimi_k25 vision_config): field 'merge_kernel_size' must be two positive integers")
+        raise ValueError(
+            "config.json (kimi_k25 vision_config): field 'merge_kernel_size' must be two positive integers"
+        )
     merged = h * kernel[0] * kernel[1]
     merger = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden
     return layers * per_layer + (3 * p * p * h + h) + pos + 2 * h + merger
+
 
 def qwen_vl_vision_params(vc: Mapping[str, Any]) -> int:
     """Qwen3-VL-style vision tower (Qwen3.5): ``depth`` pre-norm ViT blocks with biases (qkv and proj
@@ -90,8 +94,14 @@ def qwen_vl_vision_params(vc: Mapping[str, Any]) -> int:
     merged = h * m2
     merger = 2 * h + merged * merged + merged + merged * out + out
     n_mergers = 1 + len(f.int_list("deepstack_visual_indexes"))
-    return (depth * per_layer + 3 * tp * p * p * h + h + f.int("num_position_embeddings", default=0, minimum=0) * h
-            + n_mergers * merger)
+    return (
+        depth * per_layer
+        + 3 * tp * p * p * h
+        + h
+        + f.int("num_position_embeddings", default=0, minimum=0) * h
+        + n_mergers * merger
+    )
+
 
 def gemma4_vision_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     """Estimated Gemma 4 vision encoder: ``num_hidden_layers`` blocks of attention (q, k, v, o without

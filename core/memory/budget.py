@@ -21,8 +21,18 @@ from core.model import ModelSpec
 from core.parallel import check_layout, default_layout, pipeline_stages, stage_counts
 from core.specs import GPUSpec, MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 
-__all__ = ["MAX_CLUSTER_GPUS", "GPUMemory", "gpu_count_candidates", "max_concurrent_sequences", "max_context_len",
-           "min_gpus", "min_gpus_table", "per_gpu_memory", "scenario_notes", "stage_memories"]
+__all__ = [
+    "MAX_CLUSTER_GPUS",
+    "GPUMemory",
+    "gpu_count_candidates",
+    "max_concurrent_sequences",
+    "max_context_len",
+    "min_gpus",
+    "min_gpus_table",
+    "per_gpu_memory",
+    "scenario_notes",
+    "stage_memories",
+]
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,11 @@ class GPUMemory:
 
     @property
     def weights_bytes(self) -> float:
-        return sum(v for k, v in self.components.items() if k not in ("activations", "runtime_reserve", "kv_cache", "draft_kv_cache"))
+        return sum(
+            v
+            for k, v in self.components.items()
+            if k not in ("activations", "runtime_reserve", "kv_cache", "draft_kv_cache")
+        )
 
     @property
     def total_bytes(self) -> float:
@@ -221,7 +235,12 @@ def max_context_len(
     hi = int(grid[grid > lo].min()) if np.any(grid > lo) else lo
     while hi - lo > 1:  # refine between grid points (per-sequence bytes grow monotonically)
         mid = (lo + hi) // 2
-        if max_concurrent_sequences(model, gpu, layout, precision, mid, assumptions=a, spec=spec, draft_model=draft_model) >= batch:
+        if (
+            max_concurrent_sequences(
+                model, gpu, layout, precision, mid, assumptions=a, spec=spec, draft_model=draft_model
+            )
+            >= batch
+        ):
             lo = mid
         else:
             hi = mid
@@ -309,21 +328,24 @@ def min_gpus_table(
     return rows
 
 
-def scenario_notes(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, workload: Workload,
-                   spec: SpecDecodeConfig | None = None) -> list[tuple[str, str]]:
+def scenario_notes(
+    model: ModelSpec, gpu: GPUSpec, precision: Precision | str, workload: Workload, spec: SpecDecodeConfig | None = None
+) -> list[tuple[str, str]]:
     """(level, message) pairs about a scenario: "error" for what the model cannot do (a context beyond
     its positions), "warning" for precisions the GPU only emulates, "info" for weight-only formats."""
     prec = Precision.of(precision)
     notes: list[tuple[str, str]] = []
     ctx = workload.context_len + (spec.num_speculative_tokens if spec and spec.enabled else 0)
     if ctx > model.max_position_embeddings:
-        notes.append((
-            "error",
-            f"Context of {ctx:,} tokens ({workload.input_len:,} in + {workload.output_len:,} out"
-            + (f" + {spec.num_speculative_tokens} speculative" if spec and spec.enabled else "")
-            + f") exceeds {model.name}'s {model.max_position_embeddings:,} positions "
-            "(max_position_embeddings in its config.json). Shorten the workload.",
-        ))
+        notes.append(
+            (
+                "error",
+                f"Context of {ctx:,} tokens ({workload.input_len:,} in + {workload.output_len:,} out"
+                + (f" + {spec.num_speculative_tokens} speculative" if spec and spec.enabled else "")
+                + f") exceeds {model.name}'s {model.max_position_embeddings:,} positions "
+                "(max_position_embeddings in its config.json). Shorten the workload.",
+            )
+        )
     seen = set()
     for what, dt in (("weights", prec.weights), ("routed experts", prec.expert_dtype)):
         if dt in seen:
@@ -335,5 +357,10 @@ def scenario_notes(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, w
         elif s.status == "weight_only":
             notes.append(("info", f"{what.capitalize()}: {s.message}."))
     if prec.kv_cache == "fp8" and not gpu.supports("fp8"):
-        notes.append(("warning", f"Emulated precision (KV cache): {gpu.name} stores an fp8 KV cache but computes attention in bf16."))
+        notes.append(
+            (
+                "warning",
+                f"Emulated precision (KV cache): {gpu.name} stores an fp8 KV cache but computes attention in bf16.",
+            )
+        )
     return notes

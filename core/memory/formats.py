@@ -7,8 +7,15 @@ from dataclasses import dataclass
 
 from core.specs import GGUF_DTYPES
 
-__all__ = ["DTYPE_BYTES", "GGUF_BLOCKS", "WEIGHT_FORMATS", "WeightFormat", "bytes_per_param", "dtype_bytes",
-           "gguf_bits_per_weight"]
+__all__ = [
+    "DTYPE_BYTES",
+    "GGUF_BLOCKS",
+    "WEIGHT_FORMATS",
+    "WeightFormat",
+    "bytes_per_param",
+    "dtype_bytes",
+    "gguf_bits_per_weight",
+]
 
 # Bytes per element of the payload, without block/group scales.
 DTYPE_BYTES: dict[str, float] = {
@@ -48,19 +55,27 @@ WEIGHT_FORMATS: dict[str, WeightFormat] = {
         WeightFormat("bf16", 16, 0.0, "none"),
         WeightFormat("fp16", 16, 0.0, "none"),
         WeightFormat(
-            "fp8", 8, 4 / (128 * 128),
+            "fp8",
+            8,
+            4 / (128 * 128),
             "one fp32 scale per 128 x 128 block (DeepSeek-V3's block-wise FP8, DeepGEMM)",
         ),
         WeightFormat(
-            "int8", 8, 2 / 4096,
+            "int8",
+            8,
+            2 / 4096,
             "one fp16 scale per output channel (W8A8 per-channel), about 2 bytes per 4,096-weight row",
         ),
         WeightFormat(
-            "int4", 4, (2 + 0.5) / 128,
+            "int4",
+            4,
+            (2 + 0.5) / 128,
             "AWQ / GPTQ, group size 128: one fp16 scale and one packed 4-bit zero point per 128 weights",
         ),
         WeightFormat(
-            "nvfp4", 4, 1 / 16,
+            "nvfp4",
+            4,
+            1 / 16,
             "one FP8 (E4M3) scale per 16 weights, plus one fp32 scale per tensor (negligible)",
         ),
         WeightFormat("mxfp4", 4, 1 / 32, "one 8-bit (E8M0) shared exponent per 32 weights (OCP MX)"),
@@ -100,12 +115,21 @@ def gguf_bits_per_weight(block_type: str) -> float:
 # eighth and every third in between: about half of them); Q3_K_M: ffn_down is Q4_K (Q5_K on the first
 # sixteenth). Attention V tensors also go up a step; they are a small share of an MoE and are not modelled.
 _GGUF_MIXES: dict[str, tuple[str, list[tuple[str, float]], str]] = {
-    "q4_k_m": ("q4_k", [("q4_k", 2 / 3), ("q6_k", 1 / 6), ("q4_k", 1 / 6)],
-               "Q4_K gate/up, ffn_down Q6_K on about half the layers"),
-    "q5_k_m": ("q5_k", [("q5_k", 2 / 3), ("q6_k", 1 / 6), ("q5_k", 1 / 6)],
-               "Q5_K gate/up, ffn_down Q6_K on about half the layers"),
-    "q3_k_m": ("q3_k", [("q3_k", 2 / 3), ("q5_k", 1 / 48), ("q4_k", 15 / 48)],
-                "Q3_K gate/up, ffn_down Q4_K (Q5_K on the first sixteenth of layers)"),
+    "q4_k_m": (
+        "q4_k",
+        [("q4_k", 2 / 3), ("q6_k", 1 / 6), ("q4_k", 1 / 6)],
+        "Q4_K gate/up, ffn_down Q6_K on about half the layers",
+    ),
+    "q5_k_m": (
+        "q5_k",
+        [("q5_k", 2 / 3), ("q6_k", 1 / 6), ("q5_k", 1 / 6)],
+        "Q5_K gate/up, ffn_down Q6_K on about half the layers",
+    ),
+    "q3_k_m": (
+        "q3_k",
+        [("q3_k", 2 / 3), ("q5_k", 1 / 48), ("q4_k", 15 / 48)],
+        "Q3_K gate/up, ffn_down Q4_K (Q5_K on the first sixteenth of layers)",
+    ),
 }
 
 
@@ -115,7 +139,9 @@ def _gguf_format(dtype: str) -> WeightFormat:
         bpw = sum(w * gguf_bits_per_weight(t) for t, w in parts)
         return WeightFormat(dtype, bpw, 0.0, f"GGUF mix: {what} (llama.cpp llama-quant.cpp); blocks carry their scales")
     n, nbytes, layout = GGUF_BLOCKS[dtype]
-    return WeightFormat(dtype, 8 * nbytes / n, 0.0, f"GGUF block of {n} weights in {nbytes} B: {layout} (ggml-common.h)")
+    return WeightFormat(
+        dtype, 8 * nbytes / n, 0.0, f"GGUF block of {n} weights in {nbytes} B: {layout} (ggml-common.h)"
+    )
 
 
 WEIGHT_FORMATS.update({d: _gguf_format(d) for d in GGUF_DTYPES})

@@ -104,8 +104,13 @@ def decode_read_bytes_per_sequence(model: ModelSpec, context_len: float, kv_dtyp
     layer its window, top-k CSA or all HCA entries and its compressor state once per entry (a recurrent state
     is read whole). GLM-5 at 128K: 78 x (2,048 x 1,152 + 131,072 x 132) = 1.53 GB read of 13.1 GB stored."""
     ctx = context_scalar(context_len)
-    return float(sum(len(g.layers) * (g.mixer.decode_read_bytes_per_rank(ctx, kv_dtype, 1)
-                                      + g.mixer.decode_state_read_bytes_per_rank(1)) for g in model.mixers))
+    return float(
+        sum(
+            len(g.layers)
+            * (g.mixer.decode_read_bytes_per_rank(ctx, kv_dtype, 1) + g.mixer.decode_state_read_bytes_per_rank(1))
+            for g in model.mixers
+        )
+    )
 
 
 def fixed_state_bytes_per_sequence(model: ModelSpec) -> float:
@@ -151,6 +156,9 @@ def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, 
     if not (is_whole(tp) and 1 <= tp <= 100_000):
         raise ValueError(f"tp must be a whole number in 1..100,000, got {tp!r}")
     counts = stage_counts(model, stage)
-    out = sum(n * (g.mixer.cache_bytes_per_rank(ctx, kv_dtype, tp) + g.mixer.state_bytes_per_rank(tp))
-              for n, g in zip(counts.per_group, model.mixers, strict=True) if n)
+    out = sum(
+        n * (g.mixer.cache_bytes_per_rank(ctx, kv_dtype, tp) + g.mixer.state_bytes_per_rank(tp))
+        for n, g in zip(counts.per_group, model.mixers, strict=True)
+        if n
+    )
     return _out(out + np.zeros_like(ctx))

@@ -22,8 +22,15 @@ from core.model import params as model_params
 from core.parallel import fitting_tp, stage_counts
 from core.specs import ParallelLayout, Precision, SpecDecodeConfig
 
-__all__ = ["component_dtypes", "draft_params", "draft_weights_and_kv", "mtp_bytes_per_rank", "stage_weights",
-           "weight_bytes_by_component", "weights_bytes"]
+__all__ = [
+    "component_dtypes",
+    "draft_params",
+    "draft_weights_and_kv",
+    "mtp_bytes_per_rank",
+    "stage_weights",
+    "weight_bytes_by_component",
+    "weights_bytes",
+]
 
 
 def component_dtypes(precision: Precision | str) -> dict[str, str]:
@@ -47,7 +54,9 @@ def component_dtypes(precision: Precision | str) -> dict[str, str]:
     }
 
 
-def weight_bytes_by_component(model: ModelSpec, precision: Precision | str, *, include_mtp: bool = False) -> dict[str, float]:
+def weight_bytes_by_component(
+    model: ModelSpec, precision: Precision | str, *, include_mtp: bool = False
+) -> dict[str, float]:
     """Bytes of each component's weights (whole model, before any sharding), scales included."""
     dt = component_dtypes(precision)
     b = model_params.breakdown(model).as_dict()
@@ -73,8 +82,15 @@ def _local_experts(model: ModelSpec, layout: ParallelLayout, redundant: int) -> 
     return math.ceil((model.moe.n_routed_experts + redundant) / layout.ep) * ffn.expert_params(model) / layout.expert_tp
 
 
-def stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precision, stage: range, first: bool, last: bool,
-                  redundant: int) -> dict[str, float]:
+def stage_weights(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    stage: range,
+    first: bool,
+    last: bool,
+    redundant: int,
+) -> dict[str, float]:
     """Bytes per component on one GPU of the pipeline stage holding layers ``stage``."""
     dt = component_dtypes(precision)
     h, tp = model.hidden_size, layout.attention_tp
@@ -83,7 +99,9 @@ def stage_weights(model: ModelSpec, layout: ParallelLayout, precision: Precision
     p: dict[str, float] = {
         "embedding": vocab if first else 0.0,
         "lm_head": vocab if last and (not model.tie_word_embeddings or layout.pp > 1) else 0.0,
-        "attention": sum(n * g.mixer.params_per_rank(h, tp) for n, g in zip(sc.per_group, model.mixers, strict=True) if n),
+        "attention": sum(
+            n * g.mixer.params_per_rank(h, tp) for n, g in zip(sc.per_group, model.mixers, strict=True) if n
+        ),
         "dense_ffn": sc.dense * ffn.dense_ffn_params(model) / tp,
         "parallel_mlp": sc.moe * ffn.parallel_mlp_params(model) / tp,
         "shared_experts": sc.moe * ffn.shared_experts_params(model) / tp,
@@ -101,8 +119,11 @@ def mtp_bytes_per_rank(model: ModelSpec, layout: ParallelLayout, precision: Prec
     dt = component_dtypes(precision)
     tp, n = layout.attention_tp, model.num_mtp_layers
     attn = n * model_params.attention_params_per_rank(model, tp)
-    rest = model_params.mtp_params(model) - model_params.mtp_routed_expert_params(model) \
+    rest = (
+        model_params.mtp_params(model)
+        - model_params.mtp_routed_expert_params(model)
         - n * model_params.attention_params_per_layer(model)
+    )
     routed = n * _local_experts(model, layout, redundant)
     return (attn + rest / tp) * bytes_per_param(dt["mtp"]) + routed * bytes_per_param(dt["mtp_experts"])
 
@@ -130,8 +151,14 @@ def draft_params(target: ModelSpec, spec: SpecDecodeConfig, draft_model: ModelSp
     return draft_model.total_params
 
 
-def draft_weights_and_kv(model: ModelSpec, layout: ParallelLayout, prec: Precision, spec: SpecDecodeConfig,
-                         draft_model: ModelSpec | None, redundant: int):
+def draft_weights_and_kv(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    prec: Precision,
+    spec: SpecDecodeConfig,
+    draft_model: ModelSpec | None,
+    redundant: int,
+):
     """(draft weight bytes on one GPU, function ctx -> draft cache bytes per sequence on one GPU)."""
     tp = layout.attention_tp
     head = model.head_mixer

@@ -5,13 +5,13 @@ from core.model.mixers import MIXER_KINDS, Indexer, Mixer, MixerSpec
 from core.model.spec import MixerGroup, ModelSpec, MoESpec, PublishedCounts, group_layers
 
 __all__ = [
-           "MIXER_KINDS",
-           "Indexer",
-           "Mixer",
-           "MixerGroup",
-           "MixerSpec",
-           "MoESpec",
-           "ModelSpec",
-           "PublishedCounts",
-           "group_layers",
+    "MIXER_KINDS",
+    "Indexer",
+    "Mixer",
+    "MixerGroup",
+    "MixerSpec",
+    "MoESpec",
+    "ModelSpec",
+    "PublishedCounts",
+    "group_layers",
 ]

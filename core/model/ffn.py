@@ -40,7 +40,8 @@ def shared_experts_params(m: ModelSpec) -> int:
         return 0
     e = m.moe
     return e.n_shared_experts * m.ffn_matrices * m.hidden_size * e.shared_intermediate_size + (
-        m.hidden_size if e.shared_expert_gate else 0)
+        m.hidden_size if e.shared_expert_gate else 0
+    )
 
 
 def router_params(m: ModelSpec) -> int:
@@ -70,5 +71,9 @@ def moe_layer_parts(m: ModelSpec) -> tuple[int, int, int, int]:
     """(all routed experts, shared experts, router, parallel MLP) of one MoE layer."""
     if m.moe is None:
         return 0, 0, 0, 0
-    return (m.moe.n_routed_experts * expert_params(m), shared_experts_params(m), router_params(m),
-            parallel_mlp_params(m))
+    return (
+        m.moe.n_routed_experts * expert_params(m),
+        shared_experts_params(m),
+        router_params(m),
+        parallel_mlp_params(m),
+    )

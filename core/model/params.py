@@ -133,8 +133,7 @@ def active_breakdown(m: ModelSpec, convention: str | None = None) -> Breakdown:
         emb, head = 0, 0
     else:
         raise ValueError(
-            f"unknown active convention {conv!r}; allowed: incl_embedding_and_head, "
-            "excl_input_embedding, non_embedding"
+            f"unknown active convention {conv!r}; allowed: incl_embedding_and_head, excl_input_embedding, non_embedding"
         )
     return Breakdown(
         embedding=emb,

@@ -37,8 +37,10 @@ class MoESpec(BaseModel):
     expert_bias: bool = Field(False, description="expert projections carry biases (gpt-oss)")
     shared_expert_gate: bool = Field(False, description="a sigmoid gate (hidden x 1) on the shared expert (Qwen2-MoE)")
     latent_size: NonNegInt = Field(
-        0, description="latent MoE: routed experts run at this width between a down and an up projection "
-                       "(Kimi-K3 3584, Nemotron-3 1024); 0 = the hidden size")
+        0,
+        description="latent MoE: routed experts run at this width between a down and an up projection "
+        "(Kimi-K3 3584, Nemotron-3 1024); 0 = the hidden size",
+    )
     n_groups: PosInt = Field(1, description="expert groups for group-limited routing (DeepSeek-V3: 8)")
     topk_groups: PosInt = Field(1, description="groups a token may route to (DeepSeek-V3: 4)")
 
@@ -66,8 +68,10 @@ class PublishedCounts(BaseModel):
     includes_mtp: bool = False
     includes_vision: bool = False
     active_rounded_to: NonNegInt = Field(
-        0, description="the published active figure is a name rounded to this many parameters (Qwen3.5-35B-A3B: "
-                       "'3B' = 1e9), so it is matched within half of it instead of within 3%")
+        0,
+        description="the published active figure is a name rounded to this many parameters (Qwen3.5-35B-A3B: "
+        "'3B' = 1e9), so it is matched within half of it instead of within 3%",
+    )
     counting_notes: str = ""
     source: str = ""
     verified: Literal["primary", "secondary", "unverified"] = "unverified"
@@ -117,26 +121,31 @@ class ModelSpec(BaseModel):
 
     mixers: tuple[MixerGroup, ...] = Field(min_length=1, description="the layers, grouped by their mixer")
     mtp_mixer: MixerSpec | None = Field(
-        None, description="the mixer of the MTP module's layer when it is not the first softmax layer's")
+        None, description="the mixer of the MTP module's layer when it is not the first softmax layer's"
+    )
 
     # feed-forward
     dense_layers: tuple[int, ...] = Field((), description="indexes of layers with a dense FFN instead of a MoE block")
     dense_intermediate_size: NonNegInt = Field(0, description="FFN width of the dense layers")
     ffn_free_layers: tuple[int, ...] = Field(
-        (), description="layers with a mixer but no FFN / MoE block (Nemotron-H blocks carry one mixer each)")
+        (), description="layers with a mixer but no FFN / MoE block (Nemotron-H blocks carry one mixer each)"
+    )
     parallel_dense_intermediate_size: NonNegInt = Field(
-        0, description="a dense residual MLP beside the MoE on every MoE layer (Snowflake Arctic, Gemma 4)")
+        0, description="a dense residual MLP beside the MoE on every MoE layer (Snowflake Arctic, Gemma 4)"
+    )
     moe: MoESpec | None = None
     ffn_matrices: Annotated[int, Field(ge=2, le=3)] = Field(3, description="3 for SwiGLU/GeGLU, 2 for plain MLPs")
     norms_per_layer: Annotated[int, Field(ge=0, le=16)] = 2
 
     # extras
     residual_streams: Annotated[int, Field(ge=1, le=64)] = Field(
-        1, description="copies of the residual stream (DeepSeek-V4's hyper-connections: hc_mult 4)")
+        1, description="copies of the residual stream (DeepSeek-V4's hyper-connections: hc_mult 4)"
+    )
     layer_extra_params: NonNegInt = Field(0, description="per-layer extras every token uses (hyper-connection mixers)")
     model_extra_params: NonNegInt = Field(0, description="model-level extras every token uses (hyper-connection head)")
     inactive_extra_params: NonNegInt = Field(
-        0, description="stored but never multiplied by a token (DeepSeek-V4's hash-routing table): total only")
+        0, description="stored but never multiplied by a token (DeepSeek-V4's hash-routing table): total only"
+    )
     num_mtp_layers: NonNegInt = Field(0, description="multi-token-prediction (next-n) modules")
     vision_params: NonNegInt = Field(0, description="vision tower + projector parameters, from vision_config")
 

@@ -21,10 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
-    "--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-    "--disable-background-networking", "--disable-component-update", "--disable-extensions",
-    "--disable-sync", "--no-first-run", "--mute-audio", "--hide-scrollbars",
-    "--force-color-profile=srgb", "--font-render-hinting=none",
+    "--no-sandbox",
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-extensions",
+    "--disable-sync",
+    "--no-first-run",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--force-color-profile=srgb",
+    "--font-render-hinting=none",
 ]
 
 
@@ -63,10 +73,27 @@ class Server:
         env = {**os.environ, "PLANNER_DB": str(ARTIFACTS / f"scenarios-{self.port}.db")}
         (ARTIFACTS / f"scenarios-{self.port}.db").unlink(missing_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(self.port),
-             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT, env=env,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(self.port),
+                "--server.fileWatcherType",
+                "none",
+                "--browser.gatherUsageStats",
+                "false",
+            ],
+            cwd=ROOT,
+            stdout=self.log.open("w"),
+            stderr=subprocess.STDOUT,
+            env=env,
         )
         deadline = time.monotonic() + 60
         while True:

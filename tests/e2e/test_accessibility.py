@@ -188,7 +188,8 @@ def test_print_fit_page_to_pdf(server, themed):
     page.wait_for_function(
         """([sel, w]) => { const c = [...document.querySelectorAll(sel)];
                            return c.length > 0 && c.every(e => e.getBoundingClientRect().right <= w + 1); }""",
-        arg=[MARKS, A4_LANDSCAPE_PX])
+        arg=[MARKS, A4_LANDSCAPE_PX],
+    )
     charts = page.locator(MARKS)
     expect(charts).to_have_count(n)
     head = heading.bounding_box()

@@ -46,7 +46,14 @@ def test_deep_link_to_catalog_is_first_request_to_fresh_server(fresh_server, new
     # the shared sidebar is present on a deep link, the tables rendered, the URL kept the scenario
     expect(page.get_by_test_id("stDataFrame")).to_have_count(4)
     q = qs(page.url)
-    assert (q["model"], q["gpu"], q["nodes"], q["gpn"], q["w"], q["batch"]) == ("kimi-k2", "gb200", "18", "4", "nvfp4", "256")
+    assert (q["model"], q["gpu"], q["nodes"], q["gpn"], q["w"], q["batch"]) == (
+        "kimi-k2",
+        "gb200",
+        "18",
+        "4",
+        "nvfp4",
+        "256",
+    )
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "catalog.png"), full_page=True)
 
@@ -126,7 +133,9 @@ def test_intensity_page_renders_all_charts(server, new_page):
 def test_speculative_page_renders_all_charts(server, new_page):
     page = new_page()
     page.set_viewport_size({"width": 1500, "height": 4200})
-    page.goto(f"{server.url}/Speculative?model=llama-3-70b&gpu=h100-sxm&nodes=1&gpn=2&w=fp8&sd=draft_model&draft=llama-3-8b&gamma=5&alpha=0.75&c=0.1")
+    page.goto(
+        f"{server.url}/Speculative?model=llama-3-70b&gpu=h100-sxm&nodes=1&gpn=2&w=fp8&sd=draft_model&draft=llama-3-8b&gamma=5&alpha=0.75&c=0.1"
+    )
     wait_rendered(page)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Speculative decoding")).to_be_visible()
     expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(6)
@@ -180,7 +189,9 @@ def test_disaggregation_page_renders(server, new_page):
     page.set_viewport_size({"width": 1500, "height": 2600})
     page.goto(f"{server.url}/Disaggregation_and_cost?model=llama-3-70b&gpu=h100-sxm&isl=1500&osl=800&w=fp8")
     wait_rendered(page, timeout_ms=120_000)
-    expect(page.get_by_test_id("stMain").get_by_role("heading", name="Disaggregation & cost", exact=True)).to_be_visible()
+    expect(
+        page.get_by_test_id("stMain").get_by_role("heading", name="Disaggregation & cost", exact=True)
+    ).to_be_visible()
     expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "disaggregation.png"), full_page=True)
@@ -230,7 +241,9 @@ def test_save_compare_and_download_in_the_browser(server, new_page, tmp_path):
 def test_single_box_page_renders_placement_and_speed(server, new_page):
     page = new_page()
     page.set_viewport_size({"width": 1500, "height": 3600})
-    page.goto(f"{server.url}/Single_box?model=deepseek-v3&host=server-ddr5-8ch-512&bgpu=rtx-4090&bn=1&q=iq4_xs&bctx=8192")
+    page.goto(
+        f"{server.url}/Single_box?model=deepseek-v3&host=server-ddr5-8ch-512&bgpu=rtx-4090&bn=1&q=iq4_xs&bctx=8192"
+    )
     wait_rendered(page)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Single box")).to_be_visible()
     expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(3)
@@ -241,8 +254,18 @@ def test_single_box_page_renders_placement_and_speed(server, new_page):
     page.screenshot(path=str(ARTIFACTS / "single_box.png"), full_page=True)
 
 
-@pytest.mark.parametrize("model,nodes", [("qwen3.5-397b-a17b", 1), ("gemma-4-26b-a4b", 1), ("minimax-m3", 1), ("glm-5", 1),
-                                         ("deepseek-v4-flash", 1), ("kimi-k3", 4), ("nemotron-3-super-120b-a12b", 1)])
+@pytest.mark.parametrize(
+    "model,nodes",
+    [
+        ("qwen3.5-397b-a17b", 1),
+        ("gemma-4-26b-a4b", 1),
+        ("minimax-m3", 1),
+        ("glm-5", 1),
+        ("deepseek-v4-flash", 1),
+        ("kimi-k3", 4),
+        ("nemotron-3-super-120b-a12b", 1),
+    ],
+)
 def test_fit_page_for_current_generation_models(server, new_page, model, nodes):
     page = new_page()
     page.set_viewport_size({"width": 1500, "height": 3000})
@@ -256,9 +279,20 @@ def test_fit_page_for_current_generation_models(server, new_page, model, nodes):
     page.screenshot(path=str(ARTIFACTS / f"fit_{model}.png"), full_page=True)
 
 
-CURRENT_GENERATION = ["deepseek-v4-flash", "deepseek-v4-pro", "qwen3.5-397b-a17b", "qwen3.5-122b-a10b", "qwen3.5-35b-a3b",
-                      "kimi-k2.5", "kimi-k3", "glm-5", "minimax-m3", "gemma-4-26b-a4b", "qwen3-coder-480b-a35b",
-                      "nemotron-3-super-120b-a12b"]
+CURRENT_GENERATION = [
+    "deepseek-v4-flash",
+    "deepseek-v4-pro",
+    "qwen3.5-397b-a17b",
+    "qwen3.5-122b-a10b",
+    "qwen3.5-35b-a3b",
+    "kimi-k2.5",
+    "kimi-k3",
+    "glm-5",
+    "minimax-m3",
+    "gemma-4-26b-a4b",
+    "qwen3-coder-480b-a35b",
+    "nemotron-3-super-120b-a12b",
+]
 
 # The tour: every page on the default scenario (no query: DeepSeek-V3 FP8 on 8 x H200) and on one scenario per
 # model family, on the hardware that family is served on; then every current-generation model on 2 x 8 B200.
@@ -276,6 +310,7 @@ FAMILIES = {
     "dense-llama3": "model=llama-3-70b&gpu=h100-sxm&nodes=1&gpn=8&w=fp8",
 }
 TOUR = {**FAMILIES, **{m: f"model={m}&gpu=b200&nodes=2&gpn=8&w=fp8" for m in CURRENT_GENERATION}}
+
 
 def _path(script: str) -> str:
     return "" if script == "app.py" else script.split("/", 1)[1].split("_", 1)[1].removesuffix(".py")
@@ -298,7 +333,9 @@ def test_tour_every_page(server, new_page, scenario):
         wait_rendered(page)
         assert page.get_by_test_id("stException").count() == 0, (scenario, label)
         # the sidebar kept the model: the scenario reached the page
-        expect(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).not_to_have_value("", timeout=30_000)
+        expect(page.get_by_test_id("stSidebar").get_by_role("combobox", name="Model")).not_to_have_value(
+            "", timeout=30_000
+        )
         page.wait_for_url(f"**model={model}*")
         wait_drawn(page)
         page.screenshot(path=str(out / f"{script.rsplit('/', 1)[-1].removesuffix('.py')}.png"), full_page=True)

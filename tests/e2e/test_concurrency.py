@@ -76,8 +76,13 @@ SCENARIOS: list[tuple[Case, tuple[str, object]]] = [
 ]
 
 # sidebar link labels (PAGES in ui/scenario.py) for the in-session page switches
-LINK = {"": "Home", "Fit": "Fit", "Intensity": "Intensity", "Layouts": "Layouts",
-        "Disaggregation_and_cost": "Disaggregation & cost"}
+LINK = {
+    "": "Home",
+    "Fit": "Fit",
+    "Intensity": "Intensity",
+    "Layouts": "Layouts",
+    "Disaggregation_and_cost": "Disaggregation & cost",
+}
 
 
 def qs(url: str) -> dict[str, str]:
@@ -139,6 +144,7 @@ def sidebar_caption(case: Case) -> str:
 
 # ---- the checks in the browser
 
+
 def check_session(page, case: Case, label: str) -> None:
     t = EXPECT_TIMEOUT_MS
     q = qs(page.url)
@@ -146,7 +152,9 @@ def check_session(page, case: Case, label: str) -> None:
     assert {k: q.get(k) for k in case.query()} == case.query(), (label, page.url)
     sidebar = page.get_by_test_id("stSidebar")
     name = cat().model(case.model).name
-    expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(re.compile(f"^{re.escape(name)} \\("), timeout=t)
+    expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(
+        re.compile(f"^{re.escape(name)} \\("), timeout=t
+    )
     expect(sidebar.get_by_role("combobox", name="Weights")).to_have_value(case.w, timeout=t)
     expect(sidebar.get_by_label("Nodes")).to_have_value(str(case.nodes), timeout=t)
     expect(sidebar).to_contain_text(sidebar_caption(case), timeout=t)
@@ -168,7 +176,9 @@ def fire_change(page, change: tuple[str, object]) -> None:
     kind, value = change
     sidebar = page.get_by_test_id("stSidebar")
     if kind in ("nodes", "gpn"):
-        box = sidebar.get_by_label("Nodes") if kind == "nodes" else sidebar.get_by_role("spinbutton", name="GPUs / node")
+        box = (
+            sidebar.get_by_label("Nodes") if kind == "nodes" else sidebar.get_by_role("spinbutton", name="GPUs / node")
+        )
         box.fill(str(value))
         box.press("Enter")
     elif kind in ("model", "w"):
@@ -195,6 +205,7 @@ def wait_changed(page, case: Case) -> None:
 
 
 # ---- memory of the server process (and any children)
+
 
 def _descendants(pid: int) -> list[int]:
     out, todo = [], [pid]
@@ -290,8 +301,10 @@ def test_twenty_concurrent_sessions_keep_their_own_scenarios(fresh_server, new_p
             "change_and_rerender_20": round(t_changed, 1),
             "total": round(time.perf_counter() - t_start, 1),
         },
-        "scenarios": [{"opened": c.url(""), "change": list(ch), "then": n.url("")}
-                      for c, ch, n in zip(cases, changes, new_cases, strict=False)],
+        "scenarios": [
+            {"opened": c.url(""), "change": list(ch), "then": n.url("")}
+            for c, ch, n in zip(cases, changes, new_cases, strict=False)
+        ],
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "concurrency.json").write_text(json.dumps(report, indent=2) + "\n")

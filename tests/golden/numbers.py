@@ -68,8 +68,12 @@ def _model_numbers(m, out: dict[str, VALUE]) -> None:
         out[f"{p}/active/{k}"] = v
     out[f"{p}/flops_per_token"] = params.flops_per_token(m)
     for tp in (1, 2, 8):
-        _guard(out, f"{p}/attention_params_per_rank/tp{tp}", lambda tp=tp: params.attention_params_per_rank(m, tp),
-               lambda v: {"": v})
+        _guard(
+            out,
+            f"{p}/attention_params_per_rank/tp{tp}",
+            lambda tp=tp: params.attention_params_per_rank(m, tp),
+            lambda v: {"": v},
+        )
     for dt in ("bf16", "fp8", "int4", "nvfp4"):
         out[f"{p}/weights_bytes/{dt}"] = memory.weights_bytes(m, dt)
     out[f"{p}/weights_bytes/fp8+mtp"] = memory.weights_bytes(m, "fp8", include_mtp=True)
@@ -95,10 +99,19 @@ def _model_numbers(m, out: dict[str, VALUE]) -> None:
         for s, stage in enumerate(stages):
             for tp in (1, 2, 8):
                 for c in (4096, 131_072):
-                    out[f"{p}/kv_on_gpu/pp{pp}s{s}/tp{tp}/{c}"] = memory.kv_bytes_per_sequence_on_gpu(m, c, "bf16", tp, stage)
+                    out[f"{p}/kv_on_gpu/pp{pp}s{s}/tp{tp}/{c}"] = memory.kv_bytes_per_sequence_on_gpu(
+                        m, c, "bf16", tp, stage
+                    )
     row = summary.model_row(m)
-    for k in ("total_b", "active_b", "active_ratio_pct", "mtp_b", "flops_per_token_g", "kv_bytes_per_token_bf16",
-              "linear_state_mib_per_seq"):
+    for k in (
+        "total_b",
+        "active_b",
+        "active_ratio_pct",
+        "mtp_b",
+        "flops_per_token_g",
+        "kv_bytes_per_token_bf16",
+        "linear_state_mib_per_seq",
+    ):
         out[f"{p}/summary/{k}"] = row[k]
 
 
@@ -131,8 +144,9 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
     p = f"{m.id}/{sid}"
     for name, lay in _layouts(m, total, gpn).items():
         q = f"{p}/{name}"
-        out[f"{q}/layout"] = (f"tp{lay.attention_tp} adp{lay.attention_dp} ep{lay.ep} etp{lay.expert_tp} "
-                              f"pp{lay.pp} dp{lay.dp}")
+        out[f"{q}/layout"] = (
+            f"tp{lay.attention_tp} adp{lay.attention_dp} ep{lay.ep} etp{lay.expert_tp} pp{lay.pp} dp{lay.dp}"
+        )
         problems = memory.check_layout(m, lay)
         if problems:
             out[f"{q}/invalid"] = "; ".join(problems)
@@ -153,23 +167,42 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
             return d
 
         _guard(out, f"{q}/memory", mem, rec_mem)
-        _guard(out, f"{q}/max_seqs", lambda lay=lay: memory.max_concurrent_sequences(m, gpu, lay, prec, [2560, 32_768]),
-               lambda v: {"2560": v[0], "32768": v[1]})
+        _guard(
+            out,
+            f"{q}/max_seqs",
+            lambda lay=lay: memory.max_concurrent_sequences(m, gpu, lay, prec, [2560, 32_768]),
+            lambda v: {"2560": v[0], "32768": v[1]},
+        )
         for phase, tokens, ctx in (("decode", 8.0, 2304), ("prefill", 4096.0, 2048)):
             for overlap in ("none", "two_batch"):
                 cfg = perf.StepConfig(phase, tokens, ctx, overlap=overlap)
-                _guard(out, f"{q}/step/{phase}/{overlap}", lambda cfg=cfg, lay=lay: perf.step_time(m, gpu, lay, prec, cfg, eff),
-                       lambda s, overlap=overlap: {**(s.components if overlap == "none" else {}), "step_s": s.step_s})
-        _guard(out, f"{q}/roofline",
-               lambda lay=lay: moe.decode_step(m, gpu, lay, prec, np.array(DECODE_TOKENS), 2304,
-                                               assumptions=MemoryAssumptions()),
-               lambda d: {f"{f}/{t:g}": getattr(d, f)[i] for f in ("weight_bytes", "kv_bytes", "flops", "time_s")
-                          for i, t in enumerate(DECODE_TOKENS)})
+                _guard(
+                    out,
+                    f"{q}/step/{phase}/{overlap}",
+                    lambda cfg=cfg, lay=lay: perf.step_time(m, gpu, lay, prec, cfg, eff),
+                    lambda s, overlap=overlap: {**(s.components if overlap == "none" else {}), "step_s": s.step_s},
+                )
+        _guard(
+            out,
+            f"{q}/roofline",
+            lambda lay=lay: moe.decode_step(
+                m, gpu, lay, prec, np.array(DECODE_TOKENS), 2304, assumptions=MemoryAssumptions()
+            ),
+            lambda d: {
+                f"{f}/{t:g}": getattr(d, f)[i]
+                for f in ("weight_bytes", "kv_bytes", "flops", "time_s")
+                for i, t in enumerate(DECODE_TOKENS)
+            },
+        )
         if name == "default":
-            _guard(out, f"{q}/spec_batch",
-                   lambda lay=lay: speculative.batch_speedup(m, gpu, lay, prec, [1, 16, 128], alpha=0.8, gamma=3,
-                                                             context_len=2304, draft_cost=0.05),
-                   lambda b: {f"{x:g}": b.speedup[i] for i, x in enumerate(b.batches)})
+            _guard(
+                out,
+                f"{q}/spec_batch",
+                lambda lay=lay: speculative.batch_speedup(
+                    m, gpu, lay, prec, [1, 16, 128], alpha=0.8, gamma=3, context_len=2304, draft_cost=0.05
+                ),
+                lambda b: {f"{x:g}": b.speedup[i] for i, x in enumerate(b.batches)},
+            )
 
 
 def _validation_numbers(cat, out: dict[str, VALUE]) -> None:
@@ -185,10 +218,20 @@ def _offload_numbers(cat, out: dict[str, VALUE]) -> None:
     host, gpu = cat.host("server-ddr5-8ch-512"), cat.gpu("rtx-4090")
     for mid in ("deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3.5-397b-a17b", "nemotron-3-super-120b-a12b"):
         m = cat.model(mid)
-        _guard(out, f"offload/{mid}", lambda m=m: offload.placement(m, host, "q4_k_m", gpu=gpu, context_len=8192),
-               lambda pl: {"n_cpu_moe": pl.n_cpu_moe, "gpu_weights": pl.gpu_weights_bytes, "host_weights": pl.host_weights_bytes,
-                           "gpu_kv": pl.gpu_kv_bytes, "decode_gpu_s": pl.decode_gpu_s, "decode_host_s": pl.decode_host_s,
-                           "prefill": pl.prefill_tokens_per_s})
+        _guard(
+            out,
+            f"offload/{mid}",
+            lambda m=m: offload.placement(m, host, "q4_k_m", gpu=gpu, context_len=8192),
+            lambda pl: {
+                "n_cpu_moe": pl.n_cpu_moe,
+                "gpu_weights": pl.gpu_weights_bytes,
+                "host_weights": pl.host_weights_bytes,
+                "gpu_kv": pl.gpu_kv_bytes,
+                "decode_gpu_s": pl.decode_gpu_s,
+                "decode_host_s": pl.decode_host_s,
+                "prefill": pl.prefill_tokens_per_s,
+            },
+        )
 
 
 def collect() -> dict[str, VALUE]:

@@ -8,8 +8,16 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_URL = {
-    "model": "deepseek-v3", "gpu": "h200", "nodes": "1", "gpn": "8", "w": "fp8", "kv": "bf16",
-    "a2a": "fp8", "batch": "64", "isl": "2048", "osl": "512",
+    "model": "deepseek-v3",
+    "gpu": "h200",
+    "nodes": "1",
+    "gpn": "8",
+    "w": "fp8",
+    "kv": "bf16",
+    "a2a": "fp8",
+    "batch": "64",
+    "isl": "2048",
+    "osl": "512",
 }
 
 
@@ -35,8 +43,10 @@ def test_home_default_scenario():
     assert m["KV cache per token (bf16)"] == "70.27 KB"
     # 8 x H200 x 141 GB = 1,128 GB
     assert m["Cluster HBM"] == "1,128 GB"
-    assert {k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
-            for k in at.query_params} == DEFAULT_URL
+    assert {
+        k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
+        for k in at.query_params
+    } == DEFAULT_URL
     assert not at.sidebar.warning
 
 
@@ -45,8 +55,19 @@ def _qp(at):
 
 
 def test_home_url_scenario_is_applied_exactly():
-    q = {"model": "mixtral-8x7b", "gpu": "h100-sxm", "nodes": "2", "gpn": "4", "w": "bf16", "ex": "int4",
-         "kv": "fp8", "a2a": "bf16", "batch": "16", "isl": "1000", "osl": "24"}
+    q = {
+        "model": "mixtral-8x7b",
+        "gpu": "h100-sxm",
+        "nodes": "2",
+        "gpn": "4",
+        "w": "bf16",
+        "ex": "int4",
+        "kv": "fp8",
+        "a2a": "bf16",
+        "batch": "16",
+        "isl": "1000",
+        "osl": "24",
+    }
     at = run("app.py", **q)
     assert _qp(at) == q
     assert at.sidebar.selectbox(key="_w_model").value == "mixtral-8x7b"

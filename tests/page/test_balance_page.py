@@ -63,4 +63,4 @@ def test_families(model_id):
 
 
 def run(**query):
-    return run_page('pages/3_Balance.py', timeout=60, **query)
+    return run_page("pages/3_Balance.py", timeout=60, **query)

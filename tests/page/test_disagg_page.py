@@ -16,8 +16,18 @@ def test_default_page():
 
 
 def test_llama_review_scenario_with_speculative_saving():
-    at = run(model="llama-3-70b", gpu="h100-sxm", isl="1500", osl="800", w="fp8", sd="draft_model", draft="llama-3-8b",
-             gamma="5", alpha="0.832", c="0.1143")
+    at = run(
+        model="llama-3-70b",
+        gpu="h100-sxm",
+        isl="1500",
+        osl="800",
+        w="fp8",
+        sd="draft_model",
+        draft="llama-3-8b",
+        gamma="5",
+        alpha="0.832",
+        c="0.1143",
+    )
     text = " ".join(md.value for md in at.markdown)
     # 1,500 prompt tokens x 327,680 B = 0.49 GB per request; x 50 requests/s = 24.58 GB/s
     assert "**0.492 GB per request**" in text and "**24.58 GB/s**" in text

@@ -75,8 +75,20 @@ def test_model_change_resets_a_layout_that_no_longer_fits_the_model():
 
 
 def test_draft_model_adds_weights_and_kv():
-    at = run(model="llama-3-70b", gpu="h100-sxm", nodes="1", gpn="2", w="fp8", kv="fp8", batch="16", isl="1536",
-             osl="512", sd="draft_model", draft="llama-3-8b", gamma="5")
+    at = run(
+        model="llama-3-70b",
+        gpu="h100-sxm",
+        nodes="1",
+        gpn="2",
+        w="fp8",
+        kv="fp8",
+        batch="16",
+        isl="1536",
+        osl="512",
+        sd="draft_model",
+        draft="llama-3-8b",
+        gamma="5",
+    )
     assert not at.error
     text = " ".join(md.value for md in at.markdown)
     # Llama-3 8B in FP8 over TP 2: embedding + head + norms (1,050,939,392) stay bf16 = 2.10 GB, the other
@@ -107,8 +119,18 @@ def test_assumption_widgets_round_trip_through_the_url():
     assert at2.slider(key="_w_util").value == pytest.approx(0.8)
 
 
-@pytest.mark.parametrize("model_id", ["grok-1", "hunyuan-large", "gpt-oss-20b", "llama-4-maverick", "qwen3-0.6b",
-                                      "deepseek-v3.2-exp", "snowflake-arctic"])
+@pytest.mark.parametrize(
+    "model_id",
+    [
+        "grok-1",
+        "hunyuan-large",
+        "gpt-oss-20b",
+        "llama-4-maverick",
+        "qwen3-0.6b",
+        "deepseek-v3.2-exp",
+        "snowflake-arctic",
+    ],
+)
 def test_every_family_renders(model_id):
     at = run(model=model_id, gpu="b200", nodes="2", gpn="8")
     assert at.success or at.warning or at.error
@@ -135,7 +157,7 @@ def test_every_gpu_with_qwen3_30b(gpu_id):
 
 
 def run(**query):
-    return run_page('pages/1_Fit.py', timeout=60, **query)
+    return run_page("pages/1_Fit.py", timeout=60, **query)
 
 
 def test_linear_attention_model_shows_its_fixed_state():

@@ -45,4 +45,4 @@ def test_every_model_renders(model_id):
 
 
 def run(**query):
-    return run_page('pages/2_Intensity.py', timeout=60, **query)
+    return run_page("pages/2_Intensity.py", timeout=60, **query)

@@ -28,4 +28,4 @@ def test_dense_model():
 
 
 def run(**query):
-    return run_page('pages/5_Layouts.py', timeout=120, **query)
+    return run_page("pages/5_Layouts.py", timeout=120, **query)

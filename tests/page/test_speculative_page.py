@@ -44,7 +44,13 @@ def test_worked_example_preset_loads_the_scenario():
     at.button[0].click().run()
     q = qp(at)
     assert (q["model"], q["gpu"], q["gpn"], q["sd"], q["draft"], q["gamma"]) == (
-        "llama-3-70b", "h100-sxm", "2", "draft_model", "llama-3-8b", "5")
+        "llama-3-70b",
+        "h100-sxm",
+        "2",
+        "draft_model",
+        "llama-3-8b",
+        "5",
+    )
     assert float(q["alpha"]) == pytest.approx(0.832)
     m = metrics(at)
     # blended alpha 0.832, gamma 5, c = 16/140: (1 - 0.832^6) / 0.168 = 3.98 tokens; / 1.571 = 2.53x
@@ -70,14 +76,15 @@ def test_bad_url_alpha_warns():
 
 
 def run(**query):
-    return run_page('pages/4_Speculative.py', timeout=60, **query)
+    return run_page("pages/4_Speculative.py", timeout=60, **query)
 
 
 def test_live_scrape_gives_implied_alpha():
     at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.75", c="0.1", gamma="5")
     at.text_area(key="live_scrape").input(
         "vllm:spec_decode_num_drafts_total 1000\nvllm:spec_decode_num_draft_tokens_total 5000\n"
-        "vllm:spec_decode_num_accepted_tokens_total 2600\n").run()
+        "vllm:spec_decode_num_accepted_tokens_total 2600\n"
+    ).run()
     m = metrics(at)
     assert m["Observed tokens per step"] == "3.60"
     assert m["Implied chain α"] == "0.789"

@@ -15,6 +15,10 @@ def layers_of(m: ModelSpec, cls) -> list[int]:
 
 def with_mixers(m: ModelSpec, cls, **update) -> ModelSpec:
     """``m`` with every ``cls`` mixer's fields replaced by ``update`` (validated again)."""
-    new = tuple(MixerGroup(mixer=type(g.mixer).model_validate({**g.mixer.model_dump(), **update}), layers=g.layers)
-                if isinstance(g.mixer, cls) else g for g in m.mixers)
+    new = tuple(
+        MixerGroup(mixer=type(g.mixer).model_validate({**g.mixer.model_dump(), **update}), layers=g.layers)
+        if isinstance(g.mixer, cls)
+        else g
+        for g in m.mixers
+    )
     return ModelSpec.model_validate({**m.model_dump(), "mixers": [g.model_dump() for g in new]})

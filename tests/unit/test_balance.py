@@ -55,12 +55,15 @@ def test_gpu_loads():
 
 
 def test_eplb_readme_example():
-    w = np.array([[90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86],
-                  [20, 107, 104, 64, 19, 197, 187, 157, 172, 86, 16, 27]])
+    w = np.array(
+        [[90, 132, 40, 61, 104, 165, 39, 4, 73, 56, 183, 86], [20, 107, 104, 64, 19, 197, 187, 157, 172, 86, 16, 27]]
+    )
     phy2log, log2phy, logcnt = b.rebalance_experts(w, 16, 4, 2, 8)
     # published in deepseek-ai/EPLB README.md
-    assert phy2log.tolist() == [[5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1],
-                                [7, 10, 6, 8, 6, 11, 8, 9, 2, 4, 5, 1, 5, 0, 3, 1]]
+    assert phy2log.tolist() == [
+        [5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1],
+        [7, 10, 6, 8, 6, 11, 8, 9, 2, 4, 5, 1, 5, 0, 3, 1],
+    ]
     # consistency of the three outputs
     assert logcnt.sum(axis=1).tolist() == [16, 16]
     for layer in range(2):
@@ -87,8 +90,12 @@ def test_eplb_matches_reference_outputs():
     ties = 0
     for case in data["cases"]:
         phy2log, log2phy, logcnt = b.rebalance_experts(
-            np.array(case["weight"], dtype=np.float32), case["num_replicas"], case["num_groups"], case["num_nodes"],
-            case["num_gpus"])
+            np.array(case["weight"], dtype=np.float32),
+            case["num_replicas"],
+            case["num_groups"],
+            case["num_nodes"],
+            case["num_gpus"],
+        )
         assert phy2log.tolist() == case["phy2log"], case["name"]
         assert logcnt.tolist() == case["logcnt"], case["name"]
         assert log2phy.tolist() == case["log2phy"], case["name"]

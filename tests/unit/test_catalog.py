@@ -7,8 +7,21 @@ from core.catalog import CATALOG_DIR, CatalogError, load_catalog
 cat = load_catalog()
 
 REQUIRED_GPUS = {
-    "rtx-4090", "rtx-5090", "l40s", "a100-80gb", "h100-sxm", "h100-pcie", "h800", "h200", "b200", "b300",
-    "gb200", "gb300", "mi300x", "mi325x", "mi355x",
+    "rtx-4090",
+    "rtx-5090",
+    "l40s",
+    "a100-80gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h800",
+    "h200",
+    "b200",
+    "b300",
+    "gb200",
+    "gb300",
+    "mi300x",
+    "mi325x",
+    "mi355x",
 }
 REQUIRED_LINKS = {"nvlink3", "nvlink4", "nvlink5", "ib-hdr", "ib-ndr", "ib-xdr", "roce-400g", "pcie4", "pcie5", "pcie6"}
 
@@ -67,7 +80,9 @@ def test_malformed_model_config_names_file_and_field(tmp_path):
     root = _copy_catalog(tmp_path)
     p = root / "models" / "mixtral-8x7b" / "config.json"
     p.write_text(p.read_text().replace('"num_local_experts": 8', '"num_local_experts": "eight"'))
-    with pytest.raises(CatalogError, match=r"mixtral-8x7b: config.json \(mixtral\): field 'num_local_experts' must be an integer"):
+    with pytest.raises(
+        CatalogError, match=r"mixtral-8x7b: config.json \(mixtral\): field 'num_local_experts' must be an integer"
+    ):
         load_catalog(root)
 
 

@@ -38,7 +38,7 @@ SECOND_CHANNELS = ("shape", "strokeDash")
 def _luminance(color: str) -> float:
     h = color.lstrip("#")
     h = "".join(c * 2 for c in h) if len(h) == 3 else h
-    rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    rgb = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
     lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
@@ -93,7 +93,9 @@ def _derived_from(layer: dict, name: str) -> set[str]:
     for t in layer.get("transform", []):
         if t.get("as") == name and "calculate" in t:
             expr = t["calculate"]
-            src |= set(re.findall(r"datum\.([A-Za-z_]\w*)", expr)) | set(re.findall(r"datum\[['\"]([^'\"]+)['\"]\]", expr))
+            src |= set(re.findall(r"datum\.([A-Za-z_]\w*)", expr)) | set(
+                re.findall(r"datum\[['\"]([^'\"]+)['\"]\]", expr)
+            )
     return src
 
 
@@ -140,15 +142,22 @@ def _check_second_channel_scales(spec: dict) -> None:
                 assert len(rng) >= len(dom), (ch, dom, rng)
                 values = [json.dumps(v) for v in rng[: len(dom)]]
                 assert len(set(values)) == len(dom), f"{ch}: repeated {values} for {dom}"
-            if ch == "shape" and _field(enc.get("color")) == e.get("field") and enc["color"].get("legend", {}) is not None:
+            if (
+                ch == "shape"
+                and _field(enc.get("color")) == e.get("field")
+                and enc["color"].get("legend", {}) is not None
+            ):
                 assert e.get("legend", {}) is not None, "the shape must show in the legend next to the colour"
 
 
 def _check_annotation_colours(spec: dict) -> None:
     """Rules, ticks and labels: INK, or a colour readable on both themes (or one picked per segment)."""
     layers = _layers(spec)
-    coloured_xy = {(_field(lay["encoding"].get("x")), _field(lay["encoding"].get("y")))
-                   for lay in layers if _field(lay.get("encoding", {}).get("color")) and _mark(lay)["type"] in ("rect", "bar")}
+    coloured_xy = {
+        (_field(lay["encoding"].get("x")), _field(lay["encoding"].get("y")))
+        for lay in layers
+        if _field(lay.get("encoding", {}).get("color")) and _mark(lay)["type"] in ("rect", "bar")
+    }
     for lay in layers:
         mark = _mark(lay)
         if mark["type"] not in ("text", "rule", "tick"):
@@ -163,7 +172,8 @@ def _check_annotation_colours(spec: dict) -> None:
             assert isinstance(c, str) and c.startswith("#"), (mark, "annotation colour must be INK or a hex accent")
             assert min(_contrast(c, LIGHT_BG), _contrast(c, DARK_BG)) >= 3, (
                 f"{mark['type']} in {c} vanishes on one theme (contrast {_contrast(c, LIGHT_BG):.1f} light, "
-                f"{_contrast(c, DARK_BG):.1f} dark): use ui.charts.INK")
+                f"{_contrast(c, DARK_BG):.1f} dark): use ui.charts.INK"
+            )
     sub = spec.get("config", {}).get("title", {}).get("subtitleColor")
     assert sub in (None, C.INK, C.INK_MUTED), f"subtitleColor {sub} is fixed: it vanishes on one theme"
 
@@ -172,68 +182,151 @@ def _check_annotation_colours(spec: dict) -> None:
 
 
 def _memory_rows() -> pd.DataFrame:
-    parts = [("Embedding", 1.8), ("LM head", 1.8), ("Attention", 0.6), ("Routed experts", 82.0), ("Shared experts", 1.5),
-             ("Activations", 2.5), ("Runtime reserve", 4.0), ("KV cache", 20.0)]
+    parts = [
+        ("Embedding", 1.8),
+        ("LM head", 1.8),
+        ("Attention", 0.6),
+        ("Routed experts", 82.0),
+        ("Shared experts", 1.5),
+        ("Activations", 2.5),
+        ("Runtime reserve", 4.0),
+        ("KV cache", 20.0),
+    ]
     order = list(C.COMPONENT_LABELS.values())
-    return pd.DataFrame([{"bar": b, "component": c, "gb": g, "order": order.index(c)}
-                         for b in ("stage 1", "stage 2") for c, g in parts])
+    return pd.DataFrame(
+        [{"bar": b, "component": c, "gb": g, "order": order.index(c)} for b in ("stage 1", "stage 2") for c, g in parts]
+    )
 
 
 def _series_lines(n: int = 5) -> pd.DataFrame:
     a = np.linspace(0.5, 1, 30)
-    return pd.concat([pd.DataFrame({"alpha": a, "speedup": 1 + a ** g * g / 3, "series": f"γ = {g}"}) for g in range(1, n + 1)])
+    return pd.concat(
+        [pd.DataFrame({"alpha": a, "speedup": 1 + a**g * g / 3, "series": f"γ = {g}"}) for g in range(1, n + 1)]
+    )
 
 
 def _band_cells() -> tuple[pd.DataFrame, list[str]]:
     bands = ["1.0–1.5×", "1.5–2.0×", "2.0–2.5×", "2.5–3.0×", "3.0–4.0×", "4.0–5.0×", "5.0–6.0×", "6.0–8.0×", "8.0–12×"]
-    cells = pd.DataFrame([{"gamma": g, "alpha": round(al, 2), "band": bands[min(len(bands) - 1, int(al * g))],
-                           "speedup": al * g} for g in range(1, 12) for al in np.linspace(0.5, 1, 11)])
+    cells = pd.DataFrame(
+        [
+            {"gamma": g, "alpha": round(al, 2), "band": bands[min(len(bands) - 1, int(al * g))], "speedup": al * g}
+            for g in range(1, 12)
+            for al in np.linspace(0.5, 1, 11)
+        ]
+    )
     return cells, bands
 
 
 def _charts() -> dict[str, alt.TopLevelMixin]:
     ctx = np.geomspace(128, 163840, 40)
-    curves = pd.concat([pd.DataFrame({"context_tokens": ctx, "sequences": (2e6 / ctx * k).round(), "series": s})
-                        for k, s in [(1, "this layout"), (2, "2 nodes"), (4, "4 nodes")]])
+    curves = pd.concat(
+        [
+            pd.DataFrame({"context_tokens": ctx, "sequences": (2e6 / ctx * k).round(), "series": s})
+            for k, s in [(1, "this layout"), (2, "2 nodes"), (4, "4 nodes")]
+        ]
+    )
     intensity = np.geomspace(1, 2000, 30)
-    roofs = pd.concat([pd.DataFrame({"intensity": intensity, "tflops": np.minimum(intensity * bw, peak), "gpu": g})
-                       for g, bw, peak in [("H200", 4.8, 989), ("B200", 8, 2250), ("MI355X", 8, 2500)]])
+    roofs = pd.concat(
+        [
+            pd.DataFrame({"intensity": intensity, "tflops": np.minimum(intensity * bw, peak), "gpu": g})
+            for g, bw, peak in [("H200", 4.8, 989), ("B200", 8, 2250), ("MI355X", 8, 2500)]
+        ]
+    )
     cells, bands = _band_cells()
     loads = np.random.default_rng(0).dirichlet(np.ones(64)) * 100
-    per_gpu = pd.DataFrame([{"gpu": g, "load": 12.5 + d, "placement": p} for g in range(8)
-                            for p, d in [("contiguous", (g % 3) - 1), ("EPLB", 0.0), ("EPLB + replicas", 0.3)]])
-    placement = pd.DataFrame([{"layer": layer, "group": grp, "where": (
-        "not in this layer" if grp == "routed experts" and layer < 3 else
-        "host RAM" if grp == "routed experts" and layer > 40 else "GPU memory")}
-        for layer in range(61) for grp in ("attention + KV cache", "routed experts")])
-    pools = pd.DataFrame([
-        {"pool": "GPU", "part": "weights", "gb": 14, "order": 0, "capacity_gb": 24},
-        {"pool": "GPU", "part": "KV cache", "gb": 4, "order": 2, "capacity_gb": 24},
-        {"pool": "GPU", "part": "compute buffer / OS", "gb": 1.5, "order": 3, "capacity_gb": 24},
-        {"pool": "host RAM", "part": "routed experts", "gb": 300, "order": 1, "capacity_gb": 512},
-        {"pool": "host RAM", "part": "compute buffer / OS", "gb": 8, "order": 3, "capacity_gb": 512},
-    ])
+    per_gpu = pd.DataFrame(
+        [
+            {"gpu": g, "load": 12.5 + d, "placement": p}
+            for g in range(8)
+            for p, d in [("contiguous", (g % 3) - 1), ("EPLB", 0.0), ("EPLB + replicas", 0.3)]
+        ]
+    )
+    placement = pd.DataFrame(
+        [
+            {
+                "layer": layer,
+                "group": grp,
+                "where": (
+                    "not in this layer"
+                    if grp == "routed experts" and layer < 3
+                    else "host RAM"
+                    if grp == "routed experts" and layer > 40
+                    else "GPU memory"
+                ),
+            }
+            for layer in range(61)
+            for grp in ("attention + KV cache", "routed experts")
+        ]
+    )
+    pools = pd.DataFrame(
+        [
+            {"pool": "GPU", "part": "weights", "gb": 14, "order": 0, "capacity_gb": 24},
+            {"pool": "GPU", "part": "KV cache", "gb": 4, "order": 2, "capacity_gb": 24},
+            {"pool": "GPU", "part": "compute buffer / OS", "gb": 1.5, "order": 3, "capacity_gb": 24},
+            {"pool": "host RAM", "part": "routed experts", "gb": 300, "order": 1, "capacity_gb": 512},
+            {"pool": "host RAM", "part": "compute buffer / OS", "gb": 8, "order": 3, "capacity_gb": 512},
+        ]
+    )
     return {
-        "memory_stack": C.memory_stack_chart(_memory_rows(), usable_gb=126.9, capacity_gb=141.0, title="Memory", subtitle="s"),
+        "memory_stack": C.memory_stack_chart(
+            _memory_rows(), usable_gb=126.9, capacity_gb=141.0, title="Memory", subtitle="s"
+        ),
         "max_sequences": C.max_sequences_chart(
-            curves, marker=pd.DataFrame({"context_tokens": [2560], "sequences": [259], "label": ["259"]}), title="Seq"),
+            curves, marker=pd.DataFrame({"context_tokens": [2560], "sequences": [259], "label": ["259"]}), title="Seq"
+        ),
         "lines": C.lines_chart(
-            _series_lines(8), x="alpha", y="speedup", series="series", x_title="α", y_title="speedup", title="Lines",
-            subtitle="s", log_x=False, log_y=False, hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
+            _series_lines(8),
+            x="alpha",
+            y="speedup",
+            series="series",
+            x_title="α",
+            y_title="speedup",
+            title="Lines",
+            subtitle="s",
+            log_x=False,
+            log_y=False,
+            hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
             vrules=pd.DataFrame({"value": [0.7], "label": ["node"]}),
             markers=pd.DataFrame({"alpha": [0.87], "speedup": [1.8], "label": ["1.80×"]}),
-            bands=pd.DataFrame({"start": [0.65], "end": [0.82], "label": ["chat"]})),
+            bands=pd.DataFrame({"start": [0.65], "end": [0.82], "label": ["chat"]}),
+        ),
         "roofline": C.roofline_chart(
-            roofs, pd.DataFrame({"intensity": [8, 300], "tflops": [38, 900], "label": ["decode", "prefill"]}), title="Roof"),
+            roofs,
+            pd.DataFrame({"intensity": [8, 300], "tflops": [38, 900], "label": ["decode", "prefill"]}),
+            title="Roof",
+        ),
         "heatmap": C.heatmap_chart(
-            cells, x="gamma", y="alpha", band="band", band_order=bands, x_title="γ", y_title="α", title="Heat", subtitle="s",
+            cells,
+            x="gamma",
+            y="alpha",
+            band="band",
+            band_order=bands,
+            x_title="γ",
+            y_title="α",
+            title="Heat",
+            subtitle="s",
             ridge=pd.DataFrame({"gamma": [3, 4], "alpha": [0.5, 0.6]}),
-            marker=pd.DataFrame({"gamma": [1], "alpha": [0.85], "label": ["1.8×"]})),
+            marker=pd.DataFrame({"gamma": [1], "alpha": [0.85], "label": ["1.8×"]}),
+        ),
         "expert_load": C.expert_load_chart(
-            pd.DataFrame({"item": np.arange(64), "value": loads, "hot": np.where(loads > 2 * loads.mean(), "hot", "normal")}),
-            mean=float(loads.mean()), threshold=float(2 * loads.mean()), title="Experts"),
-        "grouped_bars": C.grouped_bars_chart(per_gpu, x="gpu", y="load", series="placement", x_title="GPU", y_title="%",
-                                             title="Per GPU", hrule=12.5, hrule_label="ideal"),
+            pd.DataFrame(
+                {"item": np.arange(64), "value": loads, "hot": np.where(loads > 2 * loads.mean(), "hot", "normal")}
+            ),
+            mean=float(loads.mean()),
+            threshold=float(2 * loads.mean()),
+            title="Experts",
+        ),
+        "grouped_bars": C.grouped_bars_chart(
+            per_gpu,
+            x="gpu",
+            y="load",
+            series="placement",
+            x_title="GPU",
+            y_title="%",
+            title="Per GPU",
+            hrule=12.5,
+            hrule_label="ideal",
+        ),
         "placement": C.placement_chart(placement, title="Placement"),
         "pool_bars": C.pool_bars_chart(pools, title="Pools"),
     }
@@ -259,11 +352,19 @@ def test_annotations_read_on_light_and_dark(name):
     _check_annotation_colours(BUILT[name].to_dict())
 
 
-@pytest.mark.parametrize("name,field,cue", [
-    ("memory_stack", "component", "text"), ("pool_bars", "part", "text"), ("lines", "series", "strokeDash"),
-    ("max_sequences", "series", "strokeDash"), ("roofline", "gpu", "strokeDash"), ("grouped_bars", "placement", "shape"),
-    ("expert_load", "hot", "shape"), ("placement", "where", "text"),
-])
+@pytest.mark.parametrize(
+    "name,field,cue",
+    [
+        ("memory_stack", "component", "text"),
+        ("pool_bars", "part", "text"),
+        ("lines", "series", "strokeDash"),
+        ("max_sequences", "series", "strokeDash"),
+        ("roofline", "gpu", "strokeDash"),
+        ("grouped_bars", "placement", "shape"),
+        ("expert_load", "hot", "shape"),
+        ("placement", "where", "text"),
+    ],
+)
 def test_expected_second_cue(name, field, cue):
     assert cue in _second_cues(_layers(BUILT[name].to_dict()), field)
 
@@ -279,9 +380,20 @@ def test_stacked_segments_stack_in_legend_order():
 
 
 def test_segment_label_ink_contrasts_with_every_segment_colour():
-    for colour in [*list(C.COMPONENT_COLORS.values()), "#2171b5", "#006d2c", "#f16913", "#969696", "#d94801", "#bdbdbd"]:
+    for colour in [
+        *list(C.COMPONENT_COLORS.values()),
+        "#2171b5",
+        "#006d2c",
+        "#f16913",
+        "#969696",
+        "#d94801",
+        "#bdbdbd",
+    ]:
         ink = C._text_on(colour)
-        assert _contrast(_hex(ink), colour) >= 4.5 or (ink == "white" and _contrast("#ffffff", colour) >= 3.5), (colour, ink)
+        assert _contrast(_hex(ink), colour) >= 4.5 or (ink == "white" and _contrast("#ffffff", colour) >= 3.5), (
+            colour,
+            ink,
+        )
 
 
 def test_series_cues_are_distinct():
@@ -308,8 +420,12 @@ def test_checker_flags_colour_only_chart():
     plain = alt.Chart(df).mark_line().encode(x="alpha:Q", y="speedup:Q", color="series:N")
     assert colour_only_fields(plain.to_dict()) == ["series"]
     bars = alt.Chart(df).mark_bar().encode(x="alpha:O", y="sum(speedup):Q", color="series:N")
-    assert colour_only_fields(alt.layer(bars, alt.Chart(df).mark_text().encode(x="alpha:O", text="speedup:Q")).to_dict()) == ["series"]
-    grey_rule = alt.layer(plain.encode(strokeDash="series:N"), alt.Chart(df).mark_rule(color="#222").encode(y="speedup:Q"))
+    assert colour_only_fields(
+        alt.layer(bars, alt.Chart(df).mark_text().encode(x="alpha:O", text="speedup:Q")).to_dict()
+    ) == ["series"]
+    grey_rule = alt.layer(
+        plain.encode(strokeDash="series:N"), alt.Chart(df).mark_rule(color="#222").encode(y="speedup:Q")
+    )
     with pytest.raises(AssertionError, match="vanishes on one theme"):
         _check_annotation_colours(grey_rule.to_dict())
 
@@ -348,16 +464,23 @@ def test_validation_page_scatter_has_shapes_in_its_legend(monkeypatch):
     assert pts["encoding"]["shape"].get("legend") is not None
 
 
-@pytest.mark.parametrize("background,ink,muted", [(LIGHT_BG, "#262626", "#555555"), (DARK_BG, "#e8e6e3", "#b4b1ab"),
-                                                  (None, "#262626", "#555555")])
+@pytest.mark.parametrize(
+    "background,ink,muted",
+    [(LIGHT_BG, "#262626", "#555555"), (DARK_BG, "#e8e6e3", "#b4b1ab"), (None, "#262626", "#555555")],
+)
 def test_ink_follows_the_chart_background(background, ink, muted):
     """Rendered by Vega (vl-convert): the ink expression picks the colour for the background Streamlit's theme
     gives the chart (none in a plain export), and that colour contrasts with it."""
     import vl_convert
 
     df = pd.DataFrame({"x": [1, 2], "label": ["annotation", "b"]})
-    chart = alt.Chart(df).mark_text(color=C.INK).encode(x="x:Q", text="label:N").properties(
-        title=alt.TitleParams("t", subtitle="subtitle"), width=200, height=50).configure_title(subtitleColor=C.INK_MUTED)
+    chart = (
+        alt.Chart(df)
+        .mark_text(color=C.INK)
+        .encode(x="x:Q", text="label:N")
+        .properties(title=alt.TitleParams("t", subtitle="subtitle"), width=200, height=50)
+        .configure_title(subtitleColor=C.INK_MUTED)
+    )
     spec = chart.to_dict()
     if background:
         spec["background"] = background

@@ -46,8 +46,9 @@ def test_deepep_low_latency_arithmetic():
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     assert perf.token_copy_bytes(7168, "fp8") * 128 * 8 == 7_569_408
     eff = perf.resolve_efficiency("h800", cat.efficiency)
-    t = perf.alltoall_call_s(m, g, ParallelLayout(attention_dp=8, ep=8), 128, "fp8", "low_latency", 8,
-                             eff["alltoall_low_latency"])
+    t = perf.alltoall_call_s(
+        m, g, ParallelLayout(attention_dp=8, ep=8), 128, "fp8", "low_latency", 8, eff["alltoall_low_latency"]
+    )
     assert t * 1e6 == pytest.approx(77, rel=0.10)
 
 
@@ -82,12 +83,15 @@ def test_normal_kernel_bytes_by_hand():
     ib = 4096 * 7392 * nodes * 3 / 4 / 50e9
     assert ib > nvl
     one = LinkFactors(scale_up_eff=1.0, scale_out_eff=1.0, latency_us=0.0)
-    t = perf.alltoall_call_s(m, g, ParallelLayout(attention_dp=32, ep=32), 4096, "fp8", "normal", 8, one,
-                             routing_groups=(4, 4))
+    t = perf.alltoall_call_s(
+        m, g, ParallelLayout(attention_dp=32, ep=32), 4096, "fp8", "normal", 8, one, routing_groups=(4, 4)
+    )
     assert t == pytest.approx(max(nvl, ib))
     # inside one node: once per distinct other GPU, G x 7/8 of the copies over NVLink
     g8 = 8 * (1 - comb(224, 8) / comb(256, 8))
-    t8 = perf.alltoall_call_s(m, g, ParallelLayout(attention_dp=8, ep=8), 4096, "fp8", "normal", 8, one, routing_groups=(1, 1))
+    t8 = perf.alltoall_call_s(
+        m, g, ParallelLayout(attention_dp=8, ep=8), 4096, "fp8", "normal", 8, one, routing_groups=(1, 1)
+    )
     assert t8 == pytest.approx(4096 * 7392 * g8 * 7 / 8 / 200e9)
 
 
@@ -106,7 +110,9 @@ def test_pipeline_stages_hold_their_own_layers_and_the_slowest_sets_the_pace():
     # 4 x the slowest stage / (1 - 3 / (8 + 3))
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     eff = perf.resolve_efficiency("h800", cat.efficiency)
-    st = perf.step_time(m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", perf.StepConfig("decode", 8.0, 2048), eff)
+    st = perf.step_time(
+        m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", perf.StepConfig("decode", 8.0, 2048), eff
+    )
     _s0, s1, s2, s3 = st.stage_s
     send = st.components["pp_send"] / 3
     assert s1 == pytest.approx(s2)
@@ -173,7 +179,19 @@ def test_predict_works_for_other_models_and_gpus():
     base = dict(next(c for c in cat.validation_cases if c["id"] == "lmsys-h100-decode-ep72"))
     for model, gpu in (("qwen3-235b-a22b", "b200"), ("kimi-k2", "gb200"), ("mixtral-8x22b", "mi300x")):
         case = copy.deepcopy(base)
-        case.update(model=model, gpu=gpu, num_gpus=64, options={**base["options"], "redundant_experts": 0}, layout={"attention_tp": 1, "attention_dp": 64, "ep": 64 if model != "mixtral-8x22b" else 8, "expert_tp": 1 if model != "mixtral-8x22b" else 8, "pp": 1})
+        case.update(
+            model=model,
+            gpu=gpu,
+            num_gpus=64,
+            options={**base["options"], "redundant_experts": 0},
+            layout={
+                "attention_tp": 1,
+                "attention_dp": 64,
+                "ep": 64 if model != "mixtral-8x22b" else 8,
+                "expert_tp": 1 if model != "mixtral-8x22b" else 8,
+                "pp": 1,
+            },
+        )
         assert validation.predict(case) > 0
 
 

@@ -14,11 +14,14 @@ from tests.unit._layers import groups, layers_of, with_mixers
 cat = load_catalog()
 
 
-@pytest.mark.parametrize("model_id,total,active", [
-    ("qwen3-coder-480b-a35b", 480e9, 35e9),
-    ("kimi-k2.5", 1000e9, 32e9),  # "1T" is rounded: 1026.4B, +2.6%, as for Kimi-K2
-    ("glm-5", 744e9, 40e9),
-])
+@pytest.mark.parametrize(
+    "model_id,total,active",
+    [
+        ("qwen3-coder-480b-a35b", 480e9, 35e9),
+        ("kimi-k2.5", 1000e9, 32e9),  # "1T" is rounded: 1026.4B, +2.6%, as for Kimi-K2
+        ("glm-5", 744e9, 40e9),
+    ],
+)
 def test_published_counts_within_3_percent(model_id, total, active):
     m = cat.model(model_id)
     assert params.total_params(m, include_vision=False) == pytest.approx(total, rel=0.03)
@@ -32,7 +35,10 @@ def test_conventions_per_vendor():
     assert cat.model("qwen3-coder-480b-a35b").published.active_convention == "incl_embedding_and_head"
     # GLM-5's active count moves by its 154,880 x 6,144 = 0.95B embedding table under another convention
     glm = cat.model("glm-5")
-    assert params.active_params(glm, "excl_input_embedding") - params.active_params(glm, "non_embedding") == 154_880 * 6_144
+    assert (
+        params.active_params(glm, "excl_input_embedding") - params.active_params(glm, "non_embedding")
+        == 154_880 * 6_144
+    )
 
 
 def test_kv_bytes_per_token():
@@ -126,7 +132,6 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
     assert budget // 3_932_160 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
 
 
-
 # ---- Gemma 4: sliding and global layers with different head sizes, dense MLP beside the MoE
 
 G4 = cat.model("gemma-4-26b-a4b")
@@ -158,7 +163,6 @@ def test_gemma4_global_heads_stop_splitting_at_tp2():
     assert per_gpu == pytest.approx(25 * 8192 * 1024 / 4 + 5 * 4096 * 4096 / 2)
 
 
-
 # ---- MiniMax-M3: GQA everywhere, index keys on the 57 sparse layers
 
 M3 = cat.model("minimax-m3")
@@ -177,8 +181,8 @@ def test_minimax_m3_index_keys_on_sparse_layers_only():
         assert memory.kv_bytes_per_sequence(M3, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
 
 
-
 # ---- decode traffic: sparse attention reads a fraction of what it stores; linear states are read and written
+
 
 def test_sparse_attention_reads_topk_plus_an_index_scan():
     glm = cat.model("glm-5")
@@ -256,13 +260,17 @@ def test_v4_layer_kinds_and_attention_blocks():
     # + norm 512, and an indexer: wq_b 1024 x 64 x 128 + weights_proj 4096 x 64 + its compressor at dim 128
     # (4 x 256 + 2 x 4096 x 256 + 128)
     assert by_ratio[4] - base == (4 * 1024 + 2 * 4096 * 1024 + 512) + (1024 * 64 * 128 + 4096 * 64) + (
-        4 * 256 + 2 * 4096 * 256 + 128)
+        4 * 256 + 2 * 4096 * 256 + 128
+    )
 
 
 def test_v4_cache_by_hand():
     # Flash at 4,096 tokens: window 43 x 584 x 128 + CSA 21 x (584 + 68) x 1,024 + HCA 20 x 584 x 32
     # + states 21 x 81,920 + 20 x 524,288 = 29,814,784 B
-    assert memory.kv_bytes_per_sequence(V4F, 4096) == 43 * 584 * 128 + 21 * 652 * 1024 + 20 * 584 * 32 + 21 * 81920 + 20 * 524288
+    assert (
+        memory.kv_bytes_per_sequence(V4F, 4096)
+        == 43 * 584 * 128 + 21 * 652 * 1024 + 20 * 584 * 32 + 21 * 81920 + 20 * 524288
+    )
     assert memory.fixed_state_bytes_per_sequence(V4F) / 2**20 == pytest.approx(11.64, abs=0.01)
     # long-context marginal: 21 x 652 / 4 + 20 x 584 / 128 = 3,514.25 B per token (Pro: 5,031.4)
     assert memory.kv_bytes_per_token(V4F) == pytest.approx(3514.25)
@@ -342,7 +350,6 @@ def test_nemotron_state_and_cache():
         assert memory.kv_bytes_per_sequence(NEM, tokens) / 2**30 == pytest.approx(gib, abs=0.005)
 
 
-
 def test_unmodelled_parts_are_named():
     from core.summary import model_caveats
 
@@ -358,13 +365,22 @@ def test_v4_flash_cache_at_32k_and_128k_by_hand(tokens):
     assert memory.kv_bytes_per_sequence(V4F, tokens) == expected
 
 
-@pytest.mark.parametrize("model_id,gpu_id", [("qwen3.5-35b-a3b", "h200"), ("gemma-4-26b-a4b", "h100-sxm"),
-                                             ("minimax-m3", "b200"), ("nemotron-3-super-120b-a12b", "b200")])
+@pytest.mark.parametrize(
+    "model_id,gpu_id",
+    [
+        ("qwen3.5-35b-a3b", "h200"),
+        ("gemma-4-26b-a4b", "h100-sxm"),
+        ("minimax-m3", "b200"),
+        ("nemotron-3-super-120b-a12b", "b200"),
+    ],
+)
 def test_weights_on_one_gpu_equal_the_total(model_id, gpu_id):
     # one GPU (TP 1, no EP, bf16 everywhere): its weights are the whole model, so every layer kind
     # (linear mixers, global layers, partial indexers, FFN-free layers) must be counted once
     from core.specs import ParallelLayout, Workload
 
     m = cat.model(model_id)
-    st = memory.stage_memories(m, cat.gpu(gpu_id), ParallelLayout(), "bf16", Workload(batch=1, input_len=1, output_len=1))[0]
+    st = memory.stage_memories(
+        m, cat.gpu(gpu_id), ParallelLayout(), "bf16", Workload(batch=1, input_len=1, output_len=1)
+    )[0]
     assert st.weights_bytes == pytest.approx(2 * params.total_params(m), rel=1e-6)

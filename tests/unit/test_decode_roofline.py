@@ -30,8 +30,9 @@ def test_linear_layers_score_nothing_and_move_their_state():
     step = moe.decode_step(q, H200, ParallelLayout(), "bf16", 1, 4096)
     assert step.kv_bytes[0] == pytest.approx(15 * 2048 * 4096 + 2 * 45 * 4_268_032)
     # scores: only the 15 softmax layers, 32 heads x 2 (256 + 256) per cached token
-    costs = kernels.layer_costs(q, H200, ParallelLayout(), Precision(weights="bf16"), perf.StepConfig("decode", 1.0, 4096),
-                                IDEAL)
+    costs = kernels.layer_costs(
+        q, H200, ParallelLayout(), Precision(weights="bf16"), perf.StepConfig("decode", 1.0, 4096), IDEAL
+    )
     by = {type(g.mixer).__name__: costs.mixer[i]["attention_scores"].flops for i, g in enumerate(q.mixers)}
     assert by == {"GatedDeltaNet": 0.0, "GQA": 32 * 2 * 512 * 4096}
 
@@ -48,8 +49,14 @@ def test_attention_scores_run_at_the_bf16_peak_over_an_fp8_model():
     # DeepSeek-V3 FP8 on 8 x H200 (TP8), 64 decode tokens at 2,304: absorbed MLA scores 16 heads per rank x
     # 2 (576 + 512) per cached token, at 989 TFLOPS (bf16), not the 1,979 of FP8 (audit M11)
     m = cat.model("deepseek-v3")
-    costs = kernels.layer_costs(m, H200, ParallelLayout(attention_tp=8, ep=8), Precision(weights="fp8"),
-                                perf.StepConfig("decode", 8.0, 2304), IDEAL)
+    costs = kernels.layer_costs(
+        m,
+        H200,
+        ParallelLayout(attention_tp=8, ep=8),
+        Precision(weights="fp8"),
+        perf.StepConfig("decode", 8.0, 2304),
+        IDEAL,
+    )
     w = costs.mixer[0]["attention_scores"]
     assert w.flops == pytest.approx(64 * 16 * 2 * (576 + 512) * 2304)
     assert w.peak_flops == pytest.approx(989.4e12, rel=0.001)

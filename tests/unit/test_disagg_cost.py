@@ -31,7 +31,10 @@ def test_pool_sizes_follow_the_per_gpu_rates():
     s = disagg.size_pools(L70, NODE, t, precision="fp8")
     p, d = s.prefill_plan, s.decode_plan
     # pools: whole replicas covering the work; 50 x 1,500 = 75,000 prompt tokens/s, 50 x 800 = 40,000 output tokens/s
-    assert s.prefill_gpus >= 75_000 / p.tokens_per_s_per_gpu and s.prefill_gpus % (p.layout.gpus_per_stage * p.layout.pp) == 0
+    assert (
+        s.prefill_gpus >= 75_000 / p.tokens_per_s_per_gpu
+        and s.prefill_gpus % (p.layout.gpus_per_stage * p.layout.pp) == 0
+    )
     assert s.decode_gpus >= 40_000 / d.tokens_per_s_per_gpu
     assert s.prefill_gpus - 75_000 / p.tokens_per_s_per_gpu < p.layout.gpus_per_stage * p.layout.pp
     # colocated: both works x (1 + interference)

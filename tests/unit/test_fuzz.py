@@ -98,6 +98,7 @@ MODELS = [CAT.models[k] for k in sorted(CAT.models)]
 GPUS = [CAT.gpus[k] for k in sorted(CAT.gpus)]
 HOSTS = [CAT.hosts[k] for k in sorted(CAT.hosts)]
 
+
 def _core_modules() -> tuple[str, ...]:
     """Every public module of ``core`` (packages' modules too; not the ``_private`` helpers, which the
     public functions call), as names relative to ``core``: a new module is fuzzed without being listed."""
@@ -123,9 +124,9 @@ FUZZ = settings(
 # Functions that cannot be fuzzed here, with the reason. Keep it short.
 SKIP = {
     "store.open_store": "opens (and may create) a database file or connects to a PostgreSQL URL; covered by "
-                        "test_store.py / test_store_postgres.py",
+    "test_store.py / test_store_postgres.py",
     "hf.registry.reader": "a decorator that registers a config reader when a family module is imported; calling it "
-                          "would add a reader to the live registry (family_of and every reader are fuzzed)",
+    "would add a reader to the live registry (family_of and every reader are fuzzed)",
 }
 
 # Documented, deliberate non-finite values (each pinned by an existing test, or documented in the
@@ -342,9 +343,11 @@ def arr(elem: st.SearchStrategy, *, max_len: int = 6, two_d: bool = True) -> st.
     one = st.lists(elem, min_size=0, max_size=max_len)
     parts = [one, one.map(lambda xs: np.asarray(xs, dtype=np.float64))]
     if two_d:
-        parts.append(st.integers(1, 3).flatmap(
-            lambda r: st.lists(st.lists(elem, min_size=4, max_size=4), min_size=r, max_size=r)).map(
-            lambda xs: np.asarray(xs, dtype=np.float64)))
+        parts.append(
+            st.integers(1, 3)
+            .flatmap(lambda r: st.lists(st.lists(elem, min_size=4, max_size=4), min_size=r, max_size=r))
+            .map(lambda xs: np.asarray(xs, dtype=np.float64))
+        )
     return st.one_of(parts)
 
 
@@ -382,15 +385,25 @@ def layouts(draw) -> ParallelLayout:
     tp, adp = draw(st.sampled_from([1, 2, 4, 8])), draw(st.sampled_from([1, 2, 4, 8]))
     stage = tp * adp
     etp = draw(st.sampled_from([d for d in (1, 2, 4, 8, 16, 32, 64) if stage % d == 0]))
-    return ParallelLayout(attention_tp=tp, attention_dp=adp, ep=stage // etp, expert_tp=etp,
-                          pp=draw(st.integers(1, 4)), dp=draw(st.integers(1, 4)))
+    return ParallelLayout(
+        attention_tp=tp,
+        attention_dp=adp,
+        ep=stage // etp,
+        expert_tp=etp,
+        pp=draw(st.integers(1, 4)),
+        dp=draw(st.integers(1, 4)),
+    )
 
 
 @st.composite
 def precision_objs(draw) -> Precision:
     ex = draw(st.one_of(st.none(), st.sampled_from(DTYPES)))
-    return Precision(weights=draw(st.sampled_from(DTYPES)), routed_experts=ex,
-                     kv_cache=draw(st.sampled_from(KV_DTYPES)), dispatch=draw(st.sampled_from(["bf16", "fp8", "nvfp4"])))
+    return Precision(
+        weights=draw(st.sampled_from(DTYPES)),
+        routed_experts=ex,
+        kv_cache=draw(st.sampled_from(KV_DTYPES)),
+        dispatch=draw(st.sampled_from(["bf16", "fp8", "nvfp4"])),
+    )
 
 
 precisions = st.one_of(dtypes, precision_objs())
@@ -400,23 +413,31 @@ workloads = st.builds(
     input_len=st.one_of(st.integers(1, 32_768), st.sampled_from([1, 10_000_000])),
     output_len=st.one_of(st.integers(1, 4096), st.sampled_from([1, 10_000_000])),
 )
-assumptions = st.one_of(st.none(), st.builds(
-    MemoryAssumptions,
-    gpu_memory_utilization=st.one_of(st.floats(0.05, 1.0), st.sampled_from([1e-9, 1.0])),
-    runtime_reserve_gb=st.one_of(st.floats(0, 10), st.sampled_from([0.0, 1000.0])),
-    max_num_batched_tokens=st.one_of(st.integers(1, 65_536), st.sampled_from([1, 10_000_000])),
-    activation_factor=st.one_of(st.floats(0, 64), st.sampled_from([0.0, 1000.0])),
-    redundant_experts=st.one_of(st.integers(0, 64), st.sampled_from([0, 100_000])),
-))
+assumptions = st.one_of(
+    st.none(),
+    st.builds(
+        MemoryAssumptions,
+        gpu_memory_utilization=st.one_of(st.floats(0.05, 1.0), st.sampled_from([1e-9, 1.0])),
+        runtime_reserve_gb=st.one_of(st.floats(0, 10), st.sampled_from([0.0, 1000.0])),
+        max_num_batched_tokens=st.one_of(st.integers(1, 65_536), st.sampled_from([1, 10_000_000])),
+        activation_factor=st.one_of(st.floats(0, 64), st.sampled_from([0.0, 1000.0])),
+        redundant_experts=st.one_of(st.integers(0, 64), st.sampled_from([0, 100_000])),
+    ),
+)
 
 
 @st.composite
 def specs(draw) -> SpecDecodeConfig:
-    method = draw(st.sampled_from(["none", "draft_model", "medusa", "eagle", "eagle3", "p_eagle", "mtp", "ngram",
-                                   "lookahead", "suffix"]))
+    method = draw(
+        st.sampled_from(
+            ["none", "draft_model", "medusa", "eagle", "eagle3", "p_eagle", "mtp", "ngram", "lookahead", "suffix"]
+        )
+    )
     return SpecDecodeConfig(
         method=method,
-        draft_model_id=draw(st.sampled_from([*sorted(CAT.models), "no-such-model"])) if method == "draft_model" else None,
+        draft_model_id=draw(st.sampled_from([*sorted(CAT.models), "no-such-model"]))
+        if method == "draft_model"
+        else None,
         draft_weights=draw(st.one_of(st.none(), st.sampled_from(DTYPES))),
         num_speculative_tokens=draw(st.one_of(st.integers(1, 8), st.just(64))),
         acceptance_rate=draw(st.one_of(st.none(), st.floats(0, 1))),
@@ -424,7 +445,9 @@ def specs(draw) -> SpecDecodeConfig:
     )
 
 
-clusters = st.builds(ClusterSpec, gpu=gpu_objs, num_nodes=st.integers(1, 2), gpus_per_node=st.sampled_from([1, 2, 4, 8]))
+clusters = st.builds(
+    ClusterSpec, gpu=gpu_objs, num_nodes=st.integers(1, 2), gpus_per_node=st.sampled_from([1, 2, 4, 8])
+)
 
 
 @st.composite
@@ -437,37 +460,76 @@ def scenarios(draw) -> Scenario:
     return Scenario(
         model_id=draw(st.one_of(st.sampled_from(sorted(CAT.models)), st.just("no-such-model"))),
         gpu_id=draw(st.one_of(st.sampled_from(sorted(CAT.gpus)), st.just("no-such-gpu"))),
-        num_nodes=nodes, gpus_per_node=gpn, precision=draw(precision_objs()), workload=draw(workloads),
-        layout=layout, spec=draw(specs()), memory=draw(assumptions) or MemoryAssumptions(),
-        box=draw(st.one_of(st.none(), st.builds(SingleBox, host_id=st.sampled_from(sorted(CAT.hosts)),
-                                                gpu_id=st.sampled_from([None, "rtx-4090", "rtx-5090"]),
-                                                n_gpus=st.integers(1, 4), quant=st.sampled_from(DTYPES)))),
+        num_nodes=nodes,
+        gpus_per_node=gpn,
+        precision=draw(precision_objs()),
+        workload=draw(workloads),
+        layout=layout,
+        spec=draw(specs()),
+        memory=draw(assumptions) or MemoryAssumptions(),
+        box=draw(
+            st.one_of(
+                st.none(),
+                st.builds(
+                    SingleBox,
+                    host_id=st.sampled_from(sorted(CAT.hosts)),
+                    gpu_id=st.sampled_from([None, "rtx-4090", "rtx-5090"]),
+                    n_gpus=st.integers(1, 4),
+                    quant=st.sampled_from(DTYPES),
+                ),
+            )
+        ),
     )
 
 
 traffics = st.builds(
     lambda r, i, o, t1, t2: Lazy(lambda: Traffic(r, i, o, t1, t2), f"Traffic({r!r}, {i!r}, {o!r}, {t1!r}, {t2!r})"),
-    fl(1, 1e4, wrong=False), it(1, 32_768, wrong=False), it(1, 4096, wrong=False), fl(0.1, 10, wrong=False),
+    fl(1, 1e4, wrong=False),
+    it(1, 32_768, wrong=False),
+    it(1, 4096, wrong=False),
+    fl(0.1, 10, wrong=False),
     fl(0.01, 1, wrong=False),
 )
 step_configs = st.builds(
-    lambda ph, t, c, ov, ck, r, im: Lazy(lambda: StepConfig(ph, t, c, ov, ck, r, im),
-                                           f"StepConfig({ph!r}, {t!r}, {c!r}, {ov!r}, {ck!r}, {r!r}, {im!r})"),
-    choice(["decode", "prefill"]), fl(1, 4096, wrong=False), it(1, 65_536, wrong=False),
-    st.sampled_from(["none", "two_batch"]), st.sampled_from([None, "low_latency", "normal"]),
-    it(0, 64, wrong=False), fl(1, 4, wrong=False),
+    lambda ph, t, c, ov, ck, r, im: Lazy(
+        lambda: StepConfig(ph, t, c, ov, ck, r, im), f"StepConfig({ph!r}, {t!r}, {c!r}, {ov!r}, {ck!r}, {r!r}, {im!r})"
+    ),
+    choice(["decode", "prefill"]),
+    fl(1, 4096, wrong=False),
+    it(1, 65_536, wrong=False),
+    st.sampled_from(["none", "two_batch"]),
+    st.sampled_from([None, "low_latency", "normal"]),
+    it(0, 64, wrong=False),
+    fl(1, 4, wrong=False),
 )
 kernel_factors = st.builds(
-    lambda a, b, c: Lazy(lambda: KernelFactors(compute_eff=a, mem_eff=b, floor_us=c), f"KernelFactors({a!r}, {b!r}, {c!r})"),
-    fl(0.05, 1.2, wrong=False), fl(0.05, 1.2, wrong=False), fl(0, 100, wrong=False))
+    lambda a, b, c: Lazy(
+        lambda: KernelFactors(compute_eff=a, mem_eff=b, floor_us=c), f"KernelFactors({a!r}, {b!r}, {c!r})"
+    ),
+    fl(0.05, 1.2, wrong=False),
+    fl(0.05, 1.2, wrong=False),
+    fl(0, 100, wrong=False),
+)
 link_factors = st.builds(
-    lambda a, b, c: Lazy(lambda: LinkFactors(scale_up_eff=a, scale_out_eff=b, latency_us=c), f"LinkFactors({a!r}, {b!r}, {c!r})"),
-    fl(0.05, 1.5, wrong=False), fl(0.05, 1.5, wrong=False), fl(0, 100, wrong=False))
-offload_effs = st.one_of(st.none(), st.builds(
-    lambda vals: Lazy(lambda: offload.OffloadEfficiency(*vals), f"OffloadEfficiency{tuple(vals)!r}"),
-    st.tuples(*[fl(0.05, 1, wrong=False)] * 6, fl(0, 4, wrong=False), fl(0, 16, wrong=False), it(1, 4096, wrong=False))))
+    lambda a, b, c: Lazy(
+        lambda: LinkFactors(scale_up_eff=a, scale_out_eff=b, latency_us=c), f"LinkFactors({a!r}, {b!r}, {c!r})"
+    ),
+    fl(0.05, 1.5, wrong=False),
+    fl(0.05, 1.5, wrong=False),
+    fl(0, 100, wrong=False),
+)
+offload_effs = st.one_of(
+    st.none(),
+    st.builds(
+        lambda vals: Lazy(lambda: offload.OffloadEfficiency(*vals), f"OffloadEfficiency{tuple(vals)!r}"),
+        st.tuples(
+            *[fl(0.05, 1, wrong=False)] * 6, fl(0, 4, wrong=False), fl(0, 16, wrong=False), it(1, 4096, wrong=False)
+        ),
+    ),
+)
 efficiencies = st.sampled_from(sorted(CAT.gpus)).map(
-    lambda g: Lazy(lambda: perf.resolve_efficiency(g, CAT.efficiency), f"resolve_efficiency({g!r})"))
+    lambda g: Lazy(lambda: perf.resolve_efficiency(g, CAT.efficiency), f"resolve_efficiency({g!r})")
+)
 
 
 @st.composite
@@ -476,16 +538,26 @@ def placements(draw):
     p = draw(st.sampled_from(["q4_k_m", "q8_0", "bf16", "fp8", "iq1_s"]))
     g = None if h.kind == "unified" else draw(st.sampled_from([CAT.gpus["rtx-4090"], CAT.gpus["rtx-5090"]]))
     n = draw(st.integers(1, 2))
-    return Lazy(lambda: offload.placement(m, h, p, gpu=g, n_gpus=n), f"placement({m.id}, {h.id}, {p}, {g and g.id}, {n})")
+    return Lazy(
+        lambda: offload.placement(m, h, p, gpu=g, n_gpus=n), f"placement({m.id}, {h.id}, {p}, {g and g.id}, {n})"
+    )
 
 
 @st.composite
 def plan_lists(draw):
     out = []
     for _ in range(draw(st.integers(0, 3))):
-        out.append(Plan(layout=draw(layouts()), phase=draw(st.sampled_from(["decode", "prefill"])),
-                        redundant_experts=0, tokens_per_gpu=draw(st.floats(1, 1e4)), step_s=draw(st.floats(1e-4, 1)),
-                        tokens_per_s_per_gpu=draw(st.floats(1, 1e5)), headroom_gb=draw(st.floats(-10, 100))))
+        out.append(
+            Plan(
+                layout=draw(layouts()),
+                phase=draw(st.sampled_from(["decode", "prefill"])),
+                redundant_experts=0,
+                tokens_per_gpu=draw(st.floats(1, 1e4)),
+                step_s=draw(st.floats(1e-4, 1)),
+                tokens_per_s_per_gpu=draw(st.floats(1, 1e5)),
+                headroom_gb=draw(st.floats(-10, 100)),
+            )
+        )
     return out
 
 
@@ -500,8 +572,31 @@ def _leaves(obj, path=()):
     yield path
 
 
-HOSTILE_JSON = (NAN, INF, -INF, -1, 0, 1e30, -1e30, 10**13, 10**30, 2**63, 0.5, 1.5, True, None, "", "7",
-                [], {}, [1, 2], {"a": 1}, "x" * 1000, -0.0, 3)
+HOSTILE_JSON = (
+    NAN,
+    INF,
+    -INF,
+    -1,
+    0,
+    1e30,
+    -1e30,
+    10**13,
+    10**30,
+    2**63,
+    0.5,
+    1.5,
+    True,
+    None,
+    "",
+    "7",
+    [],
+    {},
+    [1, 2],
+    {"a": 1},
+    "x" * 1000,
+    -0.0,
+    3,
+)
 
 
 # hostile replacements of the same kind as the value they replace (the most likely to pass a type check
@@ -567,14 +662,23 @@ OFFLOAD_CASES = [dict(c) for c in CAT.offload_cases]
 
 configs = st.sampled_from(sorted(CONFIGS)).flatmap(lambda k: st.one_of(st.just(CONFIGS[k]), mutated(CONFIGS[k])))
 vision_configs = st.sampled_from(VISION).flatmap(lambda v: st.one_of(st.just(v), mutated(v)))
-quant_configs = st.sampled_from(QUANT).flatmap(lambda v: st.one_of(st.just(v), mutated(v), st.just({"quantization": v})))
+quant_configs = st.sampled_from(QUANT).flatmap(
+    lambda v: st.one_of(st.just(v), mutated(v), st.just({"quantization": v}))
+)
 cases = st.sampled_from(VALIDATION_CASES).flatmap(lambda c: st.one_of(st.just(c), mutated(c)))
 offload_cases = st.sampled_from(OFFLOAD_CASES).flatmap(lambda c: st.one_of(st.just(c), mutated(c)))
-case_results = st.lists(st.tuples(
-    st.text(max_size=5), st.sampled_from(["dispatch_latency_us", "x"]), st.sampled_from(["system", "alltoall_normal"]),
-    st.sampled_from(["h200", "x"]), fl(1, 1e4, wrong=False), fl(1, 1e4, wrong=False),
-    st.one_of(st.none(), fl(1, 1e4, wrong=False))), max_size=4).map(
-    lambda rows: Lazy(lambda: [CaseResult(*r) for r in rows], f"[CaseResult(*r) for r in {rows!r}]"))
+case_results = st.lists(
+    st.tuples(
+        st.text(max_size=5),
+        st.sampled_from(["dispatch_latency_us", "x"]),
+        st.sampled_from(["system", "alltoall_normal"]),
+        st.sampled_from(["h200", "x"]),
+        fl(1, 1e4, wrong=False),
+        fl(1, 1e4, wrong=False),
+        st.one_of(st.none(), fl(1, 1e4, wrong=False)),
+    ),
+    max_size=4,
+).map(lambda rows: Lazy(lambda: [CaseResult(*r) for r in rows], f"[CaseResult(*r) for r in {rows!r}]"))
 
 
 def _a_validation_error():
@@ -585,9 +689,32 @@ def _a_validation_error():
 
 
 url_values = st.one_of(
-    text(300), st.lists(text(20), max_size=3), st.none(), st.integers(), st.floats(), st.binary(max_size=20),
-    st.sampled_from(["nan", "inf", "-inf", "1e400", "-0", "0x10", "1_000", " 8 ", "８", "٣", "9" * 5000, "1e-400",
-                     "2.5", "+8", "00008", "8.0"]),
+    text(300),
+    st.lists(text(20), max_size=3),
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.binary(max_size=20),
+    st.sampled_from(
+        [
+            "nan",
+            "inf",
+            "-inf",
+            "1e400",
+            "-0",
+            "0x10",
+            "1_000",
+            " 8 ",
+            "８",
+            "٣",
+            "9" * 5000,
+            "1e-400",
+            "2.5",
+            "+8",
+            "00008",
+            "8.0",
+        ]
+    ),
 )
 url_params = st.dictionaries(st.sampled_from([*URL_KEYS, "junk"]), url_values, max_size=12)
 
@@ -620,7 +747,10 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
     if ann == "list[GPUSpec]":
         return st.lists(gpu_objs, max_size=3)
     if ann == "dict[str, GPUSpec]":
-        return st.one_of(st.just(Lazy(lambda: CAT.gpus, "CAT.gpus")), st.lists(gpu_objs, max_size=3).map(lambda gs: {g.id: g for g in gs}))
+        return st.one_of(
+            st.just(Lazy(lambda: CAT.gpus, "CAT.gpus")),
+            st.lists(gpu_objs, max_size=3).map(lambda gs: {g.id: g for g in gs}),
+        )
     if ann == "HostSpec":
         return hosts
     if ann == "list[HostSpec]":
@@ -663,8 +793,16 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
     if ann == "LinkFactors":
         return link_factors
     if "GemmElementBytes" in ann:
-        return st.one_of(st.none(), st.builds(GemmElementBytes, fl(0.5, 4, wrong=False), fl(0.5, 4, wrong=False),
-                                              fl(0.5, 4, wrong=False), choice(["bf16", "fp8", "fp4", "int8"])))
+        return st.one_of(
+            st.none(),
+            st.builds(
+                GemmElementBytes,
+                fl(0.5, 4, wrong=False),
+                fl(0.5, 4, wrong=False),
+                fl(0.5, 4, wrong=False),
+                choice(["bf16", "fp8", "fp4", "int8"]),
+            ),
+        )
     if ann == "AllToAllSplit":
         return st.builds(AllToAllSplit, fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False))
     if ann == "Placement":
@@ -677,8 +815,11 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         eff = st.sampled_from([Lazy(lambda: CAT.efficiency, "CAT.efficiency"), {}])
         return st.one_of(st.none(), eff) if "None" in ann or not ann else eff
     if name == "overrides":
-        return st.one_of(st.none(), st.fixed_dictionaries({"allreduce": link_factors}),
-                         st.fixed_dictionaries({"dense_gemm": kernel_factors}))
+        return st.one_of(
+            st.none(),
+            st.fixed_dictionaries({"allreduce": link_factors}),
+            st.fixed_dictionaries({"dense_gemm": kernel_factors}),
+        )
     if ann == "Phase" or name == "phase":
         return choice(["decode", "prefill"])
     if ann.startswith("range"):
@@ -705,9 +846,14 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
     if ann == "Work":
         from core.kernels import Work
 
-        return st.builds(Work, fl(0, 1e15, wrong=False), fl(0, 1e12, wrong=False), fl(0, 1e12, wrong=False),
-                         fl(1e9, 1e16, wrong=False),
-                         choice(["dense_gemm", "attention_decode", "grouped_gemm_prefill"]))
+        return st.builds(
+            Work,
+            fl(0, 1e15, wrong=False),
+            fl(0, 1e12, wrong=False),
+            fl(0, 1e12, wrong=False),
+            fl(1e9, 1e16, wrong=False),
+            choice(["dense_gemm", "attention_decode", "grouped_gemm_prefill"]),
+        )
     if name == "metric":
         return st.one_of(st.none(), text(20))
     if name in ("text", "token"):
@@ -756,52 +902,141 @@ def _f(lo, hi):
 
 def _i(lo, hi):
     """Int parameter (an int or None where the annotation allows it)."""
-    return lambda ann: st.one_of(st.none(), it(lo, hi)) if "None" in ann else (
-        it(lo, hi) if ann.startswith("int") else num_or_arr(it(lo, hi)))
+    return lambda ann: (
+        st.one_of(st.none(), it(lo, hi))
+        if "None" in ann
+        else (it(lo, hi) if ann.startswith("int") else num_or_arr(it(lo, hi)))
+    )
 
 
 def _a(lo, hi, two_d=True):
     """Array parameter: loads, fractions, distributions."""
-    return lambda ann: st.one_of(arr(st.one_of(st.floats(lo, hi), st.sampled_from(HOSTILE_FLOATS)), two_d=two_d),
-                                 arr(st.floats(lo, hi), two_d=two_d))
+    return lambda ann: st.one_of(
+        arr(st.one_of(st.floats(lo, hi), st.sampled_from(HOSTILE_FLOATS)), two_d=two_d),
+        arr(st.floats(lo, hi), two_d=two_d),
+    )
 
 
 NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     # floats (sane range)
-    **{k: _f(0.5, 4) for k in ("act_bytes", "weight_bytes", "out_bytes", "dispatch_bytes", "combine_bytes", "bytes_per_elem")},
+    **{
+        k: _f(0.5, 4)
+        for k in ("act_bytes", "weight_bytes", "out_bytes", "dispatch_bytes", "combine_bytes", "bytes_per_elem")
+    },
     **{k: _f(0, 1) for k in ("alpha", "alpha_greedy", "hot_share", "interference", "drop_per_unit")},
     **{k: _f(1, 1e4) for k in ("bw_gbps", "link_gbps", "scale_up_gbps", "scale_out_gbps", "rates")},
-    **{k: _f(0, 1e12) for k in ("bytes_moved", "nbytes", "bytes_per_gpu", "bytes_per_s", "flops", "assignments_per_gpu",
-                                "total_assignments")},
+    **{
+        k: _f(0, 1e12)
+        for k in (
+            "bytes_moved",
+            "nbytes",
+            "bytes_per_gpu",
+            "bytes_per_s",
+            "flops",
+            "assignments_per_gpu",
+            "total_assignments",
+        )
+    },
     **{k: _f(0.1, 1.5) for k in ("efficiency", "scale_up_eff", "scale_out_eff")},
     **{k: _f(0.5, 5) for k in ("speedup", "step_speedup", "decode_speedup")},
-    "c": _f(0, 2), "draft_cost": _f(0, 2), "capacity_factor": _f(0.5, 4), "capacity_factors": _f(0.5, 4),
-    "concentration": _f(1e-3, 1e3), "d_alpha": _f(1e-4, 0.1), "imbalance_ratio": _f(1, 10),
-    "intensity": _f(0, 1e4), "target_intensity": _f(0, 1e4), "latency_s": _f(0, 1e-3),
-    "price_per_gpu_hour": _f(0, 10), "setup_steps": _f(0, 10), "skew": _f(0, 3), "temperature": _f(0, 2),
-    "tokens_per_gpu": _f(1, 1e4), "tokens_per_s": _f(1, 1e6), "tokens_per_expert": _f(0, 1e4),
-    "tokens_per_sequence": _f(1, 16), "imbalance": _f(1, 10), "bw_bytes": _f(1e9, 1e13),
-    "tol": _f(1e-12, 1e-3), "update_speed": _f(1e-4, 0.1), "hbm_tbps": _f(0.1, 10), "peak_tflops": _f(1, 1e4),
-    "target_s": lambda ann: st.one_of(st.none(), fl(1e-3, 10)), "tokens": _f(1, 1e5), "sequences": _f(1, 1e3),
-    "s": lambda ann: fl(0, 3), "gpus": lambda ann: fl(1, 1000),
-    "alphas": _a(0, 1, two_d=False), "gammas": lambda ann: arr(it(0, 16, wrong=False), two_d=False),
-    "weights": _a(0, 10, two_d=False), "batches": lambda ann: arr(it(1, 4096, wrong=False), two_d=False),
+    "c": _f(0, 2),
+    "draft_cost": _f(0, 2),
+    "capacity_factor": _f(0.5, 4),
+    "capacity_factors": _f(0.5, 4),
+    "concentration": _f(1e-3, 1e3),
+    "d_alpha": _f(1e-4, 0.1),
+    "imbalance_ratio": _f(1, 10),
+    "intensity": _f(0, 1e4),
+    "target_intensity": _f(0, 1e4),
+    "latency_s": _f(0, 1e-3),
+    "price_per_gpu_hour": _f(0, 10),
+    "setup_steps": _f(0, 10),
+    "skew": _f(0, 3),
+    "temperature": _f(0, 2),
+    "tokens_per_gpu": _f(1, 1e4),
+    "tokens_per_s": _f(1, 1e6),
+    "tokens_per_expert": _f(0, 1e4),
+    "tokens_per_sequence": _f(1, 16),
+    "imbalance": _f(1, 10),
+    "bw_bytes": _f(1e9, 1e13),
+    "tol": _f(1e-12, 1e-3),
+    "update_speed": _f(1e-4, 0.1),
+    "hbm_tbps": _f(0.1, 10),
+    "peak_tflops": _f(1, 1e4),
+    "target_s": lambda ann: st.one_of(st.none(), fl(1e-3, 10)),
+    "tokens": _f(1, 1e5),
+    "sequences": _f(1, 1e3),
+    "s": lambda ann: fl(0, 3),
+    "gpus": lambda ann: fl(1, 1000),
+    "alphas": _a(0, 1, two_d=False),
+    "gammas": lambda ann: arr(it(0, 16, wrong=False), two_d=False),
+    "weights": _a(0, 10, two_d=False),
+    "batches": lambda ann: arr(it(1, 4096, wrong=False), two_d=False),
     "context_lens": lambda ann: num_or_arr(it(1, 1_000_000)),
-    "ctx": lambda ann: num_or_arr(it(1, 1_000_000)), "output_len": _f(1, 1e4),
+    "ctx": lambda ann: num_or_arr(it(1, 1_000_000)),
+    "output_len": _f(1, 1e4),
     # the EPLB / balance arrays
-    **{k: _a(0, 100) for k in ("loads", "load_fractions", "fractions", "probabilities", "weight", "gpu_loads_by_layer")},
-    "p": _a(0, 1, two_d=False), "q": _a(0, 1, two_d=False), "probs": _a(0, 1, two_d=False),
+    **{
+        k: _a(0, 100) for k in ("loads", "load_fractions", "fractions", "probabilities", "weight", "gpu_loads_by_layer")
+    },
+    "p": _a(0, 1, two_d=False),
+    "q": _a(0, 1, two_d=False),
+    "probs": _a(0, 1, two_d=False),
     # ints (sane range)
-    **{k: _i(1, 64) for k in ("dp", "ep", "etp", "pp", "tp", "total_gpus", "ranks", "num_gpus", "num_nodes", "num_groups",
-                              "num_packs", "num_physical", "num_replicas", "n_gpus", "links", "max_tp", "max_plans")},
-    "batch": _i(1, 1024), "bins": _i(1, 256), "block": _i(1, 256), "d_model": _i(1, 16384), "text_hidden": _i(1, 16384),
-    "domain_gpus": _i(1, 72), "gpus_per_node": _i(1, 16), "input_len": _i(1, 1_000_000), "layers": _i(1, 8),
-    "max_bytes": _i(1, 10**6), "max_gamma": _i(0, 32), "max_gpus": _i(1, 4096), "n_cpu_moe": _i(0, 100),
-    "n_experts": _i(1, 512), "n_groups": _i(1, 16), "topk_groups": _i(1, 16), "n_hot": _i(1, 16), "num_layers": _i(1, 200),
-    "offloaded_layers": _i(0, 100), "redundant": _i(0, 64), "redundant_experts": _i(0, 64), "seed": _i(0, 2**32),
-    "steps": _i(1, 100), "top_k": _i(1, 16), "tokens_per_step": _i(1, 10), "gamma": _i(1, 16),
-    "context_len": lambda ann: fl(1, 1e6) if ann == "float" else (it(1, 1_000_000) if ann == "int" else num_or_arr(it(1, 1_000_000))),
-    "m": lambda ann: num_or_arr(it(1, 65_536)), "k": lambda ann: num_or_arr(it(1, 65_536)), "n": lambda ann: num_or_arr(it(1, 65_536)),
+    **{
+        k: _i(1, 64)
+        for k in (
+            "dp",
+            "ep",
+            "etp",
+            "pp",
+            "tp",
+            "total_gpus",
+            "ranks",
+            "num_gpus",
+            "num_nodes",
+            "num_groups",
+            "num_packs",
+            "num_physical",
+            "num_replicas",
+            "n_gpus",
+            "links",
+            "max_tp",
+            "max_plans",
+        )
+    },
+    "batch": _i(1, 1024),
+    "bins": _i(1, 256),
+    "block": _i(1, 256),
+    "d_model": _i(1, 16384),
+    "text_hidden": _i(1, 16384),
+    "domain_gpus": _i(1, 72),
+    "gpus_per_node": _i(1, 16),
+    "input_len": _i(1, 1_000_000),
+    "layers": _i(1, 8),
+    "max_bytes": _i(1, 10**6),
+    "max_gamma": _i(0, 32),
+    "max_gpus": _i(1, 4096),
+    "n_cpu_moe": _i(0, 100),
+    "n_experts": _i(1, 512),
+    "n_groups": _i(1, 16),
+    "topk_groups": _i(1, 16),
+    "n_hot": _i(1, 16),
+    "num_layers": _i(1, 200),
+    "offloaded_layers": _i(0, 100),
+    "redundant": _i(0, 64),
+    "redundant_experts": _i(0, 64),
+    "seed": _i(0, 2**32),
+    "steps": _i(1, 100),
+    "top_k": _i(1, 16),
+    "tokens_per_step": _i(1, 10),
+    "gamma": _i(1, 16),
+    "context_len": lambda ann: (
+        fl(1, 1e6) if ann == "float" else (it(1, 1_000_000) if ann == "int" else num_or_arr(it(1, 1_000_000)))
+    ),
+    "m": lambda ann: num_or_arr(it(1, 65_536)),
+    "k": lambda ann: num_or_arr(it(1, 65_536)),
+    "n": lambda ann: num_or_arr(it(1, 65_536)),
 }
 
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
@@ -921,9 +1156,41 @@ def test_public_function(qualname):
 
 HUGE_TEXT = "x" * 1_000_000
 HOSTILE_FIELD = (
-    NAN, INF, -INF, -1, 0, -0.0, 1.5, 1e30, -1e30, 10**30, 2**63, 5e-324, True, None, "", "nan", "inf", "1e30", "-1",
-    HUGE_TEXT, "é\u202e\x00😀", b"\xff\xfe", [], {}, [1, 2], [NAN], {"a": 1}, {"bf16": NAN}, (1, 2), object(),
-    (-1,), (10**6,), (0, -5, 3), tuple(range(200)), (-(10**12),) * 4,  # layer-index / per-layer tuples out of range
+    NAN,
+    INF,
+    -INF,
+    -1,
+    0,
+    -0.0,
+    1.5,
+    1e30,
+    -1e30,
+    10**30,
+    2**63,
+    5e-324,
+    True,
+    None,
+    "",
+    "nan",
+    "inf",
+    "1e30",
+    "-1",
+    HUGE_TEXT,
+    "é\u202e\x00😀",
+    b"\xff\xfe",
+    [],
+    {},
+    [1, 2],
+    [NAN],
+    {"a": 1},
+    {"bf16": NAN},
+    (1, 2),
+    object(),
+    (-1,),
+    (10**6,),
+    (0, -5, 3),
+    tuple(range(200)),
+    (-(10**12),) * 4,  # layer-index / per-layer tuples out of range
 )
 
 
@@ -943,23 +1210,33 @@ PYDANTIC_MODELS = _pydantic_models()
 # valid instances each model's hostile variants start from
 BASELINES: dict[str, list[BaseModel]] = {
     "MoESpec": [m.moe for m in MODELS if m.moe is not None][:8],
-    **{kind.__name__: [g.mixer for m in MODELS for g in m.mixers if type(g.mixer) is kind][:8]
-       for kind in MIXER_KINDS.values()},
+    **{
+        kind.__name__: [g.mixer for m in MODELS for g in m.mixers if type(g.mixer) is kind][:8]
+        for kind in MIXER_KINDS.values()
+    },
     "Indexer": [g.mixer.indexer for m in MODELS for g in m.mixers if getattr(g.mixer, "indexer", None)][:4],
     "MixerGroup": [g for m in MODELS[:8] for g in m.mixers],
     "PublishedCounts": [m.published for m in MODELS][:8],
     "ModelSpec": MODELS,
     "GPUSpec": GPUS,
-    "ClusterSpec": [ClusterSpec(gpu=CAT.gpus["h200"], num_nodes=2), ClusterSpec(gpu=CAT.gpus["gb200"], gpus_per_node=4)],
+    "ClusterSpec": [
+        ClusterSpec(gpu=CAT.gpus["h200"], num_nodes=2),
+        ClusterSpec(gpu=CAT.gpus["gb200"], gpus_per_node=4),
+    ],
     "Precision": [Precision(), Precision(weights="fp8", routed_experts="int4", kv_cache="fp8", dispatch="fp8")],
     "Workload": [Workload()],
     "ParallelLayout": [ParallelLayout(attention_tp=2, attention_dp=4, ep=8)],
-    "SpecDecodeConfig": [SpecDecodeConfig(method="eagle", acceptance_rate=0.7, draft_cost=0.1),
-                         SpecDecodeConfig(method="draft_model", draft_model_id="qwen3-0.6b")],
+    "SpecDecodeConfig": [
+        SpecDecodeConfig(method="eagle", acceptance_rate=0.7, draft_cost=0.1),
+        SpecDecodeConfig(method="draft_model", draft_model_id="qwen3-0.6b"),
+    ],
     "DraftMethod": list(CAT.draft_methods.values()),
     "MemoryAssumptions": [MemoryAssumptions(redundant_experts=32)],
     "SingleBox": [SingleBox(n_cpu_moe=3)],
-    "Scenario": [Scenario(), Scenario(layout=ParallelLayout(attention_tp=8, ep=8), spec=SpecDecodeConfig(method="mtp"))],
+    "Scenario": [
+        Scenario(),
+        Scenario(layout=ParallelLayout(attention_tp=8, ep=8), spec=SpecDecodeConfig(method="mtp")),
+    ],
     "HostSpec": HOSTS,
     "InterconnectSpec": list(CAT.interconnects.values()),
     "KernelFactors": [KernelFactors()],
@@ -975,19 +1252,37 @@ def _derived(obj: BaseModel):
 
     if isinstance(obj, PYDANTIC_MODELS["ModelSpec"]):
         for field in ("dense_layers", "ffn_free_layers"):
-            assert all(0 <= i < obj.num_layers for i in getattr(obj, field)), f"{field} out of range: {getattr(obj, field)}"
+            assert all(0 <= i < obj.num_layers for i in getattr(obj, field)), (
+                f"{field} out of range: {getattr(obj, field)}"
+            )
         grouped = sorted(i for g in obj.mixers for i in g.layers)
         assert grouped == list(range(obj.num_layers)), "every layer must be in exactly one mixer group"
         assert obj.num_moe_layers <= obj.num_layers
-        return [params.total_params(obj), params.active_params(obj), obj.num_moe_layers,
-                memory.kv_bytes_per_token(obj, "bf16"), memory.weights_bytes(obj, "bf16"),
-                memory.kv_bytes_per_sequence(obj, 4096, "bf16"), memory.decode_read_bytes_per_sequence(obj, 4096)]
+        return [
+            params.total_params(obj),
+            params.active_params(obj),
+            obj.num_moe_layers,
+            memory.kv_bytes_per_token(obj, "bf16"),
+            memory.weights_bytes(obj, "bf16"),
+            memory.kv_bytes_per_sequence(obj, 4096, "bf16"),
+            memory.decode_read_bytes_per_sequence(obj, 4096),
+        ]
     if isinstance(obj, tuple(MIXER_KINDS.values())):
-        return [obj.params(4096), obj.params_per_rank(4096, 8), float(obj.cache_bytes(4096.0, "bf16")), obj.state_bytes(),
-                obj.decode_read_bytes_per_rank(4096.0, "fp8", 2), float(obj.score_flops_per_token(4096, 4, "decode"))]
+        return [
+            obj.params(4096),
+            obj.params_per_rank(4096, 8),
+            float(obj.cache_bytes(4096.0, "bf16")),
+            obj.state_bytes(),
+            obj.decode_read_bytes_per_rank(4096.0, "fp8", 2),
+            float(obj.score_flops_per_token(4096, 4, "decode")),
+        ]
     if isinstance(obj, PYDANTIC_MODELS["GPUSpec"]):
-        return [obj.memory_bytes, obj.memory_gb, obj.hbm_bytes_per_s,
-                obj.ridge_point_flop_per_byte("bf16" if obj.supports("bf16") else "fp16")]
+        return [
+            obj.memory_bytes,
+            obj.memory_gb,
+            obj.hbm_bytes_per_s,
+            obj.ridge_point_flop_per_byte("bf16" if obj.supports("bf16") else "fp16"),
+        ]
     if isinstance(obj, PYDANTIC_MODELS["HostSpec"]):
         return [obj.peak_bandwidth_gbps, obj.memory_bytes]
     if isinstance(obj, PYDANTIC_MODELS["ClusterSpec"]):
@@ -1045,19 +1340,55 @@ def _hostile_variant(draw, base: dict) -> dict:
 
 # input dataclasses that validate themselves in __post_init__ (the result containers do not need to)
 INPUT_DATACLASSES = {
-    "disagg.Traffic": (Traffic, dict(requests_per_min=fl(1, 1e4), input_len=it(1, 10**6), output_len=it(1, 10**6),
-                                      ttft_s=fl(0.1, 10), tpot_s=fl(0.01, 1))),
-    "kernels.StepConfig": (StepConfig, dict(phase=choice(["decode", "prefill"]), tokens_per_gpu=fl(1, 1e4),
-                                            context_len=it(1, 10**6), overlap=choice(["none", "two_batch"]),
-                                            comm_kernel=st.one_of(st.none(), choice(["low_latency", "normal"])),
-                                            redundant_experts=it(0, 64), imbalance=fl(1, 4), tokens_per_sequence=fl(1, 8))),
-    "offload.OffloadEfficiency": (offload.OffloadEfficiency, dict(
-        gpu_bandwidth=fl(0.01, 1), host_bandwidth=fl(0.01, 1), unified_bandwidth=fl(0.01, 1), cpu_compute=fl(0.01, 1),
-        gpu_compute=fl(0.01, 1), pcie=fl(0.01, 1), compute_buffer_gb=fl(0, 8), host_reserve_gb=fl(0, 64),
-        ubatch_tokens=it(1, 4096))),
-    "validation.CaseResult": (CaseResult, dict(id=text(10), metric=text(10), family=text(10), gpu=text(10),
-                                               measured=fl(1, 1e4), predicted=fl(0, 1e4),
-                                               loo_predicted=st.one_of(st.none(), fl(0, 1e4)))),
+    "disagg.Traffic": (
+        Traffic,
+        dict(
+            requests_per_min=fl(1, 1e4),
+            input_len=it(1, 10**6),
+            output_len=it(1, 10**6),
+            ttft_s=fl(0.1, 10),
+            tpot_s=fl(0.01, 1),
+        ),
+    ),
+    "kernels.StepConfig": (
+        StepConfig,
+        dict(
+            phase=choice(["decode", "prefill"]),
+            tokens_per_gpu=fl(1, 1e4),
+            context_len=it(1, 10**6),
+            overlap=choice(["none", "two_batch"]),
+            comm_kernel=st.one_of(st.none(), choice(["low_latency", "normal"])),
+            redundant_experts=it(0, 64),
+            imbalance=fl(1, 4),
+            tokens_per_sequence=fl(1, 8),
+        ),
+    ),
+    "offload.OffloadEfficiency": (
+        offload.OffloadEfficiency,
+        dict(
+            gpu_bandwidth=fl(0.01, 1),
+            host_bandwidth=fl(0.01, 1),
+            unified_bandwidth=fl(0.01, 1),
+            cpu_compute=fl(0.01, 1),
+            gpu_compute=fl(0.01, 1),
+            pcie=fl(0.01, 1),
+            compute_buffer_gb=fl(0, 8),
+            host_reserve_gb=fl(0, 64),
+            ubatch_tokens=it(1, 4096),
+        ),
+    ),
+    "validation.CaseResult": (
+        CaseResult,
+        dict(
+            id=text(10),
+            metric=text(10),
+            family=text(10),
+            gpu=text(10),
+            measured=fl(1, 1e4),
+            predicted=fl(0, 1e4),
+            loo_predicted=st.one_of(st.none(), fl(0, 1e4)),
+        ),
+    ),
 }
 
 
@@ -1067,8 +1398,12 @@ def test_every_validating_dataclass_is_fuzzed():
         mod = importlib.import_module(f"core.{mod_name}")
         for n in mod.__all__:
             obj = getattr(mod, n)
-            if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and "__post_init__" in vars(obj) \
-                    and obj.__module__ == mod.__name__:  # where it is defined, not where it is re-exported
+            if (
+                inspect.isclass(obj)
+                and dataclasses.is_dataclass(obj)
+                and "__post_init__" in vars(obj)
+                and obj.__module__ == mod.__name__
+            ):  # where it is defined, not where it is re-exported
                 found.add(f"{mod_name}.{n}")
     assert found == set(INPUT_DATACLASSES)
 
@@ -1098,11 +1433,14 @@ def test_model_layer_indexes_must_exist(field, bad):
         PYDANTIC_MODELS["ModelSpec"].model_validate(base)
 
 
-@pytest.mark.parametrize("layers,message", [
-    ((0, 1, 2, 10**6), "outside 0..31"),
-    ((-1, 0, 1), "outside 0..31"),
-    ((0, 1), "layers \\[2, 3, 4, 5, 6\\] are in no group"),
-])
+@pytest.mark.parametrize(
+    "layers,message",
+    [
+        ((0, 1, 2, 10**6), "outside 0..31"),
+        ((-1, 0, 1), "outside 0..31"),
+        ((0, 1), "layers \\[2, 3, 4, 5, 6\\] are in no group"),
+    ],
+)
 def test_every_layer_has_exactly_one_mixer(layers, message):
     """A mixer group naming a layer that does not exist, or leaving one without a mixer, is refused."""
     base = CAT.models["mixtral-8x7b"].model_dump()
@@ -1167,8 +1505,23 @@ def config_texts(draw):
         lit = draw(st.sampled_from(["1e400", "-1e400", "NaN", "-Infinity", "9" * 5000, "0x10", "1_000", "+1", ".5"]))
         return re.sub(rf'"{key}": [^,}}]+', f'"{key}": {lit}', base, count=1)
     if kind == 5:
-        return draw(st.sampled_from(["[]", "null", "1", '"x"', "{}", '{"model_type": null}', '{"model_type": []}',
-                                     '{"model_type": "mixtral", "text_config": 5}', "\ufeff{}", "{,}", "{'a': 1}"]))
+        return draw(
+            st.sampled_from(
+                [
+                    "[]",
+                    "null",
+                    "1",
+                    '"x"',
+                    "{}",
+                    '{"model_type": null}',
+                    '{"model_type": []}',
+                    '{"model_type": "mixtral", "text_config": 5}',
+                    "\ufeff{}",
+                    "{,}",
+                    "{'a': 1}",
+                ]
+            )
+        )
     if kind == 6:
         return draw(st.text(max_size=200))
     return WrongType(draw(st.binary(max_size=200))) if draw(st.booleans()) else draw(st.binary(max_size=200))
@@ -1185,19 +1538,22 @@ def test_config_json_importer_never_crashes(text):
         _check_model(out)
 
 
-@pytest.mark.parametrize("text, match", [
-    ("[" * 100_000 + "]" * 100_000, "nested"),
-    ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested"),
-    ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested"),
-    ("[" * 100_000, "nested|not valid JSON"),
-    ('{"a": ' + "[" * 30 + "]" * 30 + "}", "nested more than"),
-    ('{"hidden_size": ' + "9" * 5000 + "}", "number"),
-    ('{"hidden_size": NaN}', "NaN"),
-    ("", "empty"),
-    ("\x00\x01\x02", "not valid JSON"),
-    (b"\xff\xfe\x00{", "UTF-8"),
-    ("[1, 2]", "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested"),
+        ("[" * 100_000, "nested|not valid JSON"),
+        ('{"a": ' + "[" * 30 + "]" * 30 + "}", "nested more than"),
+        ('{"hidden_size": ' + "9" * 5000 + "}", "number"),
+        ('{"hidden_size": NaN}', "NaN"),
+        ("", "empty"),
+        ("\x00\x01\x02", "not valid JSON"),
+        (b"\xff\xfe\x00{", "UTF-8"),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
 def test_config_json_structural_attacks_are_refused_quickly(text, match):
     """Deep nesting (100,000 levels) gives 'nested too deeply', never a RecursionError; a number of
     5,000 digits, NaN, empty text, binary junk and a non-object each get a message."""
@@ -1216,10 +1572,23 @@ def test_config_json_size_limit():
     assert_refuses(hf_config.decode_config, big, match="too long")
 
 
-@pytest.mark.parametrize("key", ["num_hidden_layers", "first_k_dense_replace", "n_routed_experts", "num_experts",
-                                 "moe_layer_freq", "hidden_size", "vocab_size", "sliding_window"])
-@pytest.mark.parametrize("model_id", ["deepseek-v3", "qwen3-30b-a3b", "qwen3.5-397b-a17b", "kimi-k3", "minimax-m3",
-                                      "gemma-4-26b-a4b", "mixtral-8x7b"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "num_hidden_layers",
+        "first_k_dense_replace",
+        "n_routed_experts",
+        "num_experts",
+        "moe_layer_freq",
+        "hidden_size",
+        "vocab_size",
+        "sliding_window",
+    ],
+)
+@pytest.mark.parametrize(
+    "model_id",
+    ["deepseek-v3", "qwen3-30b-a3b", "qwen3.5-397b-a17b", "kimi-k3", "minimax-m3", "gemma-4-26b-a4b", "mixtral-8x7b"],
+)
 def test_config_json_huge_counts_are_refused_quickly(model_id, key):
     """Found by the fuzz: num_hidden_layers = 10**12 built a 10**12-long layer list before any check
     (a hang), first_k_dense_replace = 10**12 a 10**12-long tuple (MemoryError)."""
@@ -1249,7 +1618,7 @@ def url_tokens(draw):
         return good[: draw(st.integers(0, len(good)))]
     if kind == 1:
         i = draw(st.integers(0, len(good) - 1))
-        return good[:i] + draw(st.sampled_from(["A", "-", "_", "=", "!", "é", " "])) + good[i + 1:]
+        return good[:i] + draw(st.sampled_from(["A", "-", "_", "=", "!", "é", " "])) + good[i + 1 :]
     if kind == 2:
         return draw(st.text(max_size=100))
     if kind == 3:
@@ -1277,8 +1646,34 @@ def test_url_config_zip_bomb_is_refused():
 
 # -- expert loads: CSV and Prometheus (core.balance), speculative metrics (core.live)
 
-CSV_CELLS = ("0", "1", "2.5", "-1", "1e30", "1e400", "nan", "inf", "-inf", "0x10", "1_000", "", " ", "a", '"3"', "'3'",
-             "٣", "１", "\x00", "1e-400", "+1", ".5", "5.", "e", "--1", "9" * 400)
+CSV_CELLS = (
+    "0",
+    "1",
+    "2.5",
+    "-1",
+    "1e30",
+    "1e400",
+    "nan",
+    "inf",
+    "-inf",
+    "0x10",
+    "1_000",
+    "",
+    " ",
+    "a",
+    '"3"',
+    "'3'",
+    "٣",
+    "１",
+    "\x00",
+    "1e-400",
+    "+1",
+    ".5",
+    "5.",
+    "e",
+    "--1",
+    "9" * 400,
+)
 
 
 @st.composite
@@ -1289,7 +1684,7 @@ def csv_texts(draw):
         sep = draw(st.sampled_from(["\n", "\r\n", "\r", "\n\n"]))
         return sep.join(",".join(r) for r in rows)
     if kind == 1:
-        return draw(st.text(alphabet='0123456789.,-e\n\r"\' \tnaif\x00é', max_size=200))
+        return draw(st.text(alphabet="0123456789.,-e\n\r\"' \tnaif\x00é", max_size=200))
     if kind == 2:
         return draw(st.text(max_size=200))
     return WrongType(draw(st.sampled_from([None, b"1,2\n", 5, [1, 2]])))
@@ -1305,22 +1700,25 @@ def test_expert_load_csv_never_crashes(text):
         assert out.ndim == 2 and out.shape[1] >= 2 and np.all(out >= 0) and np.all(out.sum(axis=1) > 0)
 
 
-@pytest.mark.parametrize("text, match", [
-    ("1,2\r3", "line"),  # a lone CR used to raise _csv.Error (not a ValueError)
-    ('"1,2', "."),
-    ("1," + "9" * 200_000, "line 1"),  # a field beyond the csv module's limit used to raise _csv.Error
-    ("1,2\n3", "line 2"),
-    ("1,nan", "line 1"),
-    ("1,1e400", "line 1"),
-    ("0,0", "all zero"),
-    ("1,-1", "line 1"),
-    ("x,y\nz,w", "no rows"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("1,2\r3", "line"),  # a lone CR used to raise _csv.Error (not a ValueError)
+        ('"1,2', "."),
+        ("1," + "9" * 200_000, "line 1"),  # a field beyond the csv module's limit used to raise _csv.Error
+        ("1,2\n3", "line 2"),
+        ("1,nan", "line 1"),
+        ("1,1e400", "line 1"),
+        ("0,0", "all zero"),
+        ("1,-1", "line 1"),
+        ("x,y\nz,w", "no rows"),
+    ],
+)
 def test_expert_load_csv_messages(text, match):
     assert_refuses(balance.parse_loads_csv, text, match=match)
 
 
-LABELS = ('0', '1', '7', '-1', '99999', '100000', '1e3', 'x', '', ' 3', '9' * 50, '٣')
+LABELS = ("0", "1", "7", "-1", "99999", "100000", "1e3", "x", "", " 3", "9" * 50, "٣")
 VALUES = ("1", "0", "2.5", "-1", "NaN", "+Inf", "-Inf", "1e308", "1e400", "x", "0x1", "1_0")
 
 
@@ -1331,12 +1729,19 @@ def prometheus_texts(draw):
         lines = []
         for _ in range(draw(st.integers(0, 8))):
             name = draw(st.sampled_from(["sglang:expert_load", "vllm:expert_tokens", "m", "m2", "9bad", ""]))
-            labels = draw(st.dictionaries(st.sampled_from(["layer", "expert", "expert_id", "expert_idx", "layer_id", "x"]),
-                                          st.sampled_from(LABELS), max_size=3))
+            labels = draw(
+                st.dictionaries(
+                    st.sampled_from(["layer", "expert", "expert_id", "expert_idx", "layer_id", "x"]),
+                    st.sampled_from(LABELS),
+                    max_size=3,
+                )
+            )
             lab = ",".join(f'{k}="{v}"' for k, v in labels.items())
-            lines.append(f"{name}{{{lab}}} {draw(st.sampled_from(VALUES))}" + draw(st.sampled_from(["", " 1700000000"])))
+            lines.append(
+                f"{name}{{{lab}}} {draw(st.sampled_from(VALUES))}" + draw(st.sampled_from(["", " 1700000000"]))
+            )
             if draw(st.integers(0, 4)) == 0:
-                lines.append(draw(st.sampled_from(["# HELP m x", "", "{{{", "m{layer=\"1\"", "m{} ", "m 1 2 3"])))
+                lines.append(draw(st.sampled_from(["# HELP m x", "", "{{{", 'm{layer="1"', "m{} ", "m 1 2 3"])))
         return "\n".join(lines)
     if kind == 1:
         return draw(st.text(alphabet='m{}=",expertlay_0123456789 \n#.-+eInfNa', max_size=300))
@@ -1361,11 +1766,26 @@ def test_prometheus_expert_loads_memory_bomb_is_refused():
 
 
 @settings(FUZZ, max_examples=_examples(300))
-@given(st.one_of(prometheus_texts(), st.lists(st.tuples(
-    st.sampled_from(["vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_draft_tokens_total",
-                     "vllm:spec_decode_num_drafts_total", "sglang:spec_accept_length", "up"]),
-    st.sampled_from((*VALUES, "5000", "1000", "2600", "3.2", "1e-300"))), max_size=6).map(
-    lambda xs: "\n".join(f'{n}{{engine="0"}} {v}' for n, v in xs))))
+@given(
+    st.one_of(
+        prometheus_texts(),
+        st.lists(
+            st.tuples(
+                st.sampled_from(
+                    [
+                        "vllm:spec_decode_num_accepted_tokens_total",
+                        "vllm:spec_decode_num_draft_tokens_total",
+                        "vllm:spec_decode_num_drafts_total",
+                        "sglang:spec_accept_length",
+                        "up",
+                    ]
+                ),
+                st.sampled_from((*VALUES, "5000", "1000", "2600", "3.2", "1e-300")),
+            ),
+            max_size=6,
+        ).map(lambda xs: "\n".join(f'{n}{{engine="0"}} {v}' for n, v in xs)),
+    )
+)
 def test_spec_decode_scrape_never_crashes(text):
     """live.spec_observation: a ValueError, or an observation in range: acceptance in [0, 1] (NaN for
     SGLang, which does not report it), tokens per step >= 1, gamma > 0 or None."""
@@ -1386,6 +1806,7 @@ def test_text_parsers_refuse_100_mb_quickly():
 
 
 # -- the URL scenario reader (extends test_scenario_url.py: non-text values, numeric edge cases, huge values)
+
 
 @settings(FUZZ, max_examples=_examples(200))
 @given(url_params, st.lists(text(30), max_size=2).map(tuple))
@@ -1414,8 +1835,9 @@ def test_url_scenario_reader_huge_value():
 def test_url_round_trip_keeps_every_digit():
     """Found by the fuzz: reserve=0.001953125 was written back as "0.00195312" (``%g``), so the URL
     reopened a different scenario."""
-    s, w = scenario_from_params({"reserve": "0.001953125", "util": "0.123456789", "alpha": "0.7071067811865476",
-                                 "sd": "eagle"}, CAT)
+    s, w = scenario_from_params(
+        {"reserve": "0.001953125", "util": "0.123456789", "alpha": "0.7071067811865476", "sd": "eagle"}, CAT
+    )
     assert w == [] and s.memory.runtime_reserve_gb == 0.001953125
     assert scenario_from_params(scenario_to_params(s), CAT) == (s, [])
     assert scenario_to_params(Scenario(memory=MemoryAssumptions(gpu_memory_utilization=0.85)))["util"] == "0.85"

@@ -56,7 +56,13 @@ def test_deepseek_v3_fields():
     (group,) = m.mixers  # one mixer on all 61 layers
     mla = group.mixer
     assert isinstance(mla, MLA) and group.layers == tuple(range(61)) and mla.indexer is None
-    assert (mla.kv_lora_rank, mla.qk_rope_head_dim, mla.q_lora_rank, mla.qk_nope_head_dim, mla.v_head_dim) == (512, 64, 1536, 128, 128)
+    assert (mla.kv_lora_rank, mla.qk_rope_head_dim, mla.q_lora_rank, mla.qk_nope_head_dim, mla.v_head_dim) == (
+        512,
+        64,
+        1536,
+        128,
+        128,
+    )
     assert (m.moe.n_routed_experts, m.moe.top_k, m.moe.n_shared_experts) == (256, 8, 1)
     assert m.moe.router_bias  # noaux_tc: e_score_correction_bias
     assert m.num_mtp_layers == 1 and m.num_moe_layers == 58
@@ -97,8 +103,23 @@ def test_every_supported_type_has_a_catalog_example_or_is_an_alias():
     from core.catalog import load_catalog
 
     used = {m.architecture for m in load_catalog().models.values()}
-    assert {"deepseek", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "mixtral", "qwen3_moe",
-            "llama4", "gpt_oss", "hunyuan", "arctic", "grok-1", "llama", "mistral", "qwen3"} <= used
+    assert {
+        "deepseek",
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "kimi_k2",
+        "mixtral",
+        "qwen3_moe",
+        "llama4",
+        "gpt_oss",
+        "hunyuan",
+        "arctic",
+        "grok-1",
+        "llama",
+        "mistral",
+        "qwen3",
+    } <= used
     assert used <= set(SUPPORTED_MODEL_TYPES)
 
 
@@ -169,8 +190,15 @@ def test_quant_presets():
 def test_infinity_is_accepted_where_unread_but_never_in_a_read_field():
     from core.hf_config import model_from_config_text
 
-    base = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 100,
-            "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128}
+    base = {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "vocab_size": 100,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "intermediate_size": 128,
+    }
     import json
 
     text = json.dumps(base)[:-1] + ', "time_step_limit": [0.0, Infinity]}'

@@ -61,15 +61,17 @@ def test_prefill_plans_for_deepseek_on_32_h800():
 
 
 def test_nothing_fits_is_explained():
-    plans, rejected = L.recommend_with_rejections(cat.model("kimi-k2"), cluster("rtx-4090", 1, 8),
-                                                  Workload(batch=1, input_len=1000, output_len=100), "decode")
+    plans, rejected = L.recommend_with_rejections(
+        cat.model("kimi-k2"), cluster("rtx-4090", 1, 8), Workload(batch=1, input_len=1000, output_len=100), "decode"
+    )
     assert plans == [] and rejected
     assert all(r.startswith("does not fit") for _, r in rejected)
 
 
 def test_dense_model_and_labels():
-    plans = L.recommend(cat.model("llama-3-70b"), cluster("h100-sxm", 1), Workload(batch=1, input_len=2000, output_len=200),
-                        "decode")
+    plans = L.recommend(
+        cat.model("llama-3-70b"), cluster("h100-sxm", 1), Workload(batch=1, input_len=2000, output_len=200), "decode"
+    )
     assert plans and all(p.ep == 1 for p in plans)
     assert "expert-TP" not in plans[0].label
 
@@ -91,6 +93,7 @@ def test_bad_phase_and_target():
 
 @pytest.mark.parametrize("model_id", sorted(i for i, m in cat.models.items() if m.is_moe))
 def test_every_moe_model_on_a_gb200_rack_ranks_or_explains(model_id):
-    plans, rejected = L.recommend_with_rejections(cat.model(model_id), cluster("gb200", 18),
-                                                  Workload(batch=1, input_len=2000, output_len=200), "decode")
+    plans, rejected = L.recommend_with_rejections(
+        cat.model(model_id), cluster("gb200", 18), Workload(batch=1, input_len=2000, output_len=200), "decode"
+    )
     assert plans or rejected

@@ -84,8 +84,14 @@ def test_llama3_70b_with_8b_draft_leaves_about_3_gb_of_kv_on_2_h100():
     nominal = H100.model_copy(update={"hbm_bytes": 80_000_000_000})
     spec = SpecDecodeConfig(method="draft_model", draft_model_id="llama-3-8b", num_speculative_tokens=5)
     r = memory.per_gpu_memory(
-        target, nominal, ParallelLayout(attention_tp=2, expert_tp=2), "bf16", ONE_TOKEN,
-        assumptions=BARE, spec=spec, draft_model=draft,
+        target,
+        nominal,
+        ParallelLayout(attention_tp=2, expert_tp=2),
+        "bf16",
+        ONE_TOKEN,
+        assumptions=BARE,
+        spec=spec,
+        draft_model=draft,
     )
     # 160 GB - 70.55B x 2 B - 8.03B x 2 B = 2.83 GB for both GPUs (the sources round to 70B and 8B: "4 GB");
     # the target's 1,318,912 norm weights (80 x 2 x 8192 + 8192) sit on both TP ranks
@@ -99,8 +105,13 @@ def test_llama3_70b_fp8_with_fp8_kv_holds_batch_16_at_2048():
     spec = SpecDecodeConfig(method="draft_model", draft_model_id="llama-3-8b", num_speculative_tokens=5)
     wl = Workload(batch=16, input_len=1536, output_len=512)
     r = memory.per_gpu_memory(
-        target, H100, ParallelLayout(attention_tp=2, expert_tp=2), Precision(weights="fp8", kv_cache="fp8"), wl,
-        spec=spec, draft_model=draft,
+        target,
+        H100,
+        ParallelLayout(attention_tp=2, expert_tp=2),
+        Precision(weights="fp8", kv_cache="fp8"),
+        wl,
+        spec=spec,
+        draft_model=draft,
     )
     assert r.fits
     # target KV: 2 x 8 x 128 x 1 B x 80 layers = 163,840 B/token, halved over TP 2, x (2048 + 5) tokens x 16
@@ -135,7 +146,9 @@ def test_sliding_window_caps_the_cache():
     g = cat.model("gpt-oss-120b")  # 18 of 36 layers windowed at 128
     per_layer = 2 * 8 * 64 * 2
     assert memory.kv_bytes_per_sequence(g, 100_000) == per_layer * (18 * 100_000 + 18 * 128)
-    np.testing.assert_allclose(memory.kv_bytes_per_sequence(g, np.array([64, 128])), per_layer * 36 * np.array([64, 128]))
+    np.testing.assert_allclose(
+        memory.kv_bytes_per_sequence(g, np.array([64, 128])), per_layer * 36 * np.array([64, 128])
+    )
 
 
 def test_tp_shards_attention_and_keeps_mla_down_projections_whole():

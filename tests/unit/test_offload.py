@@ -21,20 +21,23 @@ ROUTED_ALL = 58 * 256 * EXPERT  # 653,908,770,816
 ROUTED_PER_TOKEN = 58 * 8 * EXPERT  # 20,434,649,088
 
 
-@pytest.mark.parametrize("dtype,bits", [
-    ("q8_0", 8 * 34 / 32),  # fp16 scale + 32 int8 = 34 B per 32 weights = 8.5
-    ("q6_k", 8 * 210 / 256),  # 128 + 64 + 16 + 2 = 210 B per 256 = 6.5625
-    ("iq4_xs", 8 * 136 / 256),  # 4.25
-    ("iq3_xxs", 8 * 98 / 256),  # 3.0625
-    ("q2_k", 8 * 84 / 256),  # 2.625
-    ("iq2_xxs", 8 * 66 / 256),  # 2.0625
-    ("iq1_s", 8 * 50 / 256),  # 1.5625
-    # Q4_K_M over an MoE's FFN: gate + up Q4_K (4.5), down half Q6_K half Q4_K:
-    # (2 x 4.5 + 0.5 x 6.5625 + 0.5 x 4.5) / 3 = 4.84375
-    ("q4_k_m", (2 * 4.5 + 0.5 * 6.5625 + 0.5 * 4.5) / 3),
-    # Q3_K_M: gate + up Q3_K (3.4375), down Q4_K with the first 1/16 Q5_K: (2 x 3.4375 + 4.5625) / 3 = 3.8125
-    ("q3_k_m", (2 * 3.4375 + (15 / 16 * 4.5 + 1 / 16 * 5.5)) / 3),
-])
+@pytest.mark.parametrize(
+    "dtype,bits",
+    [
+        ("q8_0", 8 * 34 / 32),  # fp16 scale + 32 int8 = 34 B per 32 weights = 8.5
+        ("q6_k", 8 * 210 / 256),  # 128 + 64 + 16 + 2 = 210 B per 256 = 6.5625
+        ("iq4_xs", 8 * 136 / 256),  # 4.25
+        ("iq3_xxs", 8 * 98 / 256),  # 3.0625
+        ("q2_k", 8 * 84 / 256),  # 2.625
+        ("iq2_xxs", 8 * 66 / 256),  # 2.0625
+        ("iq1_s", 8 * 50 / 256),  # 1.5625
+        # Q4_K_M over an MoE's FFN: gate + up Q4_K (4.5), down half Q6_K half Q4_K:
+        # (2 x 4.5 + 0.5 x 6.5625 + 0.5 x 4.5) / 3 = 4.84375
+        ("q4_k_m", (2 * 4.5 + 0.5 * 6.5625 + 0.5 * 4.5) / 3),
+        # Q3_K_M: gate + up Q3_K (3.4375), down Q4_K with the first 1/16 Q5_K: (2 x 3.4375 + 4.5625) / 3 = 3.8125
+        ("q3_k_m", (2 * 3.4375 + (15 / 16 * 4.5 + 1 / 16 * 5.5)) / 3),
+    ],
+)
 def test_gguf_bits_per_weight_from_block_layouts(dtype, bits):
     assert memory.WEIGHT_FORMATS[dtype].bits_per_weight == pytest.approx(bits, rel=1e-12)
 
@@ -159,8 +162,9 @@ def test_every_moe_model_gets_a_placement_on_every_single_box_option():
 
 def test_small_moe_fits_on_one_gpu_without_offload():
     # Qwen3-30B-A3B at Q4_K_M is ~18 GB: the 32 GB RTX 5090 holds it all
-    pl = offload.placement(cat.model("qwen3-30b-a3b"), cat.host("desktop-ddr5-2ch-96"), "q4_k_m",
-                           gpu=cat.gpu("rtx-5090"), context_len=8192)
+    pl = offload.placement(
+        cat.model("qwen3-30b-a3b"), cat.host("desktop-ddr5-2ch-96"), "q4_k_m", gpu=cat.gpu("rtx-5090"), context_len=8192
+    )
     assert pl.n_cpu_moe == 0 and pl.offloaded_layers == 0 and pl.fits and pl.prefill_path == "all on GPU"
 
 
@@ -176,7 +180,10 @@ def test_upgrades_more_channels_speed_up_decode():
 def test_published_single_box_measurements():
     # ktransformers' DeepSeek-V3 Q4_K_M showcase (catalogs/offload_cases.yaml): 8.73 tok/s decode on one
     # 8-channel DDR5-4800 socket (calibration); dual-socket cases are predictions and over-shoot (NUMA)
-    rows = {r["case"]: r for r in offload.validate_cases(cat.offload_cases, dict(cat.models), dict(cat.hosts), dict(cat.gpus))}
+    rows = {
+        r["case"]: r
+        for r in offload.validate_cases(cat.offload_cases, dict(cat.models), dict(cat.hosts), dict(cat.gpus))
+    }
     cal = rows["ktransformers-v0.2-1socket-dsv3-q4km"]
     assert cal["decode_tokens_per_s"][1] == 8.73
     assert abs(cal["decode_tokens_per_s"][2]) < 0.05

@@ -10,12 +10,32 @@ MOE_IDS = sorted(i for i, m in cat.models.items() if m.is_moe)
 ALL_IDS = sorted(cat.models)
 
 REQUIRED_MOE = {
-    "mixtral-8x7b", "mixtral-8x22b", "grok-1", "deepseek-moe-16b", "deepseek-v2", "snowflake-arctic",
-    "hunyuan-large", "deepseek-v3", "llama-4-scout", "llama-4-maverick", "qwen3-235b-a22b", "kimi-k2",
-    "deepseek-v3.2-exp", "qwen3-30b-a3b", "deepseek-v2-lite", "gpt-oss-120b", "gpt-oss-20b",
+    "mixtral-8x7b",
+    "mixtral-8x22b",
+    "grok-1",
+    "deepseek-moe-16b",
+    "deepseek-v2",
+    "snowflake-arctic",
+    "hunyuan-large",
+    "deepseek-v3",
+    "llama-4-scout",
+    "llama-4-maverick",
+    "qwen3-235b-a22b",
+    "kimi-k2",
+    "deepseek-v3.2-exp",
+    "qwen3-30b-a3b",
+    "deepseek-v2-lite",
+    "gpt-oss-120b",
+    "gpt-oss-20b",
 }
 REQUIRED_DENSE = {
-    "llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mistral-7b", "qwen3-0.6b", "qwen3-1.7b", "qwen3-32b",
+    "llama-3-8b",
+    "llama-3-70b",
+    "llama-3.1-405b",
+    "mistral-7b",
+    "qwen3-0.6b",
+    "qwen3-1.7b",
+    "qwen3-32b",
 }
 
 

@@ -28,8 +28,11 @@ def test_report_figures_carry_units_and_the_fit():
 
 
 def test_html_is_self_contained_with_three_png_charts():
-    r = build_report(Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm", precision=Precision(weights="bf16")), cat,
-                     with_layouts=False)
+    r = build_report(
+        Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm", precision=Precision(weights="bf16")),
+        cat,
+        with_layouts=False,
+    )
     page = render_html(r)
     imgs = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
     assert len(imgs) == 3
@@ -44,7 +47,10 @@ def test_markdown_without_images():
 
 
 def test_cli_formats(capsys, tmp_path):
-    assert cli.main(["--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--gpn", "2", "--precision", "bf16", "--no-layouts"]) == 0
+    assert (
+        cli.main(["--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--gpn", "2", "--precision", "bf16", "--no-layouts"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Mixtral-8x7B on 2 × NVIDIA H100" in out and "Verdict" in out
     assert cli.main(["--url", "model=qwen3-30b-a3b&gpu=l40s&gpn=1&w=fp8", "--format", "json", "--no-layouts"]) == 0

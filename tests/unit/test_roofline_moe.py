@@ -70,7 +70,9 @@ def test_deepseek_v3_experts_touched():
     assert moe.expected_experts_touched(1, 8, 256) == pytest.approx(8)
     assert moe.expected_experts_touched(10, 8, 256) == pytest.approx(256 * (1 - (248 / 256) ** 10))
     assert moe.expected_experts_touched(4096, 8, 256) == pytest.approx(256, abs=1e-6)
-    np.testing.assert_allclose(moe.expected_experts_touched(np.array([1, 2]), 8, 256), [8, 256 * (1 - (248 / 256) ** 2)])
+    np.testing.assert_allclose(
+        moe.expected_experts_touched(np.array([1, 2]), 8, 256), [8, 256 * (1 - (248 / 256) ** 2)]
+    )
 
 
 def test_skew_touches_fewer_experts():

@@ -10,7 +10,10 @@ cat = load_catalog()
 
 def test_round_trip_is_exact():
     s = Scenario(
-        model_id="llama-4-maverick", gpu_id="mi300x", num_nodes=4, gpus_per_node=8,
+        model_id="llama-4-maverick",
+        gpu_id="mi300x",
+        num_nodes=4,
+        gpus_per_node=8,
         precision=Precision(weights="bf16", routed_experts="int4", kv_cache="fp8", dispatch="fp8"),
         workload=Workload(batch=300, input_len=8192, output_len=100),
     )
@@ -45,7 +48,12 @@ def test_close_ids_are_suggested():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from([*URL_KEYS, "junk"]), st.one_of(st.text(max_size=300), st.lists(st.text(max_size=20), max_size=3))))
+@given(
+    st.dictionaries(
+        st.sampled_from([*URL_KEYS, "junk"]),
+        st.one_of(st.text(max_size=300), st.lists(st.text(max_size=20), max_size=3)),
+    )
+)
 def test_any_query_gives_a_valid_scenario_and_one_warning_per_bad_field(query):
     s, warnings = scenario_from_params(query, cat)
     assert isinstance(s, Scenario)
@@ -57,8 +65,20 @@ def test_any_query_gives_a_valid_scenario_and_one_warning_per_bad_field(query):
 
 
 def test_layout_speculative_and_assumptions_round_trip():
-    params = {"model": "deepseek-v3", "gpu": "h800", "nodes": "4", "gpn": "8", "tp": "1", "etp": "1", "pp": "1",
-              "dp": "1", "sd": "mtp", "gamma": "2", "util": "0.85", "red": "32"}
+    params = {
+        "model": "deepseek-v3",
+        "gpu": "h800",
+        "nodes": "4",
+        "gpn": "8",
+        "tp": "1",
+        "etp": "1",
+        "pp": "1",
+        "dp": "1",
+        "sd": "mtp",
+        "gamma": "2",
+        "util": "0.85",
+        "red": "32",
+    }
     s, w = scenario_from_params(params, cat)
     assert w == []
     assert (s.layout.attention_dp, s.layout.ep, s.layout.attention_tp) == (32, 32, 1)

@@ -13,8 +13,13 @@ from core.specs import (
 )
 
 H100 = dict(
-    id="h100-test", name="H100 test", hbm_capacity_gb=80, hbm_bandwidth_gbps=3350,
-    dense_tflops={"bf16": 989, "fp8": 1978}, scale_up_bw_gbps=450, scale_out_bw_gbps=50,
+    id="h100-test",
+    name="H100 test",
+    hbm_capacity_gb=80,
+    hbm_bandwidth_gbps=3350,
+    dense_tflops={"bf16": 989, "fp8": 1978},
+    scale_up_bw_gbps=450,
+    scale_out_bw_gbps=50,
 )
 
 

@@ -155,8 +155,17 @@ def test_batch_speedup_crossover_for_dense_and_moe():
     assert np.all(r.speedup[b >= r.crossover_batch] < 1)
     # a MoE: verifying 6 tokens touches more experts than decoding 1 -> lower speedup at batch 1
     moe_model = cat.model("mixtral-8x7b")
-    rm = sd.batch_speedup(moe_model, h100, memory.default_layout(moe_model, 8), "fp8", b, alpha=0.8, gamma=5,
-                          context_len=256, draft_cost=0.05)
+    rm = sd.batch_speedup(
+        moe_model,
+        h100,
+        memory.default_layout(moe_model, 8),
+        "fp8",
+        b,
+        alpha=0.8,
+        gamma=5,
+        context_len=256,
+        draft_cost=0.05,
+    )
     assert rm.speedup[0] < r.speedup[0]
     # exact: speedup = E x decode / (verify + gamma c decode)
     e = sd.expected_tokens(0.8, 5)

@@ -46,10 +46,29 @@ def pg_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    subprocess.run([*as_user, f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres"], check=True,
-                   capture_output=True)
-    subprocess.run([*as_user, f"{bindir}/pg_ctl", "-D", str(data), "-l", str(root / "log"), "-w", "-t", "60",
-                    "-o", f"-p {port} -c listen_addresses=127.0.0.1 -k {sock}", "start"], check=True, capture_output=True)
+    subprocess.run(
+        [*as_user, f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            *as_user,
+            f"{bindir}/pg_ctl",
+            "-D",
+            str(data),
+            "-l",
+            str(root / "log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-p {port} -c listen_addresses=127.0.0.1 -k {sock}",
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:

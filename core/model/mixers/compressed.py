@@ -73,7 +73,11 @@ class CompressedAttention(Mixer):
         h, ql, hd = hidden, self.q_lora_rank, self.head_dim
         extra = self._compressor(h, hd) if self.ratio else 0
         if self.sparse:
-            extra += ql * self.index_heads * self.index_head_dim + h * self.index_heads + self._compressor(h, self.index_head_dim)
+            extra += (
+                ql * self.index_heads * self.index_head_dim
+                + h * self.index_heads
+                + self._compressor(h, self.index_head_dim)
+            )
         return h * ql + ql + h * hd + hd + extra
 
     def params(self, hidden: int) -> int:

@@ -40,8 +40,9 @@ class GQA(Mixer):
     @model_validator(mode="after")
     def _check(self) -> GQA:
         if self.num_heads % self.num_kv_heads:
-            raise ValueError(f"num_attention_heads ({self.num_heads}) must be a multiple of num_kv_heads "
-                             f"({self.num_kv_heads})")
+            raise ValueError(
+                f"num_attention_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})"
+            )
         return self
 
     @property

@@ -71,24 +71,34 @@ class GatedDeltaNet(LinearMixer):
         return "Gated DeltaNet"
 
     def describe(self) -> str:
-        return (f"Gated DeltaNet: {self.key_heads} key heads × {self.key_head_dim}, {self.value_heads} value heads "
-                f"× {self.value_head_dim}")
+        return (
+            f"Gated DeltaNet: {self.key_heads} key heads × {self.key_head_dim}, {self.value_heads} value heads "
+            f"× {self.value_head_dim}"
+        )
 
     def _conv_channels(self) -> int:
         return 2 * self.key_heads * self.key_head_dim + self.value_heads * self.value_head_dim
 
     def params(self, hidden: int) -> int:
         h, nk, hk, nv, hv = hidden, self.key_heads, self.key_head_dim, self.value_heads, self.value_head_dim
-        return (h * (2 * nk * hk + 2 * nv * hv) + h * 2 * nv + self._conv_channels() * self.conv_kernel
-                + 2 * nv + hv + nv * hv * h)
+        return (
+            h * (2 * nk * hk + 2 * nv * hv)
+            + h * 2 * nv
+            + self._conv_channels() * self.conv_kernel
+            + 2 * nv
+            + hv
+            + nv * hv * h
+        )
 
     def output_features(self) -> int:
         return self.value_heads * self.value_head_dim
 
     def state_bytes(self) -> float:
         """Qwen3.5-397B: 64 x 128 x 128 x 4 + 12,288 x 3 x 2 = 4,268,032 B per layer."""
-        return float(self.value_heads * self.key_head_dim * self.value_head_dim * _FP32
-                     + self._conv_channels() * (self.conv_kernel - 1) * _BF16)
+        return float(
+            self.value_heads * self.key_head_dim * self.value_head_dim * _FP32
+            + self._conv_channels() * (self.conv_kernel - 1) * _BF16
+        )
 
 
 class KDA(LinearMixer):
@@ -139,13 +149,21 @@ class Mamba2(LinearMixer):
     def params(self, hidden: int) -> int:
         h, d_inner, g, n = hidden, self.num_heads * self.head_dim, self.n_groups, self.state_size
         ch = self._conv_channels()
-        return (h * (2 * d_inner + 2 * g * n + self.num_heads) + ch * self.conv_kernel + (ch if self.conv_bias else 0)
-                + 3 * self.num_heads + d_inner + d_inner * h)
+        return (
+            h * (2 * d_inner + 2 * g * n + self.num_heads)
+            + ch * self.conv_kernel
+            + (ch if self.conv_bias else 0)
+            + 3 * self.num_heads
+            + d_inner
+            + d_inner * h
+        )
 
     def output_features(self) -> int:
         return self.num_heads * self.head_dim
 
     def state_bytes(self) -> float:
         """Nemotron-3-Super: 128 x 64 x 128 x 4 + 10,240 x 3 x 2 = 4,255,744 B per layer."""
-        return float(self.num_heads * self.head_dim * self.state_size * _FP32
-                     + self._conv_channels() * (self.conv_kernel - 1) * _BF16)
+        return float(
+            self.num_heads * self.head_dim * self.state_size * _FP32
+            + self._conv_channels() * (self.conv_kernel - 1) * _BF16
+        )

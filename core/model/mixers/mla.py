@@ -18,7 +18,9 @@ __all__ = ["MLA"]
 class MLA(Mixer):
     kind: Literal["mla"] = "mla"
     num_heads: int = Field(gt=0, le=100_000)
-    q_lora_rank: int | None = Field(None, ge=0, le=1_000_000, description="query down-projection rank (None: a plain q)")
+    q_lora_rank: int | None = Field(
+        None, ge=0, le=1_000_000, description="query down-projection rank (None: a plain q)"
+    )
     kv_lora_rank: int = Field(gt=0, le=1_000_000)
     qk_nope_head_dim: int = Field(gt=0, le=100_000)
     qk_rope_head_dim: int = Field(gt=0, le=100_000)
@@ -30,7 +32,7 @@ class MLA(Mixer):
         return "MLA" + (", gated" if self.output_gate else "") + (" + sparse indexer" if self.indexer else "")
 
     def describe(self) -> str:
-        return (f"{self.label()}: {self.num_heads} heads, latent {self.kv_lora_rank} + RoPE {self.qk_rope_head_dim}")
+        return f"{self.label()}: {self.num_heads} heads, latent {self.kv_lora_rank} + RoPE {self.qk_rope_head_dim}"
 
     def cache_format(self, kv_dtype: str) -> str:
         return f"{kv_dtype} latent" + (f", {self.indexer.key_bytes_per_token()} B index keys" if self.indexer else "")
@@ -82,7 +84,8 @@ class MLA(Mixer):
 
     def cache_bytes_per_token(self, kv_dtype: str) -> float:
         return self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) + (
-            self.indexer.key_bytes_per_token() if self.indexer else 0)
+            self.indexer.key_bytes_per_token() if self.indexer else 0
+        )
 
     def _attended(self, ctx):
         return self.indexer.attended(ctx) if self.indexer and self.indexer.is_sparse(ctx) else ctx
@@ -90,7 +93,9 @@ class MLA(Mixer):
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """Top-k tokens' latents plus every index key on a sparse layer; the whole latent otherwise.
         GLM-5 at 128K: 2,048 x 1,152 + 131,072 x 132 B per layer."""
-        return float(self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx) + self._idx(ctx))
+        return float(
+            self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx) + self._idx(ctx)
+        )
 
     def projection_flops_per_token(self, hidden: int, tp: int, phase: Phase) -> float:
         """2 x the rank's weights; decode (absorbed) adds ``q_nope x W_UK`` and ``latent x W_UV`` per head:
