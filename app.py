@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import memory, params
 from core.scenario import resolved_layout
+from core.specs import ClusterSpec
 from ui.format import bytes_h, params_h
 from ui.scenario import PAGES, catalog, current_model, page_setup, sidebar
 
@@ -60,14 +61,21 @@ c[2].metric(
 c[3].metric(
     f"KV cache per token ({prec.kv_cache})",
     bytes_h(kv_tok),
-    help="All layers; MLA caches a 576-element latent per layer.",
-)
-c[4].metric(
-    "Cluster HBM",
-    f"{scenario.total_gpus * gpu.hbm_capacity_gb:,.0f} GB",
-    f"{gpu.hbm_capacity_gb:g} GB × {scenario.total_gpus:,}",
+    f"{bytes_h(memory.kv_bytes_per_sequence(model, wl.context_len, prec.kv_cache) / wl.context_len)} "
+    f"per token at {wl.context_len:,}",
     delta_color="off",
     delta_arrow="off",
+    help=memory.kv_per_token_note(model, prec.kv_cache),
+)
+cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+c[4].metric(
+    f"Cluster memory ({gpu.memory_type})",
+    f"{cluster.memory_gb:,.0f} GB",
+    f"{gpu.memory_gb:,.1f} GB × {scenario.total_gpus:,}",
+    delta_color="off",
+    delta_arrow="off",
+    help=f"Device memory as the runtime reports it, what every budget here divides; the datasheet says "
+    f"{gpu.hbm_capacity_gb:g} GB per GPU ({cluster.hbm_total_gb:,.0f} GB over the cluster).",
 )
 
 layout = resolved_layout(scenario, model)
@@ -118,7 +126,7 @@ with right:
     st.subheader("GPU")
     tf = " · ".join(f"{k} {v:,.0f}" for k, v in gpu.dense_tflops.items())
     st.markdown(
-        f"- {gpu.hbm_capacity_gb:g} GB HBM at {gpu.hbm_bandwidth_gbps / 1000:.2f} TB/s\n"
+        f"- {gpu.hbm_capacity_gb:g} GB {gpu.memory_type} at {gpu.hbm_bandwidth_gbps / 1000:.2f} TB/s\n"
         f"- dense TFLOPS: {tf}\n"
         f"- ridge point (bf16): {gpu.ridge_point_flop_per_byte('bf16' if gpu.supports('bf16') else 'fp16'):,.0f} FLOP/byte\n"
         f"- scale-up {gpu.scale_up_bw_gbps:,.0f} GB/s per direction ({gpu.scale_up_link}, domain {gpu.scale_up_domain_gpus} GPUs) · "

@@ -35,7 +35,7 @@ def main() -> None:
 
     import numpy as np
 
-    from core import moe
+    from core import moe, speculative_sim
     from core import speculative as sd
 
     alphas, gammas = np.linspace(0, 1, 201), np.arange(1, 17)
@@ -49,7 +49,7 @@ def main() -> None:
     q = 0.7 * p + 0.3 * rng.dirichlet(np.full(1000, 0.3))
 
     def simulator():
-        sd.simulate(p, q, 5, 100_000, seed=1)
+        speculative_sim.simulate(p, q, 5, 100_000, seed=1)
 
     ds = cat.model("deepseek-v3")
     gpus = list(cat.gpus.values())

@@ -1,29 +1,24 @@
-"""Expert-load imbalance: distributions, metrics, capacity overflow, EPLB, bias-based balancing.
+"""Expert-load imbalance: distributions, metrics, capacity overflow, bias-based balancing.
 
 A MoE step waits for its most loaded GPU: every other GPU idles while the hottest expert finishes.
 Everything here is numpy; loads are per expert (1-D) or per layer x expert (2-D).
 
-``rebalance_experts`` follows DeepSeek's open-source Expert Parallelism Load Balancer (EPLB,
-github.com/deepseek-ai/EPLB): same arguments, same outputs, same results on the same inputs (the
-tests compare with outputs recorded from the reference). It is written anew for numpy and vectorised
-over layers: the greedy packing runs one vector step per item instead of a Python loop per layer and
-item. Among items of exactly equal load (replicas of one expert always are) the reference inherits
-the order of ``torch.sort``'s unstable introsort on the CPU; ``core._introsort`` reproduces that
-order, so the outputs are identical, ``log2phy`` included.
+DeepSeek's EPLB (``balanced_packing``, ``replicate_experts``, ``rebalance_experts``) lives in
+``core.eplb`` and the CSV / Prometheus load parsers (``parse_loads_csv``, ``parse_prometheus_loads``)
+in ``core.loads_io``; both are re-exported here, so ``balance.rebalance_experts`` and every other old
+name still work. ``gpu_loads`` and ``placement_plan`` (the per-GPU loads of an EPLB placement against
+contiguous placement) stay here, with the metrics they use.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from core._checks import whole
-from core._introsort import introsort_order_desc
+from core.eplb import balanced_packing, rebalance_experts, replicate_experts
+from core.loads_io import MAX_CELLS, MAX_EXPERTS, MAX_LAYERS, MAX_LOAD, parse_loads_csv, parse_prometheus_loads
 
 __all__ = [
     "BiasBalancing",
@@ -50,26 +45,8 @@ __all__ = [
     "zipf_loads",
 ]
 
-MAX_EXPERTS = 100_000
-MAX_LAYERS = 10_000
-MAX_CELLS = 10_000_000  # layers x experts of one load table (80 MB of float64)
-MAX_REPLICAS = 2 * MAX_EXPERTS  # physical expert slots of one EPLB placement
-MAX_LOAD = 1e30  # a load (token count or fraction) beyond this is not a measurement; float32 sums stay finite
-
 
 # ------------------------------------------------------------------------------ distributions
-
-
-def _weight32(weight, name: str = "weight") -> np.ndarray:
-    """A 2-D ``[rows, items]`` load table, finite, >= 0 and <= MAX_LOAD, as float32 (what EPLB sorts)."""
-    w = np.asarray(weight, dtype=np.float64)
-    if w.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array [rows, items], got {w.ndim} dimension(s)")
-    if w.size > MAX_CELLS:
-        raise ValueError(f"{name} has {w.size:,} entries; the limit is {MAX_CELLS:,}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > MAX_LOAD):
-        raise ValueError(f"{name} must be finite, >= 0 and <= {MAX_LOAD:g}")
-    return w.astype(np.float32)
 
 
 def _n(n_experts: int) -> int:
@@ -187,7 +164,7 @@ def gpu_loads(weight, phy2log, logcnt, num_gpus: int) -> np.ndarray:
     expert; GPU g holds replicas ``g * R/G ... (g+1) * R/G - 1``. Shapes: weight and logcnt
     ``[layers, experts]``, phy2log ``[layers, replicas]`` -> ``[layers, num_gpus]``."""
     w = np.atleast_2d(_loads(weight))
-    num_gpus = whole("num_gpus", num_gpus)
+    num_gpus = whole("num_gpus", num_gpus, 1, MAX_EXPERTS)
     p2l = np.atleast_2d(np.asarray(phy2log))
     cnt = np.atleast_2d(np.asarray(logcnt, dtype=np.float64))
     if p2l.dtype.kind not in "iu" or p2l.ndim != 2 or p2l.shape[0] != w.shape[0] or p2l.shape[1] < 1:
@@ -208,8 +185,8 @@ def gpu_loads(weight, phy2log, logcnt, num_gpus: int) -> np.ndarray:
 
 def capacity_per_expert(tokens, top_k: int, n_experts: int, capacity_factor: float):
     """Slots per expert: ``tokens x top_k / N x capacity_factor`` (GShard / Switch)."""
-    n_experts = whole("n_experts", n_experts)
-    if whole("top_k", top_k) > n_experts:
+    n_experts = whole("n_experts", n_experts, 1, MAX_EXPERTS)
+    if whole("top_k", top_k, 1, MAX_EXPERTS) > n_experts:
         raise ValueError("need 1 <= top_k <= n_experts")
     if not np.isfinite(capacity_factor) or not 0 < capacity_factor <= 1e6:
         raise ValueError("capacity_factor must be > 0 and <= 1,000,000")
@@ -233,148 +210,6 @@ def capacity_overflow(load_fractions, tokens: float, top_k: int, capacity_factor
     cap = capacity_per_expert(tokens, top_k, f.size, capacity_factor)
     received = f * tokens * top_k
     return np.maximum(received - cap, 0.0)
-
-
-# ------------------------------------------------------------------------------------------ EPLB
-
-
-def balanced_packing(weight, num_packs: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pack the n items of each row into ``num_packs`` packs of exactly ``n / num_packs`` items,
-    greedily: heaviest item first, into the lightest pack that still has room (the first such pack on
-    a tie). Vectorised over rows. Returns ``(pack_index, rank_in_pack)``, both ``[rows, n]``."""
-    w = _weight32(weight)
-    rows, n = w.shape
-    if isinstance(num_packs, bool) or not isinstance(num_packs, (int, np.integer)) or num_packs < 1 or n % num_packs:
-        raise ValueError(f"num_packs ({num_packs}) must divide the {n} items")
-    per_pack = n // num_packs
-    if per_pack == 1:
-        return np.broadcast_to(np.arange(n, dtype=np.int64), (rows, n)).copy(), np.zeros((rows, n), dtype=np.int64)
-    # heaviest first; equal weights in the order the reference's torch.sort (an introsort) leaves them
-    order = np.stack([introsort_order_desc(row) for row in w])
-    pack_index = np.full((rows, n), -1, dtype=np.int64)
-    rank_in_pack = np.full((rows, n), -1, dtype=np.int64)
-    pack_weight = np.zeros((rows, num_packs), dtype=np.float32)
-    pack_items = np.zeros((rows, num_packs), dtype=np.int64)
-    r = np.arange(rows)
-    for j in range(n):
-        item = order[:, j]
-        candidates = np.where(pack_items < per_pack, pack_weight, np.inf)
-        pack = np.argmin(candidates, axis=-1)
-        pack_index[r, item] = pack
-        rank_in_pack[r, item] = pack_items[r, pack]
-        pack_weight[r, pack] += w[r, item]
-        pack_items[r, pack] += 1
-    return pack_index, rank_in_pack
-
-
-def replicate_experts(weight, num_physical: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Give the ``num_physical - n`` redundant slots, one at a time, to the expert with the highest
-    load per replica. Returns ``(phy2log [rows, num_physical], rank [rows, num_physical],
-    logcnt [rows, n])``."""
-    w = _weight32(weight)
-    rows, n = w.shape
-    num_physical = whole("num_physical", num_physical, 1, MAX_REPLICAS)
-    extra = num_physical - n
-    if extra < 0:
-        raise ValueError(f"num_physical ({num_physical}) must be >= the {n} logical experts")
-    phy2log = np.broadcast_to(np.arange(num_physical, dtype=np.int64), (rows, num_physical)).copy()
-    rank = np.zeros((rows, num_physical), dtype=np.int64)
-    logcnt = np.ones((rows, n), dtype=np.int64)
-    r = np.arange(rows)
-    for i in range(n, num_physical):
-        hottest = np.argmax(w / logcnt.astype(np.float32), axis=-1)
-        phy2log[:, i] = hottest
-        rank[:, i] = logcnt[r, hottest]
-        logcnt[r, hottest] += 1
-    return phy2log, rank, logcnt
-
-
-def _inverse(perm: np.ndarray) -> np.ndarray:
-    inv = np.empty_like(perm)
-    np.put_along_axis(inv, perm, np.broadcast_to(np.arange(perm.shape[1], dtype=perm.dtype), perm.shape), axis=1)
-    return inv
-
-
-def _rebalance_hierarchical(weight: np.ndarray, num_physical: int, num_groups: int, num_nodes: int, num_gpus: int):
-    layers, n = weight.shape
-    group_size = n // num_groups
-    groups_per_node = num_groups // num_nodes
-    per_gpu = num_physical // num_gpus
-    # 1. pack expert groups onto nodes, balancing the nodes' loads
-    group_load = weight.reshape(layers, num_groups, group_size).sum(axis=-1, dtype=np.float32)
-    group_pack, group_rank = balanced_packing(group_load, num_nodes)
-    log2mlog = (
-        ((group_pack * groups_per_node + group_rank) * group_size)[:, :, None] + np.arange(group_size, dtype=np.int64)
-    ).reshape(layers, n)
-    mlog2log = _inverse(log2mlog)
-    # 2. replicate experts inside each node ("mlog": node-major logical order)
-    mlog_load = np.take_along_axis(weight, mlog2log, axis=-1).reshape(layers * num_nodes, n // num_nodes)
-    phy2mlog, phyrank, mlogcnt = replicate_experts(mlog_load, num_physical // num_nodes)
-    # 3. pack the node's physical replicas onto its GPUs
-    phy_load = np.take_along_axis(mlog_load / mlogcnt.astype(np.float32), phy2mlog, axis=-1)
-    pack, rank_in_pack = balanced_packing(phy_load, num_gpus // num_nodes)
-    phy2pphy = pack * per_gpu + rank_in_pack
-    pphy2phy = _inverse(phy2pphy)
-    pphy2mlog = np.take_along_axis(phy2mlog, pphy2phy, axis=-1)
-    offsets = np.arange(0, n, n // num_nodes, dtype=np.int64).reshape(1, -1, 1)
-    pphy2mlog = (pphy2mlog.reshape(layers, num_nodes, -1) + offsets).reshape(layers, -1)
-    pphy2log = np.take_along_axis(mlog2log, pphy2mlog, axis=-1)
-    pphyrank = np.take_along_axis(phyrank, pphy2phy, axis=-1).reshape(layers, -1)
-    logcnt = np.take_along_axis(mlogcnt.reshape(layers, -1), log2mlog, axis=-1)
-    return pphy2log, pphyrank, logcnt
-
-
-def rebalance_experts(weight, num_replicas: int, num_groups: int, num_nodes: int, num_gpus: int):
-    """DeepSeek's EPLB: replicate hot experts into redundant slots and place the replicas on GPUs.
-
-    Parameters: ``weight [layers, num_logical_experts]`` (load statistics), ``num_replicas`` (physical
-    expert slots, a multiple of ``num_gpus``), ``num_groups`` (expert groups), ``num_nodes``,
-    ``num_gpus`` (a multiple of ``num_nodes``).
-
-    Hierarchical policy when ``num_groups % num_nodes == 0``: pack groups to nodes, replicate within
-    nodes, pack replicas to GPUs; global policy otherwise (one group, one node).
-
-    Returns ``phy2log [layers, num_replicas]`` (logical expert of each slot; GPU g holds slots
-    ``g*R/G ... (g+1)*R/G - 1``), ``log2phy [layers, num_logical_experts, max_replicas]`` (the slots
-    of each expert, padded with -1) and ``logcnt [layers, num_logical_experts]`` (replicas per expert).
-    """
-    w = np.asarray(weight)
-    if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
-        raise ValueError("weight must be a 2-D array [layers, experts]")
-    if not np.all(np.isfinite(w.astype(np.float64))) or np.any(w < 0):
-        raise ValueError("weight must be finite and >= 0")
-    w = _weight32(w)
-    layers, n = w.shape
-    for name, v in (
-        ("num_replicas", num_replicas),
-        ("num_groups", num_groups),
-        ("num_nodes", num_nodes),
-        ("num_gpus", num_gpus),
-    ):
-        whole(name, v, 1, MAX_REPLICAS)
-    if num_replicas < n:
-        raise ValueError(f"num_replicas ({num_replicas}) must be >= the {n} logical experts")
-    if num_replicas % num_gpus:
-        raise ValueError(f"num_replicas ({num_replicas}) must be a multiple of num_gpus ({num_gpus})")
-    if num_gpus % num_nodes:
-        raise ValueError(f"num_gpus ({num_gpus}) must be a multiple of num_nodes ({num_nodes})")
-    w32 = w.astype(np.float32)
-    hierarchical = num_groups % num_nodes == 0
-    groups, nodes = (num_groups, num_nodes) if hierarchical else (1, 1)
-    if n % groups:
-        raise ValueError(f"num_groups ({num_groups}) must divide the {n} experts")
-    if hierarchical and (num_replicas // nodes) < (n // nodes):
-        raise ValueError("not enough replicas per node")
-    phy2log, phyrank, logcnt = _rebalance_hierarchical(w32, num_replicas, groups, nodes, num_gpus)
-    max_cnt = int(logcnt.max())
-    log2phy = np.full((layers, n * max_cnt), -1, dtype=np.int64)
-    np.put_along_axis(
-        log2phy,
-        phy2log * max_cnt + phyrank,
-        np.broadcast_to(np.arange(num_replicas, dtype=np.int64), (layers, num_replicas)),
-        axis=-1,
-    )
-    return phy2log, log2phy.reshape(layers, n, max_cnt), logcnt
 
 
 # ----------------------------------------------------------------- auxiliary-loss-free balancing
@@ -437,147 +272,13 @@ def bias_balancing(
     return BiasBalancing(history, b.astype(np.float64), counts)
 
 
-# -------------------------------------------------------------------------------- user input
-
-_MAX_TEXT = 5_000_000
-
-
-def parse_loads_csv(text: str) -> np.ndarray:
-    """Per-expert loads from CSV: one row per layer, one column per expert, numbers >= 0. A header
-    row of non-numbers is skipped. Errors name the line and the problem."""
-    if not isinstance(text, str):
-        raise ValueError("CSV input must be text")
-    if len(text) > _MAX_TEXT:
-        raise ValueError(f"CSV is {len(text):,} characters; the limit is {_MAX_TEXT:,}")
-    rows: list[list[float]] = []
-    reader = csv.reader(io.StringIO(text, newline=None))  # universal newlines: a lone CR ends a line too
-    width = None
-    for line_no, row in _csv_rows(reader):
-        cells = [c.strip() for c in row]
-        if not cells or all(c == "" for c in cells):
-            continue
-        try:
-            values = [float(c) for c in cells]
-        except ValueError:
-            if not rows and width is None:
-                continue  # a header
-            bad = next(c for c in cells if not _is_number(c))
-            raise ValueError(f"line {line_no}: {bad[:40]!r} is not a number") from None
-        if any(not math.isfinite(v) or v < 0 for v in values):
-            raise ValueError(f"line {line_no}: loads must be finite numbers >= 0")
-        if width is None:
-            width = len(values)
-            if width < 2:
-                raise ValueError(f"line {line_no}: need at least 2 experts (columns)")
-            if width > MAX_EXPERTS:
-                raise ValueError(f"line {line_no}: more than {MAX_EXPERTS:,} experts")
-        elif len(values) != width:
-            raise ValueError(f"line {line_no}: {len(values)} columns, but the first row has {width}")
-        rows.append(values)
-        if len(rows) > MAX_LAYERS:
-            raise ValueError(f"more than {MAX_LAYERS:,} layers (rows)")
-    if not rows:
-        raise ValueError("no rows of numbers found")
-    a = np.asarray(rows, dtype=np.float64)
-    if np.any(a.sum(axis=1) <= 0):
-        line = int(np.argmax(a.sum(axis=1) <= 0)) + 1
-        raise ValueError(f"row {line} of numbers is all zero")
-    return a
-
-
-def _csv_rows(reader):
-    """(line number, row) pairs; a CSV syntax error becomes a ValueError naming the line."""
-    line_no = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as e:
-            raise ValueError(f"line {reader.line_num}: not valid CSV ({e})") from None
-        line_no += 1
-        yield line_no, row
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
-
-
-_PROM_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(\s+\S+)?$")
-_PROM_LABEL = re.compile(r'(?P<k>[a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"(?P<v>(?:[^"\\]|\\.)*)"')
-
-
-def parse_prometheus_loads(text: str, metric: str | None = None) -> tuple[np.ndarray, str]:
-    """Per-layer, per-expert loads from a Prometheus text scrape: samples of one metric carrying an
-    ``expert`` label (``expert_id`` / ``expert_idx`` also accepted) and optionally a ``layer`` label.
-    ``metric`` picks the metric; by default the first one with an expert label. Returns
-    ``(loads [layers, experts], metric name)``; errors name the line and the problem."""
-    if not isinstance(text, str):
-        raise ValueError("the scrape must be text")
-    if len(text) > _MAX_TEXT:
-        raise ValueError(f"scrape is {len(text):,} characters; the limit is {_MAX_TEXT:,}")
-    samples: dict[tuple[int, int], float] = {}
-    chosen = metric
-    for line_no, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _PROM_LINE.match(line)
-        if not m:
-            raise ValueError(f"line {line_no}: not a Prometheus sample ({line[:60]!r})")
-        labels = {lm.group("k"): lm.group("v") for lm in _PROM_LABEL.finditer(m.group("labels") or "")}
-        expert_key = next((k for k in ("expert", "expert_id", "expert_idx") if k in labels), None)
-        if expert_key is None:
-            continue
-        name = m.group("name")
-        if chosen is None:
-            chosen = name
-        if name != chosen:
-            continue
-        try:
-            expert = int(labels[expert_key])
-            layer = int(labels.get("layer", labels.get("layer_id", "0")))
-            value = float(m.group("value"))
-        except ValueError:
-            raise ValueError(f"line {line_no}: expert/layer labels must be integers and the value a number") from None
-        if not (0 <= expert < MAX_EXPERTS and 0 <= layer < MAX_LAYERS):
-            raise ValueError(f"line {line_no}: expert or layer index out of range")
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"line {line_no}: load must be a finite number >= 0")
-        samples[(layer, expert)] = samples.get((layer, expert), 0.0) + value
-    if not samples:
-        raise ValueError(
-            "no per-expert samples found"
-            + (f" for metric {metric!r}" if metric else "")
-            + ': expected lines like  name{layer="3",expert="17"} 1234'
-        )
-    layers = sorted({k[0] for k in samples})
-    n = max(k[1] for k in samples) + 1
-    if len(layers) * n > MAX_CELLS:
-        raise ValueError(
-            f"{len(layers):,} layers x {n:,} experts is more than {MAX_CELLS:,} loads; "
-            "scrape fewer layers or check the expert labels"
-        )
-    out = np.zeros((len(layers), n))
-    index = {layer: i for i, layer in enumerate(layers)}
-    for (layer, expert), v in samples.items():
-        out[index[layer], expert] = v
-    if np.any(out.sum(axis=1) <= 0):
-        raise ValueError("a layer's loads are all zero")
-    return out, chosen or ""
-
-
 # -------------------------------------------------------------------------- page-level summaries
 
 
 def drop_rate(load_fractions, tokens: float, top_k: int, capacity_factors) -> np.ndarray:
     """Share of the ``tokens x top_k`` assignments dropped for being over capacity, per capacity factor."""
     cfs = np.atleast_1d(np.asarray(capacity_factors, dtype=np.float64))
-    top_k = whole("top_k", top_k)
+    top_k = whole("top_k", top_k, 1, MAX_EXPERTS)
     t = np.asarray(tokens, dtype=np.float64)
     if t.ndim or not np.isfinite(t) or not 0 <= t <= 1e15:
         raise ValueError("tokens must be one finite number in 0..1e15")
@@ -613,8 +314,11 @@ def placement_plan(weight, num_gpus: int, num_nodes: int, num_groups: int, redun
     """EPLB with ``redundant`` extra slots (a multiple of ``num_gpus``) against contiguous placement."""
     w = np.atleast_2d(_loads(weight))
     n = w.shape[-1]
-    num_gpus, num_nodes = whole("num_gpus", num_gpus), whole("num_nodes", num_nodes)
-    num_groups, redundant = whole("num_groups", num_groups), whole("redundant", redundant, 0)
+    num_gpus, num_nodes = whole("num_gpus", num_gpus, 1, MAX_EXPERTS), whole("num_nodes", num_nodes, 1, MAX_EXPERTS)
+    num_groups, redundant = (
+        whole("num_groups", num_groups, 1, MAX_EXPERTS),
+        whole("redundant", redundant, 0, MAX_EXPERTS),
+    )
     if n % num_gpus:
         raise ValueError(f"EP size {num_gpus} must divide the {n} experts")
     if redundant % num_gpus:

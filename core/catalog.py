@@ -1,4 +1,5 @@
-"""Load and validate ``catalogs/``: models (config.json + model.yaml), GPUs, interconnects.
+"""Load and validate ``catalogs/``: models (config.json + model.yaml), GPUs, interconnects, hosts, the
+efficiency factors (per GPU, and the single-box ones of ``offload_efficiency.yaml``) and published cases.
 
 ``load_catalog()`` is cached per directory and returns a :class:`Catalog` whose ``models`` and
 ``gpus`` map ids to frozen specs. An unknown id raises ``ValueError`` listing the closest ids; a
@@ -11,7 +12,7 @@ import difflib
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -20,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from core.hf_config import model_from_hf_config
+from core.offload import OffloadEfficiency
 from core.specs import (
     DraftMethod,
     EfficiencyProfile,
@@ -83,6 +85,8 @@ class Catalog:
     root: Path = CATALOG_DIR
     hosts: Mapping[str, HostSpec] = field(default_factory=dict)
     offload_cases: tuple[Mapping[str, Any], ...] = ()
+    # single-box efficiency factors (catalogs/offload_efficiency.yaml); default: the shipped file's
+    offload_efficiency: OffloadEfficiency = field(default_factory=OffloadEfficiency)
 
     def model(self, model_id: str) -> ModelSpec:
         return _lookup(self.models, model_id, "model")
@@ -228,6 +232,37 @@ def _load_offload_cases(path: Path) -> tuple[Mapping[str, Any], ...]:
     return tuple(MappingProxyType(dict(c)) for c in items)
 
 
+def _load_offload_efficiency(path: Path) -> OffloadEfficiency:
+    """The single-box efficiency factors: under ``factors``, one entry per field of ``OffloadEfficiency``,
+    each a ``value`` and its ``provenance`` (fitted on which case, or an assumption); the values are checked
+    by ``OffloadEfficiency`` itself."""
+    if not path.is_file():
+        raise CatalogError(f"{path}: missing (the single-box efficiency factors, a value and provenance each)")
+    data = _read_yaml(path)
+    items = data.get("factors") if isinstance(data, dict) else None
+    if not isinstance(items, dict):
+        raise CatalogError(f"{path}: must be a mapping of factors under 'factors'")
+    names = [f.name for f in fields(OffloadEfficiency)]
+    unknown = sorted(str(k) for k in items if k not in names)
+    if unknown:
+        raise CatalogError(f"{path}: unknown factor(s) {', '.join(unknown)}; known: {', '.join(names)}")
+    missing = [n for n in names if n not in items]
+    if missing:
+        raise CatalogError(f"{path}: field 'factors' lacks {', '.join(missing)}")
+    values = {}
+    for name in names:
+        entry = items[name]
+        if not isinstance(entry, dict) or set(entry) != {"value", "provenance"}:
+            raise CatalogError(f"{path}: field 'factors.{name}' must be a mapping of 'value' and 'provenance'")
+        if not isinstance(entry["provenance"], str) or not entry["provenance"].strip():
+            raise CatalogError(f"{path}: field 'factors.{name}.provenance' must say where the value comes from")
+        values[name] = entry["value"]
+    try:
+        return OffloadEfficiency(**values)
+    except ValueError as e:  # the message starts with the factor's name
+        raise CatalogError(f"{path}: factors.{e}") from None
+
+
 @functools.lru_cache(maxsize=8)
 def _load(root: Path) -> Catalog:
     try:
@@ -265,6 +300,7 @@ def _load(root: Path) -> Catalog:
         root=root,
         hosts=MappingProxyType(_load_entries(root / "hosts.yaml", "hosts", HostSpec)),
         offload_cases=_load_offload_cases(root / "offload_cases.yaml"),
+        offload_efficiency=_load_offload_efficiency(root / "offload_efficiency.yaml"),
     )
 
 

@@ -6,10 +6,96 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
-from core.specs import EFFICIENCY_FAMILIES, EfficiencyProfile, KernelFactors, LinkFactors, SystemFactors
+from pydantic import BaseModel, Field, field_validator
 
-__all__ = ["IDEAL", "Efficiency", "resolve_efficiency"]
+from core.validated import FROZEN, not_vanishing
+
+__all__ = [
+    "EFFICIENCY_FAMILIES",
+    "IDEAL",
+    "Efficiency",
+    "EfficiencyProfile",
+    "KernelFactors",
+    "LinkFactors",
+    "SystemFactors",
+    "resolve_efficiency",
+]
+
+
+class KernelFactors(BaseModel):
+    """Achieved fractions of a GPU's peaks for one kernel family, plus a fixed floor per call
+    (launch, synchronisation, pipeline fill) that no amount of bandwidth removes."""
+
+    model_config = FROZEN
+
+    compute_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.6
+    mem_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.8
+    floor_us: Annotated[float, Field(ge=0, le=100_000)] = 0.0
+
+    _divisors = field_validator("compute_eff", "mem_eff")(not_vanishing)
+
+
+class LinkFactors(BaseModel):
+    """Achieved fraction of the scale-up and scale-out bandwidth, and the fixed latency per call."""
+
+    model_config = FROZEN
+
+    scale_up_eff: Annotated[float, Field(gt=0, le=1.5)] = 0.8
+    scale_out_eff: Annotated[float, Field(gt=0, le=1.5)] = 0.8
+    latency_us: Annotated[float, Field(ge=0, le=100_000)] = 10.0
+
+    _divisors = field_validator("scale_up_eff", "scale_out_eff")(not_vanishing)
+
+
+class SystemFactors(BaseModel):
+    """Whole-step effects: fixed time per layer outside the big kernels (norms, RoPE, router top-k,
+    residual adds, their launches), the share of communication that two-batch overlap hides, and the
+    micro-batches a pipeline keeps in flight per stage (a stated assumption: continuous batching in decode,
+    prompt chunks in prefill)."""
+
+    model_config = FROZEN
+
+    layer_overhead_us: Annotated[float, Field(ge=0, le=100_000)] = 20.0
+    overlap_eff: Annotated[float, Field(ge=0, le=1)] = 0.8
+    decode_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 2.0
+    prefill_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 8.0
+
+
+EFFICIENCY_FAMILIES = (
+    "grouped_gemm_decode",
+    "grouped_gemm_prefill",
+    "dense_gemm",
+    "attention_decode",
+    "attention_prefill",
+    "alltoall_low_latency",
+    "alltoall_normal",
+    "allreduce",
+    "system",
+)
+
+
+class EfficiencyProfile(BaseModel):
+    """Efficiency factors of one GPU type under one serving stack (``catalogs/efficiency.yaml``).
+    A family left out is inherited from ``inherits`` (the closest relative), and said so."""
+
+    model_config = FROZEN
+
+    gpu: str
+    stack: str
+    inherits: str | None = None
+    grouped_gemm_decode: KernelFactors | None = None
+    grouped_gemm_prefill: KernelFactors | None = None
+    dense_gemm: KernelFactors | None = None
+    attention_decode: KernelFactors | None = None
+    attention_prefill: KernelFactors | None = None
+    alltoall_low_latency: LinkFactors | None = None
+    alltoall_normal: LinkFactors | None = None
+    allreduce: LinkFactors | None = None
+    system: SystemFactors | None = None
+    provenance: dict[str, str] = Field(default_factory=dict)
+    notes: str = ""
 
 
 @dataclass(frozen=True)

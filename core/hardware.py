@@ -1,13 +1,221 @@
-"""How a GPU executes a storage dtype: natively on its tensor cores, weight-only (dequantised in the GEMM)
-or emulated. Used by the memory notes, the step-time model, the roofline and the single-box page."""
+"""The hardware: a GPU (per-GPU datasheet figures, per direction, dense TFLOPS), a cluster of them, a
+single-box host, a link; and how a GPU executes a storage dtype (natively on its tensor cores, weight-only or
+emulated), which the memory notes, the step-time model, the roofline and the single-box page use.
+
+Units live in the names: ``_gb`` decimal gigabytes (1e9 bytes), ``_gbps`` decimal gigabytes per second,
+``_tflops`` 1e12 FLOP/s (dense, no 2:4 sparsity), ``_w`` watts, ``_usd`` US dollars.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from core.specs import GGUF_DTYPES, GPUSpec
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-__all__ = ["PrecisionSupport", "precision_support"]
+from core.dtypes import COMPUTE_DTYPES, GGUF_DTYPES
+from core.validated import FROZEN, MIN_DIVISOR, not_vanishing
+
+__all__ = ["ClusterSpec", "GPUSpec", "HostSpec", "InterconnectSpec", "PrecisionSupport", "precision_support"]
+
+
+class GPUSpec(BaseModel):
+    """One accelerator, per GPU. Bandwidths are per direction; TFLOPS dense (no sparsity)."""
+
+    model_config = FROZEN
+
+    id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1)
+    vendor: Literal["nvidia", "amd", "other"] = "nvidia"
+    architecture: str = ""
+    release_year: Annotated[int, Field(ge=2010, le=2035)] | None = None
+    hbm_capacity_gb: Annotated[float, Field(gt=0, le=10_000)]
+    memory_type: str = Field("HBM", max_length=40, description="the device memory's kind: HBM3e, GDDR6X, ...")
+    hbm_capacity_note: str = ""
+    hbm_bytes: Annotated[int, Field(gt=0, le=10**14)] | None = Field(
+        None,
+        description="device memory in bytes as the runtime reports it; vendors' '80 GB' HBM is 80 GiB. "
+        "Default: hbm_capacity_gb read as GiB",
+    )
+    hbm_bandwidth_gbps: Annotated[float, Field(gt=0, le=1_000_000)]
+    dense_tflops: dict[Literal["bf16", "fp16", "fp8", "int8", "fp4"], Annotated[float, Field(gt=0, le=1_000_000)]]
+    scale_up_link: str = ""
+    scale_up_bw_gbps: Annotated[float, Field(gt=0, le=100_000)]
+    scale_up_domain_gpus: Annotated[int, Field(ge=1, le=100_000)] = 8
+    gpus_per_node: Annotated[int, Field(ge=1, le=1024)] = 8
+    scale_out_link: str = ""
+    scale_out_bw_gbps: Annotated[float, Field(gt=0, le=100_000)]
+    single_box: bool = Field(False, description="a PCIe card for one box beside host RAM (the Single box page)")
+    power_w: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    price_per_gpu_hour_usd: Annotated[float, Field(ge=0, le=10_000)] = 0.0
+    price_source: str = ""
+    sources: dict[str, str] = Field(default_factory=dict)
+    confidence: Literal["primary", "secondary", "unverified"] = "unverified"
+    notes: str = ""
+
+    _divisors = field_validator(
+        "hbm_capacity_gb", "hbm_bandwidth_gbps", "scale_up_bw_gbps", "scale_out_bw_gbps", "power_w"
+    )(not_vanishing)
+
+    @field_validator("dense_tflops")
+    @classmethod
+    def _no_vanishing_peak(cls, v: dict) -> dict:
+        for k, x in v.items():
+            if x < MIN_DIVISOR:
+                raise ValueError(f"dense_tflops.{k} must be at least {MIN_DIVISOR:g} TFLOPS, got {x!r}")
+        return v
+
+    @field_validator("dense_tflops", mode="before")
+    @classmethod
+    def _drop_nulls(cls, v):
+        if isinstance(v, dict):
+            return {k: x for k, x in v.items() if x is not None}
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> GPUSpec:
+        if "bf16" not in self.dense_tflops and "fp16" not in self.dense_tflops:
+            raise ValueError("dense_tflops needs at least bf16 or fp16")
+        return self
+
+    @property
+    def short_name(self) -> str:
+        """The name without its parenthesised detail ("H200" of "H200 (141 GB HBM3e)"), for chart titles."""
+        return self.name.split(" (")[0]
+
+    @property
+    def memory_bytes(self) -> int:
+        """Device memory in bytes (what vLLM's gpu_memory_utilization is a fraction of)."""
+        return self.hbm_bytes if self.hbm_bytes is not None else int(self.hbm_capacity_gb * 2**30)
+
+    @property
+    def memory_gb(self) -> float:
+        """Device memory in decimal GB (1e9 bytes), the unit every figure in the app uses."""
+        return self.memory_bytes / 1e9
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        return self.hbm_bandwidth_gbps * 1e9
+
+    def supports(self, compute_dtype: str) -> bool:
+        """Whether the tensor cores run ``compute_dtype`` natively."""
+        return compute_dtype in self.dense_tflops
+
+    def tflops(self, compute_dtype: str) -> float:
+        """Dense TFLOPS for a compute dtype; ValueError if the part has no native support."""
+        if compute_dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"unknown compute dtype {compute_dtype!r}; allowed: {', '.join(COMPUTE_DTYPES)}")
+        if compute_dtype not in self.dense_tflops:
+            have = ", ".join(sorted(self.dense_tflops))
+            raise ValueError(f"{self.name} has no native {compute_dtype} tensor cores (native: {have})")
+        return self.dense_tflops[compute_dtype]
+
+    def ridge_point_flop_per_byte(self, compute_dtype: str = "bf16") -> float:
+        """Roofline ridge: dense FLOP/s over HBM bytes/s (FLOP per byte)."""
+        return self.tflops(compute_dtype) * 1e12 / self.hbm_bytes_per_s
+
+
+class ClusterSpec(BaseModel):
+    """num_nodes x gpus_per_node GPUs of one type."""
+
+    model_config = FROZEN
+
+    gpu: GPUSpec
+    num_nodes: Annotated[int, Field(ge=1, le=4096)] = 1
+    gpus_per_node: Annotated[int, Field(ge=1, le=1024)] = 8
+
+    @model_validator(mode="after")
+    def _check(self) -> ClusterSpec:
+        if self.total_gpus > 65_536:
+            raise ValueError(f"cluster of {self.total_gpus} GPUs exceeds the 65,536 supported")
+        return self
+
+    @property
+    def total_gpus(self) -> int:
+        return self.num_nodes * self.gpus_per_node
+
+    @property
+    def scale_up_domain_gpus(self) -> int:
+        """GPUs that share the fast domain (NVLink / Infinity Fabric): at least a node, at most the
+        GPU's domain (72 for an NVL72 rack), never more than the cluster."""
+        return min(self.total_gpus, max(self.gpus_per_node, self.gpu.scale_up_domain_gpus))
+
+    @property
+    def hbm_total_gb(self) -> float:
+        """The datasheet's memory over the cluster (marketed GB)."""
+        return self.total_gpus * self.gpu.hbm_capacity_gb
+
+    @property
+    def memory_gb(self) -> float:
+        """Device memory over the cluster as the runtime sees it (decimal GB): what every budget divides."""
+        return self.total_gpus * self.gpu.memory_gb
+
+
+class HostSpec(BaseModel):
+    """A single-box host: CPU memory (``discrete``, beside a PCIe GPU) or one unified CPU/GPU pool.
+
+    Peak bandwidth is derived, never typed: ``bus_width_bits / 8 x mts`` (a DDR5 channel is 64 bits)."""
+
+    model_config = FROZEN
+
+    id: str = Field(min_length=1, max_length=120, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=200)
+    kind: Literal["discrete", "unified"]
+    memory_gb: Annotated[float, Field(gt=0, le=100_000)]
+    memory_type: str = ""
+    bus_width_bits: Annotated[int, Field(gt=0, le=65_536)]
+    mts: Annotated[int, Field(gt=0, le=100_000)] = Field(description="transfers per second, millions (DDR5-4800: 4800)")
+    cpu_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        None, description="dense fp32 matmul peak of the CPU (discrete hosts): bounds CPU prompt processing"
+    )
+    igpu_tflops: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        None, description="dense fp16/bf16 peak of the integrated GPU (unified hosts)"
+    )
+    gpu_share: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="fraction of a unified pool the GPU may use by default"
+    )
+    pcie_gbps: Annotated[float, Field(gt=0, le=10_000)] | None = Field(
+        None, description="host-side PCIe link to the GPU, GB/s per direction (discrete hosts)"
+    )
+    notes: str = ""
+    sources: dict[str, str] = Field(default_factory=dict)
+    confidence: str = ""
+
+    _divisors = field_validator("memory_gb", "cpu_tflops", "igpu_tflops", "gpu_share", "pcie_gbps")(not_vanishing)
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> HostSpec:
+        if self.kind == "unified" and (self.gpu_share is None or self.igpu_tflops is None):
+            raise ValueError("a unified host needs gpu_share and igpu_tflops")
+        if self.kind == "discrete" and (self.cpu_tflops is None or self.pcie_gbps is None):
+            raise ValueError("a discrete host needs cpu_tflops and pcie_gbps")
+        return self
+
+    @property
+    def peak_bandwidth_gbps(self) -> float:
+        """Peak memory bandwidth, GB/s: bus bytes per transfer x MT/s / 1000."""
+        return self.bus_width_bits / 8 * self.mts / 1000
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory_gb * 1e9
+
+
+class InterconnectSpec(BaseModel):
+    """A link: NVLink generation, InfiniBand / RoCE port, PCIe slot. Bandwidth per direction."""
+
+    model_config = FROZEN
+
+    id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    name: str = Field(min_length=1)
+    kind: Literal["scale_up", "scale_out", "host"]
+    bw_gbps_per_direction: Annotated[float, Field(gt=0, le=100_000)]
+    nominal: str = ""
+    latency_us: Annotated[float, Field(ge=0, le=10_000)] | None = None
+    source: str = ""
+    notes: str = ""
+
+    _divisors = field_validator("bw_gbps_per_direction")(not_vanishing)
 
 
 @dataclass(frozen=True)

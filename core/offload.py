@@ -16,21 +16,27 @@ either computed by the CPU (``cpu_tflops``) or, as llama.cpp does for batches of
 over PCIe to the GPU once per micro-batch; the faster path is reported.
 
 The efficiencies are stated assumptions (``OffloadEfficiency``); ``host_bandwidth`` is fitted to the
-ktransformers DeepSeek-V3 measurement in ``catalogs/validation/offload_cases.yaml`` and the page shows
+ktransformers DeepSeek-V3 measurement in ``catalogs/offload_cases.yaml`` and the page shows
 the error on every case.
+
+The factors' values, each with its provenance, are in ``catalogs/offload_efficiency.yaml``. ``Placement``
+lives in ``core.offload_placement``, the what-ifs (``speed_vs_offload``, ``single_box_options``,
+``upgrades``) in ``core.offload_options`` and the published-case check (``validate_cases``) in
+``core.offload_cases``; all are re-exported here, so ``offload.<name>`` still works.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core import memory, params
+from core.offload_cases import validate_cases
+from core.offload_options import single_box_options, speed_vs_offload, upgrades
+from core.offload_placement import GB, Placement
 from core.specs import GPUSpec, HostSpec, ModelSpec, Precision
 
 __all__ = [
-    "SINGLE_BOX_GPUS",
     "OffloadEfficiency",
     "Placement",
     "best_n_cpu_moe",
@@ -46,10 +52,17 @@ __all__ = [
     "validate_cases",
 ]
 
-GB = 1e9
 
-# PCIe GPUs that sit in a single box (the catalog's workstation / gaming cards).
-SINGLE_BOX_GPUS: tuple[str, ...] = ("rtx-4090", "rtx-5090")
+def _shipped(name: str):
+    """A field defaulting to its shipped value: ``catalogs/offload_efficiency.yaml`` of the default catalog,
+    where each value has its provenance (core.catalog reads and checks the file)."""
+
+    def default():
+        from core.catalog import load_catalog  # at call time: core.catalog imports this module
+
+        return getattr(load_catalog().offload_efficiency, name)
+
+    return field(default_factory=default)
 
 
 @dataclass(frozen=True)
@@ -61,17 +74,21 @@ class OffloadEfficiency:
     token that is 0.40 of peak once the GPU part is taken off (test_offload checks the fit).
     ``gpu_bandwidth`` 0.80 is a typical GEMV fraction of GDDR6X / GDDR7 peak; ``unified_bandwidth`` 0.65 is
     an assumption: no unified-memory measurement is in ``offload_cases.yaml`` yet to fit it on.
+
+    The defaults are the values in ``catalogs/offload_efficiency.yaml`` (one provenance line each), read
+    through the default catalog (``Catalog.offload_efficiency``): ``OffloadEfficiency()`` is the shipped set.
     """
 
-    gpu_bandwidth: float = 0.80
-    host_bandwidth: float = 0.40
-    unified_bandwidth: float = 0.65
-    cpu_compute: float = 0.50
-    gpu_compute: float = 0.50
-    pcie: float = 0.80
-    compute_buffer_gb: float = 1.5  # llama.cpp's CUDA compute buffer and context at ubatch 512
-    host_reserve_gb: float = 8.0  # OS, page cache headroom, the runtime
-    ubatch_tokens: int = 512  # llama.cpp -ub default
+    gpu_bandwidth: float = _shipped("gpu_bandwidth")
+    host_bandwidth: float = _shipped("host_bandwidth")
+    unified_bandwidth: float = _shipped("unified_bandwidth")
+    cpu_compute: float = _shipped("cpu_compute")
+    gpu_compute: float = _shipped("gpu_compute")
+    pcie: float = _shipped("pcie")
+    # llama.cpp's CUDA compute buffer and context at ubatch 512
+    compute_buffer_gb: float = _shipped("compute_buffer_gb")
+    host_reserve_gb: float = _shipped("host_reserve_gb")  # OS, page cache headroom, the runtime
+    ubatch_tokens: int = _shipped("ubatch_tokens")  # llama.cpp -ub default
 
     def __post_init__(self) -> None:
         for name in ("gpu_bandwidth", "host_bandwidth", "unified_bandwidth", "cpu_compute", "gpu_compute", "pcie"):
@@ -160,94 +177,6 @@ def bytes_per_token(model: ModelSpec, precision: Precision | str, offloaded_laye
         raise ValueError(f"offloaded_layers must be 0-{n_moe}, got {offloaded_layers}")
     gpu = b.active_non_routed_per_token + (n_moe - offloaded_layers) * b.routed_per_layer_per_token
     return gpu, offloaded_layers * b.routed_per_layer_per_token
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a model's tensors go on one box, whether it fits, and how fast it runs (batch 1)."""
-
-    kind: str  # "discrete" | "unified"
-    model_id: str
-    gpu_id: str | None
-    n_gpus: int
-    host_id: str
-    precision: str
-    context_len: int
-    n_cpu_moe: int  # the llama.cpp flag value (layers counted from the first)
-    offloaded_layers: int  # MoE layers whose routed experts are on the host
-    gpu_weights_bytes: float
-    gpu_routed_bytes: float  # the part of gpu_weights_bytes that is routed experts
-    gpu_kv_bytes: float
-    gpu_buffer_bytes: float
-    gpu_capacity_bytes: float
-    host_weights_bytes: float
-    host_reserve_bytes: float
-    host_capacity_bytes: float
-    decode_gpu_s: float
-    decode_host_s: float
-    prefill_tokens_per_s: float
-    prefill_path: str
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def gpu_non_routed_bytes(self) -> float:
-        return self.gpu_weights_bytes - self.gpu_routed_bytes
-
-    @property
-    def gpu_total_bytes(self) -> float:
-        return self.gpu_weights_bytes + self.gpu_kv_bytes + self.gpu_buffer_bytes
-
-    @property
-    def host_total_bytes(self) -> float:
-        return self.host_weights_bytes + self.host_reserve_bytes
-
-    @property
-    def fits_gpu(self) -> bool:
-        return self.gpu_total_bytes <= self.gpu_capacity_bytes
-
-    @property
-    def fits_host(self) -> bool:
-        return self.host_total_bytes <= self.host_capacity_bytes
-
-    @property
-    def fits(self) -> bool:
-        return self.fits_gpu and self.fits_host
-
-    @property
-    def decode_s_per_token(self) -> float:
-        return self.decode_gpu_s + self.decode_host_s
-
-    @property
-    def decode_tokens_per_s(self) -> float:
-        return 1.0 / self.decode_s_per_token
-
-    @property
-    def short_status(self) -> str:
-        """``fits``, or the short side and by how much, in a few words (for tables)."""
-        if self.fits:
-            return "fits"
-        parts = []
-        if not self.fits_gpu:
-            parts.append(f"GPU −{(self.gpu_total_bytes - self.gpu_capacity_bytes) / GB:,.1f} GB")
-        if not self.fits_host:
-            parts.append(f"RAM −{(self.host_total_bytes - self.host_capacity_bytes) / GB:,.0f} GB")
-        return "short: " + ", ".join(parts)
-
-    @property
-    def status(self) -> str:
-        """One line: fits, or what is short and by how much."""
-        if self.fits:
-            return "fits"
-        parts = []
-        where = "GPU" if self.kind == "discrete" else "GPU share of the pool"
-        if not self.fits_gpu:
-            parts.append(f"{where} short by {(self.gpu_total_bytes - self.gpu_capacity_bytes) / GB:,.1f} GB")
-        if not self.fits_host:
-            parts.append(
-                f"host RAM short by {(self.host_total_bytes - self.host_capacity_bytes) / GB:,.1f} GB "
-                "(llama.cpp would page experts from disk: seconds per token)"
-            )
-        return "does not fit: " + "; ".join(parts)
 
 
 def _check_common(model: ModelSpec, context_len: int, n_gpus: int) -> None:
@@ -434,105 +363,6 @@ def best_n_cpu_moe(
     return 0 if k == 0 else idx[k - 1] + 1
 
 
-def speed_vs_offload(
-    model: ModelSpec,
-    host: HostSpec,
-    precision: Precision | str,
-    *,
-    gpu: GPUSpec,
-    n_gpus: int = 1,
-    context_len: int = 8192,
-    eff: OffloadEfficiency | None = None,
-) -> list[Placement]:
-    """One placement per ``--n-cpu-moe`` value at each MoE layer boundary (0 = all on the GPU)."""
-    values = [0] + [i + 1 for i in moe_layer_indices(model)]
-    return [
-        placement(model, host, precision, gpu=gpu, n_gpus=n_gpus, n_cpu_moe=n, context_len=context_len, eff=eff)
-        for n in values
-    ]
-
-
-def single_box_options(
-    model: ModelSpec,
-    hosts: list[HostSpec],
-    gpus: dict[str, GPUSpec],
-    precision: Precision | str,
-    *,
-    context_len: int = 8192,
-    eff: OffloadEfficiency | None = None,
-) -> list[Placement]:
-    """Every single-box option: each discrete host with 1 and 2 of each ``SINGLE_BOX_GPUS`` card (at its
-    best ``--n-cpu-moe``), and each unified machine."""
-    out: list[Placement] = []
-    for host in hosts:
-        if host.kind == "unified":
-            out.append(placement(model, host, precision, context_len=context_len, eff=eff))
-            continue
-        for gid in SINGLE_BOX_GPUS:
-            if gid not in gpus:
-                continue
-            for n in (1, 2):
-                out.append(placement(model, host, precision, gpu=gpus[gid], n_gpus=n, context_len=context_len, eff=eff))
-    return out
-
-
-def validate_cases(
-    cases,
-    models: dict[str, ModelSpec],
-    hosts: dict[str, HostSpec],
-    gpus: dict[str, GPUSpec],
-    eff: OffloadEfficiency | None = None,
-) -> list[dict]:
-    """Predicted vs measured decode and prefill tokens/s for each published case (``offload_cases.yaml``).
-    Error = predicted / measured - 1."""
-    rows = []
-    for c in cases:
-        if not isinstance(c, Mapping):
-            raise ValueError("an offload case must be a mapping (a YAML object)")
-        cid = c.get("id", "<no id>")
-        if not isinstance(cid, str):
-            raise ValueError(f"an offload case's id must be text, got {cid!r}")
-        try:
-            model, host, gpu = models[c["model"]], hosts[c["host"]], gpus[c["gpu"]]
-            meas, raw_n, precision = c["measured"], c["n_cpu_moe"], c["precision"]
-        except (KeyError, TypeError) as e:
-            raise ValueError(f"offload case {cid}: missing field or unknown id {e}") from None
-        if not isinstance(meas, Mapping):
-            raise ValueError(f"offload case {cid}: field 'measured' must be a mapping")
-        n = model.num_layers if raw_n == "all" else _case_int(cid, "n_cpu_moe", raw_n)
-        pl = placement(
-            model,
-            host,
-            precision,
-            gpu=gpu,
-            n_gpus=_case_int(cid, "n_gpus", c.get("n_gpus", 1)),
-            n_cpu_moe=n,
-            context_len=_case_int(cid, "context_len", c.get("context_len")),
-            eff=eff,
-        )
-        role = c.get("role", "check")
-        if not isinstance(role, str):
-            raise ValueError(f"offload case {cid}: field 'role' must be text, got {role!r}")
-        row = {"case": cid, "role": role, "placement": pl}
-        for key, pred in (
-            ("decode_tokens_per_s", pl.decode_tokens_per_s),
-            ("prefill_tokens_per_s", pl.prefill_tokens_per_s),
-        ):
-            if key in meas:
-                v = meas[key]
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-                    raise ValueError(f"offload case {cid}: measured {key} must be a number > 0, got {v!r}")
-                row[key] = (pred, float(v), pred / float(v) - 1)
-        rows.append(row)
-    return rows
-
-
-def _case_int(cid, key: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
-        raise ValueError(f"offload case {cid}: field {key!r} must be a whole number, got {v!r}")
-    return int(v)
-
-
 def layer_map(model: ModelSpec, pl: Placement) -> list[dict]:
     """Where each layer's tensors live under a placement: rows of layer, group, where."""
     moe_layers = set(moe_layer_indices(model))
@@ -551,36 +381,3 @@ def layer_map(model: ModelSpec, pl: Placement) -> list[dict]:
             }
         )
     return rows
-
-
-def upgrades(
-    model: ModelSpec,
-    pl: Placement,
-    hosts: dict[str, HostSpec],
-    gpus: dict[str, GPUSpec],
-    precision: Precision | str,
-    eff: OffloadEfficiency | None = None,
-) -> list[dict]:
-    """What one change to a discrete box buys: one more GPU of the same kind, and each host with more
-    memory bandwidth. Rows: change, placement, decode_speedup (new tokens/s / current)."""
-    if pl.kind != "discrete":
-        return []
-    if pl.host_id not in hosts or pl.gpu_id not in gpus:
-        raise ValueError(
-            f"the placement's host {pl.host_id!r} or GPU {pl.gpu_id!r} is not among the hosts / GPUs given"
-        )
-    base_host = hosts[pl.host_id]
-    out = []
-    if pl.n_gpus < 4:
-        new = placement(
-            model, base_host, precision, gpu=gpus[pl.gpu_id], n_gpus=pl.n_gpus + 1, context_len=pl.context_len, eff=eff
-        )
-        out.append({"change": f"one more {gpus[pl.gpu_id].name}", "placement": new})
-    for h in hosts.values():
-        if h.kind != "discrete" or h.id == base_host.id or h.peak_bandwidth_gbps <= base_host.peak_bandwidth_gbps:
-            continue
-        new = placement(model, h, precision, gpu=gpus[pl.gpu_id], n_gpus=pl.n_gpus, context_len=pl.context_len, eff=eff)
-        out.append({"change": f"host: {h.name}", "placement": new})
-    for row in out:
-        row["decode_speedup"] = row["placement"].decode_tokens_per_s / pl.decode_tokens_per_s
-    return out

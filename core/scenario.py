@@ -19,6 +19,7 @@ from core.catalog import Catalog
 from core.model import ModelSpec
 from core.parallel import default_layout
 from core.specs import (
+    DISPATCH_DTYPES,
     DTYPES,
     KV_DTYPES,
     SPEC_METHOD_KINDS,
@@ -29,6 +30,7 @@ from core.specs import (
     SingleBox,
     SpecDecodeConfig,
     Workload,
+    bounds_text,
     describe_validation_error,
 )
 
@@ -45,41 +47,49 @@ __all__ = [
 DEFAULT_SCENARIO = Scenario()
 SPEC_METHODS = tuple(SPEC_METHOD_KINDS)
 
+
+def _range(model, field: str, what: str) -> str:
+    """What a URL key sets and its allowed range, from the field's declaration (what the model validates)."""
+    return f"{what}, {bounds_text(model, field)}"
+
+
 # URL key -> what it sets
 URL_KEYS: dict[str, str] = {
     "model": "model id (catalog)",
     "gpu": "GPU id (catalog)",
-    "nodes": "number of nodes, 1-4096",
-    "gpn": "GPUs per node, 1-1024",
+    "nodes": _range(Scenario, "num_nodes", "number of nodes"),
+    "gpn": _range(Scenario, "gpus_per_node", "GPUs per node"),
     "w": "weight dtype",
     "ex": "routed-expert dtype (omit = same as weights)",
     "kv": "KV-cache dtype",
-    "a2a": "all-to-all dispatch dtype (bf16 | fp8 | nvfp4)",
-    "batch": "concurrent sequences, 1-1,000,000",
-    "isl": "input tokens per sequence, 1-10,000,000",
-    "osl": "output tokens per sequence, 1-10,000,000",
+    "a2a": f"all-to-all dispatch dtype ({' | '.join(DISPATCH_DTYPES)})",
+    "batch": _range(Workload, "batch", "concurrent sequences"),
+    "isl": _range(Workload, "input_len", "input tokens per sequence"),
+    "osl": _range(Workload, "output_len", "output tokens per sequence"),
     "tp": "attention tensor parallel size (omit all layout keys = default layout)",
     "etp": "expert tensor parallel size (EP = GPUs per stage / etp)",
     "pp": "pipeline stages",
     "dp": "data-parallel replicas",
-    "sd": "speculative method: none | draft_model | medusa | eagle | eagle3 | p_eagle | mtp | ngram | lookahead | suffix",
+    "sd": "speculative method: " + " | ".join(SPEC_METHOD_KINDS),
     "draft": "draft model id (with sd=draft_model)",
     "dw": "draft weight dtype (omit = the target's)",
-    "gamma": "speculative tokens per step, 1-64",
-    "alpha": "acceptance rate per draft token, 0-1 (omit = the method's default)",
+    "gamma": _range(SpecDecodeConfig, "num_speculative_tokens", "speculative tokens per step"),
+    "alpha": _range(SpecDecodeConfig, "acceptance_rate", "acceptance rate per draft token")
+    + " (omit = the method's default)",
     "cfg": "an imported config.json (zlib + base64url) when model is custom-...",
-    "c": "draft cost relative to a target forward, 0-10 (omit = the method's default)",
-    "util": "gpu_memory_utilization, 0.05-1.0",
-    "reserve": "runtime reserve per GPU in GB, 0-1000",
-    "mbt": "max batched tokens per step, 1-10,000,000",
-    "act": "activation factor, 0-1000",
-    "red": "redundant experts (EPLB), 0-100,000",
+    "c": _range(SpecDecodeConfig, "draft_cost", "draft cost relative to a target forward")
+    + " (omit = the method's default)",
+    "util": _range(MemoryAssumptions, "gpu_memory_utilization", "gpu_memory_utilization"),
+    "reserve": _range(MemoryAssumptions, "runtime_reserve_gb", "runtime reserve per GPU in GB"),
+    "mbt": _range(MemoryAssumptions, "max_num_batched_tokens", "max batched tokens per step"),
+    "act": _range(MemoryAssumptions, "activation_factor", "activation factor"),
+    "red": _range(MemoryAssumptions, "redundant_experts", "redundant experts (EPLB)"),
     "host": "single-box host id (catalog hosts.yaml)",
     "bgpu": "single-box GPU id, or 'none' on a unified-memory host",
-    "bn": "single-box GPU count, 1-4",
-    "ncm": "llama.cpp --n-cpu-moe, 0-10,000 (omit = the fewest that fit)",
+    "bn": _range(SingleBox, "n_gpus", "single-box GPU count"),
+    "ncm": _range(SingleBox, "n_cpu_moe", "llama.cpp --n-cpu-moe") + " (omit = the fewest that fit)",
     "q": "single-box quantisation (any weight dtype, GGUF types included)",
-    "bctx": "single-box context length in tokens, 1-10,000,000",
+    "bctx": _range(SingleBox, "context_len", "single-box context length in tokens"),
 }
 _BOX_KEYS = ("host", "bgpu", "bn", "ncm", "q", "bctx")
 

@@ -32,11 +32,14 @@ from pydantic import ValidationError
 from core.specs import Scenario, describe_validation_error
 
 __all__ = [
+    "COLUMNS",
     "DEFAULT_DB_PATH",
+    "DEFAULT_TIMEOUT_S",
     "ENV_VAR",
     "MAX_MODEL_CONFIG_CHARS",
     "MAX_NAME_CHARS",
-    "PostgresStore",
+    "SCHEMA",
+    "SQLStoreBase",
     "SQLiteStore",
     "SavedScenario",
     "ScenarioExistsError",
@@ -52,7 +55,7 @@ MAX_NAME_CHARS = 100
 MAX_MODEL_CONFIG_CHARS = 1_000_000
 DEFAULT_TIMEOUT_S = 10.0
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS scenarios (
     name TEXT PRIMARY KEY,
     scenario_json TEXT NOT NULL,
@@ -61,7 +64,7 @@ CREATE TABLE IF NOT EXISTS scenarios (
     updated_at TEXT
 )
 """
-_COLUMNS = "name, scenario_json, model_config_json, created_at, updated_at"
+COLUMNS = "name, scenario_json, model_config_json, created_at, updated_at"
 
 
 class ScenarioExistsError(ValueError):
@@ -166,10 +169,89 @@ def _now() -> str:
     return t.isoformat(timespec="microseconds")
 
 
+# -- what both SQL backends share ----------------------------------------------------------------
+
+
+class SQLStoreBase:
+    """get / list / rename / delete and the row codec on a ``scenarios`` table, written once for both
+    backends; a backend supplies ``_connect`` (read), ``_write`` (a write transaction), its placeholder
+    ``_PH`` (``?`` / ``%s``), the row lock it can take and the tie-break of the newest-first order."""
+
+    _PH = "?"
+    _LOCK = ""
+    _TIE = "rowid DESC"
+
+    def _connect(self):  # pragma: no cover - each backend defines it
+        raise NotImplementedError
+
+    def _write(self):
+        return self._connect()
+
+    @staticmethod
+    def _row(row: tuple) -> SavedScenario:
+        name, scenario_json, model_config_json, created_at, updated_at = row
+        try:
+            scenario = Scenario.model_validate(json.loads(scenario_json))
+        except (TypeError, json.JSONDecodeError) as e:
+            raise ValueError(f"saved scenario {name!r} is corrupt: its JSON does not parse ({e})") from e
+        except ValidationError as e:
+            raise ValueError(
+                f"saved scenario {name!r} is corrupt or from an incompatible version: {describe_validation_error(e)}"
+            ) from e
+        return SavedScenario(
+            name=name,
+            scenario=scenario,
+            model_config_json=model_config_json,
+            created_at=created_at or "",
+            updated_at=updated_at or created_at or "",
+        )
+
+    @staticmethod
+    def _prepare(name: str, scenario: Scenario, model_config_json: str | None) -> tuple[str, str, str | None, str]:
+        """(normalised name, scenario JSON, checked model config, timestamp) of a save, validated."""
+        name = normalize_name(name)
+        if not isinstance(scenario, Scenario):
+            raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
+        model_config_json = _check_model_config(model_config_json)
+        scenario_json = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return name, scenario_json, model_config_json, _now()
+
+    def get(self, name: str) -> SavedScenario:
+        name = normalize_name(name)
+        with self._connect() as conn:
+            row = conn.execute(f"SELECT {COLUMNS} FROM scenarios WHERE name = {self._PH}", (name,)).fetchone()
+        if row is None:
+            raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+        return self._row(row)
+
+    def list(self) -> builtins.list[SavedScenario]:
+        with self._connect() as conn:
+            rows = conn.execute(f"SELECT {COLUMNS} FROM scenarios ORDER BY updated_at DESC, {self._TIE}").fetchall()
+        return [self._row(r) for r in rows]
+
+    def rename(self, old: str, new: str) -> None:
+        old, new = normalize_name(old), normalize_name(new)
+        ph = self._PH
+        with self._write() as conn:
+            if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}{self._LOCK}", (old,)).fetchone() is None:
+                raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
+            if old == new:
+                return
+            if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}", (new,)).fetchone() is not None:
+                raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
+            conn.execute(f"UPDATE scenarios SET name = {ph}, updated_at = {ph} WHERE name = {ph}", (new, _now(), old))
+
+    def delete(self, name: str) -> None:
+        name = normalize_name(name)
+        with self._write() as conn:
+            if conn.execute(f"DELETE FROM scenarios WHERE name = {self._PH}", (name,)).rowcount == 0:
+                raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+
+
 # -- SQLite backend --------------------------------------------------------------------------------
 
 
-class SQLiteStore:
+class SQLiteStore(SQLStoreBase):
     """:class:`ScenarioStore` on one SQLite file (WAL mode, busy timeout, a connection per call)."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
@@ -216,7 +298,7 @@ class SQLiteStore:
                         mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
                     if mode != "wal":
                         raise ValueError(f"could not switch {self.path} to WAL journal mode (got {mode!r})")
-                    conn.execute(_SCHEMA)
+                    conn.execute(SCHEMA)
                     break
                 except sqlite3.OperationalError as e:
                     busy = "locked" in str(e) or "busy" in str(e)
@@ -255,26 +337,6 @@ class SQLiteStore:
                 raise
             conn.execute("COMMIT")
 
-    # rows --------------------------------------------------------------------------------------
-    @staticmethod
-    def _row(row: tuple) -> SavedScenario:
-        name, scenario_json, model_config_json, created_at, updated_at = row
-        try:
-            scenario = Scenario.model_validate(json.loads(scenario_json))
-        except (TypeError, json.JSONDecodeError) as e:
-            raise ValueError(f"saved scenario {name!r} is corrupt: its JSON does not parse ({e})") from e
-        except ValidationError as e:
-            raise ValueError(
-                f"saved scenario {name!r} is corrupt or from an incompatible version: {describe_validation_error(e)}"
-            ) from e
-        return SavedScenario(
-            name=name,
-            scenario=scenario,
-            model_config_json=model_config_json,
-            created_at=created_at or "",
-            updated_at=updated_at or created_at or "",
-        )
-
     # the interface -----------------------------------------------------------------------------
     def save(
         self,
@@ -284,12 +346,7 @@ class SQLiteStore:
         model_config_json: str | None = None,
         overwrite: bool = False,
     ) -> SavedScenario:
-        name = normalize_name(name)
-        if not isinstance(scenario, Scenario):
-            raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
-        model_config_json = _check_model_config(model_config_json)
-        scenario_json = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        now = _now()
+        name, scenario_json, model_config_json, now = self._prepare(name, scenario, model_config_json)
         with self._write() as conn:
             row = conn.execute("SELECT created_at FROM scenarios WHERE name = ?", (name,)).fetchone()
             if row is not None and not overwrite:
@@ -297,7 +354,7 @@ class SQLiteStore:
             if row is None:
                 created = now
                 conn.execute(
-                    f"INSERT INTO scenarios ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                    f"INSERT INTO scenarios ({COLUMNS}) VALUES (?, ?, ?, ?, ?)",
                     (name, scenario_json, model_config_json, created, now),
                 )
             else:
@@ -307,27 +364,6 @@ class SQLiteStore:
                     (scenario_json, model_config_json, now, name),
                 )
         return SavedScenario(name, scenario, model_config_json, created, now)
-
-    def get(self, name: str) -> SavedScenario:
-        name = normalize_name(name)
-        with self._connect() as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM scenarios WHERE name = ?", (name,)).fetchone()
-        if row is None:
-            raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
-        return self._row(row)
-
-    def list(self) -> builtins.list[SavedScenario]:
-        with self._connect() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM scenarios ORDER BY updated_at DESC, rowid DESC").fetchall()
-        return [self._row(r) for r in rows]
-
-    def rename(self, old: str, new: str) -> None:
-        with self._write() as conn:
-            _rename(conn, normalize_name(old), normalize_name(new), "?")
-
-    def delete(self, name: str) -> None:
-        with self._write() as conn:
-            _delete(conn, normalize_name(name), "?")
 
 
 # -- choosing a backend ----------------------------------------------------------------------------
@@ -348,103 +384,6 @@ def _sqlite_path(url: str) -> str:
     return rest[1:]
 
 
-class PostgresStore:
-    """The same interface on a PostgreSQL server (a team deployment), through psycopg 3
-    (``pip install 'moe-planner[postgres]'``). One connection per operation; saves take a row lock,
-    so concurrent saves from several sessions or replicas all land; parameterised SQL only."""
-
-    def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
-        try:
-            import psycopg
-        except ImportError:
-            raise ValueError("a postgresql:// store needs psycopg 3: pip install 'psycopg[binary]'") from None
-        self._psycopg = psycopg
-        self.url = url
-        self.timeout_s = timeout_s
-        with self._connect() as conn:
-            conn.execute(_SCHEMA)
-
-    def __repr__(self) -> str:
-        return "PostgresStore(<url>)"
-
-    @contextlib.contextmanager
-    def _connect(self):
-        try:
-            conn = self._psycopg.connect(self.url, connect_timeout=max(1, int(self.timeout_s)))
-        except self._psycopg.Error as e:
-            raise ValueError(f"cannot reach the PostgreSQL scenario store: {e}") from None
-        try:
-            with conn.transaction():
-                yield conn
-        finally:
-            conn.close()
-
-    _row = staticmethod(SQLiteStore._row)
-
-    def save(
-        self, name: str, scenario: Scenario, *, model_config_json: str | None = None, overwrite: bool = False
-    ) -> SavedScenario:
-        name = normalize_name(name)
-        if not isinstance(scenario, Scenario):
-            raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
-        model_config_json = _check_model_config(model_config_json)
-        scenario_json = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        now = _now()
-        with self._connect() as conn:
-            inserted = conn.execute(
-                f"INSERT INTO scenarios ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
-                (name, scenario_json, model_config_json, now, now),
-            ).rowcount
-            if inserted:
-                return SavedScenario(name, scenario, model_config_json, now, now)
-            if not overwrite:
-                raise ScenarioExistsError(f"a scenario named {name!r} exists; choose another name or overwrite it")
-            row = conn.execute("SELECT created_at FROM scenarios WHERE name = %s FOR UPDATE", (name,)).fetchone()
-            conn.execute(
-                "UPDATE scenarios SET scenario_json = %s, model_config_json = %s, updated_at = %s WHERE name = %s",
-                (scenario_json, model_config_json, now, name),
-            )
-        return SavedScenario(name, scenario, model_config_json, (row[0] if row else None) or now, now)
-
-    def get(self, name: str) -> SavedScenario:
-        name = normalize_name(name)
-        with self._connect() as conn:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM scenarios WHERE name = %s", (name,)).fetchone()
-        if row is None:
-            raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
-        return self._row(row)
-
-    def list(self) -> builtins.list[SavedScenario]:
-        with self._connect() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM scenarios ORDER BY updated_at DESC, name").fetchall()
-        return [self._row(r) for r in rows]
-
-    def rename(self, old: str, new: str) -> None:
-        with self._connect() as conn:
-            _rename(conn, normalize_name(old), normalize_name(new), "%s", lock=" FOR UPDATE")
-
-    def delete(self, name: str) -> None:
-        with self._connect() as conn:
-            _delete(conn, normalize_name(name), "%s")
-
-
-def _rename(conn, old: str, new: str, ph: str, lock: str = "") -> None:
-    """Rename inside an open write transaction; ``ph`` is the driver's placeholder (``?`` / ``%s``),
-    ``lock`` a row lock where the database has one (PostgreSQL ``FOR UPDATE``)."""
-    if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}{lock}", (old,)).fetchone() is None:
-        raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
-    if old == new:
-        return
-    if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}", (new,)).fetchone() is not None:
-        raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
-    conn.execute(f"UPDATE scenarios SET name = {ph}, updated_at = {ph} WHERE name = {ph}", (new, _now(), old))
-
-
-def _delete(conn, name: str, ph: str) -> None:
-    if conn.execute(f"DELETE FROM scenarios WHERE name = {ph}", (name,)).rowcount == 0:
-        raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
-
-
 def open_store(url: str | None = None) -> ScenarioStore:
     """The store at ``url``, else at ``$PLANNER_DB``, else at ``~/.moe-planner/scenarios.db``.
 
@@ -455,5 +394,7 @@ def open_store(url: str | None = None) -> ScenarioStore:
         url = os.environ.get(ENV_VAR, "").strip() or str(DEFAULT_DB_PATH)
     url = str(url).strip()
     if url.lower().startswith(("postgresql://", "postgres://")):
+        from core.store_postgres import PostgresStore
+
         return PostgresStore(url)
     return SQLiteStore(_sqlite_path(url))

@@ -31,7 +31,7 @@ if not model.is_moe:
     st.stop()
 
 hosts = dict(cat.hosts)
-box_gpus = [g for g in offload.SINGLE_BOX_GPUS if g in cat.gpus]
+box_gpus = [g.id for g in cat.gpus.values() if g.single_box]
 quants = [d for d in DTYPES if d != "fp32"]
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import live, memory
+from core import live, memory, speculative_sim
 from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart
@@ -444,7 +444,7 @@ def _simulate(vocab: int, closeness: float, gamma: int, steps: int, seed: int):
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.full(vocab, 0.3))
     q = closeness * p + (1 - closeness) * rng.dirichlet(np.full(vocab, 0.3))
-    return sd.simulate(p, q, gamma, steps, seed=seed + 1)
+    return speculative_sim.simulate(p, q, gamma, steps, seed=seed + 1)
 
 
 res = _simulate(int(vocab), float(closeness), int(sim_gamma), int(steps), int(seed))

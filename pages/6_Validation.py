@@ -1,13 +1,12 @@
 """Validation: how close is the step-time model to published measurements?"""
 
-import altair as alt
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core import perf, validation
 from core.specs import EFFICIENCY_FAMILIES
-from ui.charts import INK, SERIES_SHAPES, style
+from core.validation import METRIC_UNITS
+from ui.charts import predicted_vs_measured_chart
 from ui.controls import current_layout
 from ui.scenario import catalog, current_model, page_setup, sidebar
 
@@ -21,16 +20,6 @@ st.markdown(
     "NVIDIA aiconfigurator and TensorRT-LLM, DeepEP). *Fit* uses the shipped factors; *leave-one-out* refits "
     "everything the case helped fit without it, so it is the error on a case the model has not seen."
 )
-
-UNITS = {
-    "output_tokens_per_s_per_gpu": "tok/s/GPU",
-    "input_tokens_per_s_per_gpu": "tok/s/GPU",
-    "moe_layer_latency_ms": "ms",
-    "dispatch_latency_us": "µs",
-    "combine_latency_us": "µs",
-    "dispatch_bandwidth_gbps": "GB/s",
-    "combine_bandwidth_gbps": "GB/s",
-}
 
 
 @st.cache_resource(show_spinner="Refitting without each case (leave-one-out)…")
@@ -87,7 +76,7 @@ for r in results:
             "leave-one-out": r.loo_predicted,
             "error (%)": 100 * r.error,
             "leave-one-out error (%)": 100 * (r.loo_error or 0),
-            "unit": UNITS[r.metric],
+            "unit": METRIC_UNITS[r.metric],
             "source": c.get("source", ""),
             "file": c.get("file", ""),
             "configuration": (
@@ -101,49 +90,18 @@ for r in results:
         }
     )
 df = pd.DataFrame(rows)
-lo, hi = (
-    float(min(df["measured"].min(), df["leave-one-out"].min())) * 0.7,
-    float(max(df["measured"].max(), df["leave-one-out"].max())) * 1.4,
-)
-line = pd.DataFrame({"x": np.geomspace(lo, hi, 50)})
-band = line.assign(y=line["x"], lo=line["x"] * 0.85, hi=line["x"] * 1.15)
-scale = alt.Scale(type="log", domain=[lo, hi], nice=False)
-shade = (
-    alt.Chart(band)
-    .mark_area(opacity=0.15, color="#2ca02c")
-    .encode(x=alt.X("x:Q", scale=scale), y=alt.Y("lo:Q", scale=scale), y2="hi:Q")
-)
-diag = alt.Chart(band).mark_line(color=INK, strokeDash=[4, 3]).encode(x="x:Q", y="y:Q")
-# each family has its own colour and marker shape; one legend shows both (it reads in greyscale)
-families = sorted(df["family"].unique())
-family_legend = alt.Legend(orient="top", columns=3, symbolSize=110)
-pts = (
-    alt.Chart(df)
-    .mark_point(size=110, filled=True, opacity=0.9)
-    .encode(
-        x=alt.X("measured:Q", title="measured (each metric in its own unit)", scale=scale),
-        y=alt.Y("leave-one-out:Q", title="predicted, leave-one-out", scale=scale),
-        color=alt.Color("family:N", title=None, legend=family_legend, scale=alt.Scale(domain=families)),
-        shape=alt.Shape(
-            "family:N",
-            title=None,
-            legend=family_legend,
-            scale=alt.Scale(domain=families, range=SERIES_SHAPES[: len(families)]),
-        ),
-        tooltip=["case", "measured", "leave-one-out", alt.Tooltip("leave-one-out error (%):Q", format="+.1f"), "unit"],
-    )
-)
-chart = alt.layer(shade, diag, pts).properties(
-    title=alt.TitleParams(
-        "Predicted (leave-one-out) vs measured, every case",
+st.altair_chart(
+    predicted_vs_measured_chart(
+        df,
+        title="Predicted (leave-one-out) vs measured, every case",
         subtitle="dashed: y = x; shaded: ±15%; log axes span µs, ms and tokens/s",
-    )
+    ),
+    width="stretch",
 )
-st.altair_chart(style(chart, height=420), width="stretch")
 
 # ---- cases grouped by metric
 for metric, part in df.groupby("metric", sort=False):
-    st.subheader(f"{metric} ({UNITS[metric]})")
+    st.subheader(f"{metric} ({METRIC_UNITS[metric]})")
     st.dataframe(
         part[
             [
@@ -161,9 +119,9 @@ for metric, part in df.groupby("metric", sort=False):
         hide_index=True,
         width="stretch",
         column_config={
-            "measured": st.column_config.NumberColumn(f"measured ({UNITS[metric]})", format="%.4g"),
-            "predicted": st.column_config.NumberColumn(f"predicted ({UNITS[metric]})", format="%.4g"),
-            "leave-one-out": st.column_config.NumberColumn(f"leave-one-out ({UNITS[metric]})", format="%.4g"),
+            "measured": st.column_config.NumberColumn(f"measured ({METRIC_UNITS[metric]})", format="%.4g"),
+            "predicted": st.column_config.NumberColumn(f"predicted ({METRIC_UNITS[metric]})", format="%.4g"),
+            "leave-one-out": st.column_config.NumberColumn(f"leave-one-out ({METRIC_UNITS[metric]})", format="%.4g"),
             "error (%)": st.column_config.NumberColumn(format="%+.1f"),
             "leave-one-out error (%)": st.column_config.NumberColumn(format="%+.1f"),
         },

@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.parallel import divisors
 from core.scenario import layout_from_sizes, resolved_layout
-from core.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario
+from core.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario, bounds
 from ui.scenario import update_scenario
 
 __all__ = ["assumption_controls", "current_layout", "layout_controls"]
@@ -96,8 +96,8 @@ def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
     c = st.columns(5)
     c[0].slider(
         "gpu_memory_utilization",
-        0.05,
-        1.0,
+        0.05,  # the model allows anything above 0; below 5% nothing useful fits
+        float(bounds(MemoryAssumptions, "gpu_memory_utilization")[1]),
         float(m.gpu_memory_utilization),
         0.01,
         key="_w_util",
@@ -106,8 +106,7 @@ def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
     )
     c[1].number_input(
         "Runtime reserve per GPU (GB)",
-        0.0,
-        1000.0,
+        *(float(x) for x in bounds(MemoryAssumptions, "runtime_reserve_gb")),
         float(m.runtime_reserve_gb),
         0.5,
         key="_w_reserve",
@@ -116,8 +115,7 @@ def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
     )
     c[2].number_input(
         "Max batched tokens / step",
-        1,
-        10_000_000,
+        *(int(x) for x in bounds(MemoryAssumptions, "max_num_batched_tokens")),
         int(m.max_num_batched_tokens),
         1024,
         key="_w_mbt",
@@ -126,8 +124,7 @@ def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
     )
     c[3].number_input(
         "Activation factor",
-        0.0,
-        1000.0,
+        *(float(x) for x in bounds(MemoryAssumptions, "activation_factor")),
         float(m.activation_factor),
         1.0,
         key="_w_act",
@@ -137,8 +134,7 @@ def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
     )
     c[4].number_input(
         "Redundant experts (EPLB)",
-        0,
-        100_000,
+        *(int(x) for x in bounds(MemoryAssumptions, "redundant_experts")),
         int(m.redundant_experts),
         8,
         key="_w_red",

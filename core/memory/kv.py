@@ -29,6 +29,7 @@ __all__ = [
     "kv_bytes_per_sequence_on_gpu",
     "kv_bytes_per_token",
     "kv_elements_per_token_per_layer",
+    "kv_per_token_note",
     "linear_state_bytes_per_sequence",
     "state_equivalent_tokens",
     "state_layers",
@@ -142,6 +143,19 @@ def cache_format(model: ModelSpec, kv_dtype: str = "bf16") -> str:
 def cache_split_note(model: ModelSpec) -> str:
     """How attention TP splits the model's cache, e.g. "MLA keeps the whole latent on every TP rank"."""
     return "; ".join(_unique(g.mixer.cache_split_note() for g in model.mixers))
+
+
+def kv_per_token_note(model: ModelSpec, kv_dtype: str = "bf16") -> str:
+    """What ``kv_bytes_per_token`` adds up, in words: each layer group's bytes per token (a sliding layer's
+    only up to its window; layers with a fixed state add none)."""
+    parts = [
+        f"{len(g.layers)} × {g.mixer.label()}: {g.mixer.cache_bytes_per_token(kv_dtype):,.0f} B" for g in model.mixers
+    ]
+    return (
+        "Cache bytes one more token adds over all layers (below any window; fixed states apart): "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 def state_layers(model: ModelSpec) -> int:

@@ -329,6 +329,19 @@ def _charts() -> dict[str, alt.TopLevelMixin]:
         ),
         "placement": C.placement_chart(placement, title="Placement"),
         "pool_bars": C.pool_bars_chart(pools, title="Pools"),
+        "predicted_vs_measured": C.predicted_vs_measured_chart(
+            pd.DataFrame(
+                {
+                    "case": ["a", "b", "c", "d"],
+                    "family": ["system", "system", "alltoall_low_latency", "grouped_gemm_decode"],
+                    "measured": [2000.0, 8500.0, 77.0, 0.13],
+                    "leave-one-out": [2300.0, 7900.0, 80.0, 0.12],
+                    "leave-one-out error (%)": [15.0, -7.1, 3.9, -7.7],
+                    "unit": ["tok/s/GPU", "tok/s/GPU", "us", "ms"],
+                }
+            ),
+            title="Predicted vs measured",
+        ),
     }
 
 
@@ -389,7 +402,7 @@ def test_segment_label_ink_contrasts_with_every_segment_colour():
         "#d94801",
         "#bdbdbd",
     ]:
-        ink = C._text_on(colour)
+        ink = C.text_on(colour)
         assert _contrast(_hex(ink), colour) >= 4.5 or (ink == "white" and _contrast("#ffffff", colour) >= 3.5), (
             colour,
             ink,

@@ -135,8 +135,8 @@ SKIP = {
 SENTINELS = {
     "speculative.ceiling": ("+inf", "1 / (1 - alpha) is infinite at alpha = 1 (test_speculative)"),
     "speculative.break_even_alpha": ("nan", "gamma = 0 has no break-even: NaN (test_speculative)"),
-    "moe.batch_for_expert_intensity": ("+inf", "a target beyond the saturation intensity (test_roofline_moe)"),
-    "moe.batch_for_dense_intensity": ("+inf", "a target beyond the saturation intensity"),
+    "intensity.batch_for_expert_intensity": ("+inf", "a target beyond the saturation intensity (test_roofline_moe)"),
+    "intensity.batch_for_dense_intensity": ("+inf", "a target beyond the saturation intensity"),
     "live.spec_observation": ("nan", "SGLang reports no per-token acceptance: NaN (test_live, 4_Speculative)"),
     "roofline.gpu_arrays": ("nan", "NaN peak where the GPU lacks the dtype natively (its docstring; 2_Intensity)"),
     "roofline.attainable_tflops": ("nan", "propagates gpu_arrays' NaN peak (its docstring)"),
@@ -269,7 +269,18 @@ def assert_finite(obj, where: str = "result", allow: str | None = None, _depth: 
 
 # modules whose strings are figures formatted for a page (the others echo user text, e.g. a warning that
 # quotes the bad URL value "nan", which is right)
-TEXT_CHECKED = ("report.", "summary.", "memory.", "layout.", "offload.", "disagg.", "params.", "moe.")
+TEXT_CHECKED = (
+    "report.",
+    "summary.",
+    "memory.",
+    "layout.",
+    "offload.",
+    "disagg.",
+    "params.",
+    "moe.",
+    "intensity.",
+    "model.",
+)
 
 
 def call_contract(name: str, fn: Callable, args: list, kwargs: dict, *, allow: str | None = None):
@@ -769,6 +780,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.one_of(st.none(), workloads) if "None" in ann else workloads
     if "MemoryAssumptions" in ann or name == "assumptions":
         return assumptions
+    if ann.startswith("type["):  # a pydantic model class (validated.bounds): the scenario's, or garbage
+        return st.sampled_from([Workload, ClusterSpec, MemoryAssumptions, Scenario, int])
     if "DraftMethod" in ann:
         return st.sampled_from([Lazy(lambda: CAT.draft_methods, "CAT.draft_methods"), {}])
     if "SpecDecodeConfig" in ann:
@@ -877,7 +890,7 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
     if name == "case":
         return cases
     if name == "cases":
-        return st.lists(offload_cases if qualname.startswith("offload.") else cases, max_size=3)
+        return st.lists(offload_cases if qualname.startswith(("offload.", "offload_cases.")) else cases, max_size=3)
     if name == "params":
         return url_params
     if name == "extra_model_ids":
@@ -1045,13 +1058,13 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "balance.bias_balancing.n_experts": st.one_of(st.integers(1, 64), st.sampled_from([0, -1, 10**6])),
     "balance.bias_balancing.steps": st.one_of(st.integers(1, 20), st.sampled_from([0, -1, 10**6, 2**63])),
     "balance.bias_balancing.tokens_per_step": st.one_of(st.integers(1, 128), st.sampled_from([0, -1, 10**7])),
-    "speculative.simulate.steps": st.one_of(st.integers(1, 2000), st.sampled_from([0, -1, 10**8, 2**63])),
-    "speculative.simulate.p": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.5, 0.5]), st.just([1.0, 0.0, 0.0])),
-    "speculative.simulate.q": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.25, 0.75]), st.just([0.0, 1.0, 0.0])),
+    "speculative_sim.simulate.steps": st.one_of(st.integers(1, 2000), st.sampled_from([0, -1, 10**8, 2**63])),
+    "speculative_sim.simulate.p": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.5, 0.5]), st.just([1.0, 0.0, 0.0])),
+    "speculative_sim.simulate.q": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.25, 0.75]), st.just([0.0, 1.0, 0.0])),
     "balance.gpu_loads.phy2log": st.none(),  # filled with logcnt from one EPLB run in _draw_args
     "balance.gpu_loads.logcnt": st.none(),
-    "validation.leave_one_out.cases": st.lists(cases, max_size=2),
-    "validation.calibrate.cases": st.lists(cases, max_size=3),
+    "calibration.leave_one_out.cases": st.lists(cases, max_size=2),
+    "calibration.calibrate.cases": st.lists(cases, max_size=3),
     "disagg.break_even_rate.rates": st.lists(fl(1, 1e4, wrong=False), max_size=3),
     "disagg.size_pools.plans": st.none(),
     "memory.min_gpus.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 65_536, 10**9, 10**30])),
@@ -1065,15 +1078,15 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
 DEFAULT_EXAMPLES = 50
 EXAMPLES = {
     "balance.bias_balancing": 12,
-    "validation.calibrate": 6,
-    "validation.leave_one_out": 4,
+    "calibration.calibrate": 6,
+    "calibration.leave_one_out": 4,
     "report.build_report": 15,
     "layout.recommend": 15,
     "layout.recommend_with_rejections": 15,
     "disagg.size_pools": 15,
     "disagg.break_even_rate": 10,
-    "memory.min_gpus_table": 15,
-    "offload.single_box_options": 15,
+    "memory.budget.min_gpus_table": 15,
+    "offload_options.single_box_options": 15,
 }
 
 

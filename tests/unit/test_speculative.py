@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from core import speculative as sd
+from core import speculative_sim
 
 
 def test_sources_worked_examples():
@@ -110,7 +111,7 @@ def test_simulator_matches_the_closed_form_and_p():
     v = 1000
     p = rng.dirichlet(np.full(v, 0.3))
     q = 0.6 * p + 0.4 * rng.dirichlet(np.full(v, 0.3))
-    res = sd.simulate(p, q, 4, 100_000, seed=1)
+    res = speculative_sim.simulate(p, q, 4, 100_000, seed=1)
     alpha = np.minimum(p, q).sum()
     assert res.alpha == pytest.approx(alpha)
     # mean tokens per step within 4 standard errors of (1 - a^5) / (1 - a)
@@ -125,17 +126,17 @@ def test_simulator_matches_the_closed_form_and_p():
 
 def test_simulator_identical_draft_accepts_everything():
     p = np.full(10, 0.1)
-    res = sd.simulate(p, p, 3, 1000, seed=0)
+    res = speculative_sim.simulate(p, p, 3, 1000, seed=0)
     assert res.tokens_per_step == 4 and res.alpha == pytest.approx(1.0)
 
 
 def test_simulator_rejects_bad_distributions():
     with pytest.raises(ValueError, match="sum to 1"):
-        sd.simulate([0.5, 0.6], [0.5, 0.5], 2, 10)
+        speculative_sim.simulate([0.5, 0.6], [0.5, 0.5], 2, 10)
     with pytest.raises(ValueError, match="same vocabulary"):
-        sd.simulate([0.5, 0.5], [0.2, 0.3, 0.5], 2, 10)
+        speculative_sim.simulate([0.5, 0.5], [0.2, 0.3, 0.5], 2, 10)
     with pytest.raises(ValueError, match="gamma"):
-        sd.simulate([0.5, 0.5], [0.5, 0.5], 0, 10)
+        speculative_sim.simulate([0.5, 0.5], [0.5, 0.5], 0, 10)
 
 
 def test_batch_speedup_crossover_for_dense_and_moe():

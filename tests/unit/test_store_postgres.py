@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from core.specs import Scenario
-from core.store import PostgresStore, ScenarioExistsError, open_store
+from core.store import ScenarioExistsError, open_store
+from core.store_postgres import PostgresStore
 
 
 def _bindir() -> str | None:

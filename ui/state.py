@@ -1,0 +1,162 @@
+"""The session's state behind every page: the catalog, the models imported in this session, the scenario and
+how a change to it is applied, the page list and the shared page setup.
+
+A page starts with ``scenario = sidebar()`` (:mod:`ui.scenario`, which draws the widgets); the functions here
+are what the sidebar, the page-level controls and the pages share.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+from pydantic import BaseModel, ValidationError
+
+from core.catalog import Catalog, load_catalog
+from core.hf import encode_config, model_from_config_text
+from core.model import ModelSpec
+from core.scenario import scenario_to_params
+from core.specs import Scenario, describe_validation_error
+
+__all__ = [
+    "PAGES",
+    "all_models",
+    "catalog",
+    "current_model",
+    "default_draft_id",
+    "draft_candidates",
+    "imported_models",
+    "page_setup",
+    "register_model",
+    "scenario_params",
+    "update_scenario",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (script relative to app.py, label in the sidebar). Our own navigation replaces Streamlit's default
+# one (client.showSidebarNavigation = false) so the home page reads "Home", not "app", and each link
+# carries the scenario in its query string (a middle-click opens the same scenario in a new tab).
+PAGES: tuple[tuple[str, str], ...] = (
+    ("app.py", "Home"),
+    ("pages/1_Fit.py", "Fit"),
+    ("pages/2_Intensity.py", "Intensity"),
+    ("pages/3_Balance.py", "Balance"),
+    ("pages/4_Speculative.py", "Speculative"),
+    ("pages/5_Layouts.py", "Layouts"),
+    ("pages/6_Validation.py", "Validation"),
+    ("pages/7_Disaggregation_and_cost.py", "Disaggregation & cost"),
+    ("pages/11_Single_box.py", "Single box"),
+    ("pages/8_Catalog.py", "Catalog"),
+    ("pages/9_Compare.py", "Compare & saved"),
+    ("pages/10_Report.py", "Report"),
+)
+
+
+def catalog() -> Catalog:
+    """The validated catalog, loaded once per server process (read-only: never mutate it)."""
+    return load_catalog()
+
+
+def imported_models() -> dict:
+    """This session's imported models: id -> (ModelSpec, normalised config.json text)."""
+    return st.session_state.setdefault("custom_models", {})
+
+
+def register_model(text: str, name: str | None = None):
+    """Parse an uploaded / pasted config.json and keep it in the session; returns the ModelSpec.
+    Raises ValueError with a message naming the problem."""
+    spec, normalised = model_from_config_text(text, name=name)
+    imported_models()[spec.id] = (spec, normalised)
+    return spec
+
+
+def current_model(scenario: Scenario | None = None):
+    """The scenario's model: a catalog entry or a model imported in this session."""
+    s = scenario or st.session_state.scenario
+    custom = imported_models().get(s.model_id)
+    return custom[0] if custom else catalog().model(s.model_id)
+
+
+def all_models(cat: Catalog) -> dict:
+    """Every model a scenario may name: this session's imported ones and the catalog's."""
+    return {**{k: v[0] for k, v in imported_models().items()}, **dict(cat.models)}
+
+
+def scenario_params(s: Scenario) -> dict[str, str]:
+    """The URL query of a scenario, with an imported model's config when it fits in a URL."""
+    p = scenario_to_params(s)
+    custom = imported_models().get(s.model_id)
+    if custom is not None:
+        try:
+            p["cfg"] = encode_config(custom[1])
+        except ValueError:
+            pass  # too large for a URL: the scenario can still be saved
+    return p
+
+
+# Print / save as PDF (issue 13): the page states its scenario itself, so the sidebar's widgets and the app
+# chrome are left out and the content gets the page's full width; landscape, because the charts are laid out
+# for a wide screen and scale down to the paper's width (their text stays legible); charts and metrics are not
+# split across pages. st.html with only a <style> goes to the event container: no element, no gap.
+_PRINT_CSS = """<style>
+@page { size: landscape; margin: 10mm; }
+@media print {
+  [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+  [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
+  [data-testid="stStatusWidget"], [data-testid="stElementToolbar"], [data-testid="stSkipToContent"] {
+    display: none !important;
+  }
+  [data-testid="stMain"], [data-testid="stMainBlockContainer"] {
+    max-width: 100% !important; width: 100% !important; margin: 0 !important;
+    padding-left: 0 !important; padding-right: 0 !important; padding-top: 0 !important;
+  }
+  [data-testid="stVegaLiteChart"] svg.marks, [data-testid="stVegaLiteChart"] canvas.marks {
+    max-width: 100% !important; height: auto !important;
+  }
+  [data-testid="stVegaLiteChart"], [data-testid="stMetric"], [data-testid="stAlert"], [data-testid="stImage"],
+  [data-testid="stTable"], [data-testid="stDataFrame"] { break-inside: avoid; }
+  h1, h2, h3 { break-after: avoid; }
+}
+</style>"""
+
+
+def page_setup(title: str, icon: str = "🧮") -> None:
+    """Page config shared by every page (an emoji icon: a material icon would be fetched online)."""
+    st.set_page_config(page_title=f"{title} · MoE Deployment Planner", page_icon=icon, layout="wide")
+    st.html(_PRINT_CSS)
+
+
+def update_scenario(**changes) -> None:
+    """Apply changes to the session's scenario (validated; an invalid change is shown, not applied)."""
+    s: Scenario = st.session_state.scenario
+    try:
+        # validate the new combination: the dump with the changed fields replaced (a changed sub-model may
+        # come as a model or as a dict)
+        new = {k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in changes.items()}
+        st.session_state.scenario = Scenario(**{**s.model_dump(), **new})
+    except ValidationError as e:
+        st.session_state.scenario_error = describe_validation_error(e)
+        return
+    st.session_state.scenario_warnings = []  # URL warnings are about a scenario the user has now changed
+    # every widget that shows a scenario field re-reads it on the next run (a preset or a reset may have
+    # changed fields whose widgets still hold their old state)
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_w_")]:
+        del st.session_state[key]
+
+
+def draft_candidates(cat: Catalog, target: ModelSpec) -> list[str]:
+    """Catalog models that can draft for ``target``: the same tokenizer first (a different one corrupts the
+    output), then the smallest."""
+    return sorted(
+        (i for i in cat.models if i != target.id),
+        key=lambda i: (
+            cat.models[i].tokenizer_family != target.tokenizer_family or not target.tokenizer_family,
+            cat.models[i].total_params,
+        ),
+    )
+
+
+def default_draft_id(cat: Catalog, target_id: str) -> str:
+    """The smallest catalog model sharing the target's tokenizer (else the smallest model)."""
+    return draft_candidates(cat, all_models(cat)[target_id])[0]
