@@ -52,8 +52,8 @@ def alltoall_bytes_per_layer(tokens, d_model: int, top_k: int, dispatch_bytes: f
     """Dispatch + combine bytes of one MoE layer: every token's hidden state goes to each of its
     ``top_k`` experts and comes back, ``tokens x d_model x top_k x (dispatch_bytes + combine_bytes)``.
 
-    DeepSeek-V3 (d = 7168, k = 8), 4,096 tokens, FP8 both ways: 4096 x 7168 x 8 x 2 = 470 MB; 29 GB over 61
-    layers. 32 x 4,096 tokens, d = 4,096, k = 2, BF16 both ways: 131072 x 4096 x 2 x 4 = 4.3 GB."""
+    DeepSeek-V3 (d = 7168, k = 8), 4,096 tokens, FP8 both ways: 4096 x 7168 x 8 x 2 = 470 MB; 27.2 GB over its
+    58 MoE layers (61 layers, the first 3 dense; the blog's "29 GB over 61" counts the dense ones). 32 x 4,096 tokens, d = 4,096, k = 2, BF16 both ways: 131072 x 4096 x 2 x 4 = 4.3 GB."""
     d_model, top_k = whole("d_model", d_model), whole("top_k", top_k)
     per_elem = amount("dispatch_bytes", dispatch_bytes, 0, 64) + amount("combine_bytes", combine_bytes, 0, 64)
     t = nonneg("tokens", tokens)

@@ -184,7 +184,9 @@ def intensity_sweep(
 def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, tokens: float) -> list[dict]:
     """The main GEMMs of a decode step over ``tokens`` tokens, with their arithmetic intensity:
     the routed-expert FFN at its tokens per expert, a dense FFN of equal active width over all tokens,
-    the attention output projection and the LM head (the last two always see every token)."""
+    the attention output projection and the LM head (the last two always see every token). Each is rated
+    against the ridge of the dtype IT computes in (the LM head in bf16 beside FP8 experts): ``ridge``,
+    ``peak_fraction`` = min(1, intensity / ridge) and ``attainable_tflops`` on this GPU."""
     prec = Precision.of(precision)
     t = float(token_counts(tokens))
     eb_w = element_bytes(gpu, prec.weights)
@@ -235,7 +237,13 @@ def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, token
             "gemm": f"LM head ({t:,.0f} tokens)",
             "tokens": t,
             "intensity": roofline.gemm_intensity(t, h, model.vocab_size, 2.0),
-            "compute_dtype": "bf16",
+            "compute_dtype": "bf16" if gpu.supports("bf16") else "fp16",
         }
     )
+    for g in out:
+        ridge = roofline.ridge_point(gpu, g["compute_dtype"])
+        g["intensity"] = float(g["intensity"])
+        g["ridge"] = ridge
+        g["peak_fraction"] = min(1.0, g["intensity"] / ridge)
+        g["attainable_tflops"] = min(gpu.tflops(g["compute_dtype"]), g["intensity"] * gpu.hbm_bandwidth_gbps / 1000)
     return out

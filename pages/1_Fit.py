@@ -308,5 +308,6 @@ with st.expander("Weight formats and their scale overhead"):
     )
     st.caption(
         "Quantised schemes keep the embedding, LM head, router and norms in bf16, as the published FP8 / "
-        "INT4 / NVFP4 checkpoints do."
+        "INT4 / NVFP4 checkpoints do; some keep more (gpt-oss's MXFP4 checkpoint keeps attention in bf16): "
+        "when the model's own checkpoint differs from the scenario, a note at the top of the page says so."
     )

@@ -182,8 +182,10 @@ st.dataframe(
     column_config={
         "name": st.column_config.TextColumn("GPU", pinned=True),
         "architecture": "Architecture",
-        "hbm_gb": num("HBM (GB)", format="%.0f"),
-        "hbm_tbps": num("HBM bandwidth (TB/s)", format="%.2f"),
+        "hbm_gb": num(
+            "memory (GB)", format="%.0f", help="Datasheet capacity (HBM, or GDDR on the RTX and L40S cards)."
+        ),
+        "hbm_tbps": num("memory bandwidth (TB/s)", format="%.2f"),
         "bf16_tflops": num("BF16 dense (TFLOPS)", format="%,.0f"),
         "fp8_tflops": num("FP8 dense (TFLOPS)", format="%,.0f"),
         "fp4_tflops": num("FP4 dense (TFLOPS)", format="%,.0f"),

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.hf.fields import Fields
+from core.hf.quant import quant_preset
 from core.hf.registry import READERS, family_of
 from core.model import ModelSpec, PublishedCounts
 
@@ -29,6 +30,11 @@ def model_from_hf_config(
         raise ValueError("config.json must be a JSON object")
     family = family_of(config)
     fields = READERS[family](Fields(config, family))
+    if _has_quantization(config):
+        try:
+            fields["checkpoint_precision"] = quant_preset(config)
+        except ValueError:
+            pass  # a quantisation the planner does not model: the checkpoint's format stays unknown
     meta = dict(meta or {})
     published = meta.get("published") or {}
     if not isinstance(published, Mapping):
@@ -45,4 +51,11 @@ def model_from_hf_config(
         published=PublishedCounts(**published),
         source=str(meta.get("config_source") or ""),
         notes=str(meta.get("notes") or ""),
+    )
+
+
+def _has_quantization(config: Mapping[str, Any]) -> bool:
+    text = config.get("text_config")
+    return isinstance(config.get("quantization_config"), Mapping) or (
+        isinstance(text, Mapping) and isinstance(text.get("quantization_config"), Mapping)
     )

@@ -46,21 +46,35 @@ def quant_preset(quant_config: Mapping[str, Any]) -> dict[str, str]:
     fmt = str(q.get("fmt") or "").lower()
     if algo == "compressed-tensors":
         return _compressed_tensors_preset(q)
-    table = {
-        "nvfp4": "nvfp4",
-        "fp4": "nvfp4",
-        "mxfp4": "mxfp4",
-        "fp8": "fp8",
-        "w4a16_awq": "int4",
-        "awq": "int4",
-        "gptq": "int4",
-        "w8a8": "int8",
-        "int8": "int8",
-        "mixed_precision": "fp8",
-    }
-    for key, dtype in table.items():
+    # most specific names first: "fp4" is inside "mxfp4" and "nvfp4"
+    table = (
+        ("mxfp4", "mxfp4"),
+        ("nvfp4", "nvfp4"),
+        ("fp4", "nvfp4"),
+        ("fp8", "fp8"),
+        ("w4a16_awq", "int4"),
+        ("awq", "int4"),
+        ("gptq", "int4"),
+        ("w8a8", "int8"),
+        ("int8", "int8"),
+        ("mixed_precision", "fp8"),
+    )
+    for key, dtype in table:
         if key in algo or (key == "fp8" and fmt.startswith("e4m3")):
             if algo == "mixed_precision":
                 return {"weights": "fp8", "routed_experts": "nvfp4"}
+            if _keeps_attention(q):
+                return {"weights": "bf16", "routed_experts": dtype}
             return {"weights": "fp8" if dtype in ("nvfp4", "mxfp4") else dtype, "routed_experts": dtype}
     raise ValueError(f"unrecognised quantisation {algo or '(none)'!r}; known: nvfp4, mxfp4, fp8, awq/gptq int4, int8")
+
+
+def _keeps_attention(q: Mapping[str, Any]) -> bool:
+    """The checkpoint leaves attention unquantised: ``modules_to_not_convert`` (Hugging Face),
+    ``exclude_modules`` (ModelOpt) or ``ignore`` names an attention module (gpt-oss: ``model.layers.*.self_attn``)."""
+    names = []
+    for key in ("modules_to_not_convert", "exclude_modules", "ignore"):
+        v = q.get(key)
+        if isinstance(v, list):
+            names += [str(x) for x in v]
+    return any("attn" in n for n in names)

@@ -346,6 +346,19 @@ def scenario_notes(
                 "(max_position_embeddings in its config.json). Shorten the workload.",
             )
         )
+    ckpt = model.checkpoint_precision
+    if ckpt and (ckpt.get("weights"), ckpt.get("routed_experts")) != (prec.weights, prec.expert_dtype):
+        w, ex = ckpt.get("weights"), ckpt.get("routed_experts")
+        notes.append(
+            (
+                "info",
+                f"{model.name}'s published checkpoint stores its weights in {w}"
+                + (f" and its routed experts in {ex}" if ex and ex != w else "")
+                + f" (its quantization_config); this scenario uses {prec.label.split(', KV')[0]}. Weights {w}"
+                + (f", routed experts {ex}" if ex and ex != w else "")
+                + " reproduce the checkpoint.",
+            )
+        )
     seen = set()
     for what, dt in (("weights", prec.weights), ("routed experts", prec.expert_dtype)):
         if dt in seen:

@@ -147,6 +147,11 @@ class ModelSpec(BaseModel):
         0, description="stored but never multiplied by a token (DeepSeek-V4's hash-routing table): total only"
     )
     num_mtp_layers: NonNegInt = Field(0, description="multi-token-prediction (next-n) modules")
+    checkpoint_precision: dict[str, str] | None = Field(
+        None,
+        description="how the published checkpoint stores it, from its quantization_config: "
+        '{"weights": ..., "routed_experts": ...} (None: unquantised, or no quantization_config)',
+    )
     vision_params: NonNegInt = Field(0, description="vision tower + projector parameters, from vision_config")
 
     published: PublishedCounts = PublishedCounts()

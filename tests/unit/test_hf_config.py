@@ -207,3 +207,41 @@ def test_infinity_is_accepted_where_unread_but_never_in_a_read_field():
     bad = json.dumps(base).replace('"hidden_size": 64', '"hidden_size": Infinity')
     with pytest.raises(ValueError, match="hidden_size"):
         model_from_config_text(bad, name="tiny")
+
+
+def test_gpt_oss_quantisation_preset_is_its_published_checkpoint():
+    # gpt-oss-120b's own quantization_config: quant_method mxfp4 with self_attn, the router, the embedding and
+    # lm_head in modules_to_not_convert. MXFP4 experts, bf16 elsewhere (audit W5: "fp4" matched inside "mxfp4"
+    # gave NVFP4 experts and FP8 attention, 67.8 GB).
+    from core import memory
+    from core.catalog import load_catalog
+    from core.hf_config import quant_preset
+    from core.specs import Precision
+
+    preset = quant_preset(raw("gpt-oss-120b"))
+    assert preset == {"weights": "bf16", "routed_experts": "mxfp4"}
+    # 114,701,598,720 expert parameters (biases included) x 4.25 / 8 B + 2,127,557,952 others x 2 B = 65.19 GB
+    m = load_catalog().model("gpt-oss-120b")
+    assert memory.weights_bytes(m, Precision(**preset)) == pytest.approx(
+        114_701_598_720 * 4.25 / 8 + 2_127_557_952 * 2, rel=1e-6
+    )
+    # a plain mxfp4 config without exclusions is MXFP4, never NVFP4
+    assert quant_preset({"quant_method": "mxfp4"})["routed_experts"] == "mxfp4"
+    assert quant_preset({"quant_algo": "NVFP4"})["routed_experts"] == "nvfp4"
+
+
+def test_a_scenario_that_differs_from_the_published_checkpoint_says_so():
+    # audit M3: "w=mxfp4" quantises gpt-oss's attention, which its checkpoint keeps in bf16 (63.8 GB of
+    # weights instead of 65.2): the notes name the checkpoint's own format and how to reproduce it
+    from core import memory
+    from core.catalog import load_catalog
+    from core.specs import Precision, Workload
+
+    cat = load_catalog()
+    m, h100 = cat.model("gpt-oss-120b"), cat.gpu("h100-sxm")
+    notes = [msg for _, msg in memory.scenario_notes(m, h100, "mxfp4", Workload())]
+    assert any("published checkpoint stores its weights in bf16 and its routed experts in mxfp4" in n for n in notes)
+    same = Precision(weights="bf16", routed_experts="mxfp4")
+    assert not any("published checkpoint" in msg for _, msg in memory.scenario_notes(m, h100, same, Workload()))
+    # DeepSeek-V3's checkpoint is block FP8 throughout: the default scenario matches it
+    assert cat.model("deepseek-v3").checkpoint_precision == {"weights": "fp8", "routed_experts": "fp8"}

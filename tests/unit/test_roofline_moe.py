@@ -137,3 +137,20 @@ def test_decode_step_touches_more_experts_with_batch():
 def test_gemm_intensity_vectorised():
     # m = 1: 20,000 FLOPs / (10,000 + 100 + 100) x 2 B; m = 2: 40,000 / (10,000 + 200 + 200) x 2 B
     np.testing.assert_allclose(roofline.gemm_intensity(np.array([1, 2]), 100, 100), [20_000 / 20_400, 40_000 / 20_800])
+
+
+def test_each_step_gemm_is_rated_against_its_own_dtype():
+    # audit M10: DeepSeek-V3 FP8 on an H200 at 64 tokens. The LM head (bf16) at 64 tokens does
+    # 2 x 64 x 7,168 x 129,280 FLOPs over 7,168 x 129,280 x 2 B + activations: ~63.4 FLOP/byte, against the
+    # bf16 ridge 989.4 / 4.8 = 206 it reaches 30.8% of its peak (the table rated it 15.4% against FP8's 412)
+    m = cat.model("deepseek-v3")
+    head = moe.step_gemms(m, H200, "fp8", 64)[-1]
+    assert head["compute_dtype"] == "bf16"
+    flops = 2 * 64 * 7168 * 129_280
+    moved = (7168 * 129_280 + 64 * 7168 + 64 * 129_280) * 2
+    assert head["intensity"] == pytest.approx(flops / moved)
+    assert head["ridge"] == pytest.approx(989.4 / 4.8, rel=1e-3)
+    assert head["peak_fraction"] == pytest.approx(flops / moved / (989.4 / 4.8), rel=1e-3)
+    assert 0.30 < head["peak_fraction"] < 0.31
+    experts = moe.step_gemms(m, H200, "fp8", 64)[0]
+    assert experts["compute_dtype"] == "fp8" and experts["ridge"] == pytest.approx(1978.9 / 4.8, rel=1e-3)

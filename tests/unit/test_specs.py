@@ -107,3 +107,16 @@ def test_parallel_layout_must_split_the_same_gpus():
 def test_scenario_default_is_deepseek_v3_on_8_h200_fp8():
     s = Scenario()
     assert (s.model_id, s.gpu_id, s.total_gpus, s.precision.weights) == ("deepseek-v3", "h200", 8, "fp8")
+
+
+def test_int8_runs_natively_on_mi355x_and_rtx_5090():
+    # audit M14: both have INT8 tensor cores, but with no int8 peak in the catalog the Fit page's minimum-GPU
+    # table marked int8 "emulated". CDNA4 runs INT8 at its FP8 rate (5,033.2 dense TOPS); the RTX 5090 quotes
+    # 1,676 sparse INT8 TOPS, 838 dense (integer math has no FP32-accumulate halving: 2 x its 419 FP8)
+    from core.catalog import load_catalog
+    from core.hardware import precision_support
+
+    cat = load_catalog()
+    mi355x, rtx5090 = cat.gpu("mi355x"), cat.gpu("rtx-5090")
+    assert precision_support(mi355x, "int8").status == "native" and mi355x.tflops("int8") == mi355x.tflops("fp8")
+    assert precision_support(rtx5090, "int8").status == "native" and rtx5090.tflops("int8") == 1676 / 2
