@@ -27,6 +27,12 @@ __all__ = [
 ]
 
 Phase = Literal["prefill", "decode"]
+# Published large-MoE deployments the Layouts page locates in its ranking: (phase, attention TP, EP, source).
+REFERENCE_DEPLOYMENTS: tuple[tuple[str, int, int, str], ...] = (
+    ("prefill", 1, 32, "DeepSeek-V3 inference system (EP32 prefill, 4 nodes) and LMSYS's SGLang deployment on H100"),
+    ("decode", 1, 72, "LMSYS's SGLang decode on 9 x 8 H100 with DP-attention x EP72"),
+    ("decode", 1, 144, "DeepSeek-V3 inference system: EP144 decode on 18 nodes"),
+)
 DEFAULT_TARGETS = {"decode": 0.100, "prefill": 3.0}  # TPOT (s per output token), TTFT (s per prompt chunk)
 _DECODE_BATCHES = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
 _PREFILL_TOKENS = (1024, 2048, 4096, 8192, 16384, 32768)

@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from core import memory
-from core.specs import Precision
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
 from ui.render import chart
@@ -249,15 +248,7 @@ if layer_rows:
 
 # ---- minimum GPUs per type and precision
 st.subheader(f"Minimum GPUs to hold {model.name}")
-PRECISIONS = {
-    "bf16": "bf16",
-    "fp8": "fp8",
-    "int8": "int8",
-    "int4 experts + bf16": Precision(weights="bf16", routed_experts="int4"),
-    "int4": "int4",
-    "nvfp4": "nvfp4",
-    "mxfp4": "mxfp4",
-}
+PRECISIONS = memory.MIN_GPU_PRECISIONS
 
 
 @st.cache_data(show_spinner="Sizing every GPU type…", max_entries=64)

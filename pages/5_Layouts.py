@@ -136,7 +136,7 @@ for phase, target, col in (
         },
     )
     if model.is_moe and cluster.total_gpus >= 32:
-        known = [(1, 32)] if phase == "prefill" else [(1, 72), (1, 144)]
+        known = [(tp_k, ep_k) for ph, tp_k, ep_k, _ in lay_mod.REFERENCE_DEPLOYMENTS if ph == phase]
         notes = []
         for tp_k, ep_k in known:
             hit = lay_mod.rank_of(plans, tp=tp_k, ep=ep_k)

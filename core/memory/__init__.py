@@ -11,6 +11,7 @@ pages have always found them.
 from core.hardware import PrecisionSupport, precision_support
 from core.memory.budget import (
     MAX_CLUSTER_GPUS,
+    MIN_GPU_PRECISIONS,
     GPUMemory,
     gpu_count_candidates,
     max_concurrent_sequences,
@@ -54,6 +55,7 @@ __all__ = [
     "GGUF_BLOCKS",
     "MAX_CLUSTER_GPUS",
     "MAX_CONTEXT",
+    "MIN_GPU_PRECISIONS",
     "WEIGHT_FORMATS",
     "GPUMemory",
     "PrecisionSupport",

@@ -23,6 +23,7 @@ from core.specs import GPUSpec, MemoryAssumptions, ParallelLayout, Precision, Sp
 
 __all__ = [
     "MAX_CLUSTER_GPUS",
+    "MIN_GPU_PRECISIONS",
     "GPUMemory",
     "gpu_count_candidates",
     "max_concurrent_sequences",
@@ -298,6 +299,19 @@ def min_gpus(
         if per_gpu_memory(model, gpu, layout, prec, wl, assumptions=a).fits:
             return n
     raise ValueError(f"{model.name} at {prec.label} does not fit on {max_gpus:,} or fewer {gpu.name} GPUs")
+
+
+# The columns of the minimum-GPU table: each precision a checkpoint of these models is published in (bf16, FP8,
+# INT8 W8A8, AWQ/GPTQ INT4 whole or experts only as Kimi-K2.5 ships, NVIDIA's NVFP4, OCP MXFP4 as gpt-oss ships).
+MIN_GPU_PRECISIONS: dict[str, Precision | str] = {
+    "bf16": "bf16",
+    "fp8": "fp8",
+    "int8": "int8",
+    "int4 experts + bf16": Precision(weights="bf16", routed_experts="int4"),
+    "int4": "int4",
+    "nvfp4": "nvfp4",
+    "mxfp4": "mxfp4",
+}
 
 
 def min_gpus_table(
