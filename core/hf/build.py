@@ -4,6 +4,7 @@ not know (a catalog ``model.yaml``: name, family, published counts, sources), va
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,9 +15,13 @@ from core.model import ModelSpec, PublishedCounts
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "model_from_hf_config"]
 
-# every family module registers its readers on import
-for _family in ("deepseek", "qwen", "llama4", "gemma4", "nemotron", "minimax", "misc"):
-    importlib.import_module(f"core.hf.{_family}")
+# Every module of this package is imported, so a family module registers its readers by existing: a new
+# family is one new file here (its ``@reader`` functions), nothing to list. Skipped: this module and
+# ``imported`` (they use the registry rather than fill it; importing them here would be circular).
+_NOT_FAMILIES = {"build", "imported"}
+for _info in pkgutil.iter_modules(importlib.import_module("core.hf").__path__):
+    if _info.name not in _NOT_FAMILIES:
+        importlib.import_module(f"core.hf.{_info.name}")
 
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(READERS)
 
