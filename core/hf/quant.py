@@ -38,10 +38,24 @@ def quant_preset(quant_config: Mapping[str, Any]) -> dict[str, str]:
     q = quant_config.get("quantization", quant_config)
     if not isinstance(q, Mapping):
         raise ValueError("'quantization' must be an object")
+    whole = q
     if "quantization_config" in q and isinstance(q["quantization_config"], Mapping):  # a whole config.json
         q = q["quantization_config"]
     elif isinstance(q.get("text_config"), Mapping) and isinstance(q["text_config"].get("quantization_config"), Mapping):
         q = q["text_config"]["quantization_config"]
+    preset = _preset(q)
+    # DeepSeek-V4 names its routed experts' format apart (config.json top level; V4.1 inside
+    # quantization_config): "fp4" is E2M1 with one ue8m0 scale per 32 weights, i.e. OCP MXFP4
+    expert = q.get("expert_dtype", whole.get("expert_dtype"))
+    if expert is not None:
+        experts = {"fp4": "mxfp4", "fp8": "fp8", "bf16": "bf16"}
+        if not isinstance(expert, str) or expert not in experts:
+            raise ValueError(f"expert_dtype {expert!r} is not modelled; known: {', '.join(experts)}")
+        preset = {**preset, "routed_experts": experts[expert]}
+    return preset
+
+
+def _preset(q: Mapping[str, Any]) -> dict[str, str]:
     algo = str(q.get("quant_algo") or q.get("quant_method") or "").lower()
     fmt = str(q.get("fmt") or "").lower()
     if algo == "compressed-tensors":

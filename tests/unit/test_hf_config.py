@@ -245,3 +245,23 @@ def test_a_scenario_that_differs_from_the_published_checkpoint_says_so():
     assert not any("published checkpoint" in msg for _, msg in memory.scenario_notes(m, h100, same, Workload()))
     # DeepSeek-V3's checkpoint is block FP8 throughout: the default scenario matches it
     assert cat.model("deepseek-v3").checkpoint_precision == {"weights": "fp8", "routed_experts": "fp8"}
+
+
+def test_deepseek_fp4_experts_are_mxfp4():
+    # DeepSeek-V4's config.json says "expert_dtype": "fp4" beside a block-FP8 quantization_config; its
+    # inference code stores routed experts as E2M1 with one ue8m0 (E8M0) scale per 32 weights, which is
+    # OCP MXFP4. The checkpoint is FP8 + MXFP4 experts, not FP8 throughout (the Fit page's note said fp8).
+    from core.catalog import load_catalog
+    from core.hf_config import quant_preset
+
+    cat = load_catalog()
+    for mid in ("deepseek-v4-flash", "deepseek-v4-pro"):
+        assert cat.model(mid).checkpoint_precision == {"weights": "fp8", "routed_experts": "mxfp4"}
+    # V4.1 moves the field inside quantization_config
+    q = {"quant_method": "fp8", "weight_block_size": [32, 32], "scale_fmt": "ue8m0", "expert_dtype": "fp4"}
+    assert quant_preset({"quantization_config": q}) == {"weights": "fp8", "routed_experts": "mxfp4"}
+    assert quant_preset({"quant_method": "fp8", "expert_dtype": "fp8"}) == {"weights": "fp8", "routed_experts": "fp8"}
+    with pytest.raises(ValueError, match="expert_dtype"):
+        quant_preset({"quant_method": "fp8", "expert_dtype": "fp3"})
+    with pytest.raises(ValueError, match="expert_dtype"):
+        quant_preset({"quant_method": "fp8", "expert_dtype": ["fp4"]})
