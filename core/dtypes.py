@@ -43,26 +43,7 @@ ACTIVE_CONVENTIONS: tuple[str, ...] = ("incl_embedding_and_head", "excl_input_em
 # Dtypes the tokens sent to the experts travel in (DeepEP dispatches FP8 with block scales; NVFP4 on Blackwell).
 DISPATCH_DTYPES: tuple[str, ...] = ("bf16", "fp8", "nvfp4")
 
-DtypeName = Literal[
-    "fp32",
-    "bf16",
-    "fp16",
-    "fp8",
-    "int8",
-    "int4",
-    "nvfp4",
-    "mxfp4",
-    "q8_0",
-    "q6_k",
-    "q5_k_m",
-    "q4_k_m",
-    "iq4_xs",
-    "q3_k_m",
-    "iq3_xxs",
-    "q2_k",
-    "iq2_xs",
-    "iq2_xxs",
-    "iq1_s",
-]
-KVDtypeName = Literal["bf16", "fp16", "fp8", "int8"]
-DispatchDtypeName = Literal["bf16", "fp8", "nvfp4"]
+# The same names as types (pydantic validates a field against the tuple; one list, not two).
+DtypeName = Literal[DTYPES]  # Literal of a tuple: the tuple's items
+KVDtypeName = Literal[KV_DTYPES]
+DispatchDtypeName = Literal[DISPATCH_DTYPES]

@@ -36,6 +36,7 @@ def divisors(n: int) -> list[int]:
 
 def attention_tp_problems(model: ModelSpec, tp: int) -> list[str]:
     """Why attention TP ``tp`` cannot split the model's mixers (each kind says for itself; no repeats)."""
+    tp = whole("tp", tp, 1, 100_000)
     out: list[str] = []
     for g in model.mixers:
         out += [p for p in g.mixer.tp_problems(tp) if p not in out]

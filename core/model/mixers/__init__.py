@@ -2,7 +2,8 @@
 
 A kind is a subclass of :class:`Mixer` with a ``kind: Literal["..."]`` field. The modules here are found and
 imported automatically, so a new kind is one new file (plus its config reader in ``core.hf`` and its
-tests): ``MIXER_KINDS`` and the pydantic union ``MixerSpec`` (discriminated on ``kind``) pick it up, and
+test file ``tests/unit/test_mixer_<kind>.py``, whose ``EXAMPLES`` models the fuzz test builds hostile layers
+from until a catalog model uses the kind): ``MIXER_KINDS`` and the pydantic union ``MixerSpec`` (discriminated on ``kind``) pick it up, and
 every sum over a model's layers uses it through the :class:`Mixer` interface.
 """
 

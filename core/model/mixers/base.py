@@ -17,7 +17,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["KV_BYTES", "Mixer", "Phase", "kv_bytes_per_element"]
+from core._checks import whole
+
+__all__ = ["KV_BYTES", "Mixer", "Phase", "heads_split_problems", "kv_bytes_per_element"]
 
 Phase = Literal["decode", "prefill"]
 
@@ -30,6 +32,12 @@ def kv_bytes_per_element(kv_dtype: str) -> float:
         return KV_BYTES[kv_dtype]
     except KeyError:
         raise ValueError(f"unknown KV cache dtype {kv_dtype!r}; allowed: {', '.join(KV_BYTES)}") from None
+
+
+def heads_split_problems(tp: int, num_heads: int) -> list[str]:
+    """Why attention TP ``tp`` cannot split ``num_heads`` query heads (empty when it divides them)."""
+    tp, num_heads = whole("tp", tp, 1, 100_000), whole("num_heads", num_heads, 1, 100_000)
+    return [f"attention TP {tp} does not divide the {num_heads} query heads"] if num_heads % tp else []
 
 
 class Mixer(BaseModel):
@@ -64,9 +72,15 @@ class Mixer(BaseModel):
         """Weights of one layer's mixer."""
         raise NotImplementedError
 
+    def replicated_params(self, hidden: int) -> int:
+        """Weights every attention-TP rank holds whole (down-projections, norms, indexers, compressors)."""
+        return 0
+
     def params_per_rank(self, hidden: int, tp: int) -> float:
-        """Weights one attention-TP rank holds (column/row-parallel split, replicated parts whole)."""
-        raise NotImplementedError
+        """Weights one attention-TP rank holds: the replicated part whole, the rest (column/row-parallel
+        projections) split over ``tp``."""
+        rep = self.replicated_params(hidden)
+        return rep + (self.params(hidden) - rep) / tp
 
     def tp_problems(self, tp: int) -> list[str]:
         """Why attention TP ``tp`` cannot split this layer (empty when it can)."""

@@ -22,21 +22,51 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from core.model.mixers.base import Mixer, Phase
+from core.model.mixers.base import Mixer, Phase, heads_split_problems
 
-__all__ = ["CompressedAttention"]
+__all__ = ["CompressedAttention", "V4Attention"]
 
 _FP32 = 4
 
 
-class CompressedAttention(Mixer):
-    kind: Literal["dsv4_compressed"] = "dsv4_compressed"
+class V4Attention(Mixer):
+    """What every DeepSeek-V4-style layer has (no ``kind``: a base, not a registered kind): the low-rank
+    query, the single K=V head for its window, the grouped low-rank output and the sinks. A kind adds its
+    compressor / indexer weights in :meth:`extra_replicated_params`."""
+
     num_heads: int = Field(gt=0, le=100_000)
     head_dim: int = Field(gt=0, le=100_000, description="the single K=V head's size (512)")
     q_lora_rank: int = Field(gt=0, le=1_000_000)
     o_lora_rank: int = Field(gt=0, le=1_000_000)
     o_groups: int = Field(gt=0, le=100_000)
-    window: int = Field(gt=0, description="raw entries every layer keeps")
+    window: int = Field(gt=0, le=100_000_000, description="raw entries every layer keeps")
+
+    def cache_split_note(self) -> str:
+        return "the single K=V head's entries stay whole on every TP rank"
+
+    def extra_replicated_params(self, hidden: int) -> int:
+        return 0
+
+    def replicated_params(self, hidden: int) -> int:
+        """wq_a + its norm, the K=V head wkv + its norm, and the kind's compressor / indexer: whole on every
+        rank."""
+        h, ql, hd = hidden, self.q_lora_rank, self.head_dim
+        return h * ql + ql + h * hd + hd + self.extra_replicated_params(hidden)
+
+    def params(self, hidden: int) -> int:
+        h, nq, hd, ql, ol = hidden, self.num_heads, self.head_dim, self.q_lora_rank, self.o_lora_rank
+        split = ql * nq * hd + nq * hd * ol + self.o_groups * ol * h + nq  # wq_b, wo_a, wo_b, sinks
+        return self.replicated_params(hidden) + split
+
+    def tp_problems(self, tp: int) -> list[str]:
+        return heads_split_problems(tp, self.num_heads)
+
+    def output_features(self) -> int:
+        return self.num_heads * self.head_dim
+
+
+class CompressedAttention(V4Attention):
+    kind: Literal["dsv4_compressed"] = "dsv4_compressed"
     ratio: int = Field(0, ge=0, le=1_000_000, description="tokens per compressed entry; 0 = window only")
     sparse: bool = Field(False, description="CSA: overlapping compressor (coff 2) + indexer + top-k reads")
     entry_bytes: int = Field(gt=0, le=10_000_000, description="bytes of one cached raw or compressed entry")
@@ -60,16 +90,13 @@ class CompressedAttention(Mixer):
     def cache_format(self, kv_dtype: str) -> str:
         return f"DeepSeek-V4 serving format ({self.entry_bytes} B entries, {self.index_key_bytes} B FP4 index keys)"
 
-    def cache_split_note(self) -> str:
-        return "the single K=V head's entries stay whole on every TP rank"
-
     # -- parameters
     def _compressor(self, hidden: int, dim: int) -> int:
         c = self._coff
         return self.ratio * c * dim + 2 * hidden * c * dim + dim
 
-    def _replicated(self, hidden: int) -> int:
-        """Low-rank query input, the K=V head, the compressors and the indexer: whole on every rank."""
+    def extra_replicated_params(self, hidden: int) -> int:
+        """The compressor and (CSA) the indexer with its own compressor."""
         h, ql, hd = hidden, self.q_lora_rank, self.head_dim
         extra = self._compressor(h, hd) if self.ratio else 0
         if self.sparse:
@@ -78,22 +105,7 @@ class CompressedAttention(Mixer):
                 + h * self.index_heads
                 + self._compressor(h, self.index_head_dim)
             )
-        return h * ql + ql + h * hd + hd + extra
-
-    def params(self, hidden: int) -> int:
-        h, nq, hd, ql, ol = hidden, self.num_heads, self.head_dim, self.q_lora_rank, self.o_lora_rank
-        split = ql * nq * hd + nq * hd * ol + self.o_groups * ol * h + nq  # wq_b, wo_a, wo_b, sinks
-        return self._replicated(hidden) + split
-
-    def params_per_rank(self, hidden: int, tp: int) -> float:
-        rep = self._replicated(hidden)
-        return rep + (self.params(hidden) - rep) / tp
-
-    def tp_problems(self, tp: int) -> list[str]:
-        return [f"attention TP {tp} does not divide the {self.num_heads} query heads"] if self.num_heads % tp else []
-
-    def output_features(self) -> int:
-        return self.num_heads * self.head_dim
+        return extra
 
     # -- cache
     def _entries(self, ctx):

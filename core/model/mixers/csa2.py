@@ -31,7 +31,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from core.model.mixers.base import Mixer, Phase
+from core.model.mixers.base import Phase
+from core.model.mixers.compressed import V4Attention
 
 __all__ = ["CSA2Attention"]
 
@@ -45,14 +46,8 @@ def _mean_min(c, k):
     return np.where(c <= k, c / 2.0, k - k * k / (2.0 * safe))
 
 
-class CSA2Attention(Mixer):
+class CSA2Attention(V4Attention):
     kind: Literal["dsv41_csa2"] = "dsv41_csa2"
-    num_heads: int = Field(gt=0, le=100_000)
-    head_dim: int = Field(gt=0, le=100_000, description="the single K=V head's size (512)")
-    q_lora_rank: int = Field(gt=0, le=1_000_000)
-    o_lora_rank: int = Field(gt=0, le=1_000_000)
-    o_groups: int = Field(gt=0, le=100_000)
-    window: int = Field(gt=0, le=100_000_000, description="raw entries every layer keeps")
     window_entry_bytes: int = Field(gt=0, le=10_000_000, description="bytes of one cached raw window entry")
     ratio: int = Field(0, ge=0, le=1_000_000, description="tokens per entry of the compressed cache it reads")
     kv_source: bool = Field(False, description="computes and stores the compressed cache and its index keys")
@@ -109,9 +104,6 @@ class CSA2Attention(Mixer):
             fmt += f", {self.entry_bytes} B shared compressed entries, {self.index_key_bytes} B index keys"
         return fmt
 
-    def cache_split_note(self) -> str:
-        return "the single K=V head's entries stay whole on every TP rank"
-
     # -- parameters
     def _compressor(self, hidden: int) -> int:
         """wkv + norm; a pooling (r > 1) compressor adds the gate and the position bias; + index keys wk."""
@@ -119,29 +111,10 @@ class CSA2Attention(Mixer):
         pool = hidden * d + self.ratio * d if self.ratio > 1 else 0
         return hidden * d + d + pool + d * self.index_head_dim
 
-    def _indexer(self, hidden: int) -> int:
-        return self.q_lora_rank * self.index_heads * self.index_head_dim + hidden * self.index_heads
-
-    def _replicated(self, hidden: int) -> int:
-        """Low-rank query input, the K=V head, the compressor and the indexer: whole on every rank."""
-        h, ql, hd = hidden, self.q_lora_rank, self.head_dim
-        extra = (self._compressor(h) if self.kv_source else 0) + (self._indexer(h) if self.index_source else 0)
-        return h * ql + ql + h * hd + hd + extra
-
-    def params(self, hidden: int) -> int:
-        h, nq, hd, ql, ol = hidden, self.num_heads, self.head_dim, self.q_lora_rank, self.o_lora_rank
-        split = ql * nq * hd + nq * hd * ol + self.o_groups * ol * h + nq  # wq_b, wo_a, wo_b, sinks
-        return self._replicated(hidden) + split
-
-    def params_per_rank(self, hidden: int, tp: int) -> float:
-        rep = self._replicated(hidden)
-        return rep + (self.params(hidden) - rep) / tp
-
-    def tp_problems(self, tp: int) -> list[str]:
-        return [f"attention TP {tp} does not divide the {self.num_heads} query heads"] if self.num_heads % tp else []
-
-    def output_features(self) -> int:
-        return self.num_heads * self.head_dim
+    def extra_replicated_params(self, hidden: int) -> int:
+        """A KV source's compressor and an index source's indexer query and head weights."""
+        idx = self.q_lora_rank * self.index_heads * self.index_head_dim + hidden * self.index_heads
+        return (self._compressor(hidden) if self.kv_source else 0) + (idx if self.index_source else 0)
 
     # -- cache: a KV source stores the shared entries; every layer its window
     def _entries(self, ctx):

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from core.model.mixers.base import Mixer, Phase, kv_bytes_per_element
+from core.model.mixers.base import Mixer, Phase, heads_split_problems, kv_bytes_per_element
 from core.model.mixers.indexer import Indexer
 
 __all__ = ["GQA"]
@@ -77,7 +77,7 @@ class GQA(Mixer):
         per_head = self.head_dim + (0 if self.k_eq_v else self.dv)
         return hidden * self.num_kv_heads * per_head + (self.num_kv_heads * per_head if self.qkv_bias else 0)
 
-    def _replicated(self, hidden: int) -> int:
+    def replicated_params(self, hidden: int) -> int:
         """Output bias, q/k norms and an indexer: whole on every TP rank."""
         idx = self.indexer.params(hidden, hidden) if self.indexer else 0
         return (hidden if self.output_bias else 0) + (2 * self.head_dim if self.qk_norm else 0) + idx
@@ -91,20 +91,18 @@ class GQA(Mixer):
             total += h * nkv * d + (0 if self.k_eq_v else h * nkv * dv)
         if self.qkv_bias:
             total += nq * d + (nkv * d + nkv * dv if self.stores_kv else 0)
-        total += (nq if self.sinks else 0) + self._replicated(hidden)
+        total += (nq if self.sinks else 0) + self.replicated_params(hidden)
         return total
 
     def params_per_rank(self, hidden: int, tp: int) -> float:
         """q, o, their biases and sinks split over TP; K/V heads split while ``tp <= nkv``, replicated
         beyond (each rank keeps one head); norms, output bias and indexer whole."""
         kv = self._kv_params(hidden)
-        rep = self._replicated(hidden)
+        rep = self.replicated_params(hidden)
         return rep + (self.params(hidden) - kv - rep) / tp + kv / min(tp, self.num_kv_heads)
 
     def tp_problems(self, tp: int) -> list[str]:
-        out = []
-        if self.num_heads % tp:
-            out.append(f"attention TP {tp} does not divide the {self.num_heads} query heads")
+        out = heads_split_problems(tp, self.num_heads)
         if tp % self.num_kv_heads and self.num_kv_heads % tp:
             out.append(f"attention TP {tp} and the {self.num_kv_heads} KV heads do not divide one another")
         return out

@@ -46,13 +46,6 @@ class LinearMixer(Mixer):
     def cache_split_note(self) -> str:
         return "linear-attention states split over TP with their heads"
 
-    def _replicated(self, hidden: int) -> int:
-        return 0
-
-    def params_per_rank(self, hidden: int, tp: int) -> float:
-        rep = self._replicated(hidden)
-        return rep + (self.params(hidden) - rep) / tp
-
     def state_bytes_per_rank(self, tp: int) -> float:
         return self.state_bytes() / tp
 
@@ -112,7 +105,7 @@ class KDA(LinearMixer):
     def describe(self) -> str:
         return f"KDA (Kimi Delta Attention): {self.num_heads} heads × {self.head_dim}"
 
-    def _replicated(self, hidden: int) -> int:
+    def replicated_params(self, hidden: int) -> int:
         """``f_a`` (h -> dim), ``b_proj`` (h -> heads) and the output norm stay whole on every rank."""
         return hidden * self.head_dim + hidden * self.num_heads + self.head_dim
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from core.model.mixers.base import Mixer, Phase, kv_bytes_per_element
+from core.model.mixers.base import Mixer, Phase, heads_split_problems, kv_bytes_per_element
 from core.model.mixers.indexer import Indexer
 
 __all__ = ["MLA"]
@@ -40,7 +40,7 @@ class MLA(Mixer):
     def cache_split_note(self) -> str:
         return "MLA keeps the whole latent on every TP rank"
 
-    def _replicated(self, hidden: int) -> int:
+    def replicated_params(self, hidden: int) -> int:
         """The down-projections and their norms (``q_a``, ``kv_a``) and an indexer: whole on every rank."""
         h, ql, kvl, rope = hidden, self.q_lora_rank or 0, self.kv_lora_rank, self.qk_rope_head_dim
         idx = self.indexer.params(h, ql or h) if self.indexer else 0
@@ -56,12 +56,8 @@ class MLA(Mixer):
         idx = self.indexer.params(h, ql or h) if self.indexer else 0
         return q + kv + nq * v * h + (h * nq * v if self.output_gate else 0) + idx
 
-    def params_per_rank(self, hidden: int, tp: int) -> float:
-        rep = self._replicated(hidden)
-        return rep + (self.params(hidden) - rep) / tp
-
     def tp_problems(self, tp: int) -> list[str]:
-        return [f"attention TP {tp} does not divide the {self.num_heads} query heads"] if self.num_heads % tp else []
+        return heads_split_problems(tp, self.num_heads)
 
     def output_features(self) -> int:
         return self.num_heads * self.v_head_dim
