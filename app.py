@@ -8,7 +8,7 @@ from core import memory, params
 from core.scenario import resolved_layout
 from core.specs import ClusterSpec
 from ui.format import bytes_h, params_h
-from ui.scenario import PAGES, catalog, current_model, page_setup, sidebar
+from ui.scenario import PAGES, page
 
 PAGE_QUESTIONS = {
     "Fit": "does it fit, where does the memory go, how many sequences can it hold?",
@@ -24,11 +24,7 @@ PAGE_QUESTIONS = {
     "Report": "everything above for this scenario as one HTML or Markdown document",
 }
 
-page_setup("Home", "🧮")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
-gpu = cat.gpu(scenario.gpu_id)
+scenario, cat, model, gpu = page("Home", "🧮")
 wl, prec = scenario.workload, scenario.precision
 
 st.title("MoE Deployment Planner")
@@ -87,12 +83,12 @@ try:
 except ValueError as e:
     st.error(f"Fit: {e}")
 else:
-    verdict = (
-        "fits"
-        if fit.fits
-        else ("the weights fit, the workload's KV cache does not" if fit.kv_budget_bytes > 0 else "does not fit")
-    )
-    (st.success if fit.fits else st.warning if fit.kv_budget_bytes > 0 else st.error)(
+    verdict = {
+        "fits": "fits",
+        "kv_short": "the weights fit, the workload's KV cache does not",
+        "weights_short": "does not fit",
+    }[fit.status]
+    {"fits": st.success, "kv_short": st.warning, "weights_short": st.error}[fit.status](
         f"**Fit: {verdict}** with TP {layout.attention_tp} / EP {layout.ep} / PP {layout.pp}: "
         f"{fit.total_bytes / 1e9:,.1f} GB used of {fit.usable_bytes / 1e9:,.1f} GB usable per GPU "
         f"({fit.capacity_bytes / 1e9:,.1f} GB device). The Fit page has the breakdown."

@@ -4,12 +4,9 @@ import streamlit as st
 
 from core.report import build_report
 from ui.report import render_html, render_markdown
-from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.scenario import catalog, page
 
-page_setup("Report", "📄")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
+scenario, cat, model, _ = page("Report", "📄")
 
 st.title("Report")
 st.markdown(

@@ -9,12 +9,9 @@ from core import memory, offload
 from core.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.render import chart
-from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
+from ui.scenario import page, update_scenario
 
-page_setup("Single box", "🖥️")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
+scenario, cat, model, _ = page("Single box", "🖥️")
 box = scenario.box or SingleBox()
 GB = 1e9
 

@@ -7,14 +7,10 @@ import streamlit as st
 from core import memory
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
-from ui.render import chart
-from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart, table_height
+from ui.scenario import catalog, page
 
-page_setup("Fit", "📦")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
-gpu = cat.gpu(scenario.gpu_id)
+scenario, cat, model, gpu = page("Fit", "📦")
 prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
 draft_model = cat.draft_model_for(spec)
 
@@ -55,14 +51,14 @@ max_ctx = memory.max_context_len(
 where = f" (pipeline stage {worst.stage + 1} of {worst.num_stages}, the fullest)" if worst.num_stages > 1 else ""
 
 # ---- the verdict
-if worst.kv_budget_bytes <= 0:
+if worst.status == "weights_short":
     st.error(
         f"**Does not fit.** The weights, activations and runtime reserve need "
         f"{(worst.usable_bytes - worst.kv_budget_bytes) / GB:,.1f} GB per GPU{where}, but only "
         f"{worst.usable_bytes / GB:,.1f} GB of the {worst.capacity_bytes / GB:,.1f} GB are usable at "
         f"gpu_memory_utilization {assumptions.gpu_memory_utilization:g}. Add GPUs, quantise, or shard further."
     )
-elif not worst.fits:
+elif worst.status == "kv_short":
     st.warning(
         f"**The weights fit, the workload does not.** {wl.batch:,} sequences of {ctx:,} tokens need "
         f"{worst.kv_required_bytes / GB:,.1f} GB of KV cache per GPU{where}; {worst.kv_budget_bytes / GB:,.1f} GB "
@@ -156,7 +152,7 @@ with left:
         table,
         hide_index=True,
         width="stretch",
-        height=35 * (len(table) + 1) + 3,
+        height=table_height(len(table)),
         column_config={
             "GB per GPU": st.column_config.NumberColumn(format="%.2f"),
             "share of device (%)": st.column_config.ProgressColumn(format="%.1f%%", min_value=0, max_value=100),
@@ -273,7 +269,7 @@ st.dataframe(
     display,
     hide_index=True,
     width="stretch",
-    height=35 * (len(display) + 1) + 3,
+    height=table_height(len(display)),
     column_config={"memory (GB)": st.column_config.NumberColumn(format="%.1f")},
 )
 st.caption(

@@ -8,14 +8,10 @@ from core import memory, moe, roofline
 from core.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
-from ui.render import chart
-from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart, table_height
+from ui.scenario import page
 
-page_setup("Intensity", "📈")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
-gpu = cat.gpu(scenario.gpu_id)
+scenario, cat, model, gpu = page("Intensity", "📈")
 prec, wl = scenario.precision, scenario.workload
 batch = wl.batch
 is_moe = model.is_moe
@@ -224,7 +220,7 @@ if is_moe:
         table,
         hide_index=True,
         width="stretch",
-        height=35 * (len(table) + 1) + 3,
+        height=table_height(len(table)),
         column_config={c: st.column_config.NumberColumn(format="%,.0f") for c in table.columns if c != "GPU"},
     )
     st.caption(

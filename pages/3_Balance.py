@@ -7,13 +7,10 @@ import streamlit as st
 from core import balance as bal
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import current_layout
-from ui.render import chart
-from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.render import chart, table_height
+from ui.scenario import page
 
-page_setup("Balance", "⚖️")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
+scenario, cat, model, _ = page("Balance", "⚖️")
 wl = scenario.workload
 
 st.title("Balance")
@@ -224,7 +221,7 @@ st.dataframe(
     ),
     hide_index=True,
     width="stretch",
-    height=min(35 * (ep + 1) + 3, 600),
+    height=min(table_height(ep), 600),
     column_config={"load (%)": st.column_config.NumberColumn(format="%.2f")},
 )
 st.caption(

@@ -9,14 +9,10 @@ from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart
 from ui.controls import current_layout
-from ui.render import chart
-from ui.scenario import catalog, current_model, default_draft_id, page_setup, sidebar, update_scenario
+from ui.render import chart, table_height
+from ui.scenario import default_draft_id, page, update_scenario
 
-page_setup("Speculative", "⚡")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
-gpu = cat.gpu(scenario.gpu_id)
+scenario, cat, model, gpu = page("Speculative", "⚡")
 prec, wl = scenario.precision, scenario.workload
 methods = cat.draft_methods
 
@@ -553,7 +549,7 @@ table = pd.DataFrame(
     ]
 )
 if len(table):
-    st.dataframe(table, hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)
+    st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
 if draft_model is not None and draft_model.tokenizer_family != model.tokenizer_family:
     st.error(
         f"{draft_model.name} does not share {model.name}'s tokenizer: speculative decoding would corrupt the output."

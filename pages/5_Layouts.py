@@ -8,13 +8,9 @@ from core import perf
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.render import chart
-from ui.scenario import catalog, current_model, page_setup, sidebar, update_scenario
+from ui.scenario import catalog, page, update_scenario
 
-page_setup("Layouts", "🧩")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
-gpu = cat.gpu(scenario.gpu_id)
+scenario, cat, model, gpu = page("Layouts", "🧩")
 wl, prec = scenario.workload, scenario.precision
 cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
 

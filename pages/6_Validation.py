@@ -8,11 +8,9 @@ from core.specs import EFFICIENCY_FAMILIES
 from core.validation import METRIC_UNITS
 from ui.charts import predicted_vs_measured_chart
 from ui.controls import current_layout
-from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.scenario import catalog, current_model, page
 
-page_setup("Validation", "🎯")
-scenario = sidebar()
-cat = catalog()
+scenario, cat, *_ = page("Validation", "🎯")
 
 st.title("Validation")
 st.markdown(

@@ -9,13 +9,9 @@ from core import speculative as sd
 from core.specs import ClusterSpec, Workload
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.render import chart
-from ui.scenario import catalog, current_model, page_setup, sidebar
+from ui.scenario import catalog, page
 
-page_setup("Disaggregation & cost", "💰")
-scenario = sidebar()
-cat = catalog()
-model = current_model(scenario)
-gpu = cat.gpu(scenario.gpu_id)
+scenario, cat, model, gpu = page("Disaggregation & cost", "💰")
 wl, prec, spec = scenario.workload, scenario.precision, scenario.spec
 block = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
 

@@ -7,11 +7,10 @@ from core import memory, params
 from core.hf_config import parse_config_text, quant_preset
 from core.specs import Precision
 from core.summary import gpu_rows, model_rows
-from ui.scenario import catalog, imported_models, page_setup, register_model, sidebar, update_scenario
+from ui.render import table_height
+from ui.scenario import imported_models, page, register_model, update_scenario
 
-page_setup("Catalog", "📚")
-scenario = sidebar()
-cat = catalog()
+scenario, cat, *_ = page("Catalog", "📚")
 
 st.title("Catalog")
 st.caption(
@@ -88,7 +87,7 @@ st.dataframe(
     models,
     hide_index=True,
     width="stretch",
-    height=35 * (len(models) + 1) + 3,
+    height=table_height(len(models)),
     column_order=[
         "name",
         "kind",
@@ -157,7 +156,7 @@ st.dataframe(
     gpus,
     hide_index=True,
     width="stretch",
-    height=35 * (len(gpus) + 1) + 3,
+    height=table_height(len(gpus)),
     column_order=[
         "name",
         "architecture",

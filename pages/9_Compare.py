@@ -6,11 +6,9 @@ import streamlit as st
 from core.hf_config import model_from_config_text
 from core.report import compare_row
 from core.store import open_store
-from ui.scenario import catalog, current_model, imported_models, page_setup, sidebar, update_scenario
+from ui.scenario import catalog, current_model, imported_models, page, update_scenario
 
-page_setup("Compare & saved", "🗂️")
-scenario = sidebar()
-cat = catalog()
+scenario, cat, *_ = page("Compare & saved", "🗂️")
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,4 +1,4 @@
-"""Drawing charts with a cached Vega-Lite spec.
+"""Drawing charts with a cached Vega-Lite spec, and tables at their full height.
 
 Building an Altair chart and validating it against the Vega-Lite schema takes tens of milliseconds per
 chart, most of a chart-heavy page's rerun. :func:`chart` builds ``builder(*args, **kwargs)`` once per
@@ -35,3 +35,9 @@ def _spec(module: str, name: str, args: tuple, kwargs: dict) -> dict:
 def chart(builder: Callable[..., Any], *args: Any, width: str | int = "stretch", **kwargs: Any) -> None:
     """Draw ``builder(*args, **kwargs)`` (an Altair chart builder of ``ui.charts``) at ``width``."""
     st.vega_lite_chart(spec=_spec(builder.__module__, builder.__qualname__, args, kwargs), width=width)
+
+
+def table_height(rows: int) -> int:
+    """Pixels that show a ``st.dataframe`` of ``rows`` rows whole, with no inner scroll bar: 35 px per row
+    and for the header, 3 px of border."""
+    return 35 * (rows + 1) + 3

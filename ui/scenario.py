@@ -16,13 +16,17 @@ sidebar edits (catalog, imported models, ``update_scenario``) is in :mod:`ui.sta
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import streamlit as st
 from pydantic import ValidationError
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core.catalog import Catalog
+from core.hardware import GPUSpec
 from core.hf import decode_config
 from core.memory import check_layout
+from core.model import ModelSpec
 from core.scenario import scenario_from_params
 from core.specs import (
     DISPATCH_DTYPES,
@@ -55,10 +59,12 @@ from ui.state import (
 
 __all__ = [
     "PAGES",
+    "Page",
     "catalog",
     "current_model",
     "default_draft_id",
     "imported_models",
+    "page",
     "page_setup",
     "register_model",
     "sidebar",
@@ -362,3 +368,20 @@ def _navigation(query: dict[str, str]) -> None:
                 # a page run on its own (AppTest.from_file("pages/...")) has no multipage app around it
                 break
     st.divider()
+
+
+class Page(NamedTuple):
+    """What every page starts from: the session's scenario, the catalog, the scenario's model and GPU."""
+
+    scenario: Scenario
+    cat: Catalog
+    model: ModelSpec
+    gpu: GPUSpec
+
+
+def page(title: str, icon: str) -> Page:
+    """Every page's prologue: its config, the shared sidebar, and what the scenario names."""
+    page_setup(title, icon)
+    scenario = sidebar()
+    cat = catalog()
+    return Page(scenario, cat, current_model(scenario), cat.gpu(scenario.gpu_id))

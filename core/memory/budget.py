@@ -68,9 +68,26 @@ class GPUMemory:
         return self.kv_budget_bytes >= self.kv_required_bytes and self.kv_budget_bytes > 0
 
     @property
+    def status(self) -> str:
+        """``"fits"``; ``"kv_short"``: the weights, activations and reserve fit but the workload's KV cache
+        does not; ``"weights_short"``: not even those fit (no KV budget at all)."""
+        if self.fits:
+            return "fits"
+        return "kv_short" if self.kv_budget_bytes > 0 else "weights_short"
+
+    @property
     def headroom_bytes(self) -> float:
         """usable - (weights + activations + reserve + the workload's KV): negative when it does not fit."""
         return self.kv_budget_bytes - self.kv_required_bytes
+
+
+def _deployment(model, layout, precision, assumptions, spec) -> tuple[MemoryAssumptions, SpecDecodeConfig, Precision]:
+    """The defaults every budget function starts from, and the layout checked (ValueError naming why not)."""
+    a = assumptions or MemoryAssumptions()
+    problems = check_layout(model, layout, a.redundant_experts)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    return a, spec or SpecDecodeConfig(), Precision.of(precision)
 
 
 def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
@@ -120,12 +137,7 @@ def stage_memories(
     (vLLM's definition); the workload needs ``ceil(batch / (attention_dp x dp))`` sequences of
     ``input_len + output_len (+ speculative tokens)`` on each GPU.
     """
-    a = assumptions or MemoryAssumptions()
-    spec = spec or SpecDecodeConfig()
-    prec = Precision.of(precision)
-    problems = check_layout(model, layout, a.redundant_experts)
-    if problems:
-        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    a, spec, prec = _deployment(model, layout, precision, assumptions, spec)
     replicas = layout.attention_dp * layout.dp
     seqs = math.ceil(workload.batch / replicas)
     ctx = workload.context_len + (spec.num_speculative_tokens if spec.enabled else 0)
@@ -188,15 +200,10 @@ def max_concurrent_sequences(
     """How many sequences of each context length the whole deployment can hold in its KV cache:
     ``min over stages floor(kv_budget / kv_bytes_per_sequence)`` per GPU, times the attention-DP x DP
     replicas. 0 where not even one fits. Scalar in, int out; array in, array out."""
-    a = assumptions or MemoryAssumptions()
-    spec = spec or SpecDecodeConfig()
-    prec = Precision.of(precision)
     ctx = np.atleast_1d(np.asarray(context_lens, dtype=np.float64))
     if np.any(ctx < 1) or not np.all(np.isfinite(ctx)):
         raise ValueError("context lengths must be finite and >= 1 token")
-    problems = check_layout(model, layout, a.redundant_experts)
-    if problems:
-        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    a, spec, prec = _deployment(model, layout, precision, assumptions, spec)
     usable = a.gpu_memory_utilization * gpu.memory_bytes
     total_ctx = ctx + (spec.num_speculative_tokens if spec.enabled else 0)
     per_gpu = None

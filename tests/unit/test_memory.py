@@ -253,3 +253,18 @@ def test_every_catalog_model_on_every_gpu_has_an_answer():
             n = memory.min_gpus(m, g, "fp8")
             lay = memory.default_layout(m, n, g.gpus_per_node)
             assert memory.per_gpu_memory(m, g, lay, "fp8", ONE_TOKEN).fits
+
+
+def test_fit_status_names_what_is_short():
+    # Mixtral 8x7B bf16 (46.7B params = 93.4 GB of weights) on one H100 (80 GB): not even the weights fit;
+    # on 2 x H100 (TP2, 46.7 GB each) the weights fit and one 4K sequence does; 2,000 sequences of 32K
+    # (each 32,768 x 32 layers x 2 x 8 x 128 x 2 B = 4.29 GB of KV) do not
+    cat = load_catalog()
+    m, h100 = cat.model("mixtral-8x7b"), cat.gpu("h100-sxm")
+    one = memory.per_gpu_memory(m, h100, ParallelLayout(), "bf16", Workload(batch=1, input_len=4096, output_len=1))
+    assert one.status == "weights_short" and one.kv_budget_bytes <= 0
+    tp2 = ParallelLayout(attention_tp=2, ep=2)
+    ok = memory.per_gpu_memory(m, h100, tp2, "bf16", Workload(batch=1, input_len=4096, output_len=1))
+    assert ok.status == "fits"
+    big = memory.per_gpu_memory(m, h100, tp2, "bf16", Workload(batch=2000, input_len=32767, output_len=1))
+    assert big.status == "kv_short" and big.kv_budget_bytes > 0
