@@ -182,10 +182,9 @@ def build_report(
         ("Break-even α", f"{sd.break_even_alpha(g, c):.3f}"),
         ("Best γ", f"{sd.optimal_gamma(alpha, c)}"),
     ]
-    alphas = np.round(np.linspace(0.5, 1.0, 51), 2)
     charts["speculative"] = {
-        "alpha": alphas.tolist(),
-        "curves": {str(k): sd.speedup(alphas, k, c).tolist() for k in (3, 5, 8)},
+        "alpha": sd.ALPHA_GRID.tolist(),
+        "curves": {str(k): v.tolist() for k, v in sd.speedup_curves(c).items()},
         "now": [alpha, sd.speedup(alpha, g, c)],
         "c": c,
     }

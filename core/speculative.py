@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from core.specs import DraftMethod, ModelSpec, SpecDecodeConfig
 
 __all__ = [
+    "ACCEPTANCE_ZONES",
+    "ALPHA_GRID",
+    "CURVE_GAMMAS",
     "BatchSpeedup",
     "alpha_at_temperature",
     "batch_speedup",
@@ -39,9 +42,15 @@ __all__ = [
     "sensitivity",
     "short_output_speedup",
     "speedup",
+    "speedup_curves",
     "speedup_surface",
     "suggested_spec",
 ]
+
+# Acceptance rates the book reports for production drafts: chat 0.65-0.82, code 0.85-0.95 (label, from, to).
+ACCEPTANCE_ZONES: tuple[tuple[str, float, float], ...] = (("chat", 0.65, 0.82), ("code", 0.85, 0.95))
+ALPHA_GRID = np.round(np.linspace(0.5, 1.0, 51), 2)  # the α axis the speedup charts and surfaces draw
+CURVE_GAMMAS: tuple[int, ...] = (3, 5, 8)  # the draft lengths the speedup-vs-α charts draw
 
 
 def _alpha(alpha) -> np.ndarray:
@@ -300,3 +309,8 @@ def suggested_spec(model: ModelSpec, methods: Mapping[str, DraftMethod]) -> Spec
     if name not in methods:
         raise ValueError(f"the draft-method catalog has no {name!r} entry")
     return SpecDecodeConfig(method=name, num_speculative_tokens=methods[name].default_gamma)
+
+
+def speedup_curves(c: float) -> dict[int, np.ndarray]:
+    """Speedup over ``ALPHA_GRID`` for each draft length of ``CURVE_GAMMAS`` at draft cost ``c``."""
+    return {g: speedup(ALPHA_GRID, g, c) for g in CURVE_GAMMAS}

@@ -7,7 +7,7 @@ import streamlit as st
 from core import live, memory, speculative_sim
 from core import speculative as sd
 from core.specs import SpecDecodeConfig
-from ui.charts import heatmap_chart, lines_chart
+from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
 from ui.controls import current_layout
 from ui.render import chart, table_height
 from ui.scenario import default_draft_id, page, update_scenario
@@ -174,7 +174,7 @@ m[5].metric(
 
 # ---- surfaces
 st.subheader("Speedup surface")
-alphas = np.round(np.linspace(0.5, 1.0, 51), 2)
+alphas = sd.ALPHA_GRID
 gammas = np.arange(1, 17)
 surface = sd.speedup_surface(alphas, gammas, cost)
 edges = [0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 12.0, np.inf]
@@ -216,29 +216,14 @@ chart(
 )
 left, right = st.columns(2)
 with left:
-    zones = pd.DataFrame({"start": [0.65, 0.85], "end": [0.82, 0.95], "label": ["chat 0.65–0.82", "code 0.85–0.95"]})
-    curves = pd.concat(
-        [
-            pd.DataFrame({"alpha": alphas, "speedup": sd.speedup(alphas, g, cost), "series": f"γ = {g}"})
-            for g in (3, 5, 8)
-        ]
-    )
     chart(
-        lines_chart,
-        curves,
-        x="alpha",
-        y="speedup",
-        series="series",
-        x_title="acceptance rate α",
-        y_title="speedup (×)",
-        log_x=False,
-        log_y=False,
-        y_format=".1f",
-        title=f"Speedup vs α at c = {cost:g}",
-        subtitle="shaded: production acceptance zones (chapter)",
-        bands=zones,
-        markers=pd.DataFrame({"alpha": [alpha], "speedup": [s_now], "label": [f"{s_now:.2f}×"]}),
-        hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
+        speedup_vs_alpha_chart,
+        sd.ALPHA_GRID,
+        sd.speedup_curves(cost),
+        c=cost,
+        now=(alpha, s_now),
+        now_label=f"{s_now:.2f}×",
+        zones=sd.ACCEPTANCE_ZONES,
         height=300,
         width="stretch",
     )

@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 import altair as alt
 import pandas as pd
 
+from core import speculative as sd
 from core.report import Report
-from ui.charts import COMPONENT_LABELS, lines_chart, memory_stack_chart
+from ui.charts import COMPONENT_LABELS, lines_chart, memory_stack_chart, speedup_vs_alpha_chart
 
 __all__ = ["chart_png", "render_html", "render_markdown", "report_charts"]
 
@@ -61,24 +62,13 @@ def report_charts(report: Report) -> dict[str, alt.TopLevelMixin]:
         ).properties(width=800)
     spc = report.charts.get("speculative")
     if spc:
-        df = pd.concat(
-            [
-                pd.DataFrame({"alpha": spc["alpha"], "speedup": v, "series": f"γ = {k}"})
-                for k, v in spc["curves"].items()
-            ]
-        )
-        out["Speculative speedup"] = lines_chart(
-            df,
-            x="alpha",
-            y="speedup",
-            series="series",
-            x_title="acceptance rate α",
-            y_title="speedup (×)",
-            log_x=False,
-            log_y=False,
-            y_format=".1f",
-            title=f"Speculative speedup vs α at c = {spc['c']:g}",
-            markers=pd.DataFrame({"alpha": [spc["now"][0]], "speedup": [spc["now"][1]], "label": ["scenario"]}),
+        out["Speculative speedup"] = speedup_vs_alpha_chart(
+            spc["alpha"],
+            spc["curves"],
+            c=spc["c"],
+            now=tuple(spc["now"]),
+            now_label="scenario",
+            zones=sd.ACCEPTANCE_ZONES,
         ).properties(width=800)
     return out
 

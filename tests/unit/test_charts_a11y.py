@@ -308,6 +308,14 @@ def _charts() -> dict[str, alt.TopLevelMixin]:
             ridge=pd.DataFrame({"gamma": [3, 4], "alpha": [0.5, 0.6]}),
             marker=pd.DataFrame({"gamma": [1], "alpha": [0.85], "label": ["1.8×"]}),
         ),
+        "speedup_vs_alpha": C.speedup_vs_alpha_chart(
+            [0.5, 0.75, 1.0],
+            {3: [1.2, 1.9, 3.6], 5: [1.1, 2.0, 5.0]},
+            c=0.1,
+            now=(0.75, 1.9),
+            now_label="1.90×",
+            zones=(("chat", 0.65, 0.82),),
+        ),
         "expert_load": C.expert_load_chart(
             pd.DataFrame(
                 {"item": np.arange(64), "value": loads, "hot": np.where(loads > 2 * loads.mean(), "hot", "normal")}

@@ -178,3 +178,11 @@ def test_crossover_ignores_a_dip_at_small_batch():
     assert res.crossover_batch == 8
     res = sd.BatchSpeedup(np.array([1, 2]), np.ones(2), np.ones(2), np.zeros(2), np.array([0.9, 1.2]))
     assert res.crossover_batch is None and not res.pays[0]
+
+
+def test_speedup_curves_on_the_alpha_grid():
+    # γ = 3, c = 0.1, α = 0.8: E = (1 - 0.8^4) / 0.2 = 2.952 tokens per step over 3 x 0.1 + 1 = 1.3 -> 2.2708x
+    curves = sd.speedup_curves(0.1)
+    assert sorted(curves) == [3, 5, 8] and len(sd.ALPHA_GRID) == 51
+    i = int(np.argmin(abs(sd.ALPHA_GRID - 0.8)))
+    assert curves[3][i] == pytest.approx(2.952 / 1.3)

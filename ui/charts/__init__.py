@@ -8,7 +8,7 @@ and constants from ``ui.charts``, not from the modules.
 - ``memory``: ``memory_stack_chart``, ``max_sequences_chart`` (and the component names and colours)
 - ``series``: ``lines_chart``, ``grouped_bars_chart`` (the multi-series charts most pages use)
 - ``roofline``: ``roofline_chart``
-- ``speculative``: ``heatmap_chart``
+- ``speculative``: ``heatmap_chart``, ``speedup_vs_alpha_chart``
 - ``balance``: ``expert_load_chart``
 - ``offload``: ``placement_chart``, ``pool_bars_chart``
 - ``validation``: ``predicted_vs_measured_chart``
@@ -31,7 +31,7 @@ from ui.charts.memory import COMPONENT_COLORS, COMPONENT_LABELS, max_sequences_c
 from ui.charts.offload import PLACE_COLORS, placement_chart, pool_bars_chart
 from ui.charts.roofline import roofline_chart
 from ui.charts.series import grouped_bars_chart, lines_chart
-from ui.charts.speculative import heatmap_chart
+from ui.charts.speculative import heatmap_chart, speedup_vs_alpha_chart
 from ui.charts.validation import predicted_vs_measured_chart
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "pool_bars_chart",
     "predicted_vs_measured_chart",
     "roofline_chart",
+    "speedup_vs_alpha_chart",
     "style",
     "text_on",
 ]

@@ -1,11 +1,15 @@
-"""The speculative-decoding surface (Speculative page): speedup over (draft length, acceptance) as contour bands."""
+"""Speculative-decoding charts (Speculative page, report): the speedup surface over (draft length, acceptance)
+as contour bands, and speedup-vs-acceptance curves."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import pandas as pd
 
 from ui.charts._style import INK_MUTED, marker_layer
+from ui.charts.series import lines_chart
 
 
 def heatmap_chart(
@@ -93,4 +97,50 @@ def heatmap_chart(
         .configure_legend(labelFontSize=13, titleFontSize=13)
         .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor=INK_MUTED)
         .configure_view(strokeWidth=0)
+    )
+
+
+def speedup_vs_alpha_chart(
+    alphas: Sequence[float],
+    curves: Mapping,
+    *,
+    c: float,
+    now: tuple[float, float],
+    now_label: str,
+    zones: Sequence[tuple[str, float, float]] = (),
+    height: int = 340,
+) -> alt.TopLevelMixin:
+    """Speedup (×) over the acceptance rate α, one line per draft length γ (``curves``: γ -> speedups on
+    ``alphas``), the scenario's point ``now`` (α, speedup), break-even at 1× and shaded acceptance ``zones``
+    (label, from, to)."""
+    data = pd.concat(
+        [pd.DataFrame({"alpha": list(alphas), "speedup": list(v), "series": f"γ = {g}"}) for g, v in curves.items()]
+    )
+    bands = (
+        pd.DataFrame(
+            {
+                "start": [z[1] for z in zones],
+                "end": [z[2] for z in zones],
+                "label": [f"{z[0]} {z[1]:g}–{z[2]:g}" for z in zones],
+            }
+        )
+        if zones
+        else None
+    )
+    return lines_chart(
+        data,
+        x="alpha",
+        y="speedup",
+        series="series",
+        x_title="acceptance rate α",
+        y_title="speedup (×)",
+        log_x=False,
+        log_y=False,
+        y_format=".1f",
+        title=f"Speedup vs α at c = {c:g}",
+        subtitle="shaded: production acceptance zones (chapter)" if zones else "",
+        bands=bands,
+        markers=pd.DataFrame({"alpha": [now[0]], "speedup": [now[1]], "label": [now_label]}),
+        hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
+        height=height,
     )
