@@ -134,12 +134,14 @@ def home_metrics(case: Case) -> tuple[str, str]:
     from ui.format import params_h
 
     m, g = cat().model(case.model), cat().gpu(case.gpu)
-    return params_h(params.total_params(m)), f"{case.gpus * g.hbm_capacity_gb:,.0f} GB"
+    return params_h(params.total_params(m)), f"{case.gpus * g.memory_bytes / 1e9:,.0f} GB"
 
 
 def sidebar_caption(case: Case) -> str:
+    # the device's bytes in decimal GB, as the Fit page budgets them (an H200's 141 GiB = 151.4 GB: 8 of them
+    # read "1,211 GB", not the datasheet's 8 x 141 = 1,128)
     g = cat().gpu(case.gpu)
-    return f"{case.gpus:,} GPUs · {case.gpus * g.hbm_capacity_gb:,.0f} GB HBM in total"
+    return f"{case.gpus:,} GPUs · {case.gpus * g.memory_bytes / 1e9:,.0f} GB {g.memory_type} in total"
 
 
 # ---- the checks in the browser
