@@ -225,7 +225,7 @@ if is_moe:
     )
     st.caption(
         f"Uniform routing over {model.moe.n_routed_experts} experts, top-{model.moe.top_k}: the expert FFN sees "
-        f"batch × {model.moe.top_k} / {model.moe.n_routed_experts} tokens. Blank: no native tensor cores for the dtype. "
+        f"batch × {model.moe.top_k} / {model.moe.n_routed_experts} tokens. None: the GPU has no native tensor cores for the dtype. "
         "The dense equivalent is one FFN of the same active width over every token of the step."
     )
 
