@@ -16,7 +16,7 @@ from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import KDA
 from core.model.mixers.mla import MLA
 
-__all__ = ["deepseek", "dsv4", "kimi_k3", "kimi_k25"]
+__all__ = ["deepseek", "dsv4", "kimi_k3", "kimi_k25", "v4_geometry"]
 
 
 def _mla(f: Fields, **kw) -> MLA:
@@ -98,6 +98,18 @@ DSV4_ENTRY_BYTES = 448 + 64 * 2 + 8
 DSV4_INDEX_BYTES = 68
 
 
+def v4_geometry(f: Fields) -> dict[str, int]:
+    """What every DeepSeek-V4-style layer has (:class:`core.model.mixers.compressed.V4Attention`)."""
+    return dict(
+        num_heads=f.int("num_attention_heads"),
+        head_dim=f.int("head_dim"),
+        q_lora_rank=f.int("q_lora_rank"),
+        o_lora_rank=f.int("o_lora_rank"),
+        o_groups=f.int("o_groups"),
+        window=f.int("sliding_window"),
+    )
+
+
 @reader("deepseek_v4", archs=("DeepseekV4ForCausalLM",))
 def dsv4(f: Fields) -> dict[str, Any]:
     """DeepSeek-V4 (Flash, Pro): compressed attention on every layer by its ``compress_ratios`` entry (0 =
@@ -112,12 +124,7 @@ def dsv4(f: Fields) -> dict[str, Any]:
         raise f.error(f"field 'compress_ratios' needs {layers} non-negative entries")
     csa = min((r for r in ratios[:layers] if r), default=0)
     geometry = dict(
-        num_heads=f.int("num_attention_heads"),
-        head_dim=f.int("head_dim"),
-        q_lora_rank=f.int("q_lora_rank"),
-        o_lora_rank=f.int("o_lora_rank"),
-        o_groups=f.int("o_groups"),
-        window=f.int("sliding_window"),
+        **v4_geometry(f),
         entry_bytes=DSV4_ENTRY_BYTES,
         index_heads=f.int("index_n_heads"),
         index_head_dim=f.int("index_head_dim"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hf.deepseek import DSV4_ENTRY_BYTES, DSV4_INDEX_BYTES, dsv4
+from core.hf.deepseek import DSV4_ENTRY_BYTES, DSV4_INDEX_BYTES, dsv4, v4_geometry
 from core.hf.fields import Fields
 from core.hf.registry import reader
 from core.model import group_layers
@@ -68,15 +68,7 @@ def dsv41(f: Fields) -> dict[str, Any]:
         if candidate >= 0
         else 0
     )
-    geometry = dict(
-        num_heads=t.int("num_attention_heads"),
-        head_dim=t.int("head_dim"),
-        q_lora_rank=t.int("q_lora_rank"),
-        o_lora_rank=t.int("o_lora_rank"),
-        o_groups=t.int("o_groups"),
-        window=t.int("sliding_window"),
-        window_entry_bytes=DSV4_ENTRY_BYTES,
-    )
+    geometry = dict(**v4_geometry(t), window_entry_bytes=DSV4_ENTRY_BYTES)
     compressed = dict(
         entry_bytes=DSV4_ENTRY_BYTES,
         index_heads=t.int("index_n_heads"),
