@@ -1,0 +1,486 @@
+"""Extract calibration data from NVIDIA aiconfigurator's measured kernel database.
+
+aiconfigurator (AIC, Apache-2.0) ships per-system parquet tables of measured kernel latencies under
+``aiconfigurator_core/systems/data/<system>/<op>/<framework>/<version>/``. This script reads them
+with pandas (it never imports aiconfigurator, nor the planner's ``core``) and writes:
+
+- ``catalogs/collectives.csv``: custom all-reduce (SGLang, vLLM, TRT-LLM) and NCCL collective
+  latencies per GPU, message size and GPU count;
+- ``catalogs/validation/aic_kernel_cases.yaml.pending``: ``moe_layer_latency_ms`` validation cases
+  (routed-expert grouped GEMMs of one MoE layer on one GPU) in the schema of
+  ``catalogs/validation/README.md``.
+
+Units, checked against AIC 0.12.0 (see ``catalogs/validation/AIC_DATA.md``): ``latency`` is in
+milliseconds; ``message_size`` is an element count (AIC queries it as tokens x hidden elements);
+``num_tokens`` of the SGLang wide-EP (DeepEP) tables is tokens per rank x EP, of ``moe_perf``
+the tokens entering the MoE layer, seen by every rank.
+
+Run from the repository root with the interpreter that has pandas + pyarrow:
+``/tmp/aicenv/bin/python bench/extract_aic.py [--data-dir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.metadata
+import importlib.util
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+CSV_OUT = ROOT / "catalogs" / "collectives.csv"
+CASES_OUT = ROOT / "catalogs" / "validation" / "aic_kernel_cases.yaml.pending"
+
+# AIC system folder -> planner catalog GPU id (others are skipped).
+SYSTEMS: dict[str, str] = {
+    "h100_sxm": "h100-sxm",
+    "h200_sxm": "h200",
+    "b200_sxm": "b200",
+    "gb200": "gb200",
+    "b300_sxm": "b300",
+    "gb300": "gb300",
+    "a100_sxm": "a100-80gb",
+    "l40s": "l40s",
+}
+AR_STACKS = ("sglang", "vllm", "trtllm")
+NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter")
+SIXTEEN_BIT = {"bfloat16": "bf16", "half": "bf16", "float16": "bf16", "bf16": "bf16", "fp16": "bf16"}
+DTYPE_BYTES = {"bf16": 2, "int8": 1, "fp8": 1, "float32": 4}
+
+# Catalog model -> (hidden_size, moe inter_size, routed experts, top-k) as AIC keys its MoE tables.
+MODELS: dict[str, tuple[int, int, int, int]] = {
+    "deepseek-v3": (7168, 2048, 256, 8),
+    "qwen3-235b-a22b": (4096, 1536, 128, 8),
+    "qwen3-30b-a3b": (2048, 768, 128, 8),
+    "gpt-oss-120b": (2880, 2880, 128, 4),
+}
+PRECISION = {
+    "fp8_block": "fp8",
+    "bfloat16": "bf16",
+    "w4a16_mxfp4": "mxfp4",
+    "w4a8_mxfp4_mxfp8": "mxfp4",
+    "nvfp4": "nvfp4",
+}
+DISTRIBUTIONS = ("balanced", "uniform")
+
+# Grid, kept small (the fit's cost scales with the case count). Decode: tokens <= 512; prefill: >= 2048
+# (per rank for deepep, in total for fused/trtllm); a missing grid value takes the nearest available one.
+DEEPEP_EPS = (8, 32, 256)  # Blackwell tables have no EP 8: its nearest, 16, stands in
+DEEPEP_DTYPE = "fp8_block"  # DeepSeek-V3 only
+DEEPEP_DECODE = (1, 16, 128)
+TOTAL_DECODE = (1, 16, 128, 512)
+PREFILL = (4096, 16384)
+DECODE_MAX, PREFILL_MIN = 512, 2048
+# fused / trtllm: (model, AIC moe_dtype, (moe_tp, moe_ep)); the first dtype and layout a table has win.
+# gpt-oss: Blackwell's MXFP4 weights x MXFP8 activations (the SGLang / TRT-LLM default there), else W4A16.
+TP_EP_COMBOS: tuple[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]], ...] = (
+    ("deepseek-v3", ("fp8_block",), ((1, 8), (2, 4), (8, 1))),
+    ("qwen3-235b-a22b", ("fp8_block",), ((8, 1), (4, 2))),
+    ("qwen3-235b-a22b", ("bfloat16",), ((2, 4), (1, 8))),
+    ("qwen3-30b-a3b", ("bfloat16",), ((1, 1), (1, 8))),
+    ("qwen3-30b-a3b", ("fp8_block",), ((1, 1), (1, 8))),
+    ("gpt-oss-120b", ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), ((1, 1), (1, 8))),
+)
+FUSED_KERNELS = ("sglang_fused_moe_triton",)
+TRTLLM_KERNELS = ("moe_torch_flow_cutlass", "deepgemm", "moe_torch_flow")  # first present wins
+
+
+@dataclass(frozen=True)
+class Case:
+    """One moe_layer_latency_ms case."""
+
+    path: str
+    gpu: str
+    model: str
+    moe_dtype: str
+    kernel_source: str
+    distribution: str
+    source: str
+    tp: int
+    ep: int
+    tokens_id: int
+    tokens_per_gpu: float
+    phase: str
+    latency_ms: float
+
+    @property
+    def case_id(self) -> str:
+        prec = PRECISION[self.moe_dtype]
+        return f"aic-moe-{self.path}-{self.gpu}-{self.model}-{prec}-ep{self.ep}-etp{self.tp}-t{self.tokens_id}"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def version_key(version: str) -> tuple[tuple[int, ...], int, int]:
+    """Sort key for version folders: 0.5.14 > 0.5.9, 1.3.0rc20 > 1.3.0rc10 > 1.2.0rc5, 0.5.6.post2 > 0.5.6."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)*)\.?(?:(dev|a|b|rc|post)(\d+))?", version)
+    if not m:
+        return ((), -1, 0)
+    rank = {"dev": 0, "a": 1, "b": 2, "rc": 3, None: 4, "post": 5}[m.group(2)]
+    return tuple(int(p) for p in m.group(1).split(".")), rank, int(m.group(3) or 0)
+
+
+def newest_table(
+    data: Path,
+    system: str,
+    op: str,
+    framework: str,
+    filename: str,
+    accept: Callable[[pd.DataFrame], bool] | None = None,
+) -> tuple[str, pd.DataFrame] | None:
+    """(relative path, table) of the newest version folder holding ``filename`` (and passing ``accept``)."""
+    base = data / system / op / framework
+    folders = sorted((p for p in base.glob("*") if (p / filename).is_file()), key=lambda p: version_key(p.name))
+    for folder in reversed(folders):
+        df = pd.read_parquet(folder / filename)
+        if accept is None or accept(df):
+            return (folder / filename).relative_to(data).as_posix(), df
+    return None
+
+
+def sig(x: float, digits: int) -> str:
+    """``x`` rounded to ``digits`` significant digits, written without an exponent."""
+    return np.format_float_positional(float(f"{x:.{digits}g}"), trim="-")
+
+
+def median_by(df: pd.DataFrame, keys: list[str], value: str = "latency") -> pd.DataFrame:
+    """One row per key, the median ``value`` of duplicated keys."""
+    return df.groupby(keys, as_index=False, dropna=False)[value].median()
+
+
+# ---------------------------------------------------------------- collectives
+
+
+def ar_kernel(kernel_source: str, backend: str) -> str:
+    """graph / eager from a custom all-reduce row's kernel_source or backend, else kernel_source lower-cased."""
+    text = f"{kernel_source} {backend}".lower()
+    if "graph" in text:
+        return "graph"
+    if "eager" in text:
+        return "eager"
+    return kernel_source.lower()
+
+
+def custom_allreduce_rows(data: Path, system: str, seen: Counter) -> list[pd.DataFrame]:
+    out = []
+    for stack in AR_STACKS:
+        found = newest_table(data, system, "comm", stack, "custom_allreduce_perf.parquet")
+        if found is None:
+            print(f"  {system}: no comm/{stack} custom_allreduce table")
+            continue
+        rel, df = found
+        backend = df.get("backend", df.get("implementation", pd.Series([""] * len(df), index=df.index))).fillna("")
+        df = df.assign(kernel=[ar_kernel(k, b) for k, b in zip(df["kernel_source"], backend, strict=True)])
+        for k, b, kern in zip(df["kernel_source"], backend, df["kernel"], strict=True):
+            seen[(stack, k, b, kern)] += 1
+        out.append(frame(df, SYSTEMS[system], stack, "allreduce_dtype", rel))
+    return out
+
+
+def nccl_rows(data: Path, system: str) -> list[pd.DataFrame]:
+    found = newest_table(data, system, "comm", "nccl", "nccl_perf.parquet")
+    if found is None:
+        print(f"  {system}: no comm/nccl table")
+        return []
+    rel, df = found
+    df = df[df["op_name"].isin(NCCL_OPS)].assign(kernel="nccl")
+    return [frame(df, SYSTEMS[system], "nccl", "nccl_dtype", rel)]
+
+
+def frame(df: pd.DataFrame, gpu: str, stack: str, dtype_col: str, rel: str) -> pd.DataFrame:
+    """Rows in the CSV's columns: 16-bit rows only where an op has them, message size in bytes, latency in us."""
+    df = df.assign(dtype=[SIXTEEN_BIT.get(d, d) for d in df[dtype_col]])
+    has16 = df.groupby("op_name")["dtype"].transform(lambda s: (s == "bf16").any())
+    df = df[(df["dtype"] == "bf16") | ~has16]
+    df = median_by(df, ["op_name", "kernel", "dtype", "num_gpus", "message_size"])
+    return pd.DataFrame(
+        {
+            "gpu": gpu,
+            "stack": stack,
+            "kernel": df["kernel"],
+            "op": df["op_name"],
+            "dtype": df["dtype"],
+            "num_gpus": df["num_gpus"],
+            "message_bytes": df["message_size"] * df["dtype"].map(DTYPE_BYTES),
+            "latency_us": df["latency"] * 1000.0,
+            "source": rel,
+        }
+    )
+
+
+def write_collectives(data: Path, aic_version: str, out: Path) -> pd.DataFrame:
+    seen: Counter = Counter()
+    parts = []
+    for system in SYSTEMS:
+        parts += custom_allreduce_rows(data, system, seen) + nccl_rows(data, system)
+    df = pd.concat(parts, ignore_index=True).sort_values(["gpu", "stack", "kernel", "op", "num_gpus", "message_bytes"])
+    print("custom all-reduce kernel_source / backend -> kernel:")
+    for (stack, k, b, kern), n in sorted(seen.items()):
+        print(f"  {stack:7s} {k:30s} {b or '-':14s} -> {kern:22s} ({n} rows)")
+    header = [
+        f"# extracted by bench/extract_aic.py from aiconfigurator-core {aic_version} (NVIDIA, Apache-2.0) perf database,",
+        "# systems/data/<system>/comm/{sglang,vllm,trtllm}/<newest version>/custom_allreduce_perf.parquet and",
+        "# systems/data/<system>/comm/nccl/<newest version>/nccl_perf.parquet (the source column names the file).",
+        f"# extracted {dt.date.today().isoformat()}. Units checked against AIC's reader: its latency column is milliseconds",
+        "# (PerformanceResult is in ms; CustomAllReduce/NCCL queries return the table value) and message_size is an ELEMENT",
+        "# count (AIC queries num_tokens x hidden elements; at equal message_size NCCL int8 takes ~half the time of fp16).",
+        "# Converted: message_bytes = message_size x 2 (16-bit rows); latency_us = latency x 1000, 4 significant digits.",
+        "# NCCL messages follow the nccl-tests convention: the whole buffer (all_gather output, reduce_scatter input).",
+        "# columns:",
+        "#   gpu: catalog GPU id (AIC system h100_sxm->h100-sxm, h200_sxm->h200, b200_sxm->b200, b300_sxm->b300, a100_sxm->a100-80gb)",
+        "#   stack: sglang | vllm | trtllm (the framework's custom all-reduce) | nccl",
+        "#   kernel: graph | eager (CUDA-graph captured or eager custom all-reduce), trtllm / trtllm_mnnvl_* (TRT-LLM's kernels), nccl",
+        "#   op: all_reduce | all_gather | reduce_scatter",
+        "#   dtype: element type (bf16 = bfloat16, or NCCL's 16-bit 'half'; 8-bit rows are dropped where 16-bit exist)",
+        "#   num_gpus: GPUs in the collective (one NVLink domain)",
+        "#   message_bytes: bytes of the message (the whole buffer)",
+        "#   latency_us: measured latency of one call, microseconds",
+        "#   source: the parquet file, relative to aiconfigurator_core/systems/data/",
+    ]
+    body = df.assign(latency_us=[sig(v, 4) for v in df["latency_us"]]).to_csv(index=False, lineterminator="\n")
+    out.write_text("\n".join(header) + "\n" + body)
+    print(f"wrote {out.relative_to(ROOT)}: {len(df)} rows")
+    return df
+
+
+# ---------------------------------------------------------------- MoE cases
+
+
+def check_models(catalog: Path) -> None:
+    """Each MODELS shape equals the catalog model's config.json (raises otherwise)."""
+    for model, shape in MODELS.items():
+        cfg = json.loads((catalog / "models" / model / "config.json").read_text())
+        cfg = cfg.get("text_config", cfg)
+        got = (
+            cfg["hidden_size"],
+            cfg.get("moe_intermediate_size") or cfg["intermediate_size"],
+            cfg.get("n_routed_experts") or cfg.get("num_experts") or cfg.get("num_local_experts"),
+            cfg["num_experts_per_tok"],
+        )
+        status = "ok" if tuple(got) == shape else "MISMATCH"
+        print(f"  {model:16s} AIC (hidden, inter, experts, topk) {shape} vs config.json {tuple(got)}: {status}")
+        if status != "ok":
+            raise SystemExit(f"{model}: shape mismatch")
+
+
+def with_model(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the catalog models' shapes with a balanced/uniform distribution, a ``model`` column added."""
+    by_shape = {v: k for k, v in MODELS.items()}
+    keys = zip(df["hidden_size"], df["inter_size"], df["num_experts"], df["topk"], strict=True)
+    df = df.assign(model=[by_shape.get(k) for k in keys])
+    return df[df["model"].notna() & df["distribution"].isin(DISTRIBUTIONS)]
+
+
+def has_kernels(kernels: Iterable[str]) -> Callable[[pd.DataFrame], bool]:
+    wanted = set(kernels)
+    return lambda df: "kernel_source" in df and not with_model(df[df["kernel_source"].isin(wanted)]).empty
+
+
+def nearest(available: Iterable[float], target: float, lo: float = 0, hi: float = math.inf) -> float | None:
+    """The available value nearest ``target`` in log space within [lo, hi]; a tie goes to the larger."""
+    pool = [a for a in available if lo <= a <= hi]
+    return min(pool, key=lambda a: (abs(math.log(a / target)), -a)) if pool else None
+
+
+def pick_tokens(available: Iterable[float], decode: tuple[int, ...], phase: str) -> list[tuple[float, str]]:
+    """(tokens, phase) of each grid target of ``phase``, nearest available in its range, without repeats."""
+    avail = sorted(set(available))
+    if phase == "decode":
+        picks = [(nearest(avail, t, 0, DECODE_MAX), "moe_layer_decode") for t in decode]
+    else:
+        picks = [(nearest(avail, t, PREFILL_MIN), "moe_layer_prefill") for t in PREFILL]
+    return list(dict.fromkeys((t, p) for t, p in picks if t is not None))
+
+
+def deepep_cases(data: Path, system: str) -> list[Case]:
+    """DeepSeek-V3 DeepEP cases; AIC's collector logs num_tokens = tokens per rank x EP
+    (collector/sglang/collect_deepep_moe.py: ``num_tokens_log = num_token * simulated_ep_size``)."""
+    cases = []
+    for table, phase in (
+        ("wideep_generation_moe_perf.parquet", "decode"),
+        ("wideep_context_moe_perf.parquet", "prefill"),
+    ):
+        found = newest_table(data, system, "moe", "sglang", table, has_kernels(["deepepmoe"]))
+        if found is None:
+            continue
+        rel, df = found
+        df = with_model(df[(df["moe_tp_size"] == 1) & (df["moe_dtype"] == DEEPEP_DTYPE)])
+        df = df.assign(per_rank=df["num_tokens"] / df["moe_ep_size"])
+        eps = dict.fromkeys(nearest(df["moe_ep_size"].unique(), ep) for ep in DEEPEP_EPS)
+        for (model, kernel, dist, ep), g in df[df["moe_ep_size"].isin(eps)].groupby(
+            ["model", "kernel_source", "distribution", "moe_ep_size"]
+        ):
+            g = median_by(g, ["per_rank"])
+            for t, ph in pick_tokens(g["per_rank"], DEEPEP_DECODE, phase):
+                lat = float(g.loc[g["per_rank"] == t, "latency"].iloc[0])
+                gpu = SYSTEMS[system]
+                cases.append(
+                    Case("deepep", gpu, model, DEEPEP_DTYPE, kernel, dist, rel, 1, int(ep), int(t), t, ph, lat)
+                )
+    return cases
+
+
+def tp_ep_cases(path: str, rel: str, df: pd.DataFrame, system: str, kernels: tuple[str, ...]) -> list[Case]:
+    """fused / trtllm cases: num_tokens is the total entering the layer; per rank = num_tokens / (tp x ep)."""
+    df = with_model(df[df["kernel_source"].isin(kernels)])
+    cases = []
+    for model, dtypes, layouts in TP_EP_COMBOS:
+        rows = df[(df["model"] == model) & df["moe_dtype"].isin(dtypes)]
+        if rows.empty:
+            continue
+        dtype = next(d for d in dtypes if (rows["moe_dtype"] == d).any())
+        kernel = next(k for k in kernels if ((rows["moe_dtype"] == dtype) & (rows["kernel_source"] == k)).any())
+        rows = rows[(rows["moe_dtype"] == dtype) & (rows["kernel_source"] == kernel)]
+        have = set(zip(rows["moe_tp_size"], rows["moe_ep_size"], strict=True))
+        tp, ep = next((lay for lay in layouts if lay in have), (0, 0))
+        for dist, g in rows[(rows["moe_tp_size"] == tp) & (rows["moe_ep_size"] == ep)].groupby("distribution"):
+            g = median_by(g, ["num_tokens"])
+            for phase in ("decode", "prefill"):
+                for t, ph in pick_tokens(g["num_tokens"], TOTAL_DECODE, phase):
+                    lat = float(g.loc[g["num_tokens"] == t, "latency"].iloc[0])
+                    gpu = SYSTEMS[system]
+                    cases.append(
+                        Case(path, gpu, model, dtype, kernel, dist, rel, tp, ep, int(t), t / (tp * ep), ph, lat)
+                    )
+    return cases
+
+
+def moe_cases(data: Path, system: str) -> list[Case]:
+    cases = deepep_cases(data, system)
+    fused = newest_table(data, system, "moe", "sglang", "moe_perf.parquet", has_kernels(FUSED_KERNELS))
+    if fused:
+        cases += tp_ep_cases("fused", *fused, system, FUSED_KERNELS)
+    trt = newest_table(data, system, "moe", "trtllm", "moe_perf.parquet", has_kernels(TRTLLM_KERNELS))
+    if trt:
+        cases += tp_ep_cases("trtllm", *trt, system, TRTLLM_KERNELS)
+    return cases
+
+
+def case_yaml(c: Case, aic_version: str) -> str:
+    n = c.tp * c.ep
+    w = PRECISION[c.moe_dtype]
+    tokens = int(c.tokens_per_gpu) if float(c.tokens_per_gpu).is_integer() else sig(c.tokens_per_gpu, 6)
+    source = f"NVIDIA aiconfigurator {aic_version} measured data, {c.source} ({c.kernel_source}, {c.moe_dtype}, distribution {c.distribution})"
+    return "\n".join(
+        [
+            f"- id: {c.case_id}",
+            f"  source: '{source}'",
+            f"  model: {c.model}",
+            f"  gpu: {c.gpu}",
+            "  gpus_per_node: 8",
+            f"  num_gpus: {n}",
+            f"  phase: {c.phase}",
+            f"  layout: {{attention_tp: 1, attention_dp: {n}, ep: {c.ep}, expert_tp: {c.tp}, pp: 1}}",
+            f"  precision: {{weights: {w}, experts: {w}, kv: bf16, dispatch: fp8, combine: bf16}}",
+            f"  workload: {{tokens_per_gpu: {tokens}}}",
+            f"  options: {{overlap: none, redundant_experts: 0, kernel_path: {c.path}}}",
+            f"  measured: {{metric: moe_layer_latency_ms, value: {sig(c.latency_ms, 4)}, unit: ms}}",
+        ]
+    )
+
+
+def coverage(cases: list[Case]) -> list[str]:
+    """Rows gpu, columns path x decode/prefill, then per-model counts."""
+    cols = [(p, f) for p in ("deepep", "fused", "trtllm") for f in ("decode", "prefill")]
+    count = Counter((c.gpu, c.path, c.phase.removeprefix("moe_layer_")) for c in cases)
+    head = "gpu        " + " ".join(f"{p[:6]}-{f[:3]:>3s}" for p, f in cols) + "  total"
+    lines = [head]
+    for gpu in dict.fromkeys(SYSTEMS.values()):
+        n = [count[(gpu, p, f)] for p, f in cols]
+        lines.append(f"{gpu:10s} " + " ".join(f"{v:>10d}" for v in n) + f"  {sum(n):5d}")
+    models = Counter(c.model for c in cases)
+    lines.append("per model: " + ", ".join(f"{m} {n}" for m, n in models.items()) + f"; all {len(cases)}")
+    return lines
+
+
+def write_cases(data: Path, aic_version: str, out: Path) -> list[Case]:
+    print("model shapes vs catalog config.json:")
+    check_models(ROOT / "catalogs")
+    cases: list[Case] = []
+    for system in SYSTEMS:
+        found = moe_cases(data, system)
+        dtypes = sorted({c.moe_dtype for c in found if c.model == "gpt-oss-120b"})
+        print(f"  {system}: {len(found)} cases; gpt-oss dtype(s) taken: {dtypes or '-'}")
+        cases += found
+    ids = [c.case_id for c in cases]
+    dup = [i for i, n in Counter(ids).items() if n > 1]
+    if dup:
+        raise SystemExit(f"duplicate case ids: {dup[:5]}")
+    used: dict[tuple[str, str, str], dict[str, set[str]]] = {}
+    for c in cases:
+        entry = used.setdefault((c.path, c.kernel_source, c.source.split("/")[3]), {"dtypes": set(), "gpus": set()})
+        entry["dtypes"].add(c.moe_dtype)
+        entry["gpus"].add(c.gpu)
+    kernels = [
+        f"{p}: {k} {v} [{', '.join(sorted(e['dtypes']))}] on {', '.join(g for g in SYSTEMS.values() if g in e['gpus'])}"
+        for (p, k, v), e in sorted(used.items())
+    ]
+    table = coverage(cases)
+    print("coverage (cases):")
+    print("\n".join("  " + line for line in table))
+    header = [
+        f"# Measured kernel latencies from NVIDIA aiconfigurator-core {aic_version} (Apache-2.0) perf database,",
+        "# aiconfigurator_core/systems/data/<system>/moe/... (each case's source names the parquet file).",
+        f"# Extracted {dt.date.today().isoformat()} by bench/extract_aic.py. Value: the routed experts' grouped GEMMs of one",
+        "# MoE layer on one GPU (AIC 'latency' column, ms), no dispatch/combine. Distribution filter: only 'balanced'",
+        "# (moe_perf) and 'uniform' (SGLang wide-EP) rows, never power_law; duplicated keys take the median.",
+        "# Paths (options.kernel_path):",
+        "#   deepep: SGLang DeepEP MoE (DeepGEMM masked grouped GEMM), wideep_{generation,context}_moe_perf; the table's",
+        "#     num_tokens is tokens per rank x EP, so tokens_per_gpu = num_tokens / ep and t<N> in the id is per rank.",
+        "#   fused: SGLang fused MoE (Triton; gpt-oss w4a16_mxfp4 on Hopper/Ada), moe_perf; trtllm: TRT-LLM MoE, moe_perf.",
+        "#     num_tokens is the total entering the layer, seen by every rank: tokens_per_gpu = num_tokens / (ep x expert_tp)",
+        "#     and t<N> in the id is that total. Phase: decode if tokens <= 512, prefill if >= 2048 (per rank for deepep,",
+        "#     total for fused/trtllm). gpus_per_node is 8 everywhere (AIC measures within one node).",
+        "# Kernels taken (path: kernel_source version [AIC moe_dtype] on GPUs):",
+        *[f"#   {line}" for line in kernels],
+        "# Coverage (cases per GPU, path and phase):",
+        *[f"#   {line}" for line in table],
+    ]
+    out.write_text("\n".join(header) + "\n" + "\n".join(case_yaml(c, aic_version) for c in cases) + "\n")
+    print(f"wrote {out.relative_to(ROOT)}: {len(cases)} cases")
+    return cases
+
+
+# ---------------------------------------------------------------- main
+
+
+def default_data_dir() -> Path:
+    spec = importlib.util.find_spec("aiconfigurator_core")
+    if spec and spec.origin:
+        return Path(spec.origin).parent / "systems" / "data"
+    return Path("/tmp/aicenv/lib/python3.11/site-packages/aiconfigurator_core/systems/data")
+
+
+def aic_version_default() -> str:
+    try:
+        return importlib.metadata.version("aiconfigurator-core")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.12.0"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", type=Path, default=None, help="aiconfigurator_core/systems/data of an AIC install")
+    ap.add_argument("--aic-version", default=None, help="AIC version named in the provenance (default: installed)")
+    args = ap.parse_args(argv)
+    data = args.data_dir or default_data_dir()
+    version = args.aic_version or aic_version_default()
+    if not data.is_dir():
+        raise SystemExit(f"no AIC data folder at {data}")
+    print(f"AIC {version} data: {data}")
+    write_collectives(data, version, CSV_OUT)
+    write_cases(data, version, CASES_OUT)
+
+
+if __name__ == "__main__":
+    main()
