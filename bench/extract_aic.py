@@ -8,12 +8,17 @@ with pandas (it never imports aiconfigurator, nor the planner's ``core``) and wr
   latencies per GPU, message size and GPU count;
 - ``catalogs/validation/aic_kernel_cases.yaml.pending``: ``moe_layer_latency_ms`` validation cases
   (routed-expert grouped GEMMs of one MoE layer on one GPU) in the schema of
-  ``catalogs/validation/README.md``.
+  ``catalogs/validation/README.md``;
+- ``catalogs/validation/aic_attention_cases.yaml.pending``: ``attention_latency_us`` cases (the attention
+  core of one layer on one GPU: QK^T, softmax, PV over the KV cache; no projections) for the planner's
+  ``attention_decode`` / ``attention_prefill`` kernel families.
 
 Units, checked against AIC 0.12.0 (see ``catalogs/validation/AIC_DATA.md``): ``latency`` is in
 milliseconds; ``message_size`` is an element count (AIC queries it as tokens x hidden elements);
 ``num_tokens`` of the SGLang wide-EP (DeepEP) tables is tokens per rank x EP, of ``moe_perf``
-the tokens entering the MoE layer, seen by every rank.
+the tokens entering the MoE layer, seen by every rank. In the attention tables ``num_heads`` (and
+``num_key_value_heads``) are per GPU, a generation row's ``step`` is the tokens already cached (the
+new token attends to step + 1) and a context row's ``isl`` the prompt length.
 
 Run from the repository root with the interpreter that has pandas + pyarrow:
 ``/tmp/aicenv/bin/python bench/extract_aic.py [--data-dir DIR]``.
@@ -39,6 +44,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 CSV_OUT = ROOT / "catalogs" / "collectives.csv"
 CASES_OUT = ROOT / "catalogs" / "validation" / "aic_kernel_cases.yaml.pending"
+ATTN_OUT = ROOT / "catalogs" / "validation" / "aic_attention_cases.yaml.pending"
 
 # AIC system folder -> planner catalog GPU id (others are skipped).
 SYSTEMS: dict[str, str] = {
@@ -451,6 +457,301 @@ def write_cases(data: Path, aic_version: str, out: Path) -> list[Case]:
     return cases
 
 
+# ---------------------------------------------------------------- attention cases
+
+ATTN_STACKS = ("trtllm", "sglang", "vllm")  # a table's framework: most grid cells, ties in this order
+MLA_SYSTEMS = ("h100_sxm", "h200_sxm", "b200_sxm", "gb200", "b300_sxm", "gb300")  # DeepSeek-V3 fits 8 of these
+KV_DTYPE = {"bfloat16": "bf16", "fp8": "fp8"}
+AIC_KV = {v: k for k, v in KV_DTYPE.items()}
+
+
+@dataclass(frozen=True)
+class AttnModel:
+    """Attention geometry of a catalog model as AIC keys its tables (GQA: heads, kv heads, head_dim)."""
+
+    kind: str  # gqa | mla
+    heads: int
+    kv_heads: int  # GQA only
+    head_dim: int  # GQA only
+    moe: bool
+
+    def per_gpu(self, tp: int) -> tuple[int, int]:
+        """(q heads, kv heads) on one GPU: AIC's num_heads // tp and ceil(kv / tp) (MLA: one latent head)."""
+        return self.heads // tp, (1 if self.kind == "mla" else -(-self.kv_heads // tp))
+
+
+ATTN_MODELS: dict[str, AttnModel] = {
+    "deepseek-v3": AttnModel("mla", 128, 1, 0, True),
+    "qwen3-235b-a22b": AttnModel("gqa", 64, 4, 128, True),
+    "llama-3-70b": AttnModel("gqa", 64, 8, 128, False),
+}
+# AIC's MLA tables are DeepSeek-V3 geometry only (collector/trtllm/collect_mla.py raises on any other).
+MLA_GEOMETRY = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
+
+# Grids (a missing value takes the nearest available one, per batch, without repeats): the full grid for
+# each model's main KV dtype, a 5-cell sub-grid for fp8 KV and for Llama (its GQA kernel is Qwen's).
+FULL_GRID = ((1, 16, 64, 256), (1024, 8192, 32768), (1024, 4096, 16384))  # decode batches, contexts; prompts
+SUB_GRID = ((1, 64), (8192, 32768), (16384,))
+ATTN_PLAN: tuple[tuple[str, int, str, tuple[tuple[int, ...], ...]], ...] = (  # model, attention TP, KV, grid
+    ("deepseek-v3", 8, "bf16", FULL_GRID),
+    ("deepseek-v3", 8, "fp8", SUB_GRID),
+    ("qwen3-235b-a22b", 4, "bf16", FULL_GRID),
+    ("qwen3-235b-a22b", 4, "fp8", SUB_GRID),
+    ("llama-3-70b", 8, "bf16", SUB_GRID),
+)
+# (kind, phase) -> (op folder, table file)
+ATTN_TABLES = {
+    ("gqa", "decode"): ("attention", "generation_attention_perf.parquet"),
+    ("gqa", "prefill"): ("attention", "context_attention_perf.parquet"),
+    ("mla", "decode"): ("mla", "generation_mla_perf.parquet"),
+    ("mla", "prefill"): ("mla", "context_mla_perf.parquet"),
+}
+
+
+@dataclass(frozen=True)
+class AttnCase:
+    """One attention_latency_us case."""
+
+    stack: str
+    source: str
+    kernel_source: str
+    dtypes: str
+    gpu: str
+    model: str
+    tp: int
+    kv: str
+    phase: str  # decode | prefill
+    batch: int
+    context: int
+    latency_ms: float
+
+    @property
+    def case_id(self) -> str:
+        return (
+            f"aic-attn-{self.phase}-{self.stack}-{self.gpu}-{self.model}-tp{self.tp}"
+            f"-b{self.batch}-ctx{self.context}-kv{self.kv}"
+        )
+
+
+def check_attn_models(catalog: Path) -> None:
+    """Each ATTN_MODELS geometry equals the catalog model's config.json (raises otherwise)."""
+    for model, m in ATTN_MODELS.items():
+        cfg = json.loads((catalog / "models" / model / "config.json").read_text())
+        cfg = cfg.get("text_config", cfg)
+        heads = cfg["num_attention_heads"]
+        if m.kind == "mla":
+            got: tuple = (heads, *(cfg.get(k) for k in MLA_GEOMETRY))
+            want: tuple = (m.heads, *MLA_GEOMETRY.values())
+        else:
+            got = (heads, cfg["num_key_value_heads"], cfg.get("head_dim") or cfg["hidden_size"] // heads)
+            want = (m.heads, m.kv_heads, m.head_dim)
+        status = "ok" if got == want else "MISMATCH"
+        print(f"  {model:16s} {m.kind} attention {want} vs config.json {got}: {status}")
+        if status != "ok":
+            raise SystemExit(f"{model}: attention geometry mismatch")
+
+
+def weights_dtype(catalog: Path, model: str) -> str:
+    """fp8 for an FP8 checkpoint (config.json quantization_config), else bf16."""
+    cfg = json.loads((catalog / "models" / model / "config.json").read_text())
+    quant = cfg.get("quantization_config") or {}
+    return "fp8" if quant.get("quant_method") == "fp8" else "bf16"
+
+
+def attn_rows(df: pd.DataFrame, kind: str, phase: str) -> pd.DataFrame:
+    """The table in common columns: kernel, heads, kv_heads, attn, kv, batch, ctx (decode: tokens cached =
+    step; prefill: prompt = isl), latency (ms). GQA rows: head_dim 128, full attention (window 0), BF16 FMHA."""
+    if kind == "gqa":
+        window = df["window_size"] if "window_size" in df else 0
+        df = df[(df["head_dim"] == 128) & (window == 0) & (df["attn_dtype"] == "bfloat16")]
+        kv_heads, attn = df["num_key_value_heads"], df["attn_dtype"]
+    else:
+        df = df[df["mla_dtype"] == "bfloat16"]
+        kv_heads, attn = 1, df["mla_dtype"]
+    return pd.DataFrame(
+        {
+            "kernel": df["kernel_source"],
+            "heads": df["num_heads"],
+            "kv_heads": kv_heads,
+            "attn": attn,
+            "kv": df["kv_cache_dtype"].map(KV_DTYPE),
+            "batch": df["batch_size"],
+            "ctx": df["step"] if phase == "decode" else df["isl"],
+            "latency": df["latency"],
+        }
+    )
+
+
+def attn_cells(rows: pd.DataFrame, phase: str, grid: tuple[tuple[int, ...], ...]) -> list[tuple[int, int, bool]]:
+    """(batch, ctx, exact) of each grid target, the nearest available batch then context, without repeats.
+    Decode targets a context of N tokens with the row caching N - 1 (AIC's steps are 2^k - 1); prefill
+    takes batch 1 (the planner's prompt is one sequence)."""
+    batches, contexts, prompts = grid
+    targets = [(b, c) for b in batches for c in contexts] if phase == "decode" else [(1, p) for p in prompts]
+    shift = 1 if phase == "decode" else 0
+    cells: dict[tuple[int, int], bool] = {}
+    for b, c in targets:
+        bb = nearest(rows["batch"].unique(), b)
+        if bb is None:
+            continue
+        avail = rows.loc[rows["batch"] == bb, "ctx"].unique()
+        cc = nearest([a for a in avail if a > 0], c - shift)
+        if cc is not None:
+            cells.setdefault((int(bb), int(cc)), bb == b and cc == c - shift)
+    return [(b, c, exact) for (b, c), exact in cells.items()]
+
+
+def plan_rows(rows: pd.DataFrame, model: str, tp: int, kv: str) -> pd.DataFrame:
+    heads, kv_heads = ATTN_MODELS[model].per_gpu(tp)
+    return rows[(rows["heads"] == heads) & (rows["kv_heads"] == kv_heads) & (rows["kv"] == kv)]
+
+
+def table_cases(
+    stack: str, rel: str, df: pd.DataFrame, system: str, kind: str, phase: str
+) -> tuple[int, list[AttnCase]]:
+    """(exact grid cells, cases) of one table: the kernel_source with the most exact cells (ties: most cases,
+    then name); duplicated keys take the median."""
+    rows = attn_rows(df, kind, phase)
+    best: tuple[int, int, str, list[AttnCase]] | None = None
+    for kernel in sorted(rows["kernel"].unique()):
+        exact, cases = 0, []
+        for model, tp, kv, grid in ATTN_PLAN:
+            if ATTN_MODELS[model].kind != kind:
+                continue
+            sel = plan_rows(rows[rows["kernel"] == kernel], model, tp, kv)
+            if sel.empty:
+                continue
+            sel = median_by(sel, ["attn", "batch", "ctx"])
+            for b, c, hit in attn_cells(sel, phase, grid):
+                lat = float(sel.loc[(sel["batch"] == b) & (sel["ctx"] == c), "latency"].iloc[0])
+                attn = str(sel["attn"].iloc[0])
+                dtypes = f"{'mla' if kind == 'mla' else 'attn'}_dtype {attn}, kv_cache_dtype {AIC_KV[kv]}"
+                cases.append(AttnCase(stack, rel, kernel, dtypes, SYSTEMS[system], model, tp, kv, phase, b, c, lat))
+                exact += hit
+        if best is None or (exact, len(cases)) > best[:2]:
+            best = (exact, len(cases), kernel, cases)
+    return (best[0], best[3]) if best else (0, [])
+
+
+def attention_cases(data: Path, system: str) -> tuple[list[AttnCase], list[str]]:
+    """Cases of one GPU and a line per table taken (framework, version, kernel)."""
+    cases: list[AttnCase] = []
+    taken: list[str] = []
+    for (kind, phase), (op, filename) in ATTN_TABLES.items():
+        if kind == "mla" and system not in MLA_SYSTEMS:
+            continue
+        found = []
+        for stack in ATTN_STACKS:
+            table = newest_table(data, system, op, stack, filename)
+            if table is not None:
+                exact, got = table_cases(stack, *table, system, kind, phase)
+                found.append((exact, len(got), -ATTN_STACKS.index(stack), got, table[0]))
+        if not found or not max(found)[3]:
+            print(f"  {system}: no {op} {filename} with the plan's shapes")
+            continue
+        exact, n, _, got, rel = max(found)
+        cases += got
+        others = ", ".join(f"{f[4].split('/')[2]} {f[0]}" for f in found if f[4] != rel)
+        taken.append(f"{SYSTEMS[system]} {kind}-{phase}: {rel} [{got[0].kernel_source}] {exact}/{n} exact")
+        print(f"  {taken[-1]} (others: {others or '-'})")
+    return cases, taken
+
+
+def attn_case_yaml(c: AttnCase, aic_version: str, weights: dict[str, str]) -> str:
+    moe = ATTN_MODELS[c.model].moe
+    ep, etp = (c.tp, 1) if moe else (1, c.tp)
+    source = f"NVIDIA aiconfigurator {aic_version} measured data, {c.source} ({c.kernel_source}, {c.dtypes})"
+    return "\n".join(
+        [
+            f"- id: {c.case_id}",
+            f"  source: '{source}'",
+            f"  model: {c.model}",
+            f"  gpu: {c.gpu}",
+            "  gpus_per_node: 8",
+            f"  num_gpus: {c.tp}",
+            f"  phase: attention_{c.phase}",
+            f"  layout: {{attention_tp: {c.tp}, attention_dp: 1, ep: {ep}, expert_tp: {etp}, pp: 1}}",
+            f"  precision: {{weights: {weights[c.model]}, kv: {c.kv}, dispatch: bf16, combine: bf16}}",
+            f"  workload: {{batch: {c.batch}, context_len: {c.context}}}",
+            f"  options: {{stack: {c.stack}}}",
+            f"  measured: {{metric: attention_latency_us, value: {sig(c.latency_ms * 1000.0, 4)}, unit: us}}",
+        ]
+    )
+
+
+def attn_coverage(cases: list[AttnCase]) -> list[str]:
+    """Rows gpu, columns model x decode/prefill."""
+    models = list(ATTN_MODELS)
+    count = Counter((c.gpu, c.model, c.phase) for c in cases)
+    head = "gpu        " + " ".join(f"{m[:15]:>15s} dec/pre" for m in models) + "  total"
+    lines = [head]
+    for gpu in dict.fromkeys(SYSTEMS.values()):
+        cells = [(count[(gpu, m, "decode")], count[(gpu, m, "prefill")]) for m in models]
+        total = sum(d + p for d, p in cells)
+        lines.append(f"{gpu:10s} " + " ".join(f"{f'{d}/{p}':>23s}" for d, p in cells) + f"  {total:5d}")
+    lines.append(f"all {len(cases)}")
+    return lines
+
+
+def write_attention_cases(data: Path, aic_version: str, out: Path) -> list[AttnCase]:
+    print("attention geometry vs catalog config.json:")
+    check_attn_models(ROOT / "catalogs")
+    weights = {m: weights_dtype(ROOT / "catalogs", m) for m in ATTN_MODELS}
+    cases: list[AttnCase] = []
+    taken: list[str] = []
+    for system in SYSTEMS:
+        found, lines = attention_cases(data, system)
+        cases += found
+        taken += lines
+    dup = [i for i, n in Counter(c.case_id for c in cases).items() if n > 1]
+    if dup:
+        raise SystemExit(f"duplicate case ids: {dup[:5]}")
+    table = attn_coverage(cases)
+    print("attention coverage (cases):")
+    print("\n".join("  " + line for line in table))
+    plan = [
+        f"{m} TP {tp} ({'/'.join(map(str, ATTN_MODELS[m].per_gpu(tp)))} heads per GPU) kv {kv}: "
+        + ("full grid" if grid == FULL_GRID else "sub-grid")
+        for m, tp, kv, grid in ATTN_PLAN
+    ]
+    header = [
+        f"# Measured attention-core latencies from NVIDIA aiconfigurator-core {aic_version} (Apache-2.0) perf database,",
+        "# aiconfigurator_core/systems/data/<system>/{attention,mla}/<framework>/<version>/ (each case's source names the",
+        f"# parquet file). Extracted {dt.date.today().isoformat()} by bench/extract_aic.py. Value: one layer's attention core on one GPU",
+        "# (QK^T, softmax, PV over the KV cache; no q/k/v/o projections, no MLA absorption BMMs), the table's 'latency'",
+        "# (ms, CUDA-graph replay mean) x 1000 -> us, 4 significant digits; duplicated keys would take the median.",
+        "# Tables (checked against AIC's collectors and its Rust loader, perf_database/attention.rs):",
+        "#   GQA decode: attention/*/generation_attention_perf; prefill: attention/*/context_attention_perf. num_heads and",
+        "#     num_key_value_heads are PER GPU (AIC queries num_heads // tp, ceil(kv_heads / tp)); rows taken: head_dim 128,",
+        "#     window_size 0, attn_dtype bfloat16 (FMHA in BF16; kv_cache_dtype bfloat16 or fp8). TRT-LLM's torch_flow row",
+        "#     times its whole attention op (QKV preprocessing with fused RoPE + KV-cache append, then FMHA / XQA); AIC",
+        "#     uses decode rows as they are and adds a RoPE + KV-write memory estimate to prefill rows.",
+        "#   MLA (DeepSeek-V3 geometry) decode: mla/*/generation_mla_perf (absorbed MQA over the 576-wide latent cache);",
+        "#     prefill: mla/*/context_mla_perf (FMHA, q/k head 192, v 128, per-head K/V). num_heads is per GPU; the",
+        "#     tp_size column is only a label (equal num_heads rows at different tp_size are the same kernel, and the",
+        "#     loader keys on num_heads): attention_tp = 128 / num_heads. mla_*_module_perf and SGLang's",
+        "#     wideep_*_mla_perf time the whole MLA module (with q_b/kv_b/o projections): not used.",
+        "#   Decode rows: isl 1, step = tokens already cached; the new token attends to step + 1 (AIC's kv length is",
+        "#     isl + step). context_len = step (1023, 8191, ...: the grid's 1024, 8192, ... minus the new token).",
+        "#   Prefill rows: isl = prompt length, causal, no cached prefix (step 0); batch 1, context_len = isl.",
+        "# Framework: per GPU and table the one with the most exact grid cells (ties: trtllm, sglang, vllm), its newest",
+        "# version with the shapes; options.stack names it. Layout: heads split over attention_tp; MoE models ep = tp.",
+        "# No MLA cases on a100-80gb / l40s (DeepSeek-V3 does not fit 8 of them; their TRT-LLM 1.0.0 MLA rows are slow).",
+        "# Grid: full = decode batch {1, 16, 64, 256} x context {1024, 8192, 32768}, prefill batch 1 x prompt {1024, 4096,",
+        "# 16384}; sub = decode {1, 64} x {8192, 32768}, prefill {16384}; a missing cell takes the nearest available",
+        "# (large batch x long context is uncollected), without repeats. Plan:",
+        *[f"#   {line}" for line in plan],
+        "# Tables taken (gpu kind-phase: file [kernel_source] exact cells / cases):",
+        *[f"#   {line}" for line in taken],
+        "# Coverage (cases per GPU, model and phase):",
+        *[f"#   {line}" for line in table],
+    ]
+    body = "\n".join(attn_case_yaml(c, aic_version, weights) for c in cases)
+    out.write_text("\n".join(header) + "\n" + body + "\n")
+    print(f"wrote {out.relative_to(ROOT)}: {len(cases)} cases")
+    return cases
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -480,6 +781,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"AIC {version} data: {data}")
     write_collectives(data, version, CSV_OUT)
     write_cases(data, version, CASES_OUT)
+    write_attention_cases(data, version, ATTN_OUT)
 
 
 if __name__ == "__main__":
