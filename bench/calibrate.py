@@ -29,6 +29,13 @@ HEADER = """# Efficiency factors per GPU type and serving stack (core/perf.py). 
 """
 
 
+# the stack a kernel path's measurements describe (aiconfigurator's tables; catalogs/validation/AIC_DATA.md)
+PATH_STACKS = {
+    "fused": "SGLang fused Triton MoE (NVIDIA aiconfigurator measurements)",
+    "trtllm": "TensorRT-LLM MoE kernels (NVIDIA aiconfigurator measurements)",
+}
+
+
 def fitted_profiles(cat):
     from core import validation
 
@@ -57,19 +64,30 @@ def main() -> None:
     if args.write:
         path = CATALOG_DIR / "efficiency.yaml"
         data = yaml.safe_load(path.read_text())
-        by_gpu = {p["gpu"]: p for p in data["profiles"]}
+        by_key = {p["gpu"] + (f"@{p['path']}" if p.get("path") else ""): p for p in data["profiles"]}
         for owner, fam in sorted(fams):
-            entry = by_gpu.setdefault(owner, {"gpu": owner, "stack": "calibration", "inherits": "default"})
+            gpu, _, kpath = owner.partition("@")
+            entry = by_key.get(owner)
+            if entry is None:  # a kernel path's profile: placed after its GPU's
+                entry = {"gpu": gpu, "path": kpath, "stack": PATH_STACKS[kpath]}
+                at = max(i for i, p in enumerate(data["profiles"]) if p["gpu"] == gpu)
+                data["profiles"].insert(at + 1, entry)
+                by_key[owner] = entry
             entry[fam] = getattr(profiles[owner], fam).model_dump()
             ids = sorted(
                 str(c["id"])
                 for c in cat.validation_cases
-                if validation.case_family(c) == fam and (owner == "default" or str(c["gpu"]) == owner)
+                if validation.case_family(c) == fam and validation.owner_of(c, fam) == owner
             )
             note = "fitted on " + ", ".join(ids)
+            if len(ids) > 6:  # kernel tables: name the table and the count, not every case
+                note = f"fitted on {len(ids)} measured kernel cases ({ids[0]} ... {ids[-1]})"
             if fam == "system":  # the pipeline figures are not fitted: no validation case has pipeline stages
                 note = (
-                    "layer_overhead_us and overlap_eff " + note + "; decode / prefill_microbatches_per_stage: "
+                    "token_overhead_ns and overlap_eff " + note + " (one set for every GPU generation: the "
+                    "whole-step residual no kernel case explains); layer_overhead_us: assumption (launch gaps and "
+                    "~3 us of add-norm kernels per layer at batch 1, aiconfigurator); "
+                    "decode / prefill_microbatches_per_stage: "
                     "assumption (continuous batching keeps ~2 micro-batches per stage in flight in decode, "
                     "chunked prompts ~8 in prefill)"
                 )

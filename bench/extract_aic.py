@@ -6,10 +6,10 @@ with pandas (it never imports aiconfigurator, nor the planner's ``core``) and wr
 
 - ``catalogs/collectives.csv``: custom all-reduce (SGLang, vLLM, TRT-LLM) and NCCL collective
   latencies per GPU, message size and GPU count;
-- ``catalogs/validation/aic_kernel_cases.yaml.pending``: ``moe_layer_latency_ms`` validation cases
+- ``catalogs/validation/aic_kernel_cases.yaml``: ``moe_layer_latency_ms`` validation cases
   (routed-expert grouped GEMMs of one MoE layer on one GPU) in the schema of
   ``catalogs/validation/README.md``;
-- ``catalogs/validation/aic_attention_cases.yaml.pending``: ``attention_latency_us`` cases (the attention
+- ``catalogs/validation/aic_attention_cases.yaml``: ``attention_latency_us`` cases (the attention
   core of one layer on one GPU: QK^T, softmax, PV over the KV cache; no projections) for the planner's
   ``attention_decode`` / ``attention_prefill`` kernel families.
 
@@ -43,8 +43,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 CSV_OUT = ROOT / "catalogs" / "collectives.csv"
-CASES_OUT = ROOT / "catalogs" / "validation" / "aic_kernel_cases.yaml.pending"
-ATTN_OUT = ROOT / "catalogs" / "validation" / "aic_attention_cases.yaml.pending"
+CASES_OUT = ROOT / "catalogs" / "validation" / "aic_kernel_cases.yaml"
+ATTN_OUT = ROOT / "catalogs" / "validation" / "aic_attention_cases.yaml"
 
 # AIC system folder -> planner catalog GPU id (others are skipped).
 SYSTEMS: dict[str, str] = {
@@ -90,6 +90,7 @@ DECODE_MAX, PREFILL_MIN = 512, 2048
 # gpt-oss: Blackwell's MXFP4 weights x MXFP8 activations (the SGLang / TRT-LLM default there), else W4A16.
 TP_EP_COMBOS: tuple[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]], ...] = (
     ("deepseek-v3", ("fp8_block",), ((1, 8), (2, 4), (8, 1))),
+    ("deepseek-v3", ("nvfp4",), ((1, 8),)),  # Blackwell only: DeepSeek-R1-FP4's experts
     ("qwen3-235b-a22b", ("fp8_block",), ((8, 1), (4, 2))),
     ("qwen3-235b-a22b", ("bfloat16",), ((2, 4), (1, 8))),
     ("qwen3-30b-a3b", ("bfloat16",), ((1, 1), (1, 8))),

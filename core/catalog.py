@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from core.collectives import CollectiveTable, load_collectives
+from core.efficiency import Efficiency, resolve_efficiency
 from core.hf_config import model_from_hf_config
 from core.offload import OffloadEfficiency
 from core.specs import (
@@ -87,6 +89,18 @@ class Catalog:
     offload_cases: tuple[Mapping[str, Any], ...] = ()
     # single-box efficiency factors (catalogs/offload_efficiency.yaml); default: the shipped file's
     offload_efficiency: OffloadEfficiency = field(default_factory=OffloadEfficiency)
+    # measured collective latencies per GPU type (catalogs/collectives.csv)
+    collectives: Mapping[str, CollectiveTable] = field(default_factory=dict)
+
+    def efficiency_for(self, gpu_id: str, stack: str = "sglang", profiles=None) -> Efficiency:
+        """The efficiency factors in force for ``gpu_id`` under serving ``stack``, with the GPU's measured
+        collectives (``profiles``: other factor profiles, e.g. a calibration's)."""
+        return resolve_efficiency(
+            gpu_id,
+            self.efficiency if profiles is None else profiles,
+            stack=stack,
+            collectives=self.collectives.get(gpu_id),
+        )
 
     def model(self, model_id: str) -> ModelSpec:
         return _lookup(self.models, model_id, "model")
@@ -198,7 +212,7 @@ def _load_draft_methods(path: Path) -> dict[str, DraftMethod]:
 
 
 def _load_efficiency(path: Path) -> dict[str, EfficiencyProfile]:
-    return _load_entries(path, "profiles", EfficiencyProfile, id_field="gpu")
+    return _load_entries(path, "profiles", EfficiencyProfile, id_field="key")
 
 
 def _load_cases(folder: Path) -> tuple[Mapping[str, Any], ...]:
@@ -230,6 +244,13 @@ def _load_offload_cases(path: Path) -> tuple[Mapping[str, Any], ...]:
         if not isinstance(case, dict) or any(k not in case for k in need):
             raise CatalogError(f"{path}: case {i} needs {', '.join(need)}")
     return tuple(MappingProxyType(dict(c)) for c in items)
+
+
+def _load_collectives(path: Path) -> dict[str, CollectiveTable]:
+    try:
+        return load_collectives(path)
+    except (ValueError, KeyError) as e:
+        raise CatalogError(f"{path}: {e}") from None
 
 
 def _load_offload_efficiency(path: Path) -> OffloadEfficiency:
@@ -301,6 +322,7 @@ def _load(root: Path) -> Catalog:
         hosts=MappingProxyType(_load_entries(root / "hosts.yaml", "hosts", HostSpec)),
         offload_cases=_load_offload_cases(root / "offload_cases.yaml"),
         offload_efficiency=_load_offload_efficiency(root / "offload_efficiency.yaml"),
+        collectives=MappingProxyType(_load_collectives(root / "collectives.csv")),
     )
 
 

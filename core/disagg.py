@@ -104,6 +104,7 @@ def size_pools(
     assumptions: MemoryAssumptions | None = None,
     profiles: Mapping | None = None,
     plans: tuple | None = None,
+    stack: str = "sglang",
 ) -> PoolSizing:
     """Pool sizes for ``traffic`` with the best prefill and decode layouts found on ``search_cluster``
     (the building block: one node, a rack, ...). ``decode_speedup`` (speculative decoding) divides the
@@ -125,6 +126,7 @@ def size_pools(
             assumptions=assumptions,
             profiles=profiles,
             max_plans=1,
+            stack=stack,
         )
         dec = layout.recommend(
             model,
@@ -136,6 +138,7 @@ def size_pools(
             assumptions=assumptions,
             profiles=profiles,
             max_plans=1,
+            stack=stack,
         )
         if not pre or not dec:
             missing = "prefill" if not pre else "decode"

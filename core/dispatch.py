@@ -8,7 +8,7 @@ from core import comms
 from core._checks import amount, whole
 from core.specs import GPUSpec, LinkFactors, ModelSpec, ParallelLayout
 
-__all__ = ["alltoall_call_s", "normal_kernel_fanout", "token_copy_bytes"]
+__all__ = ["alltoall_call_s", "alltoall_call_split", "normal_kernel_fanout", "token_copy_bytes"]
 
 
 def _moe(model: ModelSpec):
@@ -69,7 +69,32 @@ def alltoall_call_s(
     *,
     routing_groups: tuple[int, int] | None = None,
 ) -> float:
-    """One dispatch or combine of one MoE layer on one GPU with token copies in ``dtype``.
+    """One dispatch or combine of one MoE layer on one GPU (:func:`alltoall_call_split`'s bytes over the links
+    at ``f``'s efficiencies, plus its latency); 0 without EP."""
+    split = alltoall_call_split(model, layout, tokens_per_gpu, dtype, kind, domain_gpus, routing_groups)
+    if split is None:
+        return 0.0
+    return comms.alltoall_time_s(
+        split,
+        gpu.scale_up_bw_gbps,
+        gpu.scale_out_bw_gbps,
+        scale_up_eff=f.scale_up_eff,
+        scale_out_eff=f.scale_out_eff,
+        latency_s=f.latency_us * 1e-6,
+    )
+
+
+def alltoall_call_split(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    tokens_per_gpu: float,
+    dtype: str,
+    kind: str,
+    domain_gpus: int,
+    routing_groups: tuple[int, int] | None = None,
+) -> comms.AllToAllSplit | None:
+    """The bytes of one dispatch or combine of one MoE layer on one GPU with token copies in ``dtype``, on
+    each link (None without EP).
 
     Low-latency kernels send every top-k copy straight to its expert's GPU. Normal kernels (DeepEP's
     NVLink-RDMA forwarding) send a token once per distinct GPU inside the scale-up domain; across
@@ -82,7 +107,7 @@ def alltoall_call_s(
     tokens_per_gpu = amount("tokens_per_gpu", tokens_per_gpu, 0, 1e12)
     domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
     if layout.ep <= 1:
-        return 0.0
+        return None
     h, k = model.hidden_size, _moe(model).top_k
     per_copy = token_copy_bytes(h, dtype)
     ep = layout.ep
@@ -96,11 +121,4 @@ def alltoall_call_s(
         scale_out = tokens_per_gpu * per_copy * remote_nodes
         scale_up = tokens_per_gpu * per_copy * gpus * (d - 1) / d
         split = comms.AllToAllSplit(tokens_per_gpu * per_copy * gpus / ep, scale_up, scale_out)
-    return comms.alltoall_time_s(
-        split,
-        gpu.scale_up_bw_gbps,
-        gpu.scale_out_bw_gbps,
-        scale_up_eff=f.scale_up_eff,
-        scale_out_eff=f.scale_out_eff,
-        latency_s=f.latency_us * 1e-6,
-    )
+    return split

@@ -5,23 +5,54 @@ relative, and where each came from (the Validation page shows it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Annotated
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from core.validated import FROZEN, not_vanishing
 
+if TYPE_CHECKING:  # the measured tables (core.collectives imports LinkFactors from here)
+    from core.collectives import CollectiveTable
+
 __all__ = [
     "EFFICIENCY_FAMILIES",
     "IDEAL",
+    "KERNEL_PATHS",
+    "PATH_FAMILIES",
+    "SERVING_STACKS",
+    "STACK_NAMES",
     "Efficiency",
     "EfficiencyProfile",
     "KernelFactors",
     "LinkFactors",
     "SystemFactors",
+    "kernel_path",
     "resolve_efficiency",
 ]
+
+# Serving stacks a scenario can name, and the MoE kernel path each runs for a layout (``kernel_path``).
+SERVING_STACKS = {
+    "sglang": "SGLang: DeepEP + DeepGEMM for attention-DP x EP (wide EP), fused Triton MoE otherwise",
+    "vllm": "vLLM: DeepEP + DeepGEMM for data-parallel attention x EP, fused Triton MoE otherwise",
+    "trtllm": "TensorRT-LLM: its CUTLASS MoE kernels (and its own all-to-all for wide EP)",
+}
+STACK_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}
+# Grouped-GEMM kernel paths: deepep = DeepGEMM grouped GEMM behind DeepEP (the GPU's base profile holds
+# it); fused = a fused Triton MoE kernel (SGLang / vLLM with TP or EP inside the attention group);
+# trtllm = TensorRT-LLM's CUTLASS MoE. Each may be calibrated per GPU as the profile ``<gpu>@<path>``.
+KERNEL_PATHS = ("deepep", "fused", "trtllm")
+PATH_FAMILIES = ("grouped_gemm_decode", "grouped_gemm_prefill", "grouped_gemm_weight_only")
+
+
+def kernel_path(stack: str, attention_dp: int, ep: int, expert_tp: int) -> str:
+    """The MoE kernel path ``stack`` runs for a layout: TensorRT-LLM its own; SGLang and vLLM DeepEP +
+    DeepGEMM when attention is data-parallel and experts are spread by EP alone, fused Triton otherwise."""
+    if stack not in SERVING_STACKS:
+        raise ValueError(f"unknown serving stack {stack!r}; known: {', '.join(SERVING_STACKS)}")
+    if stack == "trtllm":
+        return "trtllm"
+    return "deepep" if attention_dp > 1 and ep > 1 and expert_tp == 1 else "fused"
 
 
 class KernelFactors(BaseModel):
@@ -33,6 +64,15 @@ class KernelFactors(BaseModel):
     compute_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.6
     mem_eff: Annotated[float, Field(gt=0, le=1.2)] = 0.8
     floor_us: Annotated[float, Field(ge=0, le=100_000)] = 0.0
+    # grouped GEMMs: extra floor per local expert the call touches (tile scheduling per expert), the
+    # shape dependence one fixed floor misses (one local expert at EP256 vs 32 at EP8)
+    per_expert_us: Annotated[float, Field(ge=0, le=10_000)] = 0.0
+    # the compute efficiency of 16-bit (bf16 / fp16) kernels where it differs from the 8/4-bit ones'
+    # (measured MoE kernels reach a different fraction of the bf16 peak than of the fp8 peak); None: compute_eff
+    compute_eff_16bit: Annotated[float, Field(gt=0, le=1.2)] | None = None
+    # attention decode: the tensor-core tile height (MMA M) the query rows of one K/V stream fill; with fewer
+    # rows (MLA at 16 heads per GPU: 16 of Hopper's 64) the compute efficiency falls in proportion; 0 = none
+    tile_rows: Annotated[float, Field(ge=0, le=1024)] = 0.0
 
     _divisors = field_validator("compute_eff", "mem_eff")(not_vanishing)
 
@@ -57,7 +97,12 @@ class SystemFactors(BaseModel):
 
     model_config = FROZEN
 
-    layer_overhead_us: Annotated[float, Field(ge=0, le=100_000)] = 20.0
+    # per layer: launch gaps and the small kernels between the big ones at any batch (an assumption: ~3 us of
+    # add-norm kernels per layer at batch 1 in aiconfigurator's measurements, plus launch gaps)
+    layer_overhead_us: Annotated[float, Field(ge=0, le=100_000)] = 5.0
+    # per token per layer: work outside the big kernels that grows with the batch (norms, activation
+    # quantisation, residual adds, sampling and scheduling at large batch), nanoseconds
+    token_overhead_ns: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
     overlap_eff: Annotated[float, Field(ge=0, le=1)] = 0.8
     decode_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 2.0
     prefill_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 8.0
@@ -66,6 +111,7 @@ class SystemFactors(BaseModel):
 EFFICIENCY_FAMILIES = (
     "grouped_gemm_decode",
     "grouped_gemm_prefill",
+    "grouped_gemm_weight_only",
     "dense_gemm",
     "attention_decode",
     "attention_prefill",
@@ -84,9 +130,11 @@ class EfficiencyProfile(BaseModel):
 
     gpu: str
     stack: str
+    path: Literal[KERNEL_PATHS] | None = None  # a kernel path's grouped-GEMM factors for ``gpu``
     inherits: str | None = None
     grouped_gemm_decode: KernelFactors | None = None
     grouped_gemm_prefill: KernelFactors | None = None
+    grouped_gemm_weight_only: KernelFactors | None = None
     dense_gemm: KernelFactors | None = None
     attention_decode: KernelFactors | None = None
     attention_prefill: KernelFactors | None = None
@@ -97,29 +145,50 @@ class EfficiencyProfile(BaseModel):
     provenance: dict[str, str] = Field(default_factory=dict)
     notes: str = ""
 
+    @property
+    def key(self) -> str:
+        """``gpu``, or ``gpu@path`` for a kernel path's profile."""
+        return self.gpu if self.path is None else f"{self.gpu}@{self.path}"
+
 
 @dataclass(frozen=True)
 class Efficiency:
-    """Resolved factors for one GPU: each family with the profile (GPU, stack) it came from."""
+    """Resolved factors for one GPU under one serving stack: each family with the profile (GPU, stack) it
+    came from; the grouped-GEMM families per kernel path; the GPU's measured collectives (if any)."""
 
     gpu: str
     factors: Mapping[str, KernelFactors | LinkFactors | SystemFactors]
     source: Mapping[str, str]
+    stack: str = "sglang"
+    path_factors: Mapping[str, Mapping[str, KernelFactors]] = field(default_factory=dict)
+    path_source: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    collectives: CollectiveTable | None = None
 
     def __getitem__(self, family: str):
         return self.factors[family]
+
+    def kernel(self, family: str, path: str | None) -> KernelFactors:
+        """``family``'s factors on kernel ``path`` (the base profile's where the path has none)."""
+        return self.path_factors.get(path or "", {}).get(family) or self.factors[family]
+
+    def path(self, attention_dp: int, ep: int, expert_tp: int) -> str:
+        return kernel_path(self.stack, attention_dp, ep, expert_tp)
 
     def describe(self) -> list[dict]:
         rows = []
         for fam in EFFICIENCY_FAMILIES:
             f = self.factors[fam]
-            rows.append({"family": fam, "from": self.source[fam], **f.model_dump()})
+            rows.append({"family": fam, "path": "deepep", "from": self.source[fam], **f.model_dump()})
+        for path, fams in self.path_factors.items():
+            for fam, f in fams.items():
+                rows.append({"family": fam, "path": path, "from": self.path_source[path][fam], **f.model_dump()})
         return rows
 
 
 _DEFAULTS = {
     "grouped_gemm_decode": KernelFactors(),
     "grouped_gemm_prefill": KernelFactors(),
+    "grouped_gemm_weight_only": KernelFactors(),
     "dense_gemm": KernelFactors(),
     "attention_decode": KernelFactors(),
     "attention_prefill": KernelFactors(),
@@ -130,32 +199,60 @@ _DEFAULTS = {
 }
 
 
+def _chain(gpu_id: str, profiles: Mapping[str, EfficiencyProfile]) -> list[str]:
+    """``gpu_id`` and its ``inherits`` relatives, closest first."""
+    out: list[str] = []
+    pid = gpu_id
+    while pid is not None and pid in profiles and pid not in out:
+        out.append(pid)
+        pid = profiles[pid].inherits
+    return out
+
+
+def _label(pid: str, profiles: Mapping[str, EfficiencyProfile], gpu_id: str) -> str:
+    return f"{pid} ({profiles[pid].stack})" + ("" if pid.split("@")[0] == gpu_id else f", inherited by {gpu_id}")
+
+
 def resolve_efficiency(
     gpu_id: str,
     profiles: Mapping[str, EfficiencyProfile],
     overrides: Mapping[str, KernelFactors | LinkFactors | SystemFactors] | None = None,
+    *,
+    stack: str = "sglang",
+    collectives: CollectiveTable | None = None,
 ) -> Efficiency:
     """Each family from the GPU's own profile, else from its ``inherits`` chain (closest relative),
-    else the generic default (labelled as such). ``overrides`` replace families (used by calibration)."""
+    else the generic default (labelled as such). A kernel path's grouped-GEMM families come from the
+    closest profile ``<relative>@<path>``; a path no relative has falls back to the base families
+    (DeepGEMM's). ``overrides`` replace families (used by calibration). ``collectives``: the GPU's
+    measured collective table (``Catalog.collectives``); without one, collectives use the link factors."""
+    if stack not in SERVING_STACKS:
+        raise ValueError(f"unknown serving stack {stack!r}; known: {', '.join(SERVING_STACKS)}")
+    chain = _chain(gpu_id, profiles)
     factors, source = {}, {}
     for fam in EFFICIENCY_FAMILIES:
-        pid, seen = gpu_id, set()
-        while pid is not None and pid in profiles and pid not in seen:
-            seen.add(pid)
+        for pid in chain:
             value = getattr(profiles[pid], fam)
             if value is not None:
-                prof = profiles[pid]
-                factors[fam] = value
-                source[fam] = f"{pid} ({prof.stack})" + ("" if pid == gpu_id else f", inherited by {gpu_id}")
+                factors[fam], source[fam] = value, _label(pid, profiles, gpu_id)
                 break
-            pid = profiles[pid].inherits
         else:
             factors[fam] = _DEFAULTS[fam]
             source[fam] = "generic default (no profile)"
+    path_factors: dict[str, dict[str, KernelFactors]] = {}
+    path_source: dict[str, dict[str, str]] = {}
+    for path in KERNEL_PATHS:
+        for fam in PATH_FAMILIES:
+            for pid in (f"{p}@{path}" for p in chain):
+                value = getattr(profiles[pid], fam) if pid in profiles else None
+                if value is not None:
+                    path_factors.setdefault(path, {})[fam] = value
+                    path_source.setdefault(path, {})[fam] = _label(pid, profiles, gpu_id)
+                    break
     for fam, v in (overrides or {}).items():
         factors[fam] = v
         source[fam] = "calibration override"
-    return Efficiency(gpu_id, factors, source)
+    return Efficiency(gpu_id, factors, source, stack, path_factors, path_source, collectives)
 
 
 _ONE = KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)

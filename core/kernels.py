@@ -26,20 +26,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
 
-from core import comms, memory
-from core._checks import amount, is_number, is_whole, whole
-from core.dispatch import alltoall_call_s
+from core import comms, layer_comm, memory
+from core._checks import amount, whole
 from core.efficiency import Efficiency
 from core.model import ffn
 from core.specs import GPUSpec, KernelFactors, ModelSpec, ParallelLayout, Precision
+from core.step_config import Phase, StepConfig
 
 __all__ = [
     "PARTS",
     "LayerCosts",
     "StepConfig",
     "Work",
+    "attention_work",
     "grouped_gemm_s",
     "kernel_s",
     "layer_costs",
@@ -63,49 +63,6 @@ PARTS = (
     "expert_tp_comm",
 )
 
-Phase = Literal["decode", "prefill"]
-
-
-@dataclass(frozen=True)
-class StepConfig:
-    """What one step processes, per GPU.
-
-    decode: ``tokens_per_gpu`` query tokens per GPU over ``context_len`` cached tokens per sequence,
-    ``tokens_per_sequence`` of them per sequence (1 in plain decoding; gamma + 1 when verifying a draft).
-    prefill: ``tokens_per_gpu`` prompt tokens per GPU per forward step, prompts of ``context_len`` tokens.
-    """
-
-    phase: Phase
-    tokens_per_gpu: float
-    context_len: int
-    overlap: Literal["none", "two_batch"] = "none"
-    comm_kernel: Literal["low_latency", "normal"] | None = None  # None: low-latency for decode, normal for prefill
-    redundant_experts: int = 0
-    imbalance: float = 1.0  # max/mean routed-expert load across the EP group
-    tokens_per_sequence: float = 1.0
-
-    def __post_init__(self):
-        if self.phase not in ("decode", "prefill"):
-            raise ValueError(f"phase must be decode or prefill, got {self.phase!r}")
-        if not (is_number(self.tokens_per_gpu) and 0 < self.tokens_per_gpu <= 1e9):
-            raise ValueError(f"tokens_per_gpu must be > 0 and <= 1,000,000,000, got {self.tokens_per_gpu!r}")
-        if not (is_whole(self.context_len) and 1 <= self.context_len <= 100_000_000):
-            raise ValueError(f"context_len must be a whole number in 1..100,000,000, got {self.context_len!r}")
-        if self.overlap not in ("none", "two_batch"):
-            raise ValueError(f"overlap must be none or two_batch, got {self.overlap!r}")
-        if self.comm_kernel not in (None, "low_latency", "normal"):
-            raise ValueError(f"comm_kernel must be low_latency, normal or None, got {self.comm_kernel!r}")
-        if not (is_whole(self.redundant_experts) and 0 <= self.redundant_experts <= 100_000):
-            raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {self.redundant_experts!r}")
-        if not (is_number(self.imbalance) and 1 <= self.imbalance <= 1e6):
-            raise ValueError("imbalance must be >= 1 (max / mean) and <= 1,000,000")
-        if not (is_number(self.tokens_per_sequence) and 1 <= self.tokens_per_sequence <= 1_000):
-            raise ValueError(f"tokens_per_sequence must be in [1, 1,000], got {self.tokens_per_sequence!r}")
-
-    @property
-    def kernel(self) -> str:
-        return self.comm_kernel or ("low_latency" if self.phase == "decode" else "normal")
-
 
 @dataclass(frozen=True)
 class Work:
@@ -116,6 +73,10 @@ class Work:
     cache_bytes: float
     peak_flops: float  # FLOP/s of the dtype the kernel computes in
     family: str  # the efficiency family that times it
+    path: str | None = None  # the MoE kernel path (grouped GEMMs; None: the family's base factors)
+    experts: float = 0.0  # local experts a grouped GEMM touches (its per-expert floor)
+    half: bool = False  # computes in bf16 / fp16 (``compute_eff_16bit`` applies)
+    rows: float = 0.0  # attention decode: query rows per K/V stream (``tile_rows`` applies)
 
     @property
     def bytes(self) -> float:
@@ -123,11 +84,19 @@ class Work:
 
 
 def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
-    """``floor + max(FLOPs / (peak x compute_eff), bytes / (HBM bandwidth x mem_eff))``; 0 for no work."""
+    """``floor + max(FLOPs / (peak x compute_eff), bytes / (HBM bandwidth x mem_eff))``; 0 for no work.
+    The floor is ``floor_us`` plus ``per_expert_us`` per local expert touched (grouped GEMMs); a 16-bit
+    kernel uses ``compute_eff_16bit`` where the family sets one; with ``tile_rows``, ``rows`` query rows fill
+    that share of the tensor-core tile (attention decode)."""
     if w.flops <= 0 and w.bytes <= 0:
         return 0.0
     try:
-        s = f.floor_us * 1e-6 + max(w.flops / (w.peak_flops * f.compute_eff), w.bytes / (bw_bytes * f.mem_eff))
+        ce = f.compute_eff_16bit if w.half and f.compute_eff_16bit else f.compute_eff
+        if f.tile_rows and w.rows:
+            ce *= min(1.0, w.rows / f.tile_rows)
+        s = (f.floor_us + f.per_expert_us * w.experts) * 1e-6 + max(
+            w.flops / (w.peak_flops * ce), w.bytes / (bw_bytes * f.mem_eff)
+        )
     except (TypeError, ZeroDivisionError):
         s = math.nan
     if not 0 <= s < math.inf:  # a record built from out-of-range numbers (the model's own are always finite)
@@ -152,11 +121,14 @@ def routed_experts_work(
     total_assignments: float,
     phase: Phase = "decode",
     redundant_experts: int = 0,
+    path: str | None = None,
 ) -> Work:
     """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
     ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read.
     ``total_assignments`` A = T x k come from T tokens, each picking k distinct experts, so an expert is
-    untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`)."""
+    untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`).
+    Experts stored in a dtype the GPU has no tensor cores for (MXFP4 on Hopper, int4) run weight-only
+    dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family."""
     if model.moe is None:
         raise ValueError(f"{model.name} is a dense model: it has no routed experts")
     e = model.moe
@@ -167,12 +139,23 @@ def routed_experts_work(
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
     p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
     expert_p = ffn.expert_params(model) / layout.expert_tp
+    native = memory.precision_support(gpu, precision.expert_dtype).native
+    family = (
+        "grouped_gemm_weight_only"
+        if not native
+        else "grouped_gemm_decode"
+        if phase == "decode"
+        else "grouped_gemm_prefill"
+    )
     return Work(
         2.0 * assignments_per_gpu * expert_p,
         local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype),
         0.0,
         _peak(gpu, precision.expert_dtype),
-        "grouped_gemm_decode" if phase == "decode" else "grouped_gemm_prefill",
+        family,
+        path,
+        local * p_touched,
+        memory.precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
     )
 
 
@@ -183,14 +166,20 @@ def grouped_gemm_s(
     precision: Precision,
     assignments_per_gpu: float,
     total_assignments: float,
-    f: KernelFactors,
+    eff: Efficiency | KernelFactors,
     redundant_experts: int = 0,
+    *,
+    phase: Phase = "decode",
+    path: str | None = None,
 ) -> float:
-    """Seconds of :func:`routed_experts_work` under the factors ``f``."""
+    """Seconds of :func:`routed_experts_work` under ``eff`` on kernel ``path`` (default: the stack's for
+    the layout), or under the given factors."""
+    if isinstance(eff, Efficiency):
+        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp)
     w = routed_experts_work(
-        model, gpu, layout, precision, assignments_per_gpu, total_assignments, redundant_experts=redundant_experts
+        model, gpu, layout, precision, assignments_per_gpu, total_assignments, phase, redundant_experts, path
     )
-    return kernel_s(w, gpu.hbm_bytes_per_s, f)
+    return kernel_s(w, gpu.hbm_bytes_per_s, eff.kernel(w.family, w.path) if isinstance(eff, Efficiency) else eff)
 
 
 @dataclass(frozen=True)
@@ -237,6 +226,23 @@ class LayerCosts:
         return parts
 
 
+def attention_work(
+    model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, phase: Phase, context_len: int, sequences: float
+) -> Work:
+    """One layer's attention core (scores over the cache: the ``attention_scores`` work) on one GPU of an
+    attention-TP group of ``tp``: ``sequences`` sequences each decoding one token over ``context_len`` cached
+    tokens, or each prefilling a ``context_len``-token prompt. The model's most common mixer kind."""
+    prec = Precision.of(prec)
+    if phase not in ("decode", "prefill"):
+        raise ValueError(f"phase must be decode or prefill, got {phase!r}")
+    tp, context_len = whole("tp", tp, 1, 100_000), whole("context_len", context_len, 1, 100_000_000)
+    sequences = amount("sequences", sequences, 0, 1e9, open_lo=True)
+    tokens = sequences if phase == "decode" else sequences * context_len
+    works = _mixer_works(model, gpu, tp, prec, phase, context_len, tokens, 1.0)
+    group = max(range(len(model.mixers)), key=lambda i: len(model.mixers[i].layers))
+    return works[group]["attention_scores"]
+
+
 def _mixer_works(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -277,7 +283,12 @@ def _mixer_works(
                     "dense_gemm",
                 ),
                 "attention_scores": Work(
-                    float(mx.score_flops_per_token(ctx, tp, phase)) * t_attn, 0.0, cache, peak_half, family
+                    float(mx.score_flops_per_token(ctx, tp, phase)) * t_attn,
+                    0.0,
+                    cache,
+                    peak_half,
+                    family,
+                    rows=mx.decode_query_rows(tp) * tokens_per_sequence if phase == "decode" else 0.0,
                 ),
             }
         )
@@ -299,7 +310,7 @@ def layer_costs(
     a stage (default ``cfg.tokens_per_gpu``; a micro-batch's share when the caller splits the step). ``eff``
     supplies the link factors that time the communication."""
     prec = Precision.of(prec)
-    phase, ctx, tokens_per_sequence, kernel = cfg.phase, cfg.context_len, cfg.tokens_per_sequence, cfg.kernel
+    phase, ctx, tokens_per_sequence = cfg.phase, cfg.context_len, cfg.tokens_per_sequence
     redundant_experts, imbalance = cfg.redundant_experts, cfg.imbalance
     tokens_per_gpu = (
         cfg.tokens_per_gpu if tokens_per_gpu is None else amount("tokens_per_gpu", tokens_per_gpu, 0, 1e9, open_lo=True)
@@ -309,6 +320,7 @@ def layer_costs(
     t_stage = tokens_per_gpu * layout.gpus_per_stage
     t_attn = t_stage / layout.attention_dp  # tokens each attention (TP) group processes
     peak_w, bpp = _peak(gpu, prec.weights), memory.bytes_per_param(prec.weights)
+    path = cfg.kernel_path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp)
 
     def gemm(params_rank: float) -> Work:
         return Work(2.0 * params_rank * t_attn, params_rank * bpp, 0.0, peak_w, "dense_gemm")
@@ -339,28 +351,13 @@ def layer_costs(
                 t_stage * e.top_k,
                 phase,
                 redundant_experts,
+                path,
             ),
         }
-        link = eff["alltoall_low_latency" if kernel == "low_latency" else "alltoall_normal"]
-        moe_comm = {
-            "dispatch": alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, kernel, domain_gpus, link),
-            "combine": alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", kernel, domain_gpus, link),
-        }
-        if layout.expert_tp > 1:  # all-gather the group's tokens, reduce-scatter the partial sums
-            etp = layout.expert_tp
-            group_bytes = tokens_per_gpu * etp * h * 2.0 * (etp - 1) / etp
-            bw, f = (
-                (gpu.scale_up_bw_gbps, ar.scale_up_eff)
-                if etp <= domain_gpus
-                else (gpu.scale_out_bw_gbps, ar.scale_out_eff)
-            )
-            moe_comm["expert_tp_comm"] = 2.0 * comms.link_time_s(group_bytes, bw, f, (etp - 1) * ar.latency_us * 1e-6)
+        moe_comm = layer_comm.moe_comm_s(model, gpu, layout, prec, cfg, eff, tokens_per_gpu, domain_gpus, path)
     # TP all-reduce after the mixer and after the FFN / MoE block
-    layer_comm = {
-        "allreduce": 2.0
-        * comms.ring_allreduce_time_s(t_attn * h * 2.0, tp, gpu.scale_up_bw_gbps, ar.scale_up_eff, ar.latency_us * 1e-6)
-        if tp > 1
-        else 0.0
+    per_layer_comm = {
+        "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus)
     }
     head_p = model.vocab_size * h / tp
     head_tokens = t_attn if phase == "decode" else max(t_attn / ctx, 1.0)
@@ -372,4 +369,4 @@ def layer_costs(
         else 0.0
     )
     mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence)
-    return LayerCosts(mixer, dense, moe, head, moe_comm, layer_comm, send)
+    return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send)

@@ -95,12 +95,14 @@ def _redundant(model: ModelSpec, ep: int) -> int | None:
 
 
 def enumerate_layouts(
-    model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | None = None
+    model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | None = None, precision: Precision | str | None = None
 ) -> list[tuple[ParallelLayout, int]]:
     """Every layout of the cluster that respects divisibility: attention TP divides the heads (and the
     KV heads divide it or it divides them) and stays inside the scale-up domain; EP divides the experts
     (with redundant slots filling a small gap, as DeepSeek's EP72 / EP144 deployments do); PP at most
-    the number of nodes. Returns (layout, redundant experts)."""
+    the number of nodes; with ``precision``, splits its quantised weights can run
+    (:func:`core.parallel.quant_split_problems`). Returns (layout, redundant experts)."""
+    prec = Precision.of(precision) if precision is not None else None
     g = cluster.total_gpus
     domain = cluster.scale_up_domain_gpus
     max_tp = max_tp or min(domain, 16)
@@ -123,7 +125,7 @@ def enumerate_layouts(
                     if red is None:
                         continue
                     lay = ParallelLayout(attention_tp=tp, attention_dp=stage // tp, ep=ep, expert_tp=etp, pp=pp, dp=dp)
-                    if memory.check_layout(model, lay, red):
+                    if memory.check_layout(model, lay, red, prec):
                         continue
                     out.append((lay, red))
     return out
@@ -269,6 +271,7 @@ def recommend(
     assumptions: MemoryAssumptions | None = None,
     profiles: Mapping | None = None,
     max_plans: int | None = None,
+    stack: str = "sglang",
 ) -> list[Plan]:
     """Ranked plans for ``phase`` (best first). Each Plan carries tp, ep, dp, pp, its operating point and
     predicted tokens/s per GPU, and why it ranks where it does. Layouts with no feasible operating
@@ -282,6 +285,7 @@ def recommend(
         target_s=target_s,
         assumptions=assumptions,
         profiles=profiles,
+        stack=stack,
     )
     return plans[:max_plans] if max_plans else plans
 
@@ -296,16 +300,15 @@ def recommend_with_rejections(
     target_s: float | None = None,
     assumptions: MemoryAssumptions | None = None,
     profiles: Mapping | None = None,
+    stack: str = "sglang",
 ) -> tuple[list[Plan], list[tuple[ParallelLayout, str]]]:
     if phase not in ("prefill", "decode"):
         raise ValueError(f"phase must be prefill or decode, got {phase!r}")
     target = DEFAULT_TARGETS[phase] if target_s is None else target_s
     if not (math.isfinite(target) and target > 0):
         raise ValueError("the latency target must be > 0 seconds")
-    if profiles is None:
-        from core.catalog import load_catalog
+    from core.catalog import load_catalog
 
-        profiles = load_catalog().efficiency
     search = _Search(
         model,
         cluster.gpu,
@@ -313,13 +316,13 @@ def recommend_with_rejections(
         phase,
         workload,
         target,
-        perf.resolve_efficiency(cluster.gpu.id, profiles),
+        load_catalog().efficiency_for(cluster.gpu.id, stack, profiles),
         assumptions or MemoryAssumptions(),
         cluster.scale_up_domain_gpus,
     )
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
-    for lay, red in enumerate_layouts(model, cluster):
+    for lay, red in enumerate_layouts(model, cluster, precision=search.precision):
         # data-parallel replicas change nothing per GPU: score each stage configuration once
         key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, red)
         if key not in seen:

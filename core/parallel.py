@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from core._checks import is_whole, whole
 from core._memo import by_identity
 from core.model import ModelSpec
-from core.specs import ParallelLayout
+from core.specs import ParallelLayout, Precision
 
 __all__ = [
     "StageCounts",
@@ -23,8 +23,18 @@ __all__ = [
     "divisors",
     "fitting_tp",
     "pipeline_stages",
+    "quant_split_problems",
     "stage_counts",
 ]
+
+# Block / group width along a split weight dimension that a quantised checkpoint's kernels need whole on
+# every rank: NVFP4's 16-element groups (inherent to the format) and FP8's 128 x 128 blocks (the FP8
+# releases of MoE models: DeepSeek-V3/R1, Qwen3-FP8, Kimi K2, GLM FP8, MiniMax; vLLM refuses "not divisible
+# by weight quantization block_n = 128"). Routed experts are held to both; dense and shared FFNs to FP8's
+# only when the model's own checkpoint is block-FP8 (an online per-tensor FP8 of an older model has no
+# blocks). MXFP4 is left out: the engines pad MXFP4 experts to their tile width on a split (vLLM and SGLang
+# run gpt-oss at expert TP 4 and 8, 2880 / 8 = 360 wide).
+QUANT_BLOCK_WIDTH = {"fp8": 128, "nvfp4": 16}
 
 
 def divisors(n: int) -> list[int]:
@@ -49,8 +59,44 @@ def fitting_tp(model: ModelSpec, tp: int) -> int:
     return tp if not attention_tp_problems(model, whole("tp", tp, 1, 100_000)) else 1
 
 
-def check_layout(model: ModelSpec, layout: ParallelLayout, redundant_experts: int = 0) -> list[str]:
-    """Problems that make a layout invalid for a model (empty list: valid)."""
+def quant_split_problems(model: ModelSpec, layout: ParallelLayout, precision: Precision | str) -> list[str]:
+    """Splits a quantised checkpoint cannot run: a routed expert's width over expert TP, and the dense /
+    shared FFN width over attention TP, must be whole blocks of the dtype (:data:`QUANT_BLOCK_WIDTH`, which
+    says when each applies). Qwen3-235B-A22B FP8 at expert TP 8: 1536 / 8 = 192, not a multiple of 128."""
+    precision = Precision.of(precision)
+    out = []
+    e = model.moe
+    if e is not None and layout.expert_tp > 1:
+        block = QUANT_BLOCK_WIDTH.get(precision.expert_dtype)
+        width = e.expert_intermediate_size / layout.expert_tp
+        if block and width % block:
+            out.append(
+                f"expert TP {layout.expert_tp} splits the {e.expert_intermediate_size}-wide experts into "
+                f"{width:g}-wide slices, not whole {block}-wide {precision.expert_dtype} blocks"
+            )
+    block = QUANT_BLOCK_WIDTH.get(precision.weights)
+    own = (model.checkpoint_precision or {}).get("weights")
+    if precision.weights == "fp8" and own != "fp8":
+        block = None  # not the published block-FP8 checkpoint: an online FP8 without blocks
+    if block and layout.attention_tp > 1:
+        for what, width in (
+            ("dense FFN", model.dense_intermediate_size if model.num_dense_layers else 0),
+            ("shared expert", e.shared_intermediate_size if e is not None and e.n_shared_experts else 0),
+        ):
+            part = width / layout.attention_tp
+            if width and part % block:
+                out.append(
+                    f"attention TP {layout.attention_tp} splits the {width}-wide {what} into {part:g}-wide "
+                    f"slices, not whole {block}-wide {precision.weights} blocks"
+                )
+    return out
+
+
+def check_layout(
+    model: ModelSpec, layout: ParallelLayout, redundant_experts: int = 0, precision: Precision | str | None = None
+) -> list[str]:
+    """Problems that make a layout invalid for a model (empty list: valid); with ``precision`` also the
+    splits its quantised weights cannot run (:func:`quant_split_problems`)."""
     if not (is_whole(redundant_experts) and 0 <= redundant_experts <= 100_000):
         raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {redundant_experts!r}")
     problems = attention_tp_problems(model, layout.attention_tp)
@@ -69,13 +115,18 @@ def check_layout(model: ModelSpec, layout: ParallelLayout, redundant_experts: in
             )
     elif layout.ep > 1:
         problems.append("a dense model has no experts to spread over EP > 1")
+    if precision is not None:
+        problems += quant_split_problems(model, layout, precision)
     return problems
 
 
-def default_layout(model: ModelSpec, total_gpus: int, gpus_per_node: int = 8) -> ParallelLayout:
-    """TP inside a node (the largest power of two <= 8 that divides the GPUs and the heads), PP across
-    nodes; MoE experts spread with EP = TP (vLLM's ``--tensor-parallel-size N --enable-expert-parallel``,
-    ``--pipeline-parallel-size`` across nodes). The Layouts page searches for better ones."""
+def default_layout(
+    model: ModelSpec, total_gpus: int, gpus_per_node: int = 8, precision: Precision | str | None = None
+) -> ParallelLayout:
+    """TP inside a node (the largest power of two <= 8 that divides the GPUs and the heads, and with
+    ``precision`` splits its quantised weights into whole blocks), PP across nodes; MoE experts spread
+    with EP = TP (vLLM's ``--tensor-parallel-size N --enable-expert-parallel``, ``--pipeline-parallel-size``
+    across nodes). The Layouts page searches for better ones."""
     if total_gpus < 1:
         raise ValueError(f"total_gpus must be >= 1, got {total_gpus}")
     limit = max(1, min(8, gpus_per_node, total_gpus))
@@ -83,7 +134,7 @@ def default_layout(model: ModelSpec, total_gpus: int, gpus_per_node: int = 8) ->
     for t in (8, 4, 2, 1):
         if t > limit or total_gpus % t:
             continue
-        if not check_layout(model, _tp_layout(model, t, total_gpus // t)):
+        if not check_layout(model, _tp_layout(model, t, total_gpus // t), precision=precision):
             tp = t
             break
     return _tp_layout(model, tp, total_gpus // tp)

@@ -25,7 +25,15 @@ from core._checks import whole
 from core._memo import by_identity
 from core.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
 from core.efficiency import IDEAL, Efficiency, resolve_efficiency
-from core.kernels import StepConfig, Work, grouped_gemm_s, kernel_s, layer_costs
+from core.kernels import (
+    StepConfig,
+    Work,
+    attention_work,
+    grouped_gemm_s,
+    kernel_s,
+    layer_costs,
+    routed_experts_work,
+)
 from core.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
 
 __all__ = [
@@ -34,11 +42,15 @@ __all__ = [
     "Roofline",
     "StepConfig",
     "StepTime",
+    "Work",
     "alltoall_call_s",
+    "attention_work",
     "decode_roofline",
     "grouped_gemm_s",
+    "kernel_s",
     "normal_kernel_fanout",
     "resolve_efficiency",
+    "routed_experts_work",
     "step_time",
     "token_copy_bytes",
 ]
@@ -65,8 +77,10 @@ class StepTime:
         return self.tokens_per_gpu / self.step_s
 
 
-def _checked(model: ModelSpec, layout: ParallelLayout, redundant: int, domain_gpus: int | None, gpu: GPUSpec) -> int:
-    problems = memory.check_layout(model, layout, redundant)
+def _checked(
+    model: ModelSpec, layout: ParallelLayout, redundant: int, domain_gpus: int | None, gpu: GPUSpec, prec: Precision
+) -> int:
+    problems = memory.check_layout(model, layout, redundant, prec)
     if problems:
         raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
     if domain_gpus is not None:
@@ -106,7 +120,7 @@ def step_time(
     ``step = pp x max(stage) / (1 - (pp - 1) / (m + pp - 1))``; throughput per GPU is that of one stage's
     share. ``domain_gpus``: GPUs per scale-up domain (default: the GPU's)."""
     prec = Precision.of(precision)
-    domain = _checked(model, layout, cfg.redundant_experts, domain_gpus, gpu)
+    domain = _checked(model, layout, cfg.redundant_experts, domain_gpus, gpu, prec)
     halves = 2.0 if cfg.overlap == "two_batch" else 1.0
     costs = layer_costs(
         model, gpu, layout, prec, cfg, eff, tokens_per_gpu=cfg.tokens_per_gpu / halves, domain_gpus=domain
@@ -114,13 +128,14 @@ def step_time(
     bw, system = gpu.hbm_bytes_per_s, eff["system"]
 
     def work_s(w: Work) -> float:
-        return kernel_s(w, bw, eff[w.family])
+        return kernel_s(w, bw, eff.kernel(w.family, w.path))
 
     kinds, index = _stage_plan(model, layout.pp)
     times, computes, comms = [], [], []
     components: dict[str, float] = {}
     for j, (counts, last) in enumerate(kinds):
-        parts = costs.stage_parts(counts, last, not last, work_s, system.layer_overhead_us * 1e-6)
+        overhead_s = system.layer_overhead_us * 1e-6 + system.token_overhead_ns * 1e-9 * cfg.tokens_per_gpu / halves
+        parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
         m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
         c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)
         times.append(max(c, m) + (1.0 - system.overlap_eff) * min(c, m) if halves > 1 else c + m)
@@ -181,7 +196,7 @@ def decode_roofline(
     micro-batches, each crossing every stage: a sequence gets its next token every
     ``max(sum of stage times, micro-batches x busiest stage)``."""
     prec = Precision.of(precision)
-    _checked(model, layout, redundant_experts, None, gpu)
+    _checked(model, layout, redundant_experts, None, gpu, prec)
     cfg = StepConfig(
         "decode",
         max(tokens, 1e-9),

@@ -199,7 +199,15 @@ def build_report(
         lw = Workload(batch=1, input_len=wl.input_len, output_len=wl.output_len)
         for phase in ("prefill", "decode"):
             plans = layout.recommend(
-                model, cluster, lw, phase, precision=prec, assumptions=a, profiles=cat.efficiency, max_plans=3
+                model,
+                cluster,
+                lw,
+                phase,
+                precision=prec,
+                assumptions=a,
+                profiles=cat.efficiency,
+                max_plans=3,
+                stack=scenario.serving_stack,
             )
             if plans:
                 best = plans[0]
@@ -316,6 +324,7 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
         assumptions=a,
         profiles=cat.efficiency,
         max_plans=1,
+        stack=scenario.serving_stack,
     )
     if plans:
         p = plans[0]

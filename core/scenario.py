@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.catalog import Catalog
+from core.efficiency import SERVING_STACKS
 from core.model import ModelSpec
 from core.parallel import default_layout
 from core.specs import (
@@ -63,6 +64,7 @@ URL_KEYS: dict[str, str] = {
     "ex": "routed-expert dtype (omit = same as weights)",
     "kv": "KV-cache dtype",
     "a2a": f"all-to-all dispatch dtype ({' | '.join(DISPATCH_DTYPES)})",
+    "stack": f"serving stack whose kernels time the steps ({' | '.join(SERVING_STACKS)}; omit = sglang)",
     "batch": _range(Workload, "batch", "concurrent sequences"),
     "isl": _range(Workload, "input_len", "input tokens per sequence"),
     "osl": _range(Workload, "output_len", "output tokens per sequence"),
@@ -99,7 +101,7 @@ _LAYOUT_KEYS = ("tp", "etp", "pp", "dp")
 
 def resolved_layout(scenario: Scenario, model: ModelSpec) -> ParallelLayout:
     """The scenario's layout, or the default one for its cluster (:func:`core.parallel.default_layout`)."""
-    return scenario.layout or default_layout(model, scenario.total_gpus, scenario.gpus_per_node)
+    return scenario.layout or default_layout(model, scenario.total_gpus, scenario.gpus_per_node, scenario.precision)
 
 
 def layout_from_sizes(total_gpus: int, tp: int, etp: int, pp: int, dp: int) -> ParallelLayout:
@@ -157,6 +159,8 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
             p["alpha"] = _num(s.spec.acceptance_rate)
         if s.spec.draft_cost is not None:
             p["c"] = _num(s.spec.draft_cost)
+    if s.serving_stack != DEFAULT_SCENARIO.serving_stack:
+        p["stack"] = s.serving_stack
     d = MemoryAssumptions()
     m = s.memory
     for key, field, fmt in (
@@ -234,6 +238,7 @@ def scenario_from_params(
     experts = choice("ex", DTYPES, weights, "expert dtype") if _one(params, "ex") else None
     kv = choice("kv", KV_DTYPES, d.precision.kv_cache, "KV-cache dtype")
     a2a = choice("a2a", ("bf16", "fp8", "nvfp4"), d.precision.dispatch, "dispatch dtype")
+    stack = choice("stack", tuple(SERVING_STACKS), d.serving_stack, "serving stack")
     batch = number("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
     isl = number("isl", 1, 10_000_000, d.workload.input_len, "input tokens")
     osl = number("osl", 1, 10_000_000, d.workload.output_len, "output tokens")
@@ -316,6 +321,7 @@ def scenario_from_params(
             layout=layout,
             spec=spec,
             memory=memory,
+            serving_stack=stack,
         )
     except ValidationError as e:  # defensive: every field was range-checked above
         warnings.append(f"URL scenario is invalid ({describe_validation_error(e)}); using the default")

@@ -29,7 +29,14 @@ from core.dtypes import (
     DtypeName,
     KVDtypeName,
 )
-from core.efficiency import EFFICIENCY_FAMILIES, EfficiencyProfile, KernelFactors, LinkFactors, SystemFactors
+from core.efficiency import (
+    EFFICIENCY_FAMILIES,
+    SERVING_STACKS,
+    EfficiencyProfile,
+    KernelFactors,
+    LinkFactors,
+    SystemFactors,
+)
 from core.hardware import ClusterSpec, GPUSpec, HostSpec, InterconnectSpec
 from core.model.spec import ModelSpec, MoESpec, PublishedCounts
 from core.validated import FROZEN, PosInt, bounds, bounds_text, describe_validation_error
@@ -288,6 +295,9 @@ class Scenario(BaseModel):
     spec: SpecDecodeConfig = SpecDecodeConfig()
     memory: MemoryAssumptions = MemoryAssumptions()
     box: SingleBox | None = Field(None, description="None: the Single box page's default setup")
+    serving_stack: Literal[tuple(SERVING_STACKS)] = Field(
+        "sglang", description="the engine whose kernels time the steps (MoE kernel path, all-reduce kernels)"
+    )
 
     @model_validator(mode="after")
     def _check_layout(self) -> Scenario:

@@ -35,19 +35,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
-from core import perf
+from core import comms, perf
 from core.calibration import calibrate, error_summary, fitted_families, leave_one_out, owner_of, strip_fitted
+from core.cases import (
+    COMM_METRICS,
+    METRIC_UNITS,
+    METRICS,
+    ParsedCase,
+    case_family,
+    case_field,
+    opt_int,
+    parse_case,
+)
 from core.catalog import Catalog, load_catalog
+from core.dispatch import alltoall_call_split
+from core.efficiency import kernel_path
 from core.specs import (
     EfficiencyProfile,
     KernelFactors,
     LinkFactors,
-    ParallelLayout,
-    Precision,
     SystemFactors,
-    describe_validation_error,
 )
 
 __all__ = [
@@ -65,193 +72,119 @@ __all__ = [
     "strip_fitted",
 ]
 
-METRICS = {
-    "output_tokens_per_s_per_gpu": "decode",
-    "input_tokens_per_s_per_gpu": "prefill",
-    "moe_layer_latency_ms": "moe_layer",
-    "dispatch_latency_us": "dispatch",
-    "combine_latency_us": "combine",
-    "dispatch_bandwidth_gbps": "dispatch",
-    "combine_bandwidth_gbps": "combine",
-}
-# the unit each metric is measured and predicted in (the Validation page labels its tables with it)
-METRIC_UNITS = {
-    "output_tokens_per_s_per_gpu": "tok/s/GPU",
-    "input_tokens_per_s_per_gpu": "tok/s/GPU",
-    "moe_layer_latency_ms": "ms",
-    "dispatch_latency_us": "µs",
-    "combine_latency_us": "µs",
-    "dispatch_bandwidth_gbps": "GB/s",
-    "combine_bandwidth_gbps": "GB/s",
-}
-_COMM_METRICS = ("dispatch_latency_us", "combine_latency_us", "dispatch_bandwidth_gbps", "combine_bandwidth_gbps")
-_REQUIRED = ("model", "gpu", "num_gpus", "phase", "layout", "precision", "workload", "measured")
 
-
-_MAX_COUNT = 10**9  # GPUs, layout sizes, tokens, experts: whole numbers in a case stay below this
-
-
-def _opt_int(d: Mapping[str, Any], key: str, where: str, default: int) -> int:
-    """An optional whole-number field (``default`` when absent, None or 0)."""
-    if not d.get(key):
-        return default
-    return case_field(d, key, where, int)
-
-
-def _mapping(v: Any, where: str, key: str) -> Mapping[str, Any]:
-    if not isinstance(v, Mapping):
-        raise ValueError(f"case {where}: field '{key}' must be a mapping, got {type(v).__name__}")
-    return v
-
-
-def case_id(case: Any) -> str:
-    """A case's id for messages ("<no id>" when it has none); ValueError when the case is not a mapping."""
-    if not isinstance(case, Mapping):
-        raise ValueError("a case must be a mapping (a YAML / JSON object)")
-    return str(case.get("id", "<no id>"))[:120]
-
-
-def case_field(d: Mapping[str, Any], key: str, where: str, kind=None):
-    """Field ``key`` of a case (or of one of its mappings): present, and with ``kind`` int a whole number in
-    0..10^9, with ``kind`` float a finite number > 0; ValueError naming case ``where`` and the field."""
-    if not isinstance(d, Mapping) or key not in d or d[key] is None:
-        raise ValueError(f"case {where}: missing field '{key}'")
-    v = d[key]
-    if kind is int and (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float))
-        or not math.isfinite(v)
-        or v != int(v)
-        or not 0 <= v <= _MAX_COUNT
-    ):
-        raise ValueError(f"case {where}: field '{key}' must be a whole number in 0..{_MAX_COUNT:,}, got {v!r}")
-    if kind is float and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0):
-        raise ValueError(f"case {where}: field '{key}' must be a number > 0, got {v!r}")
-    return int(v) if kind is int else (float(v) if kind is float else v)
-
-
-@dataclass(frozen=True)
-class _Case:
-    id: str
-    metric: str
-    model: Any
-    gpu: Any
-    layout: ParallelLayout
-    precision: Precision
-    domain: int
-    workload: Mapping[str, Any]
-    options: Mapping[str, Any]
-    phase: str
-    measured: float | None
-
-
-def parse_case(case: Mapping[str, Any], cat: Catalog) -> _Case:
-    """A case checked and resolved against the catalog (model, GPU, layout, precision)."""
-    where = case_id(case)
-    for k in _REQUIRED:
-        case_field(case, k, where)
-    measured = case["measured"]
-    metric = case_field(measured, "metric", where)
-    if not isinstance(metric, str) or metric not in METRICS:
-        raise ValueError(f"case {where}: unknown metric {metric!r}; known: {', '.join(METRICS)}")
-    model = cat.model(str(case["model"]))
-    gpu = cat.gpu(str(case["gpu"]))
-    lay = _mapping(case["layout"], where, "layout")
-    tp = case_field(lay, "attention_tp", where, int)
-    adp = case_field(lay, "attention_dp", where, int)
-    ep = case_field(lay, "ep", where, int)
-    etp = _opt_int(lay, "expert_tp", where, 1)
-    pp = _opt_int(lay, "pp", where, 1)
-    num = case_field(case, "num_gpus", where, int)
-    stage = tp * adp
-    if stage < 1 or num % (stage * pp):
-        raise ValueError(f"case {where}: attention_tp x attention_dp x pp must divide num_gpus ({num})")
-    try:
-        layout = ParallelLayout(attention_tp=tp, attention_dp=adp, ep=ep, expert_tp=etp, pp=pp, dp=num // (stage * pp))
-        p = _mapping(case["precision"], where, "precision")
-        prec = Precision(
-            weights=p.get("weights", "bf16"),
-            routed_experts=p.get("experts") if p.get("experts") not in (None, p.get("weights")) else None,
-            kv_cache=p.get("kv", "bf16"),
-            dispatch=p.get("dispatch", "bf16"),
-        )
-    except ValidationError as e:
-        raise ValueError(f"case {where}: {describe_validation_error(e)}") from None
-    if model.moe is None and metric in ("moe_layer_latency_ms", *_COMM_METRICS):
-        raise ValueError(f"case {where}: {model.name} is dense; {metric} needs a MoE model")
-    value = measured.get("value")
-    return _Case(
-        id=where,
-        metric=metric,
-        model=model,
-        gpu=gpu,
-        layout=layout,
-        precision=prec,
-        domain=_opt_int(case, "gpus_per_node", where, gpu.gpus_per_node),
-        workload=_mapping(case["workload"], where, "workload"),
-        options=_mapping(case.get("options") or {}, where, "options"),
-        phase=str(case["phase"]),
-        measured=float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
+def attention_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
+    """An attention case's work on one GPU (one layer's attention core) and the GPU's HBM bytes/s."""
+    w = perf.attention_work(
+        c.model,
+        c.gpu,
+        c.layout.attention_tp,
+        c.precision,
+        "prefill" if "prefill" in c.phase else "decode",
+        int(case_field(c.workload, "context_len", c.id, float)),
+        case_field(c.workload, "batch", c.id, float),
     )
+    return w, c.gpu.hbm_bytes_per_s
 
 
-def case_family(case: Mapping[str, Any]) -> str:
-    """The efficiency family a case calibrates: a kernel family or ``system``."""
-    where = case_id(case)
-    metric = case_field(case_field(case, "measured", where), "metric", where)
-    if metric == "moe_layer_latency_ms":
-        return "grouped_gemm_prefill" if "prefill" in str(case.get("phase", "")) else "grouped_gemm_decode"
-    if metric in _COMM_METRICS:
-        kernel = _mapping(case.get("options") or {}, where, "options").get("comm_kernel", "low_latency")
-        return "alltoall_normal" if kernel == "normal" else "alltoall_low_latency"
-    return "system"
+def _step_case(c: ParsedCase, eff: perf.Efficiency) -> perf.StepTime:
+    """A step-level case: ``batch`` requests per attention group, each with ``new_tokens`` query tokens over
+    ``past_kv_len`` cached ones (decode_step: 1, or gamma + 1 when verifying; prefill_step: a prompt chunk,
+    timed as a prompt of ``new_tokens + past_kv_len`` tokens, the cached prefix's attention included)."""
+    wl, opts = c.workload, c.options
+    batch, new = case_field(wl, "batch", c.id, float), case_field(wl, "new_tokens", c.id, float)
+    past = opt_int(wl, "past_kv_len", c.id, 0)
+    tokens_per_gpu = batch * new * c.layout.attention_dp / c.layout.gpus_per_stage
+    decode = c.phase == "decode_step"
+    cfg = perf.StepConfig(
+        phase="decode" if decode else "prefill",
+        tokens_per_gpu=tokens_per_gpu,
+        context_len=max(1, past) if decode else int(new) + past,
+        overlap=opts.get("overlap", "none") or "none",
+        comm_kernel=opts.get("comm_kernel"),
+        redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+        tokens_per_sequence=new if decode else 1.0,
+        kernel_path=c.kernel_path,
+    )
+    return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
 
 
-def _eff(c: _Case, cat: Catalog, profiles: Mapping[str, EfficiencyProfile] | None, overrides=None) -> perf.Efficiency:
-    return perf.resolve_efficiency(c.gpu.id, profiles if profiles is not None else cat.efficiency, overrides)
+def comm_case_terms(c: ParsedCase) -> tuple[comms.AllToAllSplit | None, float | None]:
+    """An all-to-all case's bytes on each link (None without EP) and, for a bandwidth metric, the logical
+    bytes (GB) its call time divides; None for a latency metric."""
+    opts = c.options
+    t = case_field(c.workload, "tokens_per_gpu", c.id, float)
+    kind = opts.get("comm_kernel", "low_latency")
+    dtype = c.precision.dispatch if c.metric.startswith("dispatch") else "bf16"
+    groups = opts.get("routing_groups")
+    if groups:
+        if not isinstance(groups, (list, tuple)) or len(groups) != 2:
+            raise ValueError(f"case {c.id}: options.routing_groups must be [groups, groups per token]")
+        groups = (case_field({"g": groups[0]}, "g", c.id, int), case_field({"g": groups[1]}, "g", c.id, int))
+    else:
+        groups = None
+    split = alltoall_call_split(c.model, c.layout, t, dtype, kind, c.domain, groups)
+    if c.metric.endswith("latency_us"):
+        return split, None
+    if kind != "normal":
+        raise ValueError(f"case {c.id}: logical bandwidth is defined for normal kernels only")
+    gpus, nodes = perf.normal_kernel_fanout(c.model, c.layout.ep, c.domain, groups)
+    copies = nodes if c.layout.ep > c.domain else gpus
+    return split, t * copies * perf.token_copy_bytes(c.model.hidden_size, dtype) / 1e9
 
 
-def predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
+def moe_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
+    """A grouped-GEMM case's work on one GPU (its routed experts, uniform routing) and the GPU's HBM bytes/s."""
+    t = case_field(c.workload, "tokens_per_gpu", c.id, float)
+    total = t * c.model.moe.top_k * c.layout.gpus_per_stage
+    path = c.kernel_path or kernel_path(c.stack, c.layout.attention_dp, c.layout.ep, c.layout.expert_tp)
+    w = perf.routed_experts_work(
+        c.model,
+        c.gpu,
+        c.layout,
+        c.precision,
+        total / c.layout.ep,
+        total,
+        "prefill" if "prefill" in c.phase else "decode",
+        opt_int(c.options, "redundant_experts", c.id, 0),
+        path,
+    )
+    return w, c.gpu.hbm_bytes_per_s
+
+
+def _eff(c: ParsedCase, cat: Catalog, profiles: Mapping[str, EfficiencyProfile] | None) -> perf.Efficiency:
+    return cat.efficiency_for(c.gpu.id, c.stack, profiles)
+
+
+def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
     """The prediction of a parsed case's metric with the factors ``eff`` (calibration parses once)."""
     wl, opts = c.workload, c.options
     if c.metric == "moe_layer_latency_ms":
-        t = case_field(wl, "tokens_per_gpu", c.id, float)
-        k = c.model.moe.top_k
-        fam = "grouped_gemm_prefill" if "prefill" in c.phase else "grouped_gemm_decode"
-        total = t * k * c.layout.gpus_per_stage
-        s = perf.grouped_gemm_s(
-            c.model,
-            c.gpu,
-            c.layout,
-            c.precision,
-            total / c.layout.ep,
-            total,
-            eff[fam],
-            _opt_int(opts, "redundant_experts", c.id, 0),
-        )
-        return s * 1e3
-    if c.metric in _COMM_METRICS:
-        t = case_field(wl, "tokens_per_gpu", c.id, float)
-        kind = opts.get("comm_kernel", "low_latency")
-        fam = "alltoall_normal" if kind == "normal" else "alltoall_low_latency"
-        dtype = c.precision.dispatch if c.metric.startswith("dispatch") else "bf16"
-        groups = opts.get("routing_groups")
-        if groups:
-            if not isinstance(groups, (list, tuple)) or len(groups) != 2:
-                raise ValueError(f"case {c.id}: options.routing_groups must be [groups, groups per token]")
-            groups = (case_field({"g": groups[0]}, "g", c.id, int), case_field({"g": groups[1]}, "g", c.id, int))
-        else:
-            groups = None
-        s = perf.alltoall_call_s(c.model, c.gpu, c.layout, t, dtype, kind, c.domain, eff[fam], routing_groups=groups)
-        if c.metric.endswith("latency_us"):
+        w, bw = moe_case_work(c)
+        return perf.kernel_s(w, bw, eff.kernel(w.family, w.path)) * 1e3
+    if c.metric == "attention_latency_us":
+        w, bw = attention_case_work(c)
+        return perf.kernel_s(w, bw, eff[w.family]) * 1e6
+    if c.metric == "step_latency_ms":
+        return _step_case(c, eff).step_s * 1e3
+    if c.metric in COMM_METRICS:
+        split, numerator = comm_case_terms(c)
+        link = eff["alltoall_normal" if opts.get("comm_kernel") == "normal" else "alltoall_low_latency"]
+        s = 0.0
+        if split is not None:
+            s = comms.alltoall_time_s(
+                split,
+                c.gpu.scale_up_bw_gbps,
+                c.gpu.scale_out_bw_gbps,
+                scale_up_eff=link.scale_up_eff,
+                scale_out_eff=link.scale_out_eff,
+                latency_s=link.latency_us * 1e-6,
+            )
+        if numerator is None:
             return s * 1e6
-        if kind != "normal":
-            raise ValueError(f"case {c.id}: logical bandwidth is defined for normal kernels only")
         if s <= 0:
             raise ValueError(f"case {c.id}: EP {c.layout.ep} has no all-to-all to measure a bandwidth of")
-        gpus, nodes = perf.normal_kernel_fanout(c.model, c.layout.ep, c.domain, groups)
-        copies = nodes if c.layout.ep > c.domain else gpus
-        return t * copies * perf.token_copy_bytes(c.model.hidden_size, dtype) / s / 1e9
+        return numerator / s
     if c.metric == "output_tokens_per_s_per_gpu":
         batch = case_field(wl, "batch_per_gpu", c.id, float)
         cfg = perf.StepConfig(
@@ -260,7 +193,8 @@ def predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
             context_len=int(case_field(wl, "context_len", c.id, float)),
             overlap=opts.get("overlap", "none") or "none",
             comm_kernel=opts.get("comm_kernel"),
-            redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0),
+            redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+            kernel_path=c.kernel_path,
         )
         decode = perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
         if opts.get("serving") == "aggregated":
@@ -272,7 +206,8 @@ def predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
                 tokens_per_gpu=batch * isl / osl,
                 context_len=int(isl),
                 comm_kernel=opts.get("comm_kernel"),
-                redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0),
+                redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+                kernel_path=c.kernel_path,
             )
             prefill = perf.step_time(c.model, c.gpu, c.layout, c.precision, pre, eff, domain_gpus=c.domain)
             return batch / (decode.step_s + prefill.step_s)
@@ -284,7 +219,8 @@ def predict_parsed(c: _Case, eff: perf.Efficiency) -> float:
             context_len=int(case_field(wl, "input_len", c.id, float)),
             overlap=opts.get("overlap", "none") or "none",
             comm_kernel=opts.get("comm_kernel"),
-            redundant_experts=_opt_int(opts, "redundant_experts", c.id, 0),
+            redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+            kernel_path=c.kernel_path,
         )
     return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain).tokens_per_s_per_gpu
 

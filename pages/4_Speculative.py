@@ -277,7 +277,7 @@ else:
     targets = [(model, layout, draft_model, f"{model.name} (this scenario)")]
     if other_id and other_id in cat.models and other_id != model.id:
         other = cat.model(other_id)
-        other_layout = memory.default_layout(other, scenario.total_gpus, scenario.gpus_per_node)
+        other_layout = memory.default_layout(other, scenario.total_gpus, scenario.gpus_per_node, scenario.precision)
         if not memory.check_layout(other, other_layout):
             targets.append(
                 (other, other_layout, None, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)")

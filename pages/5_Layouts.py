@@ -44,7 +44,9 @@ top_n = c[2].slider("Plans shown", 3, 30, 10)
 
 
 @st.cache_data(show_spinner="Scoring every layout…", max_entries=32)
-def _plans(m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float, assumptions):
+def _plans(
+    m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float, assumptions, stack
+):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
     return lay_mod.recommend_with_rejections(
@@ -56,6 +58,7 @@ def _plans(m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, 
         target_s=target,
         assumptions=assumptions,
         profiles=c.efficiency,
+        stack=stack,
     )
 
 
@@ -103,6 +106,7 @@ for phase, target, col in (
         phase,
         float(target),
         scenario.memory,
+        scenario.serving_stack,
     )
     results[phase] = plans
     st.subheader(f"{phase.capitalize()}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")
@@ -194,7 +198,7 @@ if rows:
 # ---- all-to-all vs EP size on NVLink vs the network
 if model.is_moe:
     st.subheader("All-to-all time vs EP size: why EP stays inside the scale-up domain")
-    eff = perf.resolve_efficiency(gpu.id, cat.efficiency)
+    eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
     tokens = st.select_slider("Tokens per GPU per step", [16, 64, 128, 256, 512, 1024, 4096], 128)
     eps = [e for e in (2, 4, 8, 16, 32, 64, 72, 128, 144, 256) if model.moe.n_routed_experts % e == 0 or e in (72, 144)]
     curves = []

@@ -55,7 +55,7 @@ except ValueError as err:
 
 
 @st.cache_data(show_spinner="Sizing the pools…", max_entries=32)
-def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions):
+def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions, stack):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
     return disagg.size_pools(
@@ -67,12 +67,22 @@ def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assu
         decode_speedup=speedup,
         assumptions=assumptions,
         profiles=c.efficiency,
+        stack=stack,
     )
 
 
 try:
     pools = _size(
-        model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, 1.0, scenario.memory
+        model,
+        gpu.id,
+        block.num_nodes,
+        block.gpus_per_node,
+        traffic,
+        prec,
+        interference,
+        1.0,
+        scenario.memory,
+        scenario.serving_stack,
     )
 except ValueError as err:
     st.error(f"{err}. Add GPUs to the building block, quantise further or relax the targets.")
@@ -103,7 +113,16 @@ else:
     default_speedup, note = 1.0, "speculative decoding is off in the scenario (sidebar)"
 speedup = k[1].number_input("Speculative decode speedup (×)", 0.1, 20.0, round(default_speedup, 2), 0.05, help=note)
 with_spec = _size(
-    model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, prec, interference, float(speedup), scenario.memory
+    model,
+    gpu.id,
+    block.num_nodes,
+    block.gpus_per_node,
+    traffic,
+    prec,
+    interference,
+    float(speedup),
+    scenario.memory,
+    scenario.serving_stack,
 )
 
 m = st.columns(5)
@@ -239,7 +258,7 @@ rates = np.unique(np.round(np.geomspace(max(rate / 100, 1), rate * 10, 40)))
 
 
 @st.cache_data(show_spinner="Costing both ways over the request rates…", max_entries=32)
-def _break_even(m, gpu_id, nodes, gpn, traffic, rates, precision, interference, assumptions):
+def _break_even(m, gpu_id, nodes, gpn, traffic, rates, precision, interference, assumptions, stack):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
     return disagg.break_even_rate(
@@ -251,11 +270,21 @@ def _break_even(m, gpu_id, nodes, gpn, traffic, rates, precision, interference, 
         interference=interference,
         assumptions=assumptions,
         profiles=c.efficiency,
+        stack=stack,
     )
 
 
 colo, dis, even = _break_even(
-    model, gpu.id, block.num_nodes, block.gpus_per_node, traffic, rates, prec, interference, scenario.memory
+    model,
+    gpu.id,
+    block.num_nodes,
+    block.gpus_per_node,
+    traffic,
+    rates,
+    prec,
+    interference,
+    scenario.memory,
+    scenario.serving_stack,
 )
 curve = pd.concat(
     [

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core.catalog import Catalog
+from core.efficiency import SERVING_STACKS, STACK_NAMES
 from core.hardware import GPUSpec
 from core.hf import decode_config
 from core.memory import check_layout
@@ -104,6 +105,10 @@ def _on_model() -> None:
 
 def _on_gpu() -> None:
     update_scenario(gpu_id=st.session_state._w_gpu)
+
+
+def _on_stack() -> None:
+    update_scenario(serving_stack=st.session_state._w_stack)
 
 
 def _on_cluster() -> None:
@@ -236,6 +241,11 @@ def sidebar() -> Scenario:
             f"{s.total_gpus:,} GPUs · {cluster.memory_gb:,.0f} GB {cluster.gpu.memory_type} in total · scale-up domain "
             f"{cluster.scale_up_domain_gpus} GPUs ({cluster.gpu.scale_up_link})"
         )
+        stacks = list(SERVING_STACKS)
+        st.selectbox(
+            "Serving stack", stacks, stacks.index(s.serving_stack), key="_w_stack", on_change=_on_stack,
+            format_func=STACK_NAMES.get, help="Whose kernels time the steps: " + "; ".join(SERVING_STACKS.values()),
+        )  # fmt: skip
         _precision_controls(s)
         _workload_controls(s)
         _speculative_controls(cat, s)

@@ -300,7 +300,7 @@ def min_gpus(
     for n in gpu_count_candidates(gpu, max_gpus):
         if n < floor_gpus:
             continue
-        layout = default_layout(model, n, gpu.gpus_per_node)
+        layout = default_layout(model, n, gpu.gpus_per_node, prec)
         if check_layout(model, layout, a.redundant_experts):
             continue
         if per_gpu_memory(model, gpu, layout, prec, wl, assumptions=a).fits:

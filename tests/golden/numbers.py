@@ -115,11 +115,11 @@ def _model_numbers(m, out: dict[str, VALUE]) -> None:
         out[f"{p}/summary/{k}"] = row[k]
 
 
-def _layouts(m, total: int, gpn: int):
+def _layouts(m, total: int, gpn: int, prec):
     from core import memory
     from core.specs import ParallelLayout
 
-    lays = {"default": memory.default_layout(m, total, gpn)}
+    lays = {"default": memory.default_layout(m, total, gpn, prec)}
     if total >= 8:
         per_stage = 8
         pp = total // per_stage
@@ -140,14 +140,14 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
     total = nodes * gpn
     prec = Precision(weights=w, kv_cache=kv, dispatch="fp8" if w != "bf16" else "bf16")
     wl = Workload()
-    eff = perf.resolve_efficiency(gpu.id, cat.efficiency)
+    eff = cat.efficiency_for(gpu.id)
     p = f"{m.id}/{sid}"
-    for name, lay in _layouts(m, total, gpn).items():
+    for name, lay in _layouts(m, total, gpn, prec).items():
         q = f"{p}/{name}"
         out[f"{q}/layout"] = (
             f"tp{lay.attention_tp} adp{lay.attention_dp} ep{lay.ep} etp{lay.expert_tp} pp{lay.pp} dp{lay.dp}"
         )
-        problems = memory.check_layout(m, lay)
+        problems = memory.check_layout(m, lay, precision=prec)
         if problems:
             out[f"{q}/invalid"] = "; ".join(problems)
             continue

@@ -18,7 +18,17 @@ def test_validation_page_lists_every_case_with_errors():
     assert sum(len(f) for f in frames) == n  # every case, grouped by metric
     for f in frames:
         assert {"measured", "predicted", "leave-one-out error (%)", "source"} <= set(f.columns)
-    factors = next(d.value for d in at.dataframe if "family" in d.value.columns)
+    accuracy = next(d.value for d in at.dataframe if "met" in d.value.columns)
+    assert {"yes", "no"} >= set(accuracy["met"]) - {""}
+    assert accuracy["cases"].iloc[-1] == n  # the last row: all cases
+    factors = next(d.value for d in at.dataframe if "kernel path" in d.value.columns)
     assert "grouped_gemm_decode" in set(factors["family"])
-    assert len(at.get("vega_lite_chart")) == 1
+    assert {"deepep", "fused", "trtllm"} <= set(factors["kernel path"])  # H200 (the default scenario's GPU)
+    inherit = next(d.value for d in at.dataframe if "own factors" in d.value.columns)
+    assert len(inherit) == len(load_catalog().gpus)
+    h200 = inherit[inherit["GPU"].str.contains("H200")].iloc[0]
+    assert h200["collectives"].startswith("measured") and h200["measured kernel cases"] > 50
+    mi300 = inherit[inherit["GPU"].str.contains("MI300X")].iloc[0]
+    assert mi300["own factors"].startswith("none") and "inherited by mi300x" in mi300["grouped GEMM (decode) from"]
+    assert len(at.get("vega_lite_chart")) == 2  # predicted vs measured, the all-reduce curves
     assert any("median" in m.label and m.value.endswith("%") for m in at.metric)

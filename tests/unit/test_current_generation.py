@@ -213,7 +213,9 @@ def test_sparse_decode_attention_grows_with_the_index_scan_not_the_cache():
     idx = glm.head_mixer.indexer
     dense_twin = with_mixers(glm, MLA, indexer=idx.model_copy(update={"topk_tokens": 0}))
     # at 128K the sparse layers read ~1.5 GB instead of ~13 GB per sequence: far faster than the dense twin
-    assert _decode_scores_s(glm, 131072) < 0.25 * _decode_scores_s(dense_twin, 131072)
+    # (not the full 8.7x: at TP8 each GPU's 8 query heads fill an eighth of the 64-row MMA tile, so the
+    # scoring is partly compute-bound for both, the sparse layers' index scan included)
+    assert _decode_scores_s(glm, 131072) < 0.35 * _decode_scores_s(dense_twin, 131072)
     # at 1K (below the top-k) both read the same cache
     assert _decode_scores_s(glm, 1024) == pytest.approx(_decode_scores_s(dense_twin, 1024), rel=0.05)
 

@@ -63,10 +63,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from core import balance, hf_config, live, offload, perf
+from core import balance, hf_config, live, offload
 from core.catalog import CATALOG_DIR, load_catalog
+from core.collectives import OPS as COLLECTIVE_OPS
 from core.comms import AllToAllSplit
 from core.disagg import Traffic
+from core.efficiency import KERNEL_PATHS, SERVING_STACKS
 from core.layout import Plan
 from core.memory import GGUF_BLOCKS
 from core.model.mixers import MIXER_KINDS
@@ -538,8 +540,11 @@ offload_effs = st.one_of(
         ),
     ),
 )
-efficiencies = st.sampled_from(sorted(CAT.gpus)).map(
-    lambda g: Lazy(lambda: perf.resolve_efficiency(g, CAT.efficiency), f"resolve_efficiency({g!r})")
+efficiencies = st.tuples(st.sampled_from(sorted(CAT.gpus)), st.sampled_from(sorted(SERVING_STACKS))).map(
+    lambda gs: Lazy(lambda: CAT.efficiency_for(*gs), f"CAT.efficiency_for{gs!r}")
+)
+collective_tables = st.one_of(
+    st.none(), st.sampled_from(sorted(CAT.collectives)).map(lambda g: _catalog_entry("collectives", g))
 )
 
 
@@ -799,6 +804,14 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return step_configs
     if ann == "Efficiency":
         return efficiencies
+    if ann == "Efficiency | KernelFactors":
+        return st.one_of(efficiencies, kernel_factors)
+    if "CollectiveTable" in ann:
+        return collective_tables
+    if name == "stack":
+        return choice(sorted(SERVING_STACKS))
+    if name == "op":
+        return choice(COLLECTIVE_OPS)
     if "OffloadEfficiency" in ann:
         return offload_effs
     if ann == "KernelFactors":
@@ -1017,6 +1030,9 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
             "max_tp",
             "max_plans",
             "num_heads",
+            "attention_dp",
+            "expert_tp",
+            "domain",
         )
     },
     "batch": _i(1, 1024),
@@ -1073,6 +1089,14 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "live.implied_alpha.gamma": fl(1, 64),
     "live.implied_alpha.tokens_per_step": fl(1, 65),
     "offload.offloaded_moe_layers.n_cpu_moe": it(0, 100, wrong=False),
+    "collectives.collective_s.n": it(1, 128),
+    "collectives.allreduce_curves.group_sizes": st.lists(it(1, 128, wrong=False), min_size=1, max_size=3).map(tuple),
+    "collectives.allreduce_curves.sizes_bytes": st.lists(fl(1, 1e10, wrong=False), min_size=1, max_size=4).map(tuple),
+    "layer_comm.collective.n": it(1, 128),
+    "collectives.load_collectives.path": st.sampled_from(
+        [CATALOG_DIR / "collectives.csv", "/nonexistent/collectives.csv", __file__, "x" * 5000, "bad\x00name"]
+    ),
+    **{f"{f}.path": choice([None, *KERNEL_PATHS]) for f in ("kernels.grouped_gemm_s", "layer_comm.moe_comm_s")},
 }
 
 # Examples per function (default DEFAULT_EXAMPLES): fewer for the slow ones.
@@ -1381,7 +1405,7 @@ INPUT_DATACLASSES = {
             tpot_s=fl(0.01, 1),
         ),
     ),
-    "kernels.StepConfig": (
+    "step_config.StepConfig": (
         StepConfig,
         dict(
             phase=choice(["decode", "prefill"]),
@@ -1392,6 +1416,7 @@ INPUT_DATACLASSES = {
             redundant_experts=it(0, 64),
             imbalance=fl(1, 4),
             tokens_per_sequence=fl(1, 8),
+            kernel_path=st.one_of(st.none(), choice(KERNEL_PATHS)),
         ),
     ),
     "offload.OffloadEfficiency": (

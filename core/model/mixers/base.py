@@ -138,6 +138,11 @@ class Mixer(BaseModel):
         """Matmul FLOPs of the layer's projections: 2 x the rank's weights (+ what a kind adds)."""
         return 2.0 * self.params_per_rank(hidden, tp)
 
+    def decode_query_rows(self, tp: int) -> float:
+        """Query rows that read one cached K/V stream per decoded token: the M of the attention GEMMs, which
+        fills the tensor-core tile only when large enough (1 for mixers without attention)."""
+        return 1.0
+
     def score_flops_per_token(self, ctx, tp: int, phase: Phase):
         """Score and value FLOPs: decode, one new token over ``ctx`` cached ones; prefill, the mean per
         token of a causal prompt of ``ctx`` tokens."""

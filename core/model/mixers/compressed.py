@@ -61,6 +61,10 @@ class V4Attention(Mixer):
     def tp_problems(self, tp: int) -> list[str]:
         return heads_split_problems(tp, self.num_heads)
 
+    def decode_query_rows(self, tp: int) -> float:
+        """One K=V head shared by every local query head."""
+        return self.num_heads / tp
+
     def output_features(self) -> int:
         return self.num_heads * self.head_dim
 

@@ -60,6 +60,10 @@ class GQA(Mixer):
             bits.append("gated")
         return ", ".join(bits) + (" + sparse indexer" if self.indexer else "")
 
+    def decode_query_rows(self, tp: int) -> float:
+        """The query heads sharing one KV head."""
+        return self.num_heads / self.num_kv_heads
+
     def describe(self) -> str:
         return f"{self.label()}: {self.num_heads} query / {self.num_kv_heads} KV heads × {self.head_dim}"
 

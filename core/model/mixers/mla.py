@@ -59,6 +59,10 @@ class MLA(Mixer):
     def tp_problems(self, tp: int) -> list[str]:
         return heads_split_problems(tp, self.num_heads)
 
+    def decode_query_rows(self, tp: int) -> float:
+        """Absorbed MLA decode: every local head reads the one latent cache (MQA-like)."""
+        return self.num_heads / tp
+
     def output_features(self) -> int:
         return self.num_heads * self.v_head_dim
 
