@@ -178,7 +178,8 @@ class Efficiency:
         rows = []
         for fam in EFFICIENCY_FAMILIES:
             f = self.factors[fam]
-            rows.append({"family": fam, "path": "deepep", "from": self.source[fam], **f.model_dump()})
+            path = "deepep" if fam in PATH_FAMILIES else "any"
+            rows.append({"family": fam, "path": path, "from": self.source[fam], **f.model_dump()})
         for path, fams in self.path_factors.items():
             for fam, f in fams.items():
                 rows.append({"family": fam, "path": path, "from": self.path_source[path][fam], **f.model_dump()})
