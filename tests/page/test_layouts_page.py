@@ -29,3 +29,21 @@ def test_dense_model():
 
 def run(**query):
     return run_page("pages/5_Layouts.py", timeout=120, **query)
+
+
+def test_serving_stack_changes_the_kernels_and_stays_in_the_url():
+    # Qwen3-235B on 8 x H100: SGLang's fused Triton MoE and TensorRT-LLM's kernels were measured apart
+    # (catalogs/validation/aic_kernel_cases.yaml); the same layouts score differently under each stack
+    def best(stack):
+        at = run(model="qwen3-235b-a22b", gpu="h100-sxm", nodes="1", stack=stack)
+        assert not at.exception
+        assert at.sidebar.selectbox(key="_w_stack").value == stack
+        table = next(d.value for d in at.dataframe if "tokens/s per GPU" in d.value.columns)
+        return table, qp(at)
+
+    sglang, q_sglang = best("sglang")
+    trtllm, q_trtllm = best("trtllm")
+    assert "stack" not in q_sglang and q_trtllm["stack"] == "trtllm"  # the default is left out of the URL
+    merged = sglang.merge(trtllm, on="layout", suffixes=(" sglang", " trtllm"))
+    assert len(merged) >= 3
+    assert (merged["tokens/s per GPU sglang"] != merged["tokens/s per GPU trtllm"]).any()

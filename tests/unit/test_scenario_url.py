@@ -110,3 +110,17 @@ def test_layout_from_sizes():
 
     with pytest.raises(ValueError, match=r"pp x dp \(3 x 1\) must divide the 16 GPUs"):
         layout_from_sizes(16, tp=1, etp=1, pp=3, dp=1)
+
+
+def test_serving_stack_round_trips_and_bad_values_warn():
+    from core.catalog import load_catalog
+    from core.scenario import scenario_from_params, scenario_to_params
+
+    cat = load_catalog()
+    s, warnings = scenario_from_params({"stack": "vllm"}, cat)
+    assert s.serving_stack == "vllm" and warnings == []
+    assert scenario_to_params(s)["stack"] == "vllm"
+    assert "stack" not in scenario_to_params(scenario_from_params({}, cat)[0])  # sglang, the default
+    s, warnings = scenario_from_params({"stack": "tgi"}, cat)
+    assert s.serving_stack == "sglang"
+    assert len(warnings) == 1 and "stack='tgi'" in warnings[0] and "sglang, vllm, trtllm" in warnings[0]
