@@ -71,8 +71,9 @@ def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assu
     )
 
 
-try:
-    pools = _size(
+def _pools(speedup: float):
+    """The scenario's pools with decode sped up ``speedup`` times (speculative decoding)."""
+    return _size(
         model,
         gpu.id,
         block.num_nodes,
@@ -80,10 +81,14 @@ try:
         traffic,
         prec,
         interference,
-        1.0,
+        speedup,
         scenario.memory,
         scenario.serving_stack,
     )
+
+
+try:
+    pools = _pools(1.0)
 except ValueError as err:
     st.error(f"{err}. Add GPUs to the building block, quantise further or relax the targets.")
     st.stop()
@@ -112,18 +117,7 @@ if spec.enabled:
 else:
     default_speedup, note = 1.0, "speculative decoding is off in the scenario (sidebar)"
 speedup = k[1].number_input("Speculative decode speedup (×)", 0.1, 20.0, round(default_speedup, 2), 0.05, help=note)
-with_spec = _size(
-    model,
-    gpu.id,
-    block.num_nodes,
-    block.gpus_per_node,
-    traffic,
-    prec,
-    interference,
-    float(speedup),
-    scenario.memory,
-    scenario.serving_stack,
-)
+with_spec = _pools(float(speedup))
 
 m = st.columns(5)
 m[0].metric(
