@@ -33,6 +33,7 @@ HEADER = """# Efficiency factors per GPU type and serving stack (core/perf.py). 
 PATH_STACKS = {
     "fused": "SGLang fused Triton MoE (NVIDIA aiconfigurator measurements)",
     "trtllm": "TensorRT-LLM MoE kernels (NVIDIA aiconfigurator measurements)",
+    "marlin": "SGLang Marlin W4A16 MoE for int4 experts (NVIDIA aiconfigurator measurements)",
 }
 
 
@@ -84,7 +85,7 @@ def main() -> None:
                 note = f"fitted on {len(ids)} measured kernel cases ({ids[0]} ... {ids[-1]})"
             if fam == "system":  # the pipeline figures are not fitted: no validation case has pipeline stages
                 note = (
-                    "token_overhead_ns and overlap_eff " + note + " (one set for every GPU generation: the "
+                    "token_overhead_ps_per_channel and overlap_eff " + note + " (one set for every GPU generation: the "
                     "whole-step residual no kernel case explains); layer_overhead_us: assumption (launch gaps and "
                     "~3 us of add-norm kernels per layer at batch 1, aiconfigurator); "
                     "decode / prefill_microbatches_per_stage: "

@@ -12,7 +12,7 @@ with pandas (it never imports aiconfigurator, nor the planner's ``core``) and wr
 - ``catalogs/validation/aic_attention_cases.yaml``: ``attention_latency_us`` cases (the attention
   core of one layer on one GPU: QK^T, softmax, PV over the KV cache; no projections) for the planner's
   ``attention_decode`` / ``attention_prefill`` kernel families;
-- ``catalogs/validation/aic_gemm_cases.yaml.pending``: ``gemm_latency_us`` cases (one dense GEMM
+- ``catalogs/validation/aic_gemm_cases.yaml``: ``gemm_latency_us`` cases (one dense GEMM
   ``[m, k] x [k, n]``, weight n x k, on one GPU, FP8 and BF16) for the planner's ``dense_gemm`` family.
 
 Units, checked against AIC 0.12.0 (see ``catalogs/validation/AIC_DATA.md``): ``latency`` is in
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CSV_OUT = ROOT / "catalogs" / "collectives.csv"
 CASES_OUT = ROOT / "catalogs" / "validation" / "aic_kernel_cases.yaml"
 ATTN_OUT = ROOT / "catalogs" / "validation" / "aic_attention_cases.yaml"
-GEMM_OUT = ROOT / "catalogs" / "validation" / "aic_gemm_cases.yaml.pending"
+GEMM_OUT = ROOT / "catalogs" / "validation" / "aic_gemm_cases.yaml"
 
 # AIC system folder -> planner catalog GPU id (others are skipped).
 SYSTEMS: dict[str, str] = {
@@ -72,6 +72,7 @@ MODELS: dict[str, tuple[int, int, int, int]] = {
     "qwen3-235b-a22b": (4096, 1536, 128, 8),
     "qwen3-30b-a3b": (2048, 768, 128, 8),
     "gpt-oss-120b": (2880, 2880, 128, 4),
+    "kimi-k2.5": (7168, 2048, 384, 8),
 }
 PRECISION = {
     "fp8_block": "fp8",
@@ -79,6 +80,7 @@ PRECISION = {
     "w4a16_mxfp4": "mxfp4",
     "w4a8_mxfp4_mxfp8": "mxfp4",
     "nvfp4": "nvfp4",
+    "int4_wo": "int4",
 }
 DISTRIBUTIONS = ("balanced", "uniform")
 
@@ -100,8 +102,10 @@ TP_EP_COMBOS: tuple[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]], ..
     ("qwen3-30b-a3b", ("bfloat16",), ((1, 1), (1, 8))),
     ("qwen3-30b-a3b", ("fp8_block",), ((1, 1), (1, 8))),
     ("gpt-oss-120b", ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), ((1, 1), (1, 8))),
+    ("kimi-k2.5", ("int4_wo",), ((1, 8), (8, 1))),  # Kimi-K2.5's native int4 (W4A16) experts: Marlin kernels
 )
 FUSED_KERNELS = ("sglang_fused_moe_triton",)
+MARLIN_KERNELS = ("sglang_marlin_moe",)
 TRTLLM_KERNELS = ("moe_torch_flow_cutlass", "deepgemm", "moe_torch_flow")  # first present wins
 
 
@@ -374,6 +378,9 @@ def moe_cases(data: Path, system: str) -> list[Case]:
     trt = newest_table(data, system, "moe", "trtllm", "moe_perf.parquet", has_kernels(TRTLLM_KERNELS))
     if trt:
         cases += tp_ep_cases("trtllm", *trt, system, TRTLLM_KERNELS)
+    marlin = newest_table(data, system, "moe", "sglang", "moe_perf.parquet", has_kernels(MARLIN_KERNELS))
+    if marlin:
+        cases += tp_ep_cases("marlin", *marlin, system, MARLIN_KERNELS)
     return cases
 
 
@@ -402,7 +409,7 @@ def case_yaml(c: Case, aic_version: str) -> str:
 
 def coverage(cases: list[Case]) -> list[str]:
     """Rows gpu, columns path x decode/prefill, then per-model counts."""
-    cols = [(p, f) for p in ("deepep", "fused", "trtllm") for f in ("decode", "prefill")]
+    cols = [(p, f) for p in ("deepep", "fused", "trtllm", "marlin") for f in ("decode", "prefill")]
     count = Counter((c.gpu, c.path, c.phase.removeprefix("moe_layer_")) for c in cases)
     head = "gpu        " + " ".join(f"{p[:6]}-{f[:3]:>3s}" for p, f in cols) + "  total"
     lines = [head]

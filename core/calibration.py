@@ -58,11 +58,12 @@ _FIT: dict[str, tuple[tuple[str, float, float], ...]] = {
     "alltoall_low_latency": (("scale_up_eff", 0.1, 1.2), ("scale_out_eff", 0.1, 1.2), ("latency_us", 0.0, 200.0)),
     "alltoall_normal": (("scale_up_eff", 0.1, 1.2), ("scale_out_eff", 0.1, 1.2), ("latency_us", 0.0, 500.0)),
     "attention_decode": (("mem_eff", 0.2, 1.2), ("compute_eff", 0.1, 1.0), ("floor_us", 0.0, 100.0)),
+    "dense_gemm": (("compute_eff", 0.1, 1.0), ("mem_eff", 0.2, 1.2), ("floor_us", 0.0, 50.0)),
     "attention_prefill": (("compute_eff", 0.1, 1.0), ("floor_us", 0.0, 200.0)),
-    "system": (("token_overhead_ns", 0.0, 1000.0), ("overlap_eff", 0.0, 1.0)),
+    "system": (("token_overhead_ps_per_channel", 0.0, 200.0), ("overlap_eff", 0.0, 1.0)),
 }
 _GROUPED = ("grouped_gemm_decode", "grouped_gemm_prefill", "grouped_gemm_weight_only")
-_KERNEL = (*_GROUPED, "attention_decode", "attention_prefill")  # one work per case: fitted vectorised
+_KERNEL = (*_GROUPED, "attention_decode", "attention_prefill", "dense_gemm")  # one work per case: vectorised
 _LINKS = ("alltoall_low_latency", "alltoall_normal")  # fixed bytes per link per case: fitted vectorised
 _PRIOR_WEIGHT = 0.02  # a weak pull towards the inherited value (in units of the parameter's range)
 
@@ -96,9 +97,10 @@ def _grid_search(loss: Callable[[tuple[float, ...]], float], start: tuple[float,
 def _fit_kernel(family: str, start, parsed, names, bounds) -> tuple[float, ...]:
     """A kernel family's fit, vectorised: each case's work (FLOPs, bytes, touched experts) is fixed,
     only the factors vary, so every grid point is one numpy expression over all cases."""
-    from core.validation import attention_case_work, moe_case_work
+    from core.validation import attention_case_work, gemm_case_work, moe_case_work
 
-    rows = [(*(moe_case_work(c) if family in _GROUPED else attention_case_work(c)), m) for c, m in parsed]
+    work = moe_case_work if family in _GROUPED else gemm_case_work if family == "dense_gemm" else attention_case_work
+    rows = [(*work(c), m) for c, m in parsed]
     scale = 1e-3 if family in _GROUPED else 1e-6  # ms or µs -> s
     flops = np.array([w.flops for w, _, _ in rows])
     nbytes = np.array([w.bytes for w, _, _ in rows])

@@ -38,6 +38,7 @@ METRICS = {
     "dispatch_bandwidth_gbps": "dispatch",
     "combine_bandwidth_gbps": "combine",
     "attention_latency_us": "attention",
+    "gemm_latency_us": "gemm",
     "step_latency_ms": "step",
 }
 # the unit each metric is measured and predicted in (the Validation page labels its tables with it)
@@ -50,6 +51,7 @@ METRIC_UNITS = {
     "dispatch_bandwidth_gbps": "GB/s",
     "combine_bandwidth_gbps": "GB/s",
     "attention_latency_us": "µs",
+    "gemm_latency_us": "µs",
     "step_latency_ms": "ms",
 }
 COMM_METRICS = ("dispatch_latency_us", "combine_latency_us", "dispatch_bandwidth_gbps", "combine_bandwidth_gbps")
@@ -181,11 +183,13 @@ def case_path(case: Mapping[str, Any]) -> str:
     if opts.get("kernel_path"):
         return str(opts["kernel_path"])
     lay = mapping_field(case_field(case, "layout", where), where, "layout")
+    prec = mapping_field(case.get("precision") or {}, where, "precision")
     return kernel_path(
         str(opts.get("stack", "sglang")),
         case_field(lay, "attention_dp", where, int),
         case_field(lay, "ep", where, int),
         opt_int(lay, "expert_tp", where, 1),
+        str(prec.get("experts") or prec.get("weights", "")),
     )
 
 
@@ -193,6 +197,8 @@ def case_family(case: Mapping[str, Any]) -> str:
     """The efficiency family a case calibrates: a kernel family or ``system``."""
     where = case_id(case)
     metric = case_field(case_field(case, "measured", where), "metric", where)
+    if metric == "gemm_latency_us":
+        return "dense_gemm"
     if metric == "attention_latency_us":
         return "attention_prefill" if "prefill" in str(case.get("phase", "")) else "attention_decode"
     if metric == "moe_layer_latency_ms":

@@ -68,6 +68,7 @@ class CollectiveTable:
 
     gpu: str
     curves: Mapping[tuple[str, str, str, int], _Curve] = field(default_factory=dict)
+    _found: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # curve() answers, memoised
 
     def kernels(self) -> list[tuple[str, str, str, int]]:
         return sorted(self.curves)
@@ -76,6 +77,12 @@ class CollectiveTable:
         """The curve for ``op`` in ``stack`` (its CUDA-graph or eager kernel first, else the stack's own, e.g.
         TensorRT-LLM's), else NCCL's; the group size measured closest to ``n`` from below (its own when
         measured)."""
+        key = (op, stack, graph, n)
+        if key not in self._found:
+            self._found[key] = self._curve(op, stack, graph, n)
+        return self._found[key]
+
+    def _curve(self, op: str, stack: str, graph: bool, n: int) -> tuple[_Curve, int] | None:
         kernels = ("graph", "eager") if graph else ("eager", "graph")
         own = sorted({k for (s, k, o, _) in self.curves if s == stack and o == op} - set(kernels))
         for st, kn in [(stack, k) for k in (*kernels, *own)] + [("nccl", "nccl")]:

@@ -40,18 +40,23 @@ SERVING_STACKS = {
 STACK_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}
 # Grouped-GEMM kernel paths: deepep = DeepGEMM grouped GEMM behind DeepEP (the GPU's base profile holds
 # it); fused = a fused Triton MoE kernel (SGLang / vLLM with TP or EP inside the attention group);
-# trtllm = TensorRT-LLM's CUTLASS MoE. Each may be calibrated per GPU as the profile ``<gpu>@<path>``.
-KERNEL_PATHS = ("deepep", "fused", "trtllm")
+# trtllm = TensorRT-LLM's CUTLASS MoE; marlin = Marlin W4A16 kernels for int4 experts (SGLang / vLLM).
+# Each may be calibrated per GPU as the profile ``<gpu>@<path>``; a GPU may time one path as another
+# (``path_alias``: on Blackwell SGLang and vLLM run FlashInfer's CUTLASS / TRT-LLM-gen MoE, not Triton).
+KERNEL_PATHS = ("deepep", "fused", "trtllm", "marlin")
 PATH_FAMILIES = ("grouped_gemm_decode", "grouped_gemm_prefill", "grouped_gemm_weight_only")
 
 
-def kernel_path(stack: str, attention_dp: int, ep: int, expert_tp: int) -> str:
-    """The MoE kernel path ``stack`` runs for a layout: TensorRT-LLM its own; SGLang and vLLM DeepEP +
-    DeepGEMM when attention is data-parallel and experts are spread by EP alone, fused Triton otherwise."""
+def kernel_path(stack: str, attention_dp: int, ep: int, expert_tp: int, expert_dtype: str = "") -> str:
+    """The MoE kernel path ``stack`` runs for a layout: TensorRT-LLM its own; SGLang and vLLM Marlin for int4
+    (W4A16) experts, DeepEP + DeepGEMM when attention is data-parallel and experts are spread by EP alone,
+    fused Triton otherwise."""
     if stack not in SERVING_STACKS:
         raise ValueError(f"unknown serving stack {stack!r}; known: {', '.join(SERVING_STACKS)}")
     if stack == "trtllm":
         return "trtllm"
+    if expert_dtype == "int4":
+        return "marlin"
     return "deepep" if attention_dp > 1 and ep > 1 and expert_tp == 1 else "fused"
 
 
@@ -100,9 +105,10 @@ class SystemFactors(BaseModel):
     # per layer: launch gaps and the small kernels between the big ones at any batch (an assumption: ~3 us of
     # add-norm kernels per layer at batch 1 in aiconfigurator's measurements, plus launch gaps)
     layer_overhead_us: Annotated[float, Field(ge=0, le=100_000)] = 5.0
-    # per token per layer: work outside the big kernels that grows with the batch (norms, activation
-    # quantisation, residual adds, sampling and scheduling at large batch), nanoseconds
-    token_overhead_ns: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
+    # per token per layer, in proportion to the hidden width: work outside the big kernels that grows with the
+    # batch and the width (norms, activation quantisation, residual adds, routing permutations), picoseconds
+    # per token per hidden channel per layer (72.6 ps x 7,168 channels = 521 ns per token per layer)
+    token_overhead_ps_per_channel: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
     overlap_eff: Annotated[float, Field(ge=0, le=1)] = 0.8
     decode_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 2.0
     prefill_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 8.0
@@ -131,6 +137,7 @@ class EfficiencyProfile(BaseModel):
     gpu: str
     stack: str
     path: Literal[KERNEL_PATHS] | None = None  # a kernel path's grouped-GEMM factors for ``gpu``
+    path_alias: dict[Literal[KERNEL_PATHS], Literal[KERNEL_PATHS]] = Field(default_factory=dict)
     inherits: str | None = None
     grouped_gemm_decode: KernelFactors | None = None
     grouped_gemm_prefill: KernelFactors | None = None
@@ -171,8 +178,8 @@ class Efficiency:
         """``family``'s factors on kernel ``path`` (the base profile's where the path has none)."""
         return self.path_factors.get(path or "", {}).get(family) or self.factors[family]
 
-    def path(self, attention_dp: int, ep: int, expert_tp: int) -> str:
-        return kernel_path(self.stack, attention_dp, ep, expert_tp)
+    def path(self, attention_dp: int, ep: int, expert_tp: int, expert_dtype: str = "") -> str:
+        return kernel_path(self.stack, attention_dp, ep, expert_tp, expert_dtype)
 
     def describe(self) -> list[dict]:
         rows = []
@@ -243,8 +250,10 @@ def resolve_efficiency(
     path_factors: dict[str, dict[str, KernelFactors]] = {}
     path_source: dict[str, dict[str, str]] = {}
     for path in KERNEL_PATHS:
+        # the path this GPU's kernels for ``path`` are timed as (the closest relative's alias, else itself)
+        target = next((profiles[p].path_alias[path] for p in chain if path in profiles[p].path_alias), path)
         for fam in PATH_FAMILIES:
-            for pid in (f"{p}@{path}" for p in chain):
+            for pid in (f"{p}@{target}" for p in chain):
                 value = getattr(profiles[pid], fam) if pid in profiles else None
                 if value is not None:
                     path_factors.setdefault(path, {})[fam] = value

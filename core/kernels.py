@@ -40,6 +40,7 @@ __all__ = [
     "StepConfig",
     "Work",
     "attention_work",
+    "dense_gemm_work",
     "grouped_gemm_s",
     "kernel_s",
     "layer_costs",
@@ -74,7 +75,7 @@ class Work:
     peak_flops: float  # FLOP/s of the dtype the kernel computes in
     family: str  # the efficiency family that times it
     path: str | None = None  # the MoE kernel path (grouped GEMMs; None: the family's base factors)
-    experts: float = 0.0  # local experts a grouped GEMM touches (its per-expert floor)
+    experts: float = 0.0  # local experts a grouped GEMM touches, in whole-expert equivalents (per-expert floor)
     half: bool = False  # computes in bf16 / fp16 (``compute_eff_16bit`` applies)
     rows: float = 0.0  # attention decode: query rows per K/V stream (``tile_rows`` applies)
 
@@ -154,7 +155,7 @@ def routed_experts_work(
         _peak(gpu, precision.expert_dtype),
         family,
         path,
-        local * p_touched,
+        local * p_touched / layout.expert_tp,  # expert-equivalents: a 1/etp slice has 1/etp of the tiles
         memory.precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
     )
 
@@ -174,8 +175,9 @@ def grouped_gemm_s(
 ) -> float:
     """Seconds of :func:`routed_experts_work` under ``eff`` on kernel ``path`` (default: the stack's for
     the layout), or under the given factors."""
+    precision = Precision.of(precision)
     if isinstance(eff, Efficiency):
-        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp)
+        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, precision.expert_dtype)
     w = routed_experts_work(
         model, gpu, layout, precision, assignments_per_gpu, total_assignments, phase, redundant_experts, path
     )
@@ -224,6 +226,14 @@ class LayerCosts:
         if boundary:
             add("pp_send", self.send_s)
         return parts
+
+
+def dense_gemm_work(gpu: GPUSpec, dtype: str, weights: float, tokens: float) -> Work:
+    """A dense GEMM on one GPU: ``tokens`` rows through ``weights`` (n x k) parameters stored in ``dtype``,
+    ``2 x tokens x weights`` FLOPs at the dtype's compute peak, the weights read once."""
+    weights = amount("weights", weights, 0, 1e15)
+    tokens = amount("tokens", tokens, 0, 1e12)
+    return Work(2.0 * weights * tokens, weights * memory.bytes_per_param(dtype), 0.0, _peak(gpu, dtype), "dense_gemm")
 
 
 def attention_work(
@@ -319,11 +329,10 @@ def layer_costs(
     tp, h = layout.attention_tp, model.hidden_size
     t_stage = tokens_per_gpu * layout.gpus_per_stage
     t_attn = t_stage / layout.attention_dp  # tokens each attention (TP) group processes
-    peak_w, bpp = _peak(gpu, prec.weights), memory.bytes_per_param(prec.weights)
-    path = cfg.kernel_path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp)
+    path = cfg.kernel_path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, prec.expert_dtype)
 
     def gemm(params_rank: float) -> Work:
-        return Work(2.0 * params_rank * t_attn, params_rank * bpp, 0.0, peak_w, "dense_gemm")
+        return dense_gemm_work(gpu, prec.weights, params_rank, t_attn)
 
     dense = {"dense_ffn": gemm(ffn.dense_ffn_params(model) / tp)} if model.num_dense_layers else {}
     moe: dict[str, Work] = {}

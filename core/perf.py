@@ -29,6 +29,7 @@ from core.kernels import (
     StepConfig,
     Work,
     attention_work,
+    dense_gemm_work,
     grouped_gemm_s,
     kernel_s,
     layer_costs,
@@ -46,6 +47,7 @@ __all__ = [
     "alltoall_call_s",
     "attention_work",
     "decode_roofline",
+    "dense_gemm_work",
     "grouped_gemm_s",
     "kernel_s",
     "normal_kernel_fanout",
@@ -134,7 +136,8 @@ def step_time(
     times, computes, comms = [], [], []
     components: dict[str, float] = {}
     for j, (counts, last) in enumerate(kinds):
-        overhead_s = system.layer_overhead_us * 1e-6 + system.token_overhead_ns * 1e-9 * cfg.tokens_per_gpu / halves
+        per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
+        overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * cfg.tokens_per_gpu / halves
         parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
         m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
         c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)

@@ -49,7 +49,7 @@ from core.cases import (
 )
 from core.catalog import Catalog, load_catalog
 from core.dispatch import alltoall_call_split
-from core.efficiency import kernel_path
+from core.efficiency import STACK_NAMES, kernel_path
 from core.specs import (
     EfficiencyProfile,
     KernelFactors,
@@ -62,6 +62,7 @@ __all__ = [
     "METRIC_UNITS",
     "CaseResult",
     "calibrate",
+    "calibration_note",
     "case_family",
     "error_summary",
     "fitted_families",
@@ -71,6 +72,14 @@ __all__ = [
     "predict_with",
     "strip_fitted",
 ]
+
+
+def gemm_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
+    """A dense-GEMM case's work on one GPU (``m`` rows through an ``n x k`` weight in the case's weight dtype)."""
+    wl = c.workload
+    n, k = case_field(wl, "n", c.id, int), case_field(wl, "k", c.id, int)
+    w = perf.dense_gemm_work(c.gpu, c.precision.weights, float(n) * k, case_field(wl, "m", c.id, float))
+    return w, c.gpu.hbm_bytes_per_s
 
 
 def attention_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
@@ -137,7 +146,9 @@ def moe_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
     """A grouped-GEMM case's work on one GPU (its routed experts, uniform routing) and the GPU's HBM bytes/s."""
     t = case_field(c.workload, "tokens_per_gpu", c.id, float)
     total = t * c.model.moe.top_k * c.layout.gpus_per_stage
-    path = c.kernel_path or kernel_path(c.stack, c.layout.attention_dp, c.layout.ep, c.layout.expert_tp)
+    path = c.kernel_path or kernel_path(
+        c.stack, c.layout.attention_dp, c.layout.ep, c.layout.expert_tp, c.precision.expert_dtype
+    )
     w = perf.routed_experts_work(
         c.model,
         c.gpu,
@@ -162,6 +173,9 @@ def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
     if c.metric == "moe_layer_latency_ms":
         w, bw = moe_case_work(c)
         return perf.kernel_s(w, bw, eff.kernel(w.family, w.path)) * 1e3
+    if c.metric == "gemm_latency_us":
+        w, bw = gemm_case_work(c)
+        return perf.kernel_s(w, bw, eff["dense_gemm"]) * 1e6
     if c.metric == "attention_latency_us":
         w, bw = attention_case_work(c)
         return perf.kernel_s(w, bw, eff[w.family]) * 1e6
@@ -280,3 +294,41 @@ class CaseResult:
 
 # these factor classes are what the YAML holds; re-exported for the calibration script
 FACTOR_TYPES = {"kernel": KernelFactors, "link": LinkFactors, "system": SystemFactors}
+
+
+def calibration_note(cat: Catalog, gpu_id: str, stack: str = "sglang") -> str:
+    """One sentence a page shows under its step times: which factors the GPU has from measured cases of its
+    own (and how many cases) and which it inherits from whom; a GPU with none says so."""
+    gpu = cat.gpu(gpu_id)
+    eff = cat.efficiency_for(gpu.id, stack)
+    own, inherited = set(), {}
+    for row in eff.describe():
+        if row["family"] == "system":
+            continue
+        owner = row["from"].split(" ")[0].split("@")[0]
+        if owner == gpu.id:
+            own.add(row["family"])
+        else:
+            inherited.setdefault(owner, set()).add(row["family"])
+    n = sum(1 for c in cat.validation_cases if str(c.get("gpu")) == gpu.id)
+    whole = sum(1 for c in cat.validation_cases if case_family(c) == "system")
+    parts = []
+    if own:
+        parts.append(f"{len(own)} kernel families fitted on {n:,} measured cases of its own")
+    else:
+        parts.append("no measured case of its own: an uncalibrated estimate from a relative's fractions of peak")
+    if inherited:
+        parts.append(
+            "inherited: "
+            + ", ".join(
+                f"{len(f)} from the {cat.gpus[o].name.split(' (')[0]}"
+                if o in cat.gpus
+                else f"{len(f)} documented defaults"
+                for o, f in sorted(inherited.items(), key=lambda kv: kv[0] == "default")
+            )
+        )
+    return (
+        f"Step times on the {gpu.name.split(' (')[0]} under {STACK_NAMES.get(stack, stack)}: "
+        + "; ".join(parts)
+        + f". The whole-step residual is one set for every GPU ({whole} published deployments). Validation page: details."
+    )

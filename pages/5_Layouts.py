@@ -6,6 +6,7 @@ import streamlit as st
 from core import layout as lay_mod
 from core import perf
 from core.specs import ClusterSpec, ParallelLayout, Workload
+from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
@@ -20,6 +21,7 @@ st.markdown(
     f"({cluster.total_gpus:,} GPUs, scale-up domain {cluster.scale_up_domain_gpus} GPUs) for prefill and for decode? "
     "Every valid layout is scored with the step-time model (see the Validation page for its accuracy)."
 )
+st.caption(calibration_note(cat, gpu.id, scenario.serving_stack))
 case, advice = lay_mod.decision_rule(model, cluster, prec)
 st.info(f"**Sources' decision table:** {case} → {advice}.")
 

@@ -41,6 +41,7 @@ FAMILY_NAMES = {
     "grouped_gemm_prefill": "grouped GEMM, prefill",
     "grouped_gemm_weight_only": "grouped GEMM, weight-only",
     "attention_decode": "attention, decode",
+    "dense_gemm": "dense GEMM",
     "attention_prefill": "attention, prefill",
     "alltoall_low_latency": "all-to-all, low-latency",
     "alltoall_normal": "all-to-all, normal",
@@ -203,7 +204,7 @@ st.caption(
     "time per kernel call; per_expert_us: extra floor per local expert a grouped GEMM touches; compute_eff_16bit: "
     "the compute fraction of bf16 kernels where it differs; tile_rows: the MMA tile height the query rows of one "
     "K/V stream fill (MLA at 16 heads per GPU fills a quarter of 64); scale_up_eff / scale_out_eff: fractions of "
-    "NVLink / network bandwidth per direction; layer_overhead_us / token_overhead_ns: time per layer outside the "
+    "NVLink / network bandwidth per direction; layer_overhead_us / token_overhead_ps_per_channel: time per layer outside the "
     "big kernels, fixed and per token (one set for every GPU generation); overlap_eff: the share of communication "
     "two-batch overlap hides. Kernel path: the MoE kernels the serving stack (sidebar) runs for a layout: "
     "deepep = DeepEP + DeepGEMM (attention-DP x EP in SGLang / vLLM), fused = fused Triton MoE, trtllm = "

@@ -7,6 +7,7 @@ import streamlit as st
 from core import cost, disagg
 from core import speculative as sd
 from core.specs import ClusterSpec, Workload
+from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.render import chart
 from ui.scenario import catalog, page
@@ -21,6 +22,7 @@ st.markdown(
     f"or colocated, what does the KV hand-off cost the network, and what is a million tokens worth? Layouts are searched "
     f"on the scenario's cluster ({block.total_gpus} GPUs) as the building block."
 )
+st.caption(calibration_note(cat, gpu.id, scenario.serving_stack))
 
 c = st.columns(6)
 rate = c[0].number_input("Requests per minute", 1.0, 10_000_000.0, 3000.0, 100.0)

@@ -280,3 +280,12 @@ def test_step_level_case_is_one_step_in_milliseconds():
     assert validation.predict(case) == pytest.approx(hand, rel=1e-12)
     assert validation.case_family(case) == "system"
     assert math.isfinite(hand) and hand > 0
+
+
+def test_pages_name_each_gpus_calibration():
+    # B200: its own measured kernels, counted from the validation catalog; MI355X: none, and it says so
+    b200_cases = sum(1 for c in cat.validation_cases if c["gpu"] == "b200")
+    note = validation.calibration_note(cat, "b200", "trtllm")
+    assert f"fitted on {b200_cases:,} measured cases of its own" in note and "TensorRT-LLM" in note
+    mi = validation.calibration_note(cat, "mi355x")
+    assert "no measured case of its own" in mi and "from the NVIDIA H200" in mi

@@ -37,6 +37,8 @@ SERIES_SHAPES = [
     "triangle-down",
     "triangle-right",
     "triangle-left",
+    "wedge",
+    "arrow",
 ]
 # Annotation text and rules follow the chart's background, which Streamlit's chart theme sets to the app's
 # (light or dark): Vega's `background` signal picks dark ink on a light background and light ink on a dark
