@@ -36,3 +36,13 @@ def test_validation_page_lists_every_case_with_errors():
     )
     assert len(at.get("vega_lite_chart")) == 2  # predicted vs measured, the all-reduce curves
     assert any("median" in m.label and m.value.endswith("%") for m in at.metric)
+
+
+def test_validation_page_shows_the_aiconfigurator_side_by_side():
+    at = AppTest.from_file(str(ROOT / "pages/6_Validation.py"), default_timeout=180)
+    at.run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "AIC / planner" in d.value.columns)
+    decode_all = table[(table["phase"] == "decode") & (table["group"] == "all rows")].iloc[0]
+    assert decode_all["rows"] >= 30 and decode_all["met"] in ("yes", "no")
+    assert {"attention TP", "one GPU"} <= set(table["group"])

@@ -1090,6 +1090,22 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "live.implied_alpha.tokens_per_step": fl(1, 65),
     "offload.offloaded_moe_layers.n_cpu_moe": it(0, 100, wrong=False),
     "collectives.collective_s.n": it(1, 128),
+    "comparison.load_comparison.path": st.sampled_from(
+        [CATALOG_DIR / "validation" / "aic_comparison.csv", "/nonexistent.csv", __file__, "x" * 5000, "bad\x00name"]
+    ),
+    "comparison.comparison_summary.rows": st.lists(
+        st.fixed_dictionaries(
+            {
+                "phase": st.sampled_from(["decode", "prefill", "other"]),
+                "group": st.sampled_from(["attention_tp", "dp_ep", "blackwell", "one_gpu", "new"]),
+                "aic_ms": fl(1e-3, 1e6, wrong=False),
+                "aic_balanced_ms": st.one_of(st.none(), fl(1e-3, 1e6, wrong=False)),
+                "planner_ms": fl(1e-3, 1e6, wrong=False),
+                "ratio": fl(1e-3, 1e3, wrong=False),
+            }
+        ),
+        max_size=6,
+    ),
     "collectives.allreduce_curves.group_sizes": st.lists(it(1, 128, wrong=False), min_size=1, max_size=3).map(tuple),
     "collectives.allreduce_curves.sizes_bytes": st.lists(fl(1, 1e10, wrong=False), min_size=1, max_size=4).map(tuple),
     "layer_comm.collective.n": it(1, 128),

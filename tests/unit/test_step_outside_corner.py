@@ -289,3 +289,28 @@ def test_pages_name_each_gpus_calibration():
     assert f"fitted on {b200_cases:,} measured cases of its own" in note and "TensorRT-LLM" in note
     mi = validation.calibration_note(cat, "mi355x")
     assert "no measured case of its own" in mi and "from the NVIDIA H200" in mi
+
+
+def test_comparison_summary_by_hand(tmp_path):
+    from core.comparison import comparison_summary, load_comparison
+
+    p = tmp_path / "cmp.csv"
+    p.write_text(
+        "# provenance\n"
+        "config,model,gpu,stack,layout,gpus,batch,phase,aic_ms,aic_balanced_ms,planner_ms,ratio,group\n"
+        "a,m,h200,sglang,TP8,8,1,decode,11,10,8,1.375,attention_tp\n"
+        "b,m,h200,sglang,DP8 EP8,8,8,decode,20,,25,0.8,dp_ep\n"
+        "c,m,b200,trtllm,DP8 EP8,8,8,decode,30,30,30,1.0,blackwell\n"
+    )
+    rows = load_comparison(p)
+    s = {(r["phase"], r["group"]): r for r in comparison_summary(rows)}
+    # against balanced AIC (b has none: as shipped): a 10/8 -> 25%, b 25/20 -> 25%, c 0% -> median 25%, max 25%
+    everything = s[("decode", "all rows")]
+    assert everything["rows"] == 3
+    assert everything["median, balanced (%)"] == pytest.approx(25.0)
+    assert everything["max, balanced (%)"] == pytest.approx(25.0)
+    assert everything["met"] == "no"  # decode over all rows must be within 15%
+    assert s[("decode", "attention TP")]["met"] == "yes"  # a group within 25%
+    # as shipped: a 11/8 -> 37.5%, b 25%, c 0% -> median 25%
+    assert everything["median, as shipped (%)"] == pytest.approx(25.0)
+    assert load_comparison(tmp_path / "absent.csv") == []
