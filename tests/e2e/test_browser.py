@@ -163,7 +163,8 @@ def test_validation_page_renders(server, new_page):
     page.goto(f"{server.url}/Validation")
     wait_rendered(page, timeout_ms=120_000)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Validation")).to_be_visible()
-    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(1)
+    # predicted vs measured, and the measured all-reduce curves
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
     expect(page.get_by_test_id("stMetricValue").first).to_contain_text("%")
     # the case tables (canvas grids) have drawn before the screenshot
     page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
