@@ -12,6 +12,7 @@ import numpy as np
 from core import layout, memory, moe, params
 from core import speculative as sd
 from core.catalog import Catalog
+from core.efficiency import STACK_NAMES
 from core.scenario import resolved_layout, scenario_to_params
 from core.specs import ClusterSpec, ModelSpec, Precision, Scenario, Workload
 
@@ -77,6 +78,7 @@ def build_report(
             f"{gpu.memory_gb:,.1f} GB each)",
         ),
         ("Precision", prec.label + f", dispatch {prec.dispatch}"),
+        ("Serving stack", f"{STACK_NAMES[scenario.serving_stack]} (its kernels time the steps)"),
         ("Workload", f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"),
         (
             "Layout",

@@ -15,6 +15,7 @@ import sys
 from urllib.parse import parse_qsl
 
 from core.catalog import load_catalog
+from core.efficiency import SERVING_STACKS
 from core.report import build_report
 from core.scenario import scenario_from_params
 
@@ -34,6 +35,7 @@ def _args(argv):
     ap.add_argument("--batch", type=int)
     ap.add_argument("--isl", type=int, help="input tokens per sequence")
     ap.add_argument("--osl", type=int, help="output tokens per sequence")
+    ap.add_argument("--stack", choices=tuple(SERVING_STACKS), help="serving stack whose kernels time the steps")
     ap.add_argument("--no-layouts", action="store_true", help="skip the layout search (faster)")
     ap.add_argument("--format", choices=("table", "json", "markdown", "html"), default="table")
     ap.add_argument("--out", help="write to this file instead of standard output")
@@ -61,6 +63,7 @@ def _scenario(a, cat):
         ("batch", a.batch),
         ("isl", a.isl),
         ("osl", a.osl),
+        ("stack", a.stack),
     ):
         if value is not None:
             params[key] = str(value)

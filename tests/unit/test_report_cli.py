@@ -4,6 +4,8 @@ import base64
 import json
 import re
 
+import pytest
+
 from core.catalog import load_catalog
 from core.report import build_report
 from core.specs import Precision, Scenario
@@ -78,3 +80,21 @@ def test_report_has_a_single_box_section_when_the_scenario_has_a_box():
     assert sec["Host RAM"].startswith("355.4 GB of 512 GB (--n-cpu-moe 61: 58 MoE layers")
     assert sec["Decode (batch 1)"].endswith(" tokens/s")
     assert "Single box" not in [s.title for s in build_report(Scenario(), cat, with_layouts=False).sections]
+
+
+def test_cli_stack_reaches_the_report_and_bad_stacks_are_refused(capsys):
+    # the report names the stack, and the layout search runs with it: TensorRT-LLM's measured MoE kernels
+    # differ from SGLang's fused Triton ones, so the best decode plan's throughput differs
+    assert cli.main(["--model", "qwen3-235b-a22b", "--gpu", "h100-sxm", "--stack", "trtllm", "--format", "json"]) == 0
+    trt = json.loads(capsys.readouterr().out)
+    assert cli.main(["--model", "qwen3-235b-a22b", "--gpu", "h100-sxm", "--format", "json"]) == 0
+    sgl = json.loads(capsys.readouterr().out)
+
+    def figure(report, label):
+        return next(v for s in report["sections"] for k, v in s["figures"].items() if k.startswith(label))
+
+    assert figure(trt, "Serving stack").startswith("TensorRT-LLM") and figure(sgl, "Serving stack").startswith("SGLang")
+    assert figure(trt, "Best decode layout") != figure(sgl, "Best decode layout")
+    with pytest.raises(SystemExit):
+        cli.main(["--stack", "tgi"])
+    assert "invalid choice: 'tgi'" in capsys.readouterr().err
