@@ -44,6 +44,30 @@ def fitted_profiles(cat):
     return validation.calibrate(cat.validation_cases, base, cat)
 
 
+def step_error(cat, results) -> dict[str, dict]:
+    """The whole-step ("system") cases' median leave-one-out |error| per phase, with the case count."""
+    from core import validation
+
+    phase = {str(c["id"]): c.get("phase") for c in cat.validation_cases}
+    out = {}
+    for ph in ("decode", "prefill"):
+        errs = [r for r in results if r.family == "system" and phase.get(r.id) == ph]
+        s = validation.error_summary(errs).get("system", {})
+        out[ph] = {"median_loo_error": round(float(s.get("median", 0.0)), 4), "cases": int(s.get("n", 0))}
+    return out
+
+
+def write_step_error(cat, results, path) -> None:
+    data = step_error(cat, results)
+    head = (
+        "# The step-time model's measured error per phase: the median leave-one-out |error| of the whole-step\n"
+        "# (system) validation cases of that phase. The Layouts page treats plans within this of the best as\n"
+        "# equivalent (one tier). Written by `python -m bench.calibrate --write`; do not edit by hand.\n"
+    )
+    path.write_text(head + yaml.safe_dump(data, sort_keys=True))
+    print(f"wrote {path}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true")
@@ -63,6 +87,7 @@ def main() -> None:
     for fam, s in validation.error_summary(results).items():
         print(f"LOO {fam:22s} n={s['n']:2d} median {s['median']:.1%} p90 {s['p90']:.1%} max {s['max']:.1%}")
     if args.write:
+        write_step_error(cat, results, CATALOG_DIR / "step_error.yaml")
         path = CATALOG_DIR / "efficiency.yaml"
         data = yaml.safe_load(path.read_text())
         by_key = {p["gpu"] + (f"@{p['path']}" if p.get("path") else ""): p for p in data["profiles"]}
@@ -83,14 +108,11 @@ def main() -> None:
             note = "fitted on " + ", ".join(ids)
             if len(ids) > 6:  # kernel tables: name the table and the count, not every case
                 note = f"fitted on {len(ids)} measured kernel cases ({ids[0]} ... {ids[-1]})"
-            if fam == "system":  # the pipeline figures are not fitted: no validation case has pipeline stages
+            if fam == "system":
                 note = (
                     "token_overhead_ps_per_channel and overlap_eff " + note + " (one set for every GPU generation: the "
                     "whole-step residual no kernel case explains); layer_overhead_us: assumption (launch gaps and "
-                    "~3 us of add-norm kernels per layer at batch 1, aiconfigurator); "
-                    "decode / prefill_microbatches_per_stage: "
-                    "assumption (continuous batching keeps ~2 micro-batches per stage in flight in decode, "
-                    "chunked prompts ~8 in prefill)"
+                    "~3 us of add-norm kernels per layer at batch 1, aiconfigurator)"
                 )
             entry.setdefault("provenance", {})[fam] = note
         text = HEADER + yaml.safe_dump(data, sort_keys=False, width=120, allow_unicode=True)

@@ -91,6 +91,8 @@ class Catalog:
     offload_efficiency: OffloadEfficiency = field(default_factory=OffloadEfficiency)
     # measured collective latencies per GPU type (catalogs/collectives.csv)
     collectives: Mapping[str, CollectiveTable] = field(default_factory=dict)
+    # the step-time model's measured error per phase (catalogs/step_error.yaml): median LOO |error|
+    step_error: Mapping[str, float] = field(default_factory=lambda: {"decode": 0.15, "prefill": 0.15})
 
     def efficiency_for(self, gpu_id: str, stack: str = "sglang", profiles=None) -> Efficiency:
         """The efficiency factors in force for ``gpu_id`` under serving ``stack``, with the GPU's measured
@@ -323,7 +325,22 @@ def _load(root: Path) -> Catalog:
         offload_cases=_load_offload_cases(root / "offload_cases.yaml"),
         offload_efficiency=_load_offload_efficiency(root / "offload_efficiency.yaml"),
         collectives=MappingProxyType(_load_collectives(root / "collectives.csv")),
+        step_error=MappingProxyType(_load_step_error(root / "step_error.yaml")),
     )
+
+
+def _load_step_error(path: Path) -> dict[str, float]:
+    """Median leave-one-out |error| per phase (absent file: 15%, the whole-step target of the step-time issue)."""
+    out = {"decode": 0.15, "prefill": 0.15}
+    if not path.is_file():
+        return out
+    data = yaml.safe_load(path.read_text()) or {}
+    for phase in out:
+        v = (data.get(phase) or {}).get("median_loo_error")
+        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1):
+            raise CatalogError(f"{path}: {phase}.median_loo_error must be a number in [0, 1), got {v!r}")
+        out[phase] = float(v)
+    return out
 
 
 def load_catalog(path: str | Path | None = None) -> Catalog:

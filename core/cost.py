@@ -6,7 +6,7 @@ import math
 
 from core._checks import amount, no_overflow
 
-__all__ = ["HOURS_PER_YEAR", "dollars_per_million_tokens", "yearly_saving"]
+__all__ = ["HOURS_PER_YEAR", "dollars_per_million_tokens", "yearly_gpu_cost", "yearly_saving"]
 
 HOURS_PER_YEAR = 8760.0
 
@@ -32,3 +32,11 @@ def yearly_saving(gpus: float, price_per_gpu_hour: float, speedup: float) -> flo
     s = _positive("speedup", speedup)
     amount("price_per_gpu_hour", price_per_gpu_hour, 0.0, math.inf)
     return no_overflow("the yearly saving", _positive("gpus", gpus) * (s - 1.0) * price_per_gpu_hour * HOURS_PER_YEAR)
+
+
+def yearly_gpu_cost(gpus: float, price_per_gpu_hour: float) -> float:
+    """Dollars a year ``gpus`` GPUs cost at ``price_per_gpu_hour`` around the clock (8,760 h): what a
+    speedup saves when it lets a pool shrink by that many whole GPUs."""
+    amount("price_per_gpu_hour", price_per_gpu_hour, 0.0, math.inf)
+    gpus = amount("gpus", gpus, 0.0, 1e12)
+    return no_overflow("the yearly GPU cost", gpus * price_per_gpu_hour * HOURS_PER_YEAR)

@@ -74,6 +74,23 @@ class PoolSizing:
     kv_bytes_per_s: float
     kv_bytes_per_request: float
     concurrent_sequences: float
+    # GPUs the traffic keeps busy at each plan's throughput, before rounding up to whole replicas
+    prefill_gpus_needed: float = 0.0
+    decode_gpus_needed: float = 0.0
+    colocated_gpus_needed: float = 0.0
+
+    @property
+    def prefill_utilisation(self) -> float:
+        """Share of the prefill pool the traffic keeps busy (the rest is rounding up to whole replicas)."""
+        return self.prefill_gpus_needed / self.prefill_gpus
+
+    @property
+    def decode_utilisation(self) -> float:
+        return self.decode_gpus_needed / self.decode_gpus
+
+    @property
+    def colocated_utilisation(self) -> float:
+        return self.colocated_gpus_needed / self.colocated_gpus
 
     @property
     def disaggregated_gpus(self) -> int:
@@ -154,7 +171,8 @@ def size_pools(
     d_need = traffic.output_tokens_per_s / d_rate
     prefill = _round_up(p_need, _replica(pre_plan))
     decode = _round_up(d_need, _replica(dec_plan))
-    colo = _round_up((p_need + d_need) * (1.0 + interference), _replica(dec_plan))
+    colo_need = (p_need + d_need) * (1.0 + interference)
+    colo = _round_up(colo_need, _replica(dec_plan))
     kv_req = kv_bytes_per_request(model, traffic.input_len, prec.kv_cache)
     return PoolSizing(
         pre_plan,
@@ -165,6 +183,9 @@ def size_pools(
         traffic.requests_per_min / 60.0 * kv_req,
         kv_req,
         traffic.output_tokens_per_s * dec_plan.step_s / decode_speedup,
+        p_need,
+        d_need,
+        colo_need,
     )
 
 

@@ -96,9 +96,8 @@ class LinkFactors(BaseModel):
 
 class SystemFactors(BaseModel):
     """Whole-step effects: fixed time per layer outside the big kernels (norms, RoPE, router top-k,
-    residual adds, their launches), the share of communication that two-batch overlap hides, and the
-    micro-batches a pipeline keeps in flight per stage (a stated assumption: continuous batching in decode,
-    prompt chunks in prefill)."""
+    residual adds, their launches) and the share of communication that two-batch overlap hides. (A
+    pipeline's micro-batches follow from the batch: :func:`core.perf.step_time`.)"""
 
     model_config = FROZEN
 
@@ -110,8 +109,6 @@ class SystemFactors(BaseModel):
     # per token per hidden channel per layer (72.6 ps x 7,168 channels = 521 ns per token per layer)
     token_overhead_ps_per_channel: Annotated[float, Field(ge=0, le=1_000_000)] = 0.0
     overlap_eff: Annotated[float, Field(ge=0, le=1)] = 0.8
-    decode_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 2.0
-    prefill_microbatches_per_stage: Annotated[float, Field(ge=1, le=1_000)] = 8.0
 
 
 EFFICIENCY_FAMILIES = (

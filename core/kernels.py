@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from core import comms, layer_comm, memory
 from core._checks import amount, whole
+from core._memo import by_identity
 from core.efficiency import Efficiency
 from core.model import ffn
 from core.specs import GPUSpec, KernelFactors, ModelSpec, ParallelLayout, Precision
@@ -105,10 +106,12 @@ def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
     return s
 
 
+@by_identity(256)
 def _peak(gpu: GPUSpec, dtype: str) -> float:
     return gpu.tflops(memory.precision_support(gpu, dtype).compute_dtype) * 1e12
 
 
+@by_identity(256)
 def _half_peak(gpu: GPUSpec) -> float:
     return gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12
 
@@ -372,8 +375,15 @@ def layer_costs(
     head_tokens = t_attn if phase == "decode" else max(t_attn / ctx, 1.0)
     final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
     head = {"lm_head": Work(2.0 * head_p * head_tokens, head_p * 2.0 + final_norm, 0.0, _half_peak(gpu), "dense_gemm")}
+    # a stage boundary sends its activations over NVLink when the whole replica is one scale-up domain
+    inside = layout.gpus_per_stage * layout.pp <= domain_gpus
     send = (
-        comms.link_time_s(comms.pp_send_bytes(t_attn, h), gpu.scale_out_bw_gbps, ar.scale_out_eff, ar.latency_us * 1e-6)
+        comms.link_time_s(
+            comms.pp_send_bytes(t_attn, h),
+            gpu.scale_up_bw_gbps if inside else gpu.scale_out_bw_gbps,
+            ar.scale_up_eff if inside else ar.scale_out_eff,
+            ar.latency_us * 1e-6,
+        )
         if layout.pp > 1
         else 0.0
     )

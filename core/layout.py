@@ -1,26 +1,36 @@
-"""Layout search: every valid TP / DP-attention / EP / expert-TP / PP / DP layout of a cluster, scored
-for prefill or decode with the step-time model, ranked, each with the reason for its rank.
+"""Layout search: every TP / DP-attention / EP / expert-TP / PP / DP layout engines run on a cluster, each
+at its best operating point (:mod:`core.operating_point`), ranked, each with the reason for its rank.
 
-Decode is scored as deployments are sized: the largest batch per GPU that fits the KV cache and meets
-the TPOT target, and the output tokens/s per GPU it reaches. Prefill: the largest chunk of prompt
-tokens per GPU that fits and meets the TTFT target, and the input tokens/s per GPU.
+Decode is scored as deployments are sized: the largest batch per GPU whose KV cache fits at the full
+context and whose step meets the TPOT target, with or without two-batch overlap, and the output tokens/s
+per GPU it reaches. Prefill: the prompt chunk per GPU with the most input tokens/s whose time to first
+token (through every pipeline stage, chunk by chunk) meets the TTFT target.
+
+Plans whose throughput lies within the step-time model's measured error of the best (the whole-step
+leave-one-out median, ``catalogs/step_error.yaml``) form the first tier: the model cannot tell them apart,
+so what separates them is said instead (memory headroom, the GPUs one replica spans, traffic over the
+network).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Literal
 
-from core import memory, parallel, perf
-from core.specs import ClusterSpec, GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core import memory, parallel
+from core.operating_point import Plan, operating_point
+from core.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
 __all__ = [
     "DEFAULT_TARGETS",
     "Plan",
+    "crosses_domain",
     "decision_rule",
+    "engine_problems",
     "enumerate_layouts",
+    "model_error",
     "rank_of",
     "recommend",
     "recommend_with_rejections",
@@ -33,56 +43,17 @@ REFERENCE_DEPLOYMENTS: tuple[tuple[str, int, int, str], ...] = (
     ("decode", 1, 72, "LMSYS's SGLang decode on 9 x 8 H100 with DP-attention x EP72"),
     ("decode", 1, 144, "DeepSeek-V3 inference system: EP144 decode on 18 nodes"),
 )
-DEFAULT_TARGETS = {"decode": 0.100, "prefill": 3.0}  # TPOT (s per output token), TTFT (s per prompt chunk)
-_DECODE_BATCHES = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
-_PREFILL_TOKENS = (1024, 2048, 4096, 8192, 16384, 32768)
+DEFAULT_TARGETS = {"decode": 0.100, "prefill": 3.0}  # TPOT (s per output token), TTFT (s per prompt)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """One layout with its score. ``tp`` is attention TP, ``ep`` expert parallel, ``dp`` data-parallel
-    replicas, ``pp`` pipeline stages (``dp_attention`` and ``expert_tp`` complete the layout)."""
+def model_error(phase: Phase) -> float:
+    """The step-time model's measured error for ``phase``: the median leave-one-out |error| of its
+    whole-step cases (``catalogs/step_error.yaml``, written by ``python -m bench.calibrate --write``)."""
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"phase must be prefill or decode, got {phase!r}")
+    from core.catalog import load_catalog
 
-    layout: ParallelLayout
-    phase: Phase
-    redundant_experts: int
-    tokens_per_gpu: float  # decode: sequences per GPU; prefill: prompt tokens per GPU per step
-    step_s: float
-    tokens_per_s_per_gpu: float
-    headroom_gb: float
-    reason: str = ""
-    breakdown: dict[str, float] = field(default_factory=dict)
-    rank: int = 0
-    dense: bool = False
-
-    @property
-    def tp(self) -> int:
-        return self.layout.attention_tp
-
-    @property
-    def ep(self) -> int:
-        return self.layout.ep
-
-    @property
-    def dp(self) -> int:
-        return self.layout.dp
-
-    @property
-    def pp(self) -> int:
-        return self.layout.pp
-
-    @property
-    def label(self) -> str:
-        lay = self.layout
-        parts = [
-            f"TP{lay.attention_tp}" if lay.attention_tp > 1 else "",
-            f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
-            f"EP{lay.ep}" if lay.ep > 1 else "",
-            (f"FFN-TP{lay.expert_tp}" if self.dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
-            f"PP{lay.pp}" if lay.pp > 1 else "",
-            f"DP{lay.dp}" if lay.dp > 1 else "",
-        ]
-        return " · ".join(p for p in parts if p) or "1 GPU"
+    return float(load_catalog().step_error[phase])
 
 
 def _redundant(model: ModelSpec, ep: int) -> int | None:
@@ -94,36 +65,58 @@ def _redundant(model: ModelSpec, ep: int) -> int | None:
     return extra if extra <= max(n // 4, ep // 2) else None
 
 
+def engine_problems(stack: str, model: ModelSpec, layout: ParallelLayout) -> list[str]:
+    """Why the serving ``stack`` cannot run ``layout`` (empty: it can), from the engines' documentation and
+    issue trackers:
+
+    * vLLM splits a stage's experts one way only: EP over all its GPUs (``--enable-expert-parallel``) or
+      TP over all of them (the default "(DP x TP)-sized tensor parallel group", docs: Data Parallel
+      Deployment); no mixed expert TP x EP;
+    * SGLang does not combine DP-attention with pipeline stages (``--enable-dp-attention`` with
+      ``--pp-size`` > 1 crashes on the first request: sgl-project/sglang#9805, open).
+    TensorRT-LLM runs every product of ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``."""
+    out = []
+    if stack == "vllm" and model.moe is not None and 1 < layout.expert_tp < layout.gpus_per_stage:
+        out.append(
+            f"vLLM cannot run expert TP {layout.expert_tp} x EP {layout.ep}: its experts are split by EP or by TP "
+            "over the whole stage"
+        )
+    if stack == "sglang" and layout.attention_dp > 1 and layout.pp > 1:
+        out.append("SGLang cannot combine DP-attention with pipeline stages (sgl-project/sglang#9805)")
+    return out
+
+
 def enumerate_layouts(
     model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | None = None, precision: Precision | str | None = None
 ) -> list[tuple[ParallelLayout, int]]:
-    """Every layout of the cluster that respects divisibility: attention TP divides the heads (and the
-    KV heads divide it or it divides them) and stays inside the scale-up domain; EP divides the experts
-    (with redundant slots filling a small gap, as DeepSeek's EP72 / EP144 deployments do); PP at most
-    the number of nodes; with ``precision``, splits its quantised weights can run
-    (:func:`core.parallel.quant_split_problems`). Returns (layout, redundant experts)."""
+    """Every layout engines run on the cluster that respects divisibility: attention TP divides the heads
+    (and the KV heads divide it or it divides them) and stays inside the scale-up domain (72 GPUs on an
+    NVL72 rack, a node on HGX); the rest of a stage's GPUs are attention data-parallel ranks; the experts
+    split as expert TP x EP in any product equal to the stage (SGLang's ``--ep-size`` below ``--tp-size``,
+    TensorRT-LLM's ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``), expert TP inside the
+    scale-up domain; EP divides the experts (with redundant slots filling a small gap, as DeepSeek's EP72 /
+    EP144 deployments do); PP at most the number of nodes; with ``precision``, splits its quantised weights
+    can run (:func:`core.parallel.quant_split_problems`). Returns (layout, redundant experts)."""
     prec = Precision.of(precision) if precision is not None else None
     g = cluster.total_gpus
     domain = cluster.scale_up_domain_gpus
-    max_tp = max_tp or min(domain, 16)
+    max_tp = max_tp or domain
     out = []
     for pp in parallel.divisors(g):
         if pp > cluster.num_nodes or pp > model.num_layers:
             continue
         for dp in parallel.divisors(g // pp):
             stage = g // (pp * dp)
-            for tp in parallel.divisors(stage):
-                if tp > max_tp:
+            for etp in parallel.divisors(stage):
+                ep = stage // etp
+                if (model.moe is None and ep != 1) or (ep > 1 and etp > domain):
                     continue
-                for etp in parallel.divisors(stage):
-                    ep = stage // etp
-                    if model.moe is None and ep != 1:
-                        continue
-                    if model.moe is not None and etp > 1 and ep > 1 and etp != tp:
-                        continue  # mixed expert TP x EP only in the common TP=expert-TP form
-                    red = _redundant(model, ep)
-                    if red is None:
-                        continue
+                red = _redundant(model, ep)
+                if red is None:
+                    continue
+                for tp in parallel.divisors(stage):
+                    if tp > max_tp:
+                        break
                     lay = ParallelLayout(attention_tp=tp, attention_dp=stage // tp, ep=ep, expert_tp=etp, pp=pp, dp=dp)
                     if memory.check_layout(model, lay, red, prec):
                         continue
@@ -131,132 +124,48 @@ def enumerate_layouts(
     return out
 
 
-def _category(parts: Mapping[str, float]) -> dict[str, float]:
-    return {
-        "attention": parts.get("attention_projections", 0.0) + parts.get("attention_scores", 0.0),
-        "dense & shared FFN": parts.get("dense_ffn", 0.0)
-        + parts.get("shared_experts", 0.0)
-        + parts.get("parallel_mlp", 0.0)
-        + parts.get("router", 0.0)
-        + parts.get("lm_head", 0.0),
-        "routed experts": parts.get("routed_experts", 0.0),
-        "all-to-all": parts.get("dispatch", 0.0) + parts.get("combine", 0.0),
-        "all-reduce & expert-TP": parts.get("allreduce", 0.0)
-        + parts.get("expert_tp_comm", 0.0)
-        + parts.get("pp_send", 0.0),
-        "overhead": parts.get("layer_overhead", 0.0),
-    }
-
-
-@dataclass(frozen=True)
-class _Search:
-    """What every layout of one search is scored against (built once per search)."""
-
-    model: ModelSpec
-    gpu: GPUSpec
-    precision: Precision
-    phase: Phase
-    workload: Workload
-    target_s: float
-    efficiency: perf.Efficiency
-    assumptions: MemoryAssumptions
-    domain_gpus: int
-
-
-def _score(s: _Search, lay: ParallelLayout, redundant: int) -> Plan | str:
-    """The best operating point of one layout, or the reason it has none."""
-    model, gpu, prec, wl = s.model, s.gpu, s.precision, s.workload
-    with_red = s.assumptions.model_copy(update={"redundant_experts": redundant})
-    one_token = Workload(batch=1, input_len=1, output_len=1)
-    if s.phase == "decode":
-        ctx = wl.decode_context_len
-        seqs = memory.max_concurrent_sequences(model, gpu, lay, prec, ctx, assumptions=with_red)
-        if seqs < lay.attention_dp * lay.dp:
-            mem = memory.per_gpu_memory(model, gpu, lay, prec, one_token, assumptions=with_red)
-            return (
-                f"does not fit: {mem.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
-                f"{mem.usable_bytes / 1e9:,.1f} GB usable"
-                if mem.kv_budget_bytes <= 0
-                else f"not one {ctx:,}-token sequence per attention rank fits the KV cache"
-            )
-        cap = seqs / (lay.gpus_per_stage * lay.dp)  # sequences per GPU the KV cache holds
-        candidates = [b for b in _DECODE_BATCHES if b <= cap] or [cap]
-    else:
-        candidates = list(_PREFILL_TOKENS)
-        # memory with a one-token activation peak; a chunk of b tokens adds (b - 1) x hidden x 2 B x factor
-        mem1 = memory.per_gpu_memory(
-            model, gpu, lay, prec, one_token, assumptions=with_red.model_copy(update={"max_num_batched_tokens": 1})
-        )
-        per_token_act = model.hidden_size * 2 * s.assumptions.activation_factor
-
-    def evaluate(b):
-        if s.phase == "prefill":
-            if mem1.kv_budget_bytes - (b - 1) * per_token_act < mem1.kv_required_bytes:
-                return None
-            cfg = perf.StepConfig("prefill", float(b), wl.input_len, overlap="two_batch", redundant_experts=redundant)
-        else:
-            cfg = perf.StepConfig(
-                "decode", float(b), wl.decode_context_len, overlap="two_batch", redundant_experts=redundant
-            )
-        return perf.step_time(model, gpu, lay, prec, cfg, s.efficiency, domain_gpus=s.domain_gpus)
-
-    # the largest operating point that fits and meets the target wins; step time grows with the batch,
-    # so a binary search over the candidates finds it
-    best = last = None
-    lo, hi = 0, len(candidates) - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        b = candidates[mid]
-        st = evaluate(b)
-        if st is not None and st.step_s <= s.target_s:
-            best = (b, st)
-            lo = mid + 1
-        else:
-            if st is not None and (last is None or b < last[0]):
-                last = (b, st)
-            hi = mid - 1
-    if best is None:
-        if last is None:
-            return "does not fit even the smallest prefill chunk in memory"
-        b, st = last
-        kind = "TPOT" if s.phase == "decode" else "TTFT"
-        return f"misses the {kind} target: {st.step_s * 1e3:,.0f} ms even at {b:,.0f} tokens per GPU"
-    b, st = best
-    wl_b = Workload(
-        batch=max(1, round(b * lay.gpus_per_stage * lay.dp)) if s.phase == "decode" else 1,
-        input_len=wl.input_len,
-        output_len=wl.output_len,
-    )
-    mem = memory.per_gpu_memory(model, gpu, lay, prec, wl_b, assumptions=with_red)
-    return Plan(
-        lay,
-        s.phase,
-        redundant,
-        float(b),
-        st.step_s,
-        st.tokens_per_s_per_gpu,
-        mem.headroom_bytes / 1e9,
-        breakdown=_category(st.components),
-        dense=model.moe is None,
-    )
+def crosses_domain(layout: ParallelLayout, domain_gpus: int) -> str:
+    """What of a layout's traffic leaves the scale-up domain: "" (none), or which collective does."""
+    if layout.gpus_per_stage > domain_gpus and (layout.ep > 1 or layout.expert_tp > 1 or layout.attention_tp > 1):
+        return "all-to-all" if layout.ep > 1 and layout.expert_tp == 1 else "expert / tensor-parallel collectives"
+    if layout.pp > 1 and layout.gpus_per_stage * layout.pp > domain_gpus:
+        return "pipeline sends"
+    return ""
 
 
 def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
     cat = p.breakdown
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
-    bits = [
-        f"{p.tokens_per_gpu:,.0f} {'sequences' if p.phase == 'decode' else 'prompt tokens'} per GPU meet the target"
-    ]
-    bits.append(f"{top} is {100 * cat[top] / total:.0f}% of the kernel time")
-    if p.ep > domain:
-        bits.append(f"EP {p.ep} crosses the {domain}-GPU scale-up domain: all-to-all over the network")
+    unit = "sequences" if p.phase == "decode" else "prompt tokens"
+    amount = f"{p.tokens_per_gpu:,.0f}" if p.tokens_per_gpu >= 1 else f"{p.tokens_per_gpu:.2g}"
+    kind = "TPOT" if p.phase == "decode" else "TTFT"
+    bits = [f"{amount} {unit} per GPU meet the {kind} target ({1e3 * p.latency_s:,.0f} ms)"]
+    bits.append(f"{top} dominates ({100 * cat[top] / total:.0f}% of the kernel time)")
+    bits.append("two-batch overlap pays" if p.overlap == "two_batch" else "no overlap (it would not pay)")
+    net = crosses_domain(p.layout, domain)
+    if net:
+        bits.append(f"{net} over the network (the stage spans more than the {domain}-GPU scale-up domain)")
     elif p.ep > 1:
-        bits.append(f"EP {p.ep} stays inside the {domain}-GPU NVLink domain")
+        bits.append(f"EP {p.ep} stays inside the {domain}-GPU scale-up domain")
+    if p.pp > 1:
+        bits.append(
+            f"{p.pp} stages, {p.microbatches:.0f} micro-batches in flight: the busiest stage sets the pace"
+            + (f", a chunk crosses them all in {1e3 * p.latency_s:,.0f} ms" if p.phase == "prefill" else "")
+        )
     if p.tp > 1 and p.layout.attention_dp == 1 and p.phase == "decode" and cache_note:
         bits.append(f"TP attention: {cache_note}")
     if p is not best:
-        bits.insert(0, f"{100 * (1 - p.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu):.0f}% below the best")
+        below = 100 * (1 - p.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu)
+        if p.tier == 1:
+            diff = [
+                f"{p.headroom_gb - best.headroom_gb:+.1f} GB headroom",
+                f"{p.replica_gpus} GPUs per replica (best: {best.replica_gpus})",
+            ]
+            lead = f"equivalent to the best within the model's ±{100 * p.tolerance:.0f}% ({below:.0f}% below); "
+            bits.insert(0, lead + "differs by " + ", ".join(diff))
+        else:
+            bits.insert(0, f"{below:.0f}% below the best")
     return "; ".join(bits)
 
 
@@ -309,34 +218,46 @@ def recommend_with_rejections(
         raise ValueError("the latency target must be > 0 seconds")
     from core.catalog import load_catalog
 
-    search = _Search(
-        model,
-        cluster.gpu,
-        Precision.of(precision),
-        phase,
-        workload,
-        target,
-        load_catalog().efficiency_for(cluster.gpu.id, stack, profiles),
-        assumptions or MemoryAssumptions(),
-        cluster.scale_up_domain_gpus,
-    )
+    prec = Precision.of(precision)
+    eff = load_catalog().efficiency_for(cluster.gpu.id, stack, profiles)
+    domain = cluster.scale_up_domain_gpus
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
-    for lay, red in enumerate_layouts(model, cluster, precision=search.precision):
+    for lay, red in enumerate_layouts(model, cluster, precision=prec):
+        engine = engine_problems(stack, model, lay)
+        if engine:
+            rejected.append((lay, engine[0]))
+            continue
         # data-parallel replicas change nothing per GPU: score each stage configuration once
         key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, red)
         if key not in seen:
-            seen[key] = _score(search, lay, red)
+            seen[key] = operating_point(
+                model,
+                cluster.gpu,
+                lay,
+                prec,
+                workload,
+                phase,
+                target_s=target,
+                eff=eff,
+                redundant_experts=red,
+                assumptions=assumptions,
+                domain_gpus=domain,
+            )
         result = seen[key]
         if isinstance(result, Plan):
             plans.append(replace(result, layout=lay))
         else:
             rejected.append((lay, result))
-    plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.layout.pp, p.layout.attention_tp))
+    # best first; among equal throughput the simpler plan (fewer stages, smaller replica, no overlap)
+    plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.pp, p.replica_gpus, p.tp, p.overlap != "none"))
+    if not plans:
+        return [], rejected
+    tol = model_error(phase)
+    top = plans[0].tokens_per_s_per_gpu
+    tiered = [replace(p, tier=1 if p.tokens_per_s_per_gpu >= (1 - tol) * top else 2, tolerance=tol) for p in plans]
     note = memory.cache_split_note(model)
-    ranked = [
-        replace(p, rank=i + 1, reason=_reason(p, plans[0], search.domain_gpus, note)) for i, p in enumerate(plans)
-    ]
+    ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note)) for i, p in enumerate(tiered)]
     return ranked, rejected
 
 

@@ -73,10 +73,16 @@ class StepTime:
     tokens_per_gpu: float
     phase: Phase
     stage_s: tuple[float, ...] = field(default=())
+    microbatches: float = 1.0  # pipeline micro-batches in flight (1 without PP)
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
         return self.tokens_per_gpu / self.step_s
+
+    @property
+    def latency_s(self) -> float:
+        """One micro-batch's way through every pipeline stage (the step itself without PP)."""
+        return sum(self.stage_s) if self.stage_s else self.step_s
 
 
 def _checked(
@@ -116,17 +122,20 @@ def step_time(
     """One step of ``cfg.phase`` on the most loaded GPU under ``layout``.
 
     Per stage, with compute C and communication M: ``C + M``, or with two-batch overlap
-    ``max(C, M) + (1 - overlap_eff) x min(C, M)``. One stage: the step is that. ``pp`` stages: each keeps
-    ``m = microbatches_per_stage x pp`` micro-batches of ``tokens_per_gpu`` tokens per GPU in flight (a stated
-    assumption, ``SystemFactors``), a token crosses every stage, and the busiest sets the pace:
-    ``step = pp x max(stage) / (1 - (pp - 1) / (m + pp - 1))``; throughput per GPU is that of one stage's
-    share. ``domain_gpus``: GPUs per scale-up domain (default: the GPU's)."""
+    ``max(C, M) + (1 - overlap_eff) x min(C, M)``. One stage: the step is that. ``pp`` stages (the engines'
+    pipeline schedule: vLLM / SGLang keep one micro-batch per stage in flight): the replica's
+    ``tokens_per_gpu x GPUs per stage x pp`` tokens form ``M = min(pp, sequences)`` micro-batches, each crosses
+    every stage in turn, and a stage serves the micro-batches one after another, so a sequence's next step
+    comes after ``max(sum of stage times, M x busiest stage)`` (the decode roofline's rule): the busiest
+    stage sets the pace, fewer sequences than stages leave stages idle (the bubble). ``latency_s`` is one
+    micro-batch's way through every stage (a prompt chunk's time to first token). ``domain_gpus``: GPUs per
+    scale-up domain (default: the GPU's)."""
     prec = Precision.of(precision)
     domain = _checked(model, layout, cfg.redundant_experts, domain_gpus, gpu, prec)
     halves = 2.0 if cfg.overlap == "two_batch" else 1.0
-    costs = layer_costs(
-        model, gpu, layout, prec, cfg, eff, tokens_per_gpu=cfg.tokens_per_gpu / halves, domain_gpus=domain
-    )
+    micro = _microbatches(layout, cfg.tokens_per_gpu / cfg.tokens_per_sequence)
+    per_gpu = cfg.tokens_per_gpu * layout.pp / micro  # one micro-batch's tokens on each GPU of a stage
+    costs = layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=per_gpu / halves, domain_gpus=domain)
     bw, system = gpu.hbm_bytes_per_s, eff["system"]
 
     def work_s(w: Work) -> float:
@@ -137,7 +146,7 @@ def step_time(
     components: dict[str, float] = {}
     for j, (counts, last) in enumerate(kinds):
         per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
-        overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * cfg.tokens_per_gpu / halves
+        overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * per_gpu / halves
         parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
         m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
         c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)
@@ -149,15 +158,15 @@ def step_time(
             components[k] = components.get(k, 0.0) + n * halves * v
     stage_s = tuple(times[j] for j in index)
     compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
-    total = stage_s[0]
-    if layout.pp > 1:
-        pp = layout.pp
-        per_stage = (
-            system.decode_microbatches_per_stage if cfg.phase == "decode" else system.prefill_microbatches_per_stage
-        )
-        m = per_stage * pp
-        total = pp * max(stage_s) / (1.0 - (pp - 1) / (m + pp - 1))
-    return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s)
+    total = max(sum(stage_s), micro * max(stage_s))
+    return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
+
+
+def _microbatches(layout: ParallelLayout, sequences_per_gpu: float) -> float:
+    """Micro-batches a pipeline keeps in flight: one per stage, fewer when the replica holds fewer sequences
+    (or prompt chunks) than stages."""
+    sequences = sequences_per_gpu * layout.gpus_per_stage * layout.pp
+    return float(min(layout.pp, max(1.0, sequences)))
 
 
 @dataclass(frozen=True)
@@ -207,7 +216,7 @@ def decode_roofline(
         tokens_per_sequence=tokens_per_sequence,
         redundant_experts=redundant_experts,
     )
-    micro = min(float(layout.pp), max(1.0, tokens / tokens_per_sequence))
+    micro = _microbatches(layout, tokens / tokens_per_sequence / (layout.gpus_per_stage * layout.pp))
     per_gpu = cfg.tokens_per_gpu / micro / layout.gpus_per_stage
     costs = layer_costs(model, gpu, layout, prec, cfg, IDEAL, tokens_per_gpu=per_gpu)
     bw = gpu.hbm_bytes_per_s

@@ -25,6 +25,7 @@ class Section:
     figures: list[tuple[str, str]] = field(default_factory=list)  # (label, value with unit)
     table: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    code: list[tuple[str, str]] = field(default_factory=list)  # (label, shell command or config to copy)
 
 
 @dataclass
@@ -42,7 +43,13 @@ class Report:
             "scenario": self.scenario.model_dump(mode="json"),
             "url_query": self.url_query,
             "sections": [
-                {"title": s.title, "figures": dict(s.figures), "table": s.table, "notes": s.notes}
+                {
+                    "title": s.title,
+                    "figures": dict(s.figures),
+                    "table": s.table,
+                    "notes": s.notes,
+                    "code": [{"label": label, "text": text} for label, text in s.code],
+                }
                 for s in self.sections
             ],
             "sources": self.sources,
@@ -213,13 +220,15 @@ def build_report(
             )
             if plans:
                 best = plans[0]
+                kind = "TPOT" if phase == "decode" else "TTFT"
                 sec.figures.append(
                     (
                         f"Best {phase} layout",
-                        f"{best.label}: {best.tokens_per_s_per_gpu:,.0f} tokens/s per GPU "
-                        f"at {best.tokens_per_gpu:,.0f} per GPU, {best.step_s * 1e3:,.0f} ms per step",
+                        f"{best.label} ({best.overlap.replace('_', '-')} overlap): {best.tokens_per_s_per_gpu:,.0f} "
+                        f"tokens/s per GPU at {best.tokens_per_gpu:,.3g} per GPU, {kind} {best.latency_s * 1e3:,.0f} ms",
                     )
                 )
+                _launch_code(sec, best, model, prec, scenario, "aggregated" if phase == "decode" else "prefill")
                 for p in plans:
                     sec.table.append(
                         {
@@ -291,6 +300,20 @@ def build_report(
         charts,
         sources,
     )
+
+
+def _launch_code(sec: Section, plan, model: ModelSpec, prec, scenario: Scenario, role: str) -> None:
+    """The engines' commands for ``plan`` as copyable code blocks of ``sec``."""
+    from core.launch import TRTLLM_YAML
+    from core.plan_commands import plan_commands
+
+    cmds, notes = plan_commands(plan, model, prec, gpus_per_node=scenario.gpus_per_node, spec=scenario.spec, role=role)
+    what = "aggregated serving" if role == "aggregated" else f"the {role} worker of a disaggregated pair"
+    for engine, c in cmds.items():
+        text = c.command + (f"\n\n# {TRTLLM_YAML}\n{c.config_yaml}" if c.config_yaml else "")
+        sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))
+        sec.notes += [f"{engine}: {n}" for n in c.notes]
+    sec.notes += notes
 
 
 def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | None = None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core._memo import by_identity
 from core.catalog import Catalog
 from core.efficiency import SERVING_STACKS
 from core.model import ModelSpec
@@ -99,9 +100,50 @@ _MAX_VALUE_CHARS = 200
 _LAYOUT_KEYS = ("tp", "etp", "pp", "dp")
 
 
+# the default layout comes from the layout search up to this cluster size (it takes ~1 s at 1,152 GPUs);
+# beyond it, from the memory-minimal rule (core.parallel.default_layout)
+SEARCHED_DEFAULT_MAX_GPUS = 1152
+
+
 def resolved_layout(scenario: Scenario, model: ModelSpec) -> ParallelLayout:
-    """The scenario's layout, or the default one for its cluster (:func:`core.parallel.default_layout`)."""
-    return scenario.layout or default_layout(model, scenario.total_gpus, scenario.gpus_per_node, scenario.precision)
+    """The scenario's layout, or the default one for its cluster: the Layouts page's best decode plan for
+    the model, cluster, precision, memory assumptions and serving stack at the default workload (not the
+    scenario's, so that the layout does not move while a user edits the context), so every page opens on
+    a plan the search ranks first (the first that needs no more redundant expert slots than the scenario's
+    memory assumptions hold). Where no plan meets the default TPOT target, or beyond
+    :data:`SEARCHED_DEFAULT_MAX_GPUS`, the memory-minimal :func:`core.parallel.default_layout`."""
+    if scenario.layout is not None:
+        return scenario.layout
+    return _default_layout(
+        model,
+        scenario.gpu_id,
+        scenario.num_nodes,
+        scenario.gpus_per_node,
+        scenario.precision,
+        scenario.memory,
+        scenario.serving_stack,
+    )
+
+
+@by_identity(256)
+def _default_layout(model, gpu_id, nodes, gpus_per_node, precision, assumptions, stack) -> ParallelLayout:
+    from core import layout
+    from core.catalog import load_catalog
+    from core.specs import ClusterSpec
+
+    total = nodes * gpus_per_node
+    fallback = default_layout(model, total, gpus_per_node, precision)
+    cat = load_catalog()
+    if total > SEARCHED_DEFAULT_MAX_GPUS or gpu_id not in cat.gpus:
+        return fallback
+    cluster = ClusterSpec(gpu=cat.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpus_per_node)
+    plans = layout.recommend(
+        model, cluster, Workload(), "decode", precision=precision, assumptions=assumptions, stack=stack
+    )
+    # the best plan the scenario's own redundant-expert count runs (EP72 on 384 experts needs 48 redundant
+    # slots: set them in the sidebar's memory assumptions, or the next plan is taken)
+    fits = (p for p in plans if p.redundant_experts == assumptions.redundant_experts)
+    return next((p.layout for p in fits), fallback)
 
 
 def layout_from_sizes(total_gpus: int, tp: int, etp: int, pp: int, dp: int) -> ParallelLayout:

@@ -5,9 +5,11 @@ import streamlit as st
 
 from core import layout as lay_mod
 from core import perf
+from core.operating_point import OVERLAP_LABELS
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
+from ui.commands import show_launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
 
@@ -35,12 +37,13 @@ tpot = c[0].number_input(
     help="Decode plans use the largest batch per GPU whose step stays under this.",
 )
 ttft = c[1].number_input(
-    "Prefill step target (s)",
+    "TTFT target (s)",
     0.1,
     60.0,
     3.0,
     0.1,
-    help="Prefill plans use the largest prompt chunk per GPU whose step stays under this (a TTFT bound).",
+    help="Prefill plans use the prompt chunk per GPU with the most input tokens/s whose time to first token "
+    "(the prompt chunk by chunk, through every pipeline stage) stays under this.",
 )
 top_n = c[2].slider("Plans shown", 3, 30, 10)
 
@@ -69,6 +72,7 @@ def _table(plans) -> pd.DataFrame:
         [
             {
                 "rank": p.rank,
+                "tier": "equivalent to the best" if p.tier == 1 else "below",
                 "layout": p.label,
                 "attention TP": p.tp,
                 "attention DP": p.layout.attention_dp,
@@ -77,15 +81,23 @@ def _table(plans) -> pd.DataFrame:
                 "PP": p.pp,
                 "DP": p.dp,
                 "redundant experts": p.redundant_experts,
+                "overlap": OVERLAP_LABELS[p.overlap],
                 "tokens per GPU": p.tokens_per_gpu,
+                "sequences per replica": p.sequences_per_replica if p.phase == "decode" else None,
                 "step (ms)": 1e3 * p.step_s,
+                ("TPOT (ms)" if p.phase == "decode" else "TTFT (ms)"): 1e3 * p.latency_s,
                 "tokens/s per GPU": p.tokens_per_s_per_gpu,
                 "KV headroom (GB/GPU)": p.headroom_gb,
+                "GPUs per replica": p.replica_gpus,
                 "why": p.reason,
             }
             for p in plans
         ]
     )
+
+
+def _amount(v: float) -> str:
+    return f"{v:,.0f}" if v >= 1 else f"{v:.2g}"
 
 
 def _use(p) -> None:
@@ -121,18 +133,34 @@ for phase, target, col in (
         )
         continue
     best = plans[0]
+    tier = [p for p in plans if p.tier == 1]
+    kind = "TPOT" if phase == "decode" else "TTFT"
     st.success(
-        f"**Best for {phase}: {best.label}** — {best.tokens_per_s_per_gpu:,.0f} "
-        f"{'input' if phase == 'prefill' else 'output'} tokens/s per GPU at {best.tokens_per_gpu:,.0f} {col}, "
-        f"{best.step_s * 1e3:,.0f} ms per step ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for the cluster)."
+        f"**Best for {phase}: {best.label}** ({OVERLAP_LABELS[best.overlap]}) — {best.tokens_per_s_per_gpu:,.0f} "
+        f"{'input' if phase == 'prefill' else 'output'} tokens/s per GPU at {_amount(best.tokens_per_gpu)} {col}, "
+        f"{kind} {best.latency_s * 1e3:,.0f} ms ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for "
+        "the cluster)."
     )
+    if len(tier) > 1:
+        st.info(
+            f"**{len(tier)} plans are equivalent within the model's accuracy** (their predicted throughput is within "
+            f"±{100 * best.tolerance:.0f}% of the best, the step-time model's median leave-one-out error on measured "
+            f"{phase} steps, Validation page): "
+            + ", ".join(f"{p.label}" for p in tier[:8])
+            + (f" and {len(tier) - 8} more" if len(tier) > 8 else "")
+            + ". Choose among them on what the model does not rank: KV headroom, GPUs per replica (what one "
+            "failure takes down) and traffic over the network (the *why* column)."
+        )
     st.dataframe(
         _table(plans[:top_n]),
         hide_index=True,
         width="stretch",
         column_config={
-            "tokens per GPU": st.column_config.NumberColumn(format="%,.0f"),
+            "tokens per GPU": st.column_config.NumberColumn(format="%,.2f"),
+            "sequences per replica": st.column_config.NumberColumn(format="%,.0f"),
             "step (ms)": st.column_config.NumberColumn(format="%,.1f"),
+            "TPOT (ms)": st.column_config.NumberColumn(format="%,.1f"),
+            "TTFT (ms)": st.column_config.NumberColumn(format="%,.0f"),
             "tokens/s per GPU": st.column_config.NumberColumn(format="%,.0f"),
             "KV headroom (GB/GPU)": st.column_config.NumberColumn(format="%.1f"),
         },
@@ -153,6 +181,13 @@ for phase, target, col in (
                 + "; ".join(notes)
                 + ". Differences of a few per cent are within the model's error (Validation page)."
             )
+    role = "aggregated" if phase == "decode" else "prefill"
+    with st.expander(
+        f"Launch commands for {best.label} ("
+        + ("aggregated serving" if phase == "decode" else "the prefill worker of a disaggregated pair")
+        + "): vLLM, SGLang, TensorRT-LLM"
+    ):
+        show_launch_commands(best, model, scenario, role)
     if phase == "decode":
         st.button(
             f"Use the best decode layout ({best.label}) for the scenario",
@@ -193,7 +228,8 @@ if rows:
         x_title=None,
         y_title="kernel time per step (ms, before overlap)",
         title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
-        subtitle="two-batch overlap hides part of the all-to-all under compute in the step times above",
+        subtitle="per pipeline stage summed over stages; plans with two-batch overlap hide part of the "
+        "communication under compute in their step times",
         width="stretch",
     )
 

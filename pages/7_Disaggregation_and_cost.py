@@ -9,6 +9,7 @@ from core import speculative as sd
 from core.specs import ClusterSpec, Workload
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
+from ui.commands import show_launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page
 
@@ -150,8 +151,16 @@ m[4].metric(
 st.caption(
     f"Prefill: {traffic.input_tokens_per_s:,.0f} prompt tokens/s at {pools.prefill_plan.tokens_per_s_per_gpu:,.0f} per GPU; "
     f"decode: {traffic.output_tokens_per_s:,.0f} output tokens/s at {pools.decode_plan.tokens_per_s_per_gpu:,.0f} per GPU "
-    f"({pools.decode_plan.step_s * 1e3:,.0f} ms per step). Pools are whole replicas of their layout."
+    f"({pools.decode_plan.step_s * 1e3:,.0f} ms per step). Pools are whole replicas of their layout: the prefill "
+    f"pool is {100 * pools.prefill_utilisation:.0f}% busy, the decode pool {100 * pools.decode_utilisation:.0f}%."
 )
+with st.expander("Launch commands for the prefill and decode workers (vLLM, SGLang, TensorRT-LLM)"):
+    for title, plan, role in (
+        (f"Prefill workers: {pools.prefill_plan.label}", pools.prefill_plan, "prefill"),
+        (f"Decode workers: {pools.decode_plan.label}", pools.decode_plan, "decode"),
+    ):
+        st.markdown(f"**{title}**")
+        show_launch_commands(plan, model, scenario, role)
 
 # ---- cost per million tokens
 st.subheader("$ per million tokens")
@@ -167,11 +176,18 @@ for name, s_, colocated in (
     if colocated:
         din = cost.dollars_per_million_tokens(s_.colocated_gpus * share_in, price, traffic.input_tokens_per_s)
         dout = cost.dollars_per_million_tokens(s_.colocated_gpus * (1 - share_in), price, traffic.output_tokens_per_s)
+        busy = (s_.colocated_utilisation, s_.colocated_utilisation)
     else:
         din = cost.dollars_per_million_tokens(s_.prefill_gpus, price, traffic.input_tokens_per_s)
         dout = cost.dollars_per_million_tokens(s_.decode_gpus, price, traffic.output_tokens_per_s)
-    rows += [{"serving": name, "tokens": "input", "usd": din}, {"serving": name, "tokens": "output", "usd": dout}]
+        busy = (s_.prefill_utilisation, s_.decode_utilisation)
+    rows += [
+        {"serving": name, "tokens": "input", "usd": din, "busy": 100 * busy[0]},
+        {"serving": name, "tokens": "output", "usd": dout, "busy": 100 * busy[1]},
+    ]
 cost_df = pd.DataFrame(rows)
+full_in = cost.dollars_per_million_tokens(1, price, pools.prefill_plan.tokens_per_s_per_gpu)
+full_out = cost.dollars_per_million_tokens(1, price, pools.decode_plan.tokens_per_s_per_gpu)
 left, right = st.columns([3, 2])
 with left:
     chart(
@@ -187,20 +203,31 @@ with left:
         width="stretch",
     )
 with right:
+    table = cost_df.pivot(index="serving", columns="tokens", values=["usd", "busy"])
+    table.columns = [f"{a}_{b}" for a, b in table.columns]
     st.dataframe(
-        cost_df.pivot(index="serving", columns="tokens", values="usd").reset_index(),
+        table.reset_index(),
         hide_index=True,
         width="stretch",
         column_config={
-            "input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
-            "output": st.column_config.NumberColumn("$/M output", format="$%.3f"),
+            "usd_input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
+            "usd_output": st.column_config.NumberColumn("$/M output", format="$%.3f"),
+            "busy_input": st.column_config.NumberColumn("prefill busy (%)", format="%.0f%%"),
+            "busy_output": st.column_config.NumberColumn("decode busy (%)", format="%.0f%%"),
         },
+    )
+    st.caption(
+        f"Pools are whole replicas ({pools.prefill_plan.replica_gpus} GPUs per prefill replica, "
+        f"{pools.decode_plan.replica_gpus} per decode replica), so at this traffic the prefill pool is "
+        f"{100 * pools.prefill_utilisation:.0f}% and the decode pool {100 * pools.decode_utilisation:.0f}% busy. "
+        f"Fully busy, the plans themselves cost ${full_in:.3f}/M input and ${full_out:.3f}/M output tokens; "
+        "raise the traffic (or use smaller replicas) to approach that."
     )
     saved = pools.decode_gpus - with_spec.decode_gpus
     st.markdown(
-        f"**Speculative decoding at {speedup:g}×** frees {saved:,} decode GPUs: "
-        f"**${cost.yearly_saving(with_spec.decode_gpus, price, speedup):,.0f} a year** of GPUs the same traffic would need "
-        f"without it (decode pool × (speedup − 1) × ${price:g} × 8,760 h)."
+        f"**Speculative decoding at {speedup:g}×** shrinks the decode pool from {pools.decode_gpus:,} to "
+        f"{with_spec.decode_gpus:,} GPUs (whole replicas): **${cost.yearly_gpu_cost(saved, price):,.0f} a year** "
+        f"({saved:,} GPUs × ${price:g}/GPU-hour × 8,760 h)."
     )
     st.caption(f"GPU price: {gpu.price_source or 'an assumption'}")
 

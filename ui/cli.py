@@ -90,6 +90,8 @@ def _table(report) -> str:
             out.append("  ".join(f"{c:<{w}}" for c, w in zip(cols, widths, strict=True)))
             out += ["  ".join(f"{r.get(c, '')!s:<{w}}" for c, w in zip(cols, widths, strict=True)) for r in sec.table]
         out += [f"note: {n}" for n in sec.notes]
+        for label, text in sec.code:
+            out += ["", f"{label}:", text]
     return "\n".join(out) + "\n"
 
 

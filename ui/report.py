@@ -107,6 +107,8 @@ def render_markdown(report: Report, *, images: bool = True) -> str:
         lines += [f"- **{label}:** {value}" for label, value in sec.figures]
         lines += [""] + ([_table_md(sec.table), ""] if sec.table else [])
         lines += [f"> {n}" for n in sec.notes]
+        for label, text in sec.code:
+            lines += ["", f"**{label}**", "", "```bash", text, "```", ""]
     if images:
         for name, chart in report_charts(report).items():
             b64 = base64.b64encode(chart_png(chart)).decode()
@@ -137,6 +139,7 @@ def render_html(report: Report) -> str:
             parts += ["<tr>" + "".join(f"<td>{esc(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in sec.table]
             parts.append("</table>")
         parts += [f"<p><i>{esc(n)}</i></p>" for n in sec.notes]
+        parts += [f"<p><b>{esc(label)}</b></p><pre><code>{esc(text)}</code></pre>" for label, text in sec.code]
     for name, chart in report_charts(report).items():
         b64 = base64.b64encode(chart_png(chart)).decode()
         parts.append(f"<h2>{esc(name)}</h2><img alt='{esc(name)}' src='data:image/png;base64,{b64}'>")

@@ -91,32 +91,27 @@ def _deployment(model, layout, precision, assumptions, spec) -> tuple[MemoryAssu
 
 
 def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
-    """Per stage: (non-KV components in bytes, function ctx -> KV bytes per sequence on one GPU)."""
+    """Per stage: (non-KV components in bytes, ctx -> KV bytes per sequence on one GPU, a key per make-up)."""
     usable_extra = {
         "activations": a.max_num_batched_tokens * model.hidden_size * 2 * a.activation_factor,
         "runtime_reserve": a.runtime_reserve_gb * 1e9,
     }
     draft_w, draft_kv = draft_weights_and_kv(model, layout, prec, spec, draft_model, a.redundant_experts)
-    stages = pipeline_stages(model.num_layers, layout.pp)
-    out = []
-    cache: dict[tuple, dict[str, float]] = {}
+    stages, out, cache = pipeline_stages(model.num_layers, layout.pp), [], {}
     for s, stage in enumerate(stages):
         first, last = s == 0, s == len(stages) - 1
         # stages with the same make-up (first/last, layers, dense layers, K/V layers) hold the same bytes
         key = (first, last, stage_counts(model, stage))
         if key not in cache:
             cache[key] = stage_weights(model, layout, prec, stage, first, last, a.redundant_experts)
-        comp = dict(cache[key])
-        with_draft = last and spec.enabled
-        if with_draft:
-            comp["draft_weights"] = draft_w
-        comp.update(usable_extra)
+        comp, with_draft = dict(cache[key]), last and spec.enabled
+        comp.update({"draft_weights": draft_w} if with_draft else {}, **usable_extra)
 
         def kv(ctx, stage=stage, with_draft=with_draft):
             own = kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage)
             return (own, draft_kv(ctx) if with_draft else np.zeros_like(own))
 
-        out.append((comp, kv))
+        out.append((comp, kv, (key, with_draft)))
     return out
 
 
@@ -145,7 +140,7 @@ def stage_memories(
     usable = a.gpu_memory_utilization * capacity
     stages = _stage_memory(model, gpu, layout, prec, a, spec, draft_model)
     results = []
-    for s, (comp, kv) in enumerate(stages):
+    for s, (comp, kv, _) in enumerate(stages):
         own, draft = (float(x) for x in kv(ctx))
         budget = usable - sum(comp.values())
         comp = {**comp, "kv_cache": seqs * own}
@@ -206,8 +201,10 @@ def max_concurrent_sequences(
     a, spec, prec = _deployment(model, layout, precision, assumptions, spec)
     usable = a.gpu_memory_utilization * gpu.memory_bytes
     total_ctx = ctx + (spec.num_speculative_tokens if spec.enabled else 0)
-    per_gpu = None
-    for comp, kv in _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
+    per_gpu, seen = None, set()
+    for comp, kv, key in _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
+        if key in seen or seen.add(key):  # a stage like one already counted holds as many sequences
+            continue
         budget = max(usable - sum(comp.values()), 0.0)
         own, draft = kv(total_ctx)
         n = np.floor(budget / (own + draft))

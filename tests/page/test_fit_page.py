@@ -12,6 +12,9 @@ def frame_with(at, column):
 def test_default_scenario_fits():
     at = run()
     assert at.success and at.success[0].value.startswith("**Fits.**")
+    # the default layout is the Layouts page's best decode plan for DeepSeek-V3 on 8 x H200: DP-attention x EP8
+    assert at.selectbox(key="_w_tp").value == 1 and at.selectbox(key="_w_etp").value == 1
+    at = run(tp="8", etp="1")
     m = metrics(at)
     # DeepSeek-V3 FP8 on 8 x H200, TP 8 / EP 8: 85.1 GB of weights per GPU (hand: see test_memory)
     assert m["Weights per GPU"] == "85.1 GB"
@@ -50,7 +53,7 @@ def test_emulated_precision_is_marked():
 
 
 def test_layout_widget_writes_the_url_and_changes_the_numbers():
-    at = run()
+    at = run(tp="8", etp="1")
     before = metrics(at)["Max sequences at 2,560 tokens"]
     at.selectbox(key="_w_tp").set_value(1).run()  # DP attention: TP 1 x DP-attn 8, EP 8
     assert not at.exception

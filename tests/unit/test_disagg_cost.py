@@ -5,7 +5,7 @@ import pytest
 
 from core import cost, disagg
 from core.catalog import load_catalog
-from core.specs import ClusterSpec
+from core.specs import ClusterSpec, ParallelLayout
 
 cat = load_catalog()
 L70 = cat.model("llama-3-70b")
@@ -68,3 +68,22 @@ def test_bad_traffic():
         disagg.Traffic(0, 100, 100)
     with pytest.raises(ValueError, match="input_len"):
         disagg.Traffic(10, 0, 100)
+
+
+def test_pool_utilisation_and_the_yearly_value_of_whole_gpus():
+    from core import cost, disagg
+    from core import layout as L
+
+    # a decode plan of 2,000 output tokens/s per GPU on 8-GPU replicas: 1,000 tokens/s of traffic needs 0.5 GPU,
+    # the pool is one replica of 8 GPUs: 0.5 / 8 = 6.25% busy
+    q = cat.model("deepseek-v3")
+    lay = ParallelLayout(attention_dp=8, ep=8)
+    dec = L.Plan(lay, "decode", 0, 100.0, 0.05, 2000.0, 1.0)
+    pre = L.Plan(lay, "prefill", 0, 8192.0, 1.0, 8000.0, 1.0)
+    t = disagg.Traffic(requests_per_min=60.0, input_len=4000, output_len=1000)  # 4,000 in / 1,000 out per s
+    s = disagg.size_pools(q, ClusterSpec(gpu=cat.gpu("h200"), num_nodes=1), t, plans=(pre, dec), interference=0.0)
+    assert s.decode_gpus == 8 and s.decode_utilisation == pytest.approx(0.5 / 8)
+    assert s.prefill_gpus == 8 and s.prefill_utilisation == pytest.approx(0.5 / 8)  # 4,000 / 8,000 = 0.5 GPU
+    assert s.colocated_gpus == 8 and s.colocated_utilisation == pytest.approx(1.0 / 8)
+    # 3 whole GPUs at $2.50/h around the clock: 3 x 2.5 x 8,760 = $65,700 a year
+    assert cost.yearly_gpu_cost(3, 2.5) == pytest.approx(65_700.0)

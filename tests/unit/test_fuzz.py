@@ -69,6 +69,7 @@ from core.collectives import OPS as COLLECTIVE_OPS
 from core.comms import AllToAllSplit
 from core.disagg import Traffic
 from core.efficiency import KERNEL_PATHS, SERVING_STACKS
+from core.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
 from core.layout import Plan
 from core.memory import GGUF_BLOCKS
 from core.model.mixers import MIXER_KINDS
@@ -577,6 +578,36 @@ def plan_lists(draw):
     return out
 
 
+# launch commands: hub ids, and ids that must never reach a shell ("-rf", quotes, ";", "$(...)", newlines)
+LAUNCH_MODEL_IDS = ("deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B", "openai/gpt-oss-120b", "./local/model-1.5")
+BAD_MODEL_IDS = ("a b", "x;rm -rf ~", "it's", '"q"', "$(id)", "a`b`", "a\nb", "-rf", "--help", "/" * 201)
+
+
+@st.composite
+def launch_specs(draw):
+    """A LaunchSpec from a small valid layout with drawn limits (a few hostile), built at call time; rarely not
+    a spec at all."""
+    if draw(st.integers(0, 19)) == 0:
+        return WrongType(draw(st.sampled_from([None, "vllm", {"model_id": "x"}])))
+    lay = draw(layouts())
+    method = draw(st.sampled_from([None, *SPECULATIVE_METHODS]))
+    kw = dict(
+        model_id=draw(choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS)),
+        **{f: getattr(lay, f) for f in ("attention_tp", "attention_dp", "ep", "expert_tp", "pp", "dp")},
+        gpus_per_node=draw(st.sampled_from([1, 2, 4, 8, 16, 0, -8])),
+        redundant_experts=draw(st.sampled_from([0, 8, 32, -1])),
+        max_batched_tokens=draw(st.sampled_from([1, 256, 8192, 10**7, 0, 2**63])),
+        max_num_seqs=draw(st.sampled_from([1, 64, 256, 0])),
+        kv_cache_dtype=draw(choice(KV_CACHE_DTYPES)),
+        speculative=method,
+        num_speculative_tokens=draw(st.sampled_from([1, 3, 32] if method else [0, 0, 2])),
+        two_batch_overlap=draw(st.booleans()),
+        role=draw(choice(ROLES)),
+        is_moe=draw(st.booleans()),
+    )
+    return Lazy(lambda: LaunchSpec(**kw), f"LaunchSpec(**{kw!r})")
+
+
 def _leaves(obj, path=()):
     """Paths to every leaf of a JSON-like object (dict keys / list indexes)."""
     if isinstance(obj, Mapping):
@@ -802,7 +833,7 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return traffics
     if ann == "StepConfig":
         return step_configs
-    if ann == "Efficiency":
+    if ann in ("Efficiency", "perf.Efficiency"):
         return efficiencies
     if ann == "Efficiency | KernelFactors":
         return st.one_of(efficiencies, kernel_factors)
@@ -835,6 +866,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return placements()
     if ann == "list[Plan]":
         return plan_lists()
+    if ann == "Plan":
+        return plan_lists().filter(bool).map(lambda ps: ps[0]) | st.just(WrongType("not a plan"))
     if ann == "list[CaseResult]":
         return case_results
     if "EfficiencyProfile" in ann or (name == "profiles"):
@@ -1072,6 +1105,11 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
+    "operating_point.time_categories.parts": st.dictionaries(
+        st.sampled_from(["routed_experts", "dispatch", "allreduce", "pp_send", "layer_overhead", "junk"]),
+        fl(0, 10, wrong=False),
+        max_size=4,
+    ),
     "balance.bias_balancing.n_experts": st.one_of(st.integers(1, 64), st.sampled_from([0, -1, 10**6])),
     "balance.bias_balancing.steps": st.one_of(st.integers(1, 20), st.sampled_from([0, -1, 10**6, 2**63])),
     "balance.bias_balancing.tokens_per_step": st.one_of(st.integers(1, 128), st.sampled_from([0, -1, 10**7])),
@@ -1113,6 +1151,17 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
         [CATALOG_DIR / "collectives.csv", "/nonexistent/collectives.csv", __file__, "x" * 5000, "bad\x00name"]
     ),
     **{f"{f}.path": choice([None, *KERNEL_PATHS]) for f in ("kernels.grouped_gemm_s", "layer_comm.moe_comm_s")},
+    "launch.launch_command.spec": launch_specs(),
+    "launch.launch_command.engine": choice(ENGINES),
+    "launch.launch_commands.spec": launch_specs(),
+    "launch.spec_from_plan.model_id": st.one_of(choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS), st.just(WrongType(None))),
+    "launch.spec_from_plan.max_batched_tokens": it(1, 65_536),
+    "plan_commands.plan_commands.max_batched_tokens": it(1, 65_536),
+    "launch.spec_from_plan.max_num_seqs": it(1, 4096),
+    "launch.spec_from_plan.num_speculative_tokens": it(0, 8),
+    "launch.spec_from_plan.kv_cache_dtype": choice(KV_CACHE_DTYPES),
+    "launch.spec_from_plan.speculative": st.one_of(st.none(), choice(SPECULATIVE_METHODS)),
+    "launch.spec_from_plan.role": choice(ROLES),
 }
 
 # Examples per function (default DEFAULT_EXAMPLES): fewer for the slow ones.
@@ -1123,6 +1172,7 @@ EXAMPLES = {
     "calibration.leave_one_out": 4,
     "report.build_report": 15,
     "layout.recommend": 15,
+    "operating_point.operating_point": 15,
     "layout.recommend_with_rejections": 15,
     "disagg.size_pools": 15,
     "disagg.break_even_rate": 10,
@@ -1447,6 +1497,28 @@ INPUT_DATACLASSES = {
             compute_buffer_gb=fl(0, 8),
             host_reserve_gb=fl(0, 64),
             ubatch_tokens=it(1, 4096),
+        ),
+    ),
+    "launch.LaunchSpec": (
+        LaunchSpec,
+        dict(
+            model_id=st.one_of(choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS), text(40)),
+            attention_tp=it(1, 8),
+            attention_dp=it(1, 8),
+            ep=it(1, 8),
+            expert_tp=it(1, 8),
+            pp=it(1, 4),
+            dp=it(1, 4),
+            gpus_per_node=it(1, 16),
+            redundant_experts=it(0, 64),
+            max_batched_tokens=it(1, 65_536),
+            max_num_seqs=it(1, 4096),
+            kv_cache_dtype=choice(KV_CACHE_DTYPES),
+            speculative=st.one_of(st.none(), choice(SPECULATIVE_METHODS)),
+            num_speculative_tokens=it(0, 8),
+            two_batch_overlap=st.one_of(st.booleans(), st.sampled_from([0, 1, "true", None])),
+            role=choice(ROLES),
+            is_moe=st.one_of(st.booleans(), st.sampled_from([0, 1, "false", None])),
         ),
     ),
     "validation.CaseResult": (

@@ -1,0 +1,32 @@
+"""The engines' launch commands for a plan, as copyable code blocks (one tab per engine)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.launch import TRTLLM_YAML
+from core.plan_commands import plan_commands
+from core.specs import ModelSpec, Scenario
+
+__all__ = ["show_launch_commands"]
+
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+
+def show_launch_commands(plan, model: ModelSpec, scenario: Scenario, role: str) -> None:
+    """Tabs with each engine's command line for ``plan`` (``role``: aggregated, prefill or decode worker), the
+    engine version it was written for, and what it cannot express exactly."""
+    cmds, notes = plan_commands(
+        plan, model, scenario.precision, gpus_per_node=scenario.gpus_per_node, spec=scenario.spec, role=role
+    )
+    tabs = st.tabs([f"{ENGINE_NAMES.get(e, e)} {c.version}" for e, c in cmds.items()])
+    for tab, c in zip(tabs, cmds.values(), strict=True):
+        with tab:
+            st.code(c.command, language="bash")
+            if c.config_yaml:
+                st.caption(f"`{TRTLLM_YAML}`:")
+                st.code(c.config_yaml, language="yaml")
+            for n in c.notes:
+                st.caption(n)
+    for n in notes:
+        st.caption(n)
