@@ -190,7 +190,8 @@ def operating_point(
             return f"not one {full:,}-token sequence (prompt + output) per attention rank fits the KV cache"
         cap = seqs / (gps * pp * layout.dp)  # sequences per GPU the KV cache holds at the full context
         least = 1.0 / (tp * pp)  # one sequence per attention rank
-        candidates = sorted({least, *(b for b in DECODE_BATCHES if least <= b <= cap)})
+        # the grid below the KV capacity and the capacity itself (engines fill the cache they have)
+        candidates = sorted({least, *(b for b in DECODE_BATCHES if least <= b <= cap), max(least, cap)})
 
         def run(overlap):
             return _largest_meeting(

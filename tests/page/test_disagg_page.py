@@ -1,5 +1,9 @@
 """AppTest runs of the Disaggregation & cost page."""
 
+import re
+
+import pytest
+
 from tests.page._util import metrics, run_page
 
 
@@ -31,7 +35,18 @@ def test_llama_review_scenario_with_speculative_saving():
     text = " ".join(md.value for md in at.markdown)
     # 1,500 prompt tokens x 327,680 B = 0.49 GB per request; x 50 requests/s = 24.58 GB/s
     assert "**0.492 GB per request**" in text and "**24.58 GB/s**" in text
-    assert "a year** of GPUs" in text
+    # the yearly value comes from the rounded pool sizes the page prints: (before - after) x $/h x 8,760 h
+    m = re.search(
+        r"shrinks the decode pool from ([\d,]+) to ([\d,]+) GPUs .*?\*\*\$([\d,]+) a year\*\* \(([\d,]+) GPUs × \$([\d.]+)/GPU-hour",
+        text,
+    )
+    assert m, text
+    before, after, dollars, saved, price = (float(g.replace(",", "")) for g in m.groups())
+    assert saved == before - after
+    assert dollars == pytest.approx(saved * price * 8760, abs=1.0)
+    # every pool's busy share is shown beside its $ per million tokens
+    table = next(d.value for d in at.dataframe if "busy_output" in d.value.columns)
+    assert ((table["busy_output"] > 0) & (table["busy_output"] <= 100)).all()
 
 
 def test_impossible_block_is_explained():

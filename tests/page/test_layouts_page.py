@@ -47,3 +47,19 @@ def test_serving_stack_changes_the_kernels_and_stays_in_the_url():
     merged = sglang.merge(trtllm, on="layout", suffixes=(" sglang", " trtllm"))
     assert len(merged) >= 3
     assert (merged["tokens/s per GPU sglang"] != merged["tokens/s per GPU trtllm"]).any()
+
+
+def test_tiers_overlap_and_launch_commands():
+    at = run(model="deepseek-v3", gpu="h800", nodes="18")
+    assert not at.exception
+    # decode plans within the model's measured decode error (18%, catalogs/step_error.yaml) of the best: one tier
+    tier = [i.value for i in at.info if "equivalent within the model's accuracy" in i.value]
+    assert tier and "±18%" in tier[-1]
+    table = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
+    assert set(table["overlap"]) <= {"no overlap", "two-batch overlap"}
+    assert (table["TPOT (ms)"] <= 100.0 + 1e-9).all() and (table["KV headroom (GB/GPU)"] >= 0).all()
+    # every engine's command for the best plans, written for a named version
+    codes = [c.value for c in at.code]
+    assert any(c.startswith("# written for vLLM") and "--enable-expert-parallel" in c for c in codes)
+    assert any(c.startswith("# written for SGLang") and "--enable-dp-attention" in c for c in codes)
+    assert any(c.startswith("# written for TensorRT-LLM") for c in codes)
