@@ -73,13 +73,20 @@ def engine_problems(stack: str, model: ModelSpec, layout: ParallelLayout) -> lis
       TP over all of them (the default "(DP x TP)-sized tensor parallel group", docs: Data Parallel
       Deployment); no mixed expert TP x EP;
     * SGLang does not combine DP-attention with pipeline stages (``--enable-dp-attention`` with
-      ``--pp-size`` > 1 crashes on the first request: sgl-project/sglang#9805, open).
-    TensorRT-LLM runs every product of ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``."""
+      ``--pp-size`` > 1 crashes on the first request: sgl-project/sglang#9805, open);
+    * TensorRT-LLM's ``enable_attention_dp`` runs attention data-parallel over all its tensor-parallel
+      ranks (docs: features/parallel-strategy.md): no attention TP x DP mix. It runs every product of
+      ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``."""
     out = []
     if stack == "vllm" and model.moe is not None and 1 < layout.expert_tp < layout.gpus_per_stage:
         out.append(
             f"vLLM cannot run expert TP {layout.expert_tp} x EP {layout.ep}: its experts are split by EP or by TP "
             "over the whole stage"
+        )
+    if stack == "trtllm" and model.moe is not None and layout.attention_tp > 1 and layout.attention_dp > 1:
+        out.append(
+            f"TensorRT-LLM runs attention either TP or DP over the stage, not TP {layout.attention_tp} x "
+            f"DP {layout.attention_dp} (enable_attention_dp)"
         )
     if stack == "sglang" and layout.attention_dp > 1 and layout.pp > 1:
         out.append("SGLang cannot combine DP-attention with pipeline stages (sgl-project/sglang#9805)")

@@ -94,7 +94,9 @@ def test_engine_constraints_are_stated():
     mixed = ParallelLayout(attention_tp=2, attention_dp=4, ep=2, expert_tp=4)
     q = cat.model("qwen3-235b-a22b")
     assert L.engine_problems("vllm", q, mixed)[0].startswith("vLLM cannot run expert TP 4 x EP 2")
-    assert not L.engine_problems("sglang", q, mixed) and not L.engine_problems("trtllm", q, mixed)
+    assert not L.engine_problems("sglang", q, mixed)
+    assert L.engine_problems("trtllm", q, mixed)[0].startswith("TensorRT-LLM runs attention either TP or DP")
+    assert not L.engine_problems("trtllm", q, ParallelLayout(attention_tp=8, ep=2, expert_tp=4))
     dp_pp = ParallelLayout(attention_dp=8, ep=8, pp=2)
     assert "sgl-project/sglang#9805" in L.engine_problems("sglang", DSV3, dp_pp)[0]
     assert not L.engine_problems("trtllm", DSV3, dp_pp)
@@ -222,3 +224,43 @@ def test_launch_commands_carry_the_plans_layout_and_operating_point():
     cmds, _ = plan_commands(pre, DSV3, "fp8", role="prefill")
     assert "--max-num-batched-tokens 16384" in cmds["vllm"].command and "kv_producer" in cmds["vllm"].command
     assert "--disaggregation-mode prefill" in cmds["sglang"].command
+
+
+@pytest.mark.parametrize(
+    ("model_id", "gpu", "nodes", "gpn", "phase", "stack"),
+    [
+        ("deepseek-v3", "h800", 18, 8, "decode", "sglang"),
+        ("deepseek-v3", "h800", 4, 8, "prefill", "sglang"),
+        ("deepseek-v3", "h200", 1, 8, "decode", "sglang"),
+        ("deepseek-v3", "h100-sxm", 2, 8, "decode", "trtllm"),
+        ("kimi-k2", "gb200", 18, 4, "decode", "sglang"),
+        ("qwen3-235b-a22b", "h100-sxm", 1, 8, "decode", "vllm"),
+        ("gpt-oss-120b", "h100-sxm", 1, 8, "decode", "sglang"),
+    ],
+)
+def test_launch_commands_of_every_top_plan_use_documented_flags(model_id, gpu, nodes, gpn, phase, stack):
+    import yaml
+
+    from core.plan_commands import plan_commands
+    from tests.unit.test_launch import ENGINES_YAML, tokens
+
+    m = cat.model(model_id)
+    plans = L.recommend(
+        m, cluster(gpu, nodes, gpn), Workload(batch=1, input_len=2000, output_len=500), phase, stack=stack
+    )
+    top = [p for p in plans if p.tier == 1][:5]
+    assert top
+    role = "aggregated" if phase == "decode" else "prefill"
+    for p in top:
+        cmds, _ = plan_commands(p, m, "fp8", gpus_per_node=gpn, role=role)
+        for engine, c in cmds.items():
+            used = {t for t in tokens(c.command) if t.startswith("--")}
+            assert used <= set(ENGINES_YAML[engine]["flags"]), (
+                p.label,
+                engine,
+                used - set(ENGINES_YAML[engine]["flags"]),
+            )
+            assert set(yaml.safe_load(c.config_yaml) or {}) <= set(ENGINES_YAML[engine].get("yaml_keys", {}))
+            assert c.version == ENGINES_YAML[engine]["version"]
+        # the stack the plan was searched for expresses its layout exactly (no "nearest layout" note)
+        assert not any("nearest" in n for n in cmds[stack].notes), (p.label, cmds[stack].notes)
