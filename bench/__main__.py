@@ -82,6 +82,9 @@ def main() -> None:
     def layouts_1152_prefill():
         layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "prefill")
 
+    def layouts_1152_decode_trtllm():  # the largest space: TensorRT-LLM runs DP-attention with pipelines
+        layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "decode", stack="trtllm")
+
     from core import validation
 
     case = dict(next(c for c in cat.validation_cases if c["id"] == "lmsys-h100-decode-ep72"))
@@ -103,6 +106,10 @@ def main() -> None:
         ),
         ("layout search, 1,152 H100 (DeepSeek-V3), decode", median_ms(layouts_1152_decode, repeat=3)),
         ("layout search, 1,152 H100 (DeepSeek-V3), prefill", median_ms(layouts_1152_prefill, repeat=3)),
+        (
+            "layout search, 1,152 H100 (DeepSeek-V3), decode, TensorRT-LLM's space",
+            median_ms(layouts_1152_decode_trtllm, repeat=3),
+        ),
         ("validation.predict, one system-level case", median_ms(predict_one)),
         ("EPLB 58 x 256 -> 288 slots, 32 GPUs / 4 nodes (hierarchical)", median_ms(eplb_hier)),
         ("EPLB 58 x 256 -> 288 slots, 24 GPUs / 3 nodes (global)", median_ms(eplb_global)),

@@ -173,13 +173,15 @@ for phase, target, col in (
             if hit:
                 notes.append(
                     f"attention-DP EP{ep_k} ranks #{hit.rank} ({hit.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
-                    f"{100 * (hit.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1):+.0f}% vs the best)"
+                    f"{100 * (hit.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1):+.0f}% vs the best, "
+                    + ("in the first tier" if hit.tier == 1 else "below the first tier")
+                    + ")"
                 )
         if notes:
             st.caption(
                 f"DeepSeek's and LMSYS's {phase} deployments on this model's class of cluster: "
                 + "; ".join(notes)
-                + ". Differences of a few per cent are within the model's error (Validation page)."
+                + "."
             )
     role = "aggregated" if phase == "decode" else "prefill"
     with st.expander(
@@ -211,27 +213,27 @@ for phase, target, col in (
             width="stretch",
         )
 
-# ---- breakdown of the top plans
-rows = []
-for phase, plans in results.items():
-    for p in plans[:4]:
-        for part, seconds in p.breakdown.items():
-            rows.append({"plan": f"{phase}: {p.label}", "part": part, "ms": 1e3 * seconds})
-if rows:
+# ---- breakdown of the top plans, one chart per phase (prefill steps are 10-100x decode steps)
+if any(results.values()):
     st.subheader("Where the time goes in the top plans")
-    chart(
-        grouped_bars_chart,
-        pd.DataFrame(rows),
-        x="part",
-        y="ms",
-        series="plan",
-        x_title=None,
-        y_title="kernel time per step (ms, before overlap)",
-        title=f"Step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
-        subtitle="per pipeline stage summed over stages; plans with two-batch overlap hide part of the "
-        "communication under compute in their step times",
-        width="stretch",
-    )
+for phase, plans in results.items():
+    rows = [
+        {"plan": p.label, "part": part, "ms": 1e3 * seconds} for p in plans[:4] for part, seconds in p.breakdown.items()
+    ]
+    if rows:
+        chart(
+            grouped_bars_chart,
+            pd.DataFrame(rows),
+            x="part",
+            y="ms",
+            series="plan",
+            x_title=None,
+            y_title="kernel time per step (ms, before overlap)",
+            title=f"{phase.capitalize()} step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
+            subtitle="the four best plans; pipeline stages summed; plans with two-batch overlap hide part of the "
+            "communication under compute in their step times",
+            width="stretch",
+        )
 
 # ---- all-to-all vs EP size on NVLink vs the network
 if model.is_moe:

@@ -29,7 +29,14 @@ c = st.columns(6)
 rate = c[0].number_input("Requests per minute", 1.0, 10_000_000.0, 3000.0, 100.0)
 isl = c[1].number_input("Prompt tokens (mean)", 1, 1_000_000, wl.input_len, 128)
 osl = c[2].number_input("Output tokens (mean)", 1, 1_000_000, wl.output_len, 64)
-ttft = c[3].number_input("Prefill step target (s)", 0.05, 600.0, 3.0, 0.1, help="A TTFT bound for the prefill chunk.")
+ttft = c[3].number_input(
+    "TTFT target (s)",
+    0.05,
+    600.0,
+    3.0,
+    0.1,
+    help="Time to first token of a prompt (chunk by chunk, through every pipeline stage) that prefill plans meet.",
+)
 tpot = c[4].number_input("TPOT target (ms)", 5.0, 5000.0, 100.0, 5.0)
 price = c[5].number_input(
     "$ per GPU-hour",
@@ -188,8 +195,7 @@ for name, s_, colocated in (
 cost_df = pd.DataFrame(rows)
 full_in = cost.dollars_per_million_tokens(1, price, pools.prefill_plan.tokens_per_s_per_gpu)
 full_out = cost.dollars_per_million_tokens(1, price, pools.decode_plan.tokens_per_s_per_gpu)
-left, right = st.columns([3, 2])
-with left:
+with st.container():
     chart(
         grouped_bars_chart,
         cost_df,
@@ -202,7 +208,7 @@ with left:
         subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
         width="stretch",
     )
-with right:
+with st.container():
     table = cost_df.pivot(index="serving", columns="tokens", values=["usd", "busy"])
     table.columns = [f"{a}_{b}" for a, b in table.columns]
     st.dataframe(
@@ -224,11 +230,20 @@ with right:
         "raise the traffic (or use smaller replicas) to approach that."
     )
     saved = pools.decode_gpus - with_spec.decode_gpus
-    st.markdown(
-        f"**Speculative decoding at {speedup:g}×** shrinks the decode pool from {pools.decode_gpus:,} to "
-        f"{with_spec.decode_gpus:,} GPUs (whole replicas): **${cost.yearly_gpu_cost(saved, price):,.0f} a year** "
-        f"({saved:,} GPUs × ${price:g}/GPU-hour × 8,760 h)."
-    )
+    if speedup > 1:
+        st.markdown(
+            f"**Speculative decoding at {speedup:g}×** shrinks the decode pool from {pools.decode_gpus:,} to "
+            f"{with_spec.decode_gpus:,} GPUs (whole replicas): **${cost.yearly_gpu_cost(saved, price):,.0f} a year** "
+            f"({saved:,} GPUs × ${price:g}/GPU-hour × 8,760 h)"
+            + (
+                "; the decode pool stays at whole replicas, so the speedup shows as idle time "
+                f"({100 * with_spec.decode_utilisation:.0f}% busy), not as fewer GPUs."
+                if saved == 0
+                else "."
+            )
+        )
+    else:
+        st.markdown("**Speculative decoding** is off (speedup 1×): no decode GPUs saved.")
     st.caption(f"GPU price: {gpu.price_source or 'an assumption'}")
 
 # ---- KV hand-off

@@ -179,7 +179,8 @@ def test_layouts_page_renders(server, new_page):
     page.goto(f"{server.url}/Layouts?model=deepseek-v3&gpu=h800&nodes=18&gpn=8")
     wait_rendered(page, timeout_ms=120_000)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Layouts", exact=True)).to_be_visible()
-    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
+    # the prefill and decode breakdowns and the all-to-all curve
+    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(3)
     expect(page.get_by_test_id("stAlertContentSuccess")).to_have_count(2)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "layouts.png"), full_page=True)

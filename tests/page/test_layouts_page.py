@@ -11,7 +11,7 @@ def test_deepseek_on_18_h800_nodes():
     assert "Large MoE (DeepSeek-V3)" in at.info[0].value
     tables = [d.value for d in at.dataframe if "tokens/s per GPU" in d.value.columns]
     assert len(tables) == 2 and all(t["tokens/s per GPU"].is_monotonic_decreasing for t in tables)
-    assert len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("vega_lite_chart")) == 3  # prefill and decode breakdowns, all-to-all vs EP
     at.button[0].click().run()  # use the best decode layout
     assert qp(at)["tp"] == "1"
 

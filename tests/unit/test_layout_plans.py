@@ -11,15 +11,11 @@ from core import memory, perf
 from core.catalog import load_catalog
 from core.operating_point import operating_point
 from core.scenario import resolved_layout
-from core.specs import ClusterSpec, ParallelLayout, Scenario, Workload
+from core.specs import ParallelLayout, Scenario, Workload
+from tests.unit.test_layout import cluster
 
 cat = load_catalog()
 DSV3 = cat.model("deepseek-v3")
-
-
-def cluster(gpu, nodes, gpn=None):
-    g = cat.gpu(gpu)
-    return ClusterSpec(gpu=g, num_nodes=nodes, gpus_per_node=gpn or g.gpus_per_node)
 
 
 def test_pipeline_step_is_the_sum_of_stages_for_one_sequence_and_the_busiest_stage_per_microbatch():
