@@ -35,6 +35,7 @@ from core.specs import (
     bounds_text,
     describe_validation_error,
 )
+from core.speculative import default_gamma
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -310,7 +311,9 @@ def scenario_from_params(
                 method=method,
                 draft_model_id=draft_id if method == "draft_model" else None,
                 draft_weights=choice("dw", DTYPES, None, "draft weight dtype") if _one(params, "dw") else None,
-                num_speculative_tokens=number("gamma", 1, 64, spec.num_speculative_tokens, "speculative tokens"),
+                num_speculative_tokens=number(
+                    "gamma", 1, 64, default_gamma(method, catalog.draft_methods), "speculative tokens"
+                ),
                 acceptance_rate=number("alpha", 0, 1, None, "acceptance rate", integer=False),
                 draft_cost=number("c", 0, 10, None, "draft cost", integer=False),
             )

@@ -36,6 +36,7 @@ __all__ = [
     "blended_alpha",
     "break_even_alpha",
     "ceiling",
+    "default_gamma",
     "expected_tokens",
     "optimal_gamma",
     "resolved_alpha_cost",
@@ -300,6 +301,18 @@ def resolved_alpha_cost(spec: SpecDecodeConfig, methods: Mapping[str, DraftMetho
     return float(alpha), float(cost)
 
 
+def default_gamma(method: str, methods: Mapping[str, DraftMethod]) -> int:
+    """The draft length a method starts from, everywhere a scenario is built (URL, sidebar, CLI, report): its
+    catalog ``default_gamma`` (``catalogs/draft_methods.yaml``; DeepSeek-V3's MTP: 1, its module depth), or
+    the config's own default for a method without an entry."""
+    from core.specs import SpecDecodeConfig
+
+    entry = methods.get(method) if hasattr(methods, "get") and isinstance(method, str) else None
+    if entry is None:
+        return SpecDecodeConfig.model_fields["num_speculative_tokens"].default
+    return int(entry.default_gamma)
+
+
 def suggested_spec(model: ModelSpec, methods: Mapping[str, DraftMethod]) -> SpecDecodeConfig:
     """The draft a page explores when the scenario has speculation off: the model's own MTP module when it has
     one, else EAGLE-3 (the engines' default head), with the method's catalog gamma."""
@@ -308,7 +321,7 @@ def suggested_spec(model: ModelSpec, methods: Mapping[str, DraftMethod]) -> Spec
     name = "mtp" if getattr(model, "num_mtp_layers", 0) and "mtp" in methods else "eagle3"
     if name not in methods:
         raise ValueError(f"the draft-method catalog has no {name!r} entry")
-    return SpecDecodeConfig(method=name, num_speculative_tokens=methods[name].default_gamma)
+    return SpecDecodeConfig(method=name, num_speculative_tokens=default_gamma(name, methods))
 
 
 def speedup_curves(c: float) -> dict[int, np.ndarray]:

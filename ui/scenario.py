@@ -42,6 +42,7 @@ from core.specs import (
     bounds,
     describe_validation_error,
 )
+from core.speculative import default_gamma
 from core.summary import model_caveats
 from ui.state import (
     PAGES,
@@ -156,8 +157,8 @@ def _on_spec() -> None:
     draft = draft or s.spec.draft_model_id or default_draft_id(cat, s.model_id)
     dw = st.session_state.get("_w_dw", _SAME_TARGET)
     gamma = int(st.session_state.get("_w_gamma", s.spec.num_speculative_tokens))
-    if changed_method and method in cat.draft_methods:
-        gamma = cat.draft_methods[method].default_gamma  # a new method starts from its own defaults
+    if changed_method:
+        gamma = default_gamma(method, cat.draft_methods)  # a new method starts from its own defaults
     try:
         spec = SpecDecodeConfig(
             method=method,

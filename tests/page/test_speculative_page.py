@@ -90,3 +90,32 @@ def test_live_scrape_gives_implied_alpha():
     assert m["Implied chain α"] == "0.789"
     at.text_area(key="live_scrape").input("garbage {{{").run()
     assert any("Could not read the scrape" in e.value for e in at.error)
+
+
+def test_one_default_per_method_by_link_sidebar_page_and_cli(capsys):
+    import json
+
+    from ui import cli
+
+    # DeepSeek-V3 has one MTP module: gamma 1 however MTP is switched on (the link used to give gamma 3: 2.93x)
+    link = run(model="deepseek-v3", sd="mtp")
+    side = run(model="deepseek-v3")
+    side.selectbox(key="_w_sd").set_value("mtp").run()
+    page = run(model="deepseek-v3")  # speculation off: the page explores the model's MTP at its defaults
+    assert page.selectbox(key="_w_sd_page").value == "mtp" and page.number_input(key="_w_gamma_page").value == 1
+    for at in (link, side):
+        assert not at.exception
+        assert qp(at)["sd"] == "mtp" and qp(at)["gamma"] == "1"
+    # alpha 0.87, gamma 1, c 0.04 (catalog defaults): E = 1 + 0.87 = 1.87 tokens, 1.87 / 1.04 = 1.80x
+    assert {metrics(at)["Speedup (low batch)"] for at in (link, side, page)} == {"1.80×"}
+    assert cli.main(["--url", "model=deepseek-v3&sd=mtp", "--format", "json", "--no-layouts"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    figures = next(s for s in report["sections"] if s["title"] == "Speculative decoding")["figures"]
+    assert figures["Speedup at low batch"] == "1.80×" and "γ 1" in figures["Assumed"]
+    # the Disaggregation page starts from the same scenario's speedup by link and by sidebar
+    d_link = run_page("pages/7_Disaggregation_and_cost.py", timeout=120, model="deepseek-v3", sd="mtp")
+    d_side = run_page("pages/7_Disaggregation_and_cost.py", timeout=120, model="deepseek-v3")
+    d_side.selectbox(key="_w_sd").set_value("mtp").run()
+    k = "Speculative decode speedup (×)"
+    values = [next(n.value for n in at.number_input if n.label == k) for at in (d_link, d_side)]
+    assert values[0] == values[1] > 1.0

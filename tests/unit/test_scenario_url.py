@@ -124,3 +124,22 @@ def test_serving_stack_round_trips_and_bad_values_warn():
     s, warnings = scenario_from_params({"stack": "tgi"}, cat)
     assert s.serving_stack == "sglang"
     assert len(warnings) == 1 and "stack='tgi'" in warnings[0] and "sglang, vllm, trtllm" in warnings[0]
+
+
+def test_a_link_starts_each_speculative_method_at_its_one_default_draft_length():
+    from core import speculative as sd
+    from core.catalog import load_catalog
+    from core.scenario import SPEC_METHODS, scenario_from_params
+
+    cat = load_catalog()
+    # DeepSeek-V3 has one MTP module (num_nextn_predict_layers 1): MTP starts at one draft token
+    s, _ = scenario_from_params({"sd": "mtp"}, cat)
+    assert s.spec.num_speculative_tokens == 1
+    for method in SPEC_METHODS:
+        if method in ("none", "draft_model"):
+            continue
+        s, warnings = scenario_from_params({"sd": method}, cat)
+        assert not warnings and s.spec.num_speculative_tokens == sd.default_gamma(method, cat.draft_methods)
+        # an explicit gamma still wins
+        s, _ = scenario_from_params({"sd": method, "gamma": "7"}, cat)
+        assert s.spec.num_speculative_tokens == 7
