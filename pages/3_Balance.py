@@ -5,12 +5,13 @@ import pandas as pd
 import streamlit as st
 
 from core import balance as bal
+from core import balance_cost as bcost
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import current_layout
 from ui.render import chart, table_height
-from ui.scenario import page
+from ui.scenario import catalog, page
 
-scenario, cat, model, _ = page("Balance", "⚖️")
+scenario, cat, model, gpu = page("Balance", "⚖️")
 wl = scenario.workload
 
 st.title("Balance")
@@ -26,6 +27,12 @@ st.markdown(
     f"How unevenly do **{model.name}**'s {n} routed experts (top-{k}) share the work, what does it cost on "
     f"**{scenario.total_gpus} GPUs**, and what do EPLB and bias balancing recover? A MoE step waits for its busiest GPU."
 )
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _max_redundant(m, gpu_id: str, lay, precision, workload, assumptions) -> int:
+    return bcost.max_fitting_redundant(m, catalog().gpu(gpu_id), lay, precision, workload, assumptions)
+
 
 # ---- where the loads come from
 SOURCES = [
@@ -153,11 +160,27 @@ if n % ep:
     )
     st.stop()
 ep_c = st.columns([2, 1, 1])
-red = ep_c[0].select_slider(
-    "Redundant experts (extra replicas over the EP group)",
-    options=[ep * i for i in range(0, max(1, n // ep) + 1)],
-    value=min(ep * max(1, 32 // ep), n),
-)
+prec = scenario.precision
+most = _max_redundant(model, gpu.id, layout, prec, wl, scenario.memory)
+options = [ep * i for i in range(0, most // ep + 1)]
+if len(options) > 1:
+    red = ep_c[0].select_slider(
+        "Redundant experts (extra replicas over the EP group)",
+        options=options,
+        value=min(ep * max(1, 32 // ep), most),
+        help=f"Up to {most} fit beside the workload's KV cache (each EP-wide round adds one expert per GPU per "
+        "MoE layer).",
+    )
+else:
+    red = 0
+if most < n:
+    slot = bcost.redundant_memory(model, gpu, layout, prec, ep, wl, scenario.memory).extra_bytes
+    st.warning(
+        f"More than {most} redundant experts do not fit on a {gpu.short_name}: each round of {ep} replicas adds "
+        f"{slot / 1e9:,.2f} GB per GPU, and {most + ep} would leave less than the {wl.batch:,} sequences' KV cache "
+        "(Fit page). EPLB here uses at most that many."
+    )
+room = bcost.redundant_memory(model, gpu, layout, prec, int(red), wl, scenario.memory)
 ep_nodes = ep // scenario.gpus_per_node if ep % scenario.gpus_per_node == 0 and ep >= scenario.gpus_per_node else 1
 nodes = ep_c[1].number_input(
     "Nodes in the EP group", 1, ep, ep_nodes, 1, help="EPLB's hierarchical policy packs expert groups to nodes first."
@@ -172,13 +195,31 @@ ep_c[2].metric(
 plan = bal.placement_plan(fractions, ep, int(nodes), e.n_groups, int(red))
 lost_before = 100 * (1 - plan.throughput_before)
 lost_after = 100 * (1 - plan.throughput_after)
+eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
+dec_tokens = max(wl.batch / scenario.total_gpus, 1e-3)
+pre_tokens = scenario.memory.max_num_batched_tokens / layout.attention_tp
+dec = bcost.imbalance_cost(model, gpu, layout, prec, plan, "decode", dec_tokens, wl.decode_context_len, eff, int(red))
+pre = bcost.imbalance_cost(model, gpu, layout, prec, plan, "prefill", pre_tokens, wl.input_len, eff, int(red))
 m[4].metric(
-    f"Throughput lost on EP {ep}",
-    f"{lost_before:.1f}%",
-    f"{lost_after:.1f}% with EPLB (+{int(red)} replicas)",
+    f"Decode throughput lost on EP {ep}",
+    f"{100 * dec.lost_before:.1f}%",
+    f"{100 * dec.lost_after:.1f}% with EPLB (+{int(red)}); prefill {100 * pre.lost_before:.0f}% → "
+    f"{100 * pre.lost_after:.0f}%",
     delta_color="off",
     delta_arrow="off",
-    help="1 − Σ mean / Σ max of the per-GPU loads over the MoE layers: every layer waits for its busiest GPU.",
+    help="The step-time model with the busiest GPU's expert load (max / mean per-GPU load, averaged over the "
+    f"layers: {dec.imbalance_before:.2f} contiguous, {dec.imbalance_after:.2f} after EPLB) against balanced "
+    f"experts, at the scenario's {dec_tokens:,.1f} decode tokens per GPU and a {pre_tokens:,.0f}-token prefill "
+    "chunk. Redundant experts are read too: in a memory-bound decode step they can cost more than they save.",
+)
+st.caption(
+    f"**What imbalance costs depends on the regime.** At {dec_tokens:,.1f} decode tokens per GPU the expert phase "
+    "is memory-bound: every GPU reads the local experts its tokens touch, so the busiest GPU's extra tokens cost "
+    f"little ({100 * dec.lost_before:.1f}%), and EPLB's {int(red)} replicas add "
+    f"{room.extra_bytes / 1e9:,.2f} GB per GPU of weights to hold and read ({100 * dec.lost_after:.1f}% after). In a "
+    f"{pre_tokens:,.0f}-token prefill chunk the experts are compute-bound and the busiest GPU sets the pace: "
+    f"{100 * pre.lost_before:.0f}% lost, {100 * pre.lost_after:.0f}% after EPLB. Counting tokens alone (every layer "
+    f"waits for its busiest GPU, all compute) gives {lost_before:.1f}% → {lost_after:.1f}%, the compute-bound limit."
 )
 gpu_df = pd.concat(
     [
@@ -197,8 +238,8 @@ chart(
     x_title="GPU in the EP group",
     y_title="share of the layer's assignments (%)",
     title=f"Per-GPU load, layer {layer}: EP {ep}, {n} experts",
-    subtitle=f"step throughput lost to imbalance over all {fractions.shape[0]} layers: "
-    f"{lost_before:.1f}% before, {lost_after:.1f}% after",
+    subtitle=f"max / mean per-GPU load over all {fractions.shape[0]} layers: {dec.imbalance_before:.2f} contiguous, "
+    f"{dec.imbalance_after:.2f} with EPLB (+{int(red)} replicas, +{room.extra_bytes / 1e9:,.2f} GB per GPU)",
     hrule=100 / ep,
     hrule_label=f"ideal {100 / ep:.2f}%",
     width="stretch",

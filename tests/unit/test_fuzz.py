@@ -1105,6 +1105,22 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
+    "balance_cost.imbalance_cost.plan": st.one_of(
+        st.builds(
+            lambda s, red: Lazy(
+                lambda: balance.placement_plan(balance.zipf_loads(64, s, seed=1)[None, :], 8, 1, 8, red),
+                f"placement_plan(zipf(64, {s}), 8, red={red})",
+            ),
+            st.sampled_from([0.0, 0.8, 2.0]),
+            st.sampled_from([0, 8]),
+        ),
+        st.just(WrongType("not a plan")),
+    ),
+    "balance_cost.mean_gpu_imbalance.gpu_loads": st.one_of(
+        st.lists(st.lists(fl(0, 1e6, wrong=False), min_size=1, max_size=4), min_size=1, max_size=3),
+        st.sampled_from([[], [[0, 0]], [[1, -1]], [[float("nan")]], "x"]),
+    ),
+    "balance_cost.max_fitting_redundant.limit": st.one_of(st.none(), it(0, 512)),
     "operating_point.time_categories.parts": st.dictionaries(
         st.sampled_from(["routed_experts", "dispatch", "allreduce", "pp_send", "layer_overhead", "junk"]),
         fl(0, 10, wrong=False),
