@@ -237,26 +237,54 @@ def batch_speedup(
     draft_cost: float = 0.0,
     draft_model=None,
     assumptions=None,
+    eff=None,
 ) -> BatchSpeedup:
-    """Speedup at each batch from the decode-step roofline bound (:func:`core.moe.decode_step`).
+    """Speedup at each batch (sequences in one replica) from the calibrated step-time model
+    (:func:`core.perf.step_time`, the factors of ``eff``, default the GPU's under SGLang).
 
-    Plain decoding pays one step over B tokens per emitted token; speculation pays one target step over
-    ``B (gamma + 1)`` tokens (the same KV cache, more FLOPs and, for a MoE, more experts touched) plus
-    gamma draft steps, for ``E(alpha, gamma)`` tokens. While the step is memory-bound the verification
-    is nearly free; once it is compute-bound it costs ``gamma + 1`` times more and the speedup falls
-    below 1. The draft step is the draft model's own decode step on the same GPUs when given, else
-    ``draft_cost`` times the target's step.
-    """
-    from core import moe
+    Plain decoding pays one step over B tokens per emitted token; speculation pays one verification step over
+    ``B (gamma + 1)`` tokens (the same KV cache, more FLOPs and, for a MoE, more experts touched) plus gamma
+    draft steps, for ``E(alpha, gamma)`` tokens. Every step carries the model's fixed costs (kernel floors, the
+    per-layer overhead, communication latency), which is why speculation pays most at batch 1 and less as the
+    batch fills the GPUs; once the step is compute-bound verification costs ``gamma + 1`` times more and the
+    speedup falls below 1. The draft step is the draft model's own step on the same GPUs when given, else
+    ``draft_cost`` times the target's step (a built-in head: MTP, EAGLE)."""
+    from core import perf
+    from core.catalog import load_catalog
     from core.parallel import fitting_tp
-    from core.specs import ParallelLayout
+    from core.specs import MemoryAssumptions, ParallelLayout
 
     b = np.atleast_1d(np.asarray(batches, dtype=np.float64))
+    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0) or np.any(b > 1e7):
+        raise ValueError("batches must be numbers of sequences in (0, 10,000,000]")
     g = int(_gamma(gamma))
-    base = moe.decode_step(model, gpu, layout, precision, b, context_len, assumptions=assumptions).time_s
-    verify = moe.decode_step(
-        model, gpu, layout, precision, b * (g + 1), context_len, sequences=b, assumptions=assumptions
-    ).time_s
+    a = assumptions or MemoryAssumptions()
+    eff = eff if eff is not None else load_catalog().efficiency_for(gpu.id)
+
+    def steps(m, lay, tokens, per_sequence, redundant):
+        gpus = lay.gpus_per_stage * lay.pp
+        return np.array(
+            [
+                perf.step_time(
+                    m,
+                    gpu,
+                    lay,
+                    precision,
+                    perf.StepConfig(
+                        "decode",
+                        float(t) * per_sequence / gpus,
+                        context_len,
+                        tokens_per_sequence=per_sequence,
+                        redundant_experts=redundant,
+                    ),
+                    eff,
+                ).step_s
+                for t in tokens
+            ]
+        )
+
+    base = steps(model, layout, b, 1.0, a.redundant_experts)
+    verify = steps(model, layout, b, float(g + 1), a.redundant_experts)
     if draft_model is not None:
         tp = fitting_tp(draft_model, layout.attention_tp)
         d_layout = (
@@ -268,13 +296,8 @@ def batch_speedup(
                 expert_tp=1 if draft_model.moe.n_routed_experts % tp == 0 else tp,
             )
         )
-        per_replica = np.ceil(b / max(layout.attention_dp, 1))
-        draft = (
-            g
-            * moe.decode_step(
-                draft_model, gpu, d_layout, precision, per_replica, context_len, assumptions=assumptions
-            ).time_s
-        )
+        per_replica = np.ceil(b / max(layout.attention_dp, 1))  # each attention-DP group drafts its own
+        draft = g * steps(draft_model, d_layout, per_replica, 1.0, 0)
     else:
         draft = g * float(_cost(draft_cost)) * base
     e = float(expected_tokens(alpha, g))

@@ -315,8 +315,8 @@ else:
         log_y=False,
         y_format=".1f",
         title=f"Speculative speedup vs batch on {scenario.total_gpus} × {gpu.short_name} (α = {alpha:.2f}, γ = {gamma})",
-        subtitle=f"roofline decode step over B tokens vs verification over B × (γ + 1); context {ctx:,} tokens; "
-        f"MoE verification touches more experts; up to the {top:,} sequences that fit",
+        subtitle=f"step-time model (calibrated; fixed per-step costs included): decode over B tokens vs verification "
+        f"over B × (γ + 1); context {ctx:,} tokens; MoE verification touches more experts; up to {top:,} sequences",
         hrules=pd.DataFrame({"value": [1.0], "label": ["break-even"]}),
         vrules=pd.DataFrame(marks) if marks else None,
         width="stretch",
