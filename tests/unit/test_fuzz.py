@@ -64,6 +64,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from core import balance, hf_config, live, offload
+from core.acceptance import CONFIDENCES as ACCEPTANCE_CONFIDENCES
+from core.acceptance import METHODS as ACCEPTANCE_METHODS
+from core.acceptance import AcceptanceCurve, load_curves
 from core.catalog import CATALOG_DIR, load_catalog
 from core.collectives import OPS as COLLECTIVE_OPS
 from core.comms import AllToAllSplit
@@ -1105,6 +1108,7 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
+    "speculative.batch_speedup.eff": st.one_of(st.none(), efficiencies),
     "balance_cost.imbalance_cost.plan": st.one_of(
         st.builds(
             lambda s, red: Lazy(
@@ -1179,6 +1183,74 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "launch.spec_from_plan.speculative": st.one_of(st.none(), choice(SPECULATIVE_METHODS)),
     "launch.spec_from_plan.role": choice(ROLES),
 }
+
+# core.acceptance (issue 20): measured acceptance curves. Curves are catalog entries, chains built from per-position
+# acceptances (gaps and plateaus included), arbitrary or hostile length tables (mostly refused), or not curves at all.
+ACCEPTANCE_CURVES = load_curves()
+
+
+@st.composite
+def acceptance_tables(draw):
+    """``{k: mean accepted length}``: a valid chain, arbitrary lengths, or hostile keys and values."""
+    kind = draw(st.integers(0, 2))
+    ks = draw(st.lists(st.integers(1, 8), min_size=0, max_size=8, unique=True))
+    if kind == 0:
+        reach, total, chain = 1.0, 1.0, {}
+        for k, a in enumerate(draw(st.lists(st.floats(0, 1), min_size=8, max_size=8)), start=1):
+            reach *= a
+            total += reach
+            chain[k] = total
+        return {k: chain[k] for k in ks}
+    if kind == 1:
+        return {k: draw(fl(1, 9, wrong=False)) for k in ks}
+    keys = st.one_of(st.integers(-2, 70), st.sampled_from([True, 2**63, 10**30, "1", 1.5, None]))
+    values = st.one_of(fl(1, 9, wrong=False), st.sampled_from(["2", None, 10**400, [1.5], True]))
+    return draw(st.dictionaries(keys, values, max_size=4))
+
+
+@st.composite
+def acceptance_curves(draw):
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return WrongType(draw(st.sampled_from([None, "mtp", {1: 1.5}])))
+    if kind <= 2:
+        return draw(st.sampled_from(ACCEPTANCE_CURVES))
+    table = draw(acceptance_tables())
+    method = draw(st.sampled_from(ACCEPTANCE_METHODS))
+    depth = draw(st.sampled_from([None, 1, 2])) if method == "mtp" else None
+    return Lazy(
+        lambda: AcceptanceCurve("fuzz", method, None, table, "fuzz", "derived from published", depth, id="fuzz"),
+        f"AcceptanceCurve(method={method!r}, accepted_length={table!r})",
+    )
+
+
+OVERRIDES.update(
+    {
+        "acceptance.per_position_acceptance.curve": acceptance_curves(),
+        "acceptance.accepted_length.curve": acceptance_curves(),
+        "acceptance.accepted_length.k": it(0, 10),
+        "acceptance.constant_alpha_length.k": it(0, 64),
+        "acceptance.curves_for.model_id": choice(sorted({c.model_id for c in ACCEPTANCE_CURVES})),
+        "acceptance.curves_for.method": choice(ACCEPTANCE_METHODS),
+        "acceptance.curves_for.curves": st.one_of(
+            st.none(),
+            st.just(ACCEPTANCE_CURVES),
+            st.lists(st.sampled_from(ACCEPTANCE_CURVES), max_size=4),
+            st.sampled_from([WrongType(5), "mtp", [1, 2], {"a": 1}]),
+        ),
+        "acceptance.load_curves.path": st.sampled_from(
+            [
+                None,
+                CATALOG_DIR / "acceptance.yaml",
+                CATALOG_DIR,
+                CATALOG_DIR / "engines.yaml",
+                "/nonexistent/acceptance.yaml",
+                "x" * 5000,
+                "bad\x00name",
+            ]
+        ),
+    }
+)
 
 # Examples per function (default DEFAULT_EXAMPLES): fewer for the slow ones.
 DEFAULT_EXAMPLES = 50
@@ -1550,6 +1622,24 @@ INPUT_DATACLASSES = {
         ),
     ),
 }
+
+INPUT_DATACLASSES["acceptance.AcceptanceCurve"] = (
+    AcceptanceCurve,
+    dict(
+        model_id=st.one_of(text(30), st.sampled_from(["deepseek-v4-pro", "kimi-k2.5"])),
+        method=choice(ACCEPTANCE_METHODS),
+        thinking=st.sampled_from([None, True, False, 1, "yes"]),
+        accepted_length=st.one_of(acceptance_tables(), st.sampled_from([None, [1.5], "1: 1.5", {}])),
+        source=st.one_of(st.just("a source"), text(20)),
+        confidence=choice(ACCEPTANCE_CONFIDENCES),
+        module_depth=st.one_of(st.none(), it(1, 4)),
+        notes=text(20),
+        id=text(20),
+        catalog_model=st.sampled_from([True, False, None, 1]),
+        engine=text(10),
+        published_beyond=st.one_of(st.just({}), acceptance_tables()),
+    ),
+)
 
 
 def test_every_validating_dataclass_is_fuzzed():
