@@ -14,6 +14,7 @@ from core import speculative as sd
 from core.catalog import Catalog
 from core.efficiency import STACK_NAMES
 from core.scenario import resolved_layout, scenario_to_params
+from core.spec_measured import recommend_gamma
 from core.specs import ClusterSpec, ModelSpec, Precision, Scenario, Workload
 
 __all__ = ["Report", "Section", "build_report", "compare_row"]
@@ -175,6 +176,9 @@ def build_report(
     used = spec if spec.enabled else sd.suggested_spec(model, cat.draft_methods)
     alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
     g = used.num_speculative_tokens
+    advice = recommend_gamma(
+        model, gpu, resolved_layout(scenario, model), prec, used.method, alpha, c, wl.decode_context_len, a
+    )
     sec.figures += [
         (
             "Assumed",
@@ -189,7 +193,7 @@ def build_report(
         ("Speedup at low batch", f"{sd.speedup(alpha, g, c):.2f}×"),
         ("Ceiling", f"{sd.ceiling(alpha):.2f} tokens per step" if alpha < 1 else "unbounded"),
         ("Break-even α", f"{sd.break_even_alpha(g, c):.3f}"),
-        ("Best γ", f"{sd.optimal_gamma(alpha, c)}"),
+        ("Best γ", f"{advice.gamma} ({advice.speedup:.2f}×; {advice.note})"),
     ]
     charts["speculative"] = {
         "alpha": sd.ALPHA_GRID.tolist(),

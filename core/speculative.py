@@ -238,6 +238,7 @@ def batch_speedup(
     draft_model=None,
     assumptions=None,
     eff=None,
+    accepted_tokens: float | None = None,
 ) -> BatchSpeedup:
     """Speedup at each batch (sequences in one replica) from the calibrated step-time model
     (:func:`core.perf.step_time`, the factors of ``eff``, default the GPU's under SGLang).
@@ -248,7 +249,8 @@ def batch_speedup(
     per-layer overhead, communication latency), which is why speculation pays most at batch 1 and less as the
     batch fills the GPUs; once the step is compute-bound verification costs ``gamma + 1`` times more and the
     speedup falls below 1. The draft step is the draft model's own step on the same GPUs when given, else
-    ``draft_cost`` times the target's step (a built-in head: MTP, EAGLE)."""
+    ``draft_cost`` times the target's step (a built-in head: MTP, EAGLE). ``accepted_tokens``: a measured mean
+    accepted length at ``gamma`` (:mod:`core.acceptance`) in place of ``E(alpha, gamma)``."""
     from core import perf
     from core.catalog import load_catalog
     from core.parallel import fitting_tp
@@ -301,6 +303,10 @@ def batch_speedup(
     else:
         draft = g * float(_cost(draft_cost)) * base
     e = float(expected_tokens(alpha, g))
+    if accepted_tokens is not None:  # a measured mean accepted length at this gamma replaces the closed form
+        if not (isinstance(accepted_tokens, (int, float)) and 1 <= accepted_tokens <= g + 1):
+            raise ValueError(f"accepted_tokens must be in [1, gamma + 1 = {g + 1}], got {accepted_tokens!r}")
+        e = float(accepted_tokens)
     return BatchSpeedup(b, base, verify, draft, e * base / (verify + draft))
 
 

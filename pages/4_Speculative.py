@@ -9,6 +9,7 @@ from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
 from ui.controls import current_layout
+from ui.measured_acceptance import measured_view, show_measured
 from ui.render import chart, table_height
 from ui.scenario import default_draft_id, page, update_scenario
 
@@ -123,7 +124,18 @@ with temp_c[2]:
 
 e_tokens = sd.expected_tokens(alpha, gamma)
 s_now = sd.speedup(alpha, gamma, cost)
-g_best = sd.optimal_gamma(alpha, cost)
+mv = measured_view(
+    model,
+    gpu,
+    current_layout(scenario, model, scenario.gpus_per_node)[0],
+    prec,
+    spec.method,
+    alpha,
+    cost,
+    wl.decode_context_len,
+    scenario.memory,
+)
+g_best = mv.gamma
 be = sd.break_even_alpha(gamma, cost)
 by_alpha, by_gamma = sd.sensitivity(alpha, gamma, cost, d_alpha=0.05)
 m = st.columns(6)
@@ -159,18 +171,20 @@ m[3].metric(
 m[4].metric(
     "Best γ",
     f"{g_best}",
-    f"{sd.speedup(alpha, g_best, cost):.2f}× there" if g_best else "speculation does not pay",
+    f"{mv.speedup:.2f}× there: {mv.note}" if g_best else "speculation does not pay",
     delta_color="off",
     delta_arrow="off",
 )
 m[5].metric(
     "Gain from +0.05 α",
     f"{by_alpha:+.2f}×",
-    f"vs {by_gamma:+.2f}× from +1 γ",
+    f"vs {mv.gain(gamma, by_gamma):+.2f}× from +1 γ",
     delta_color="off",
     delta_arrow="off",
     help="Where to invest: a better draft (α) or more draft tokens (γ).",
 )
+
+show_measured(mv, alpha, model.name, spec.method)
 
 # ---- surfaces
 st.subheader("Speedup surface")

@@ -119,3 +119,18 @@ def test_one_default_per_method_by_link_sidebar_page_and_cli(capsys):
     k = "Speculative decode speedup (×)"
     values = [next(n.value for n in at.number_input if n.label == k) for at in (d_link, d_side)]
     assert values[0] == values[1] > 1.0
+
+
+def test_best_gamma_follows_the_measured_curve_or_the_module_depth():
+    # DeepSeek-V3 MTP: SGLang measured 1.9 tokens per step at one draft token; the constant alpha = 0.87 closed
+    # form said "best gamma 12 -> 4.35x". The page recommends the measured length and shows the curves
+    at = run(model="deepseek-v3", sd="mtp")
+    best = next(x for x in at.metric if x.label == "Best γ")
+    assert best.value == "1" and "measured (deepseek-v3/mtp/sglang-pr3582)" in best.delta
+    assert any("Measured acceptance" in h.value for h in at.subheader)
+    # GLM-5 has one MTP module and no published curve: held to it, and one more token gains nothing measured
+    at = run(model="glm-5", sd="mtp", gamma="1")
+    best = next(x for x in at.metric if x.label == "Best γ")
+    assert best.value == "1" and "1-module MTP depth" in best.delta
+    gain = next(x for x in at.metric if x.label == "Gain from +0.05 α")
+    assert gain.delta.startswith("vs +0.00× from +1 γ")

@@ -1227,6 +1227,10 @@ def acceptance_curves(draw):
 OVERRIDES.update(
     {
         "acceptance.per_position_acceptance.curve": acceptance_curves(),
+        "spec_measured.measured_speedups.curve": st.one_of(
+            st.sampled_from(ACCEPTANCE_CURVES[:3]), st.just(WrongType({"k": 1}))
+        ),
+        "speculative.batch_speedup.accepted_tokens": st.one_of(st.none(), fl(1, 3)),
         "acceptance.accepted_length.curve": acceptance_curves(),
         "acceptance.accepted_length.k": it(0, 10),
         "acceptance.constant_alpha_length.k": it(0, 64),
@@ -1260,6 +1264,8 @@ EXAMPLES = {
     "calibration.leave_one_out": 4,
     "report.build_report": 15,
     "layout.recommend": 15,
+    "spec_measured.measured_speedups": 10,
+    "spec_measured.recommend_gamma": 10,
     "operating_point.operating_point": 15,
     "layout.recommend_with_rejections": 15,
     "disagg.size_pools": 15,

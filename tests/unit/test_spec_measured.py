@@ -1,0 +1,69 @@
+"""Speculative decoding from measured acceptance curves (issue #20): the recommended draft length follows the
+published curve and stops where it flattens; MTP without a curve is held to its module depth."""
+
+import numpy as np
+import pytest
+
+from core import acceptance
+from core import speculative as sd
+from core.catalog import load_catalog
+from core.spec_measured import gamma_limit, measured_speedups
+from core.specs import ParallelLayout
+
+cat = load_catalog()
+TP8 = ParallelLayout(attention_tp=8, ep=8)
+
+
+def curve(curve_id):
+    return next(c for c in acceptance.load_curves() if c.id == curve_id)
+
+
+def test_measured_length_replaces_the_closed_form_in_the_batch_speedup():
+    # the same steps, E replaced: speedup = L x decode / (verify + gamma c decode)
+    m, g = cat.model("deepseek-v3"), cat.gpu("h200")
+    r = sd.batch_speedup(
+        m, g, TP8, "fp8", [1], alpha=0.5, gamma=1, context_len=2304, draft_cost=0.04, accepted_tokens=1.9
+    )
+    assert r.speedup[0] == pytest.approx(1.9 * r.decode_s[0] / (r.verify_s[0] + 0.04 * r.decode_s[0]))
+    with pytest.raises(ValueError, match="accepted_tokens"):
+        sd.batch_speedup(m, g, TP8, "fp8", [1], alpha=0.5, gamma=1, context_len=2304, accepted_tokens=2.5)
+
+
+def test_kimi_k25_eagle3_stops_where_its_curve_flattens():
+    # InferenceX, thinking off: 1.80, 2.33, 2.75, 3.06, 3.25, 3.43, 3.46, 3.51 tokens at k = 1..8. From k = 4 each
+    # token adds 0.19 or less while verifying one more token per sequence on a 1T MoE touches more experts
+    c = curve("kimi-k2.5/eagle3/thinking-off/inferencex")
+    assert [c.accepted_length[k] for k in (4, 8)] == [3.06, 3.51]
+    mg = measured_speedups(
+        cat.model("kimi-k2.5"), cat.gpu("b200"), TP8, "fp8", c, batch=1, context_len=2304, draft_cost=0.04
+    )
+    assert mg.gammas == tuple(range(1, 9))
+    assert 3 <= mg.best_gamma <= 5 and mg.speedups[-1] < mg.best_speedup
+    # the constant-alpha what-if with the curve's own first position (alpha = 0.80) keeps climbing past 8
+    assert sd.optimal_gamma(0.80, 0.04) > 8
+
+
+def test_deepseek_v3_mtp_is_not_sent_to_twelve_tokens():
+    # the page said "best gamma 12 -> 4.35x" from alpha 0.87 at every position; SGLang measured 1.9 tokens at k = 1
+    c = curve("deepseek-v3/mtp/sglang-pr3582")
+    mg = measured_speedups(
+        cat.model("deepseek-v3"), cat.gpu("h200"), TP8, "fp8", c, batch=1, context_len=2304, draft_cost=0.04
+    )
+    assert mg.best_gamma == 1 and 1.5 < mg.best_speedup < 1.9
+    assert sd.optimal_gamma(0.87, 0.04) == 12  # the closed form's answer, kept as the what-if
+
+
+def test_mtp_without_a_curve_is_held_to_its_module_depth():
+    glm = cat.model("glm-5")
+    assert not acceptance.curves_for("glm-5", "mtp")
+    assert gamma_limit(glm, "mtp", has_curve=False) == glm.num_mtp_layers == 1
+    assert gamma_limit(glm, "eagle3", has_curve=False) is None
+    assert gamma_limit(cat.model("deepseek-v3"), "mtp", has_curve=True) is None
+
+
+def test_measured_speedups_refuses_what_is_not_a_curve():
+    with pytest.raises(ValueError, match="AcceptanceCurve"):
+        measured_speedups(
+            cat.model("deepseek-v3"), cat.gpu("h200"), TP8, "fp8", {"k": 1}, batch=1, context_len=2304, draft_cost=0.04
+        )
+    assert np.isfinite(sd.optimal_gamma(0.5, 0.1))

@@ -1,0 +1,79 @@
+"""The Speculative page's measured-acceptance view: the published accepted length per draft length next to the
+constant-alpha what-if, and the draft length that pays most at batch 1 from the step-time model
+(:mod:`core.spec_measured`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import acceptance
+from core.spec_measured import GammaAdvice, recommend_gamma
+from ui.charts import lines_chart
+from ui.render import chart
+
+__all__ = ["MeasuredView", "measured_view", "show_measured"]
+
+
+class MeasuredView(GammaAdvice):
+    """:class:`core.spec_measured.GammaAdvice` with the page's "+1 γ" figure."""
+
+    def gain(self, gamma: int, closed_form: float) -> float:
+        """The speedup one more draft token adds at batch 1: measured where both lengths are published, else
+        the closed form's (0 beyond MTP's module depth: nothing measured says reuse pays)."""
+        mg = self.at_batch1
+        if mg is not None and gamma in mg.gammas and gamma + 1 in mg.gammas:
+            return mg.speedups[mg.gammas.index(gamma + 1)] - mg.speedups[mg.gammas.index(gamma)]
+        return 0.0 if self.limit is not None and gamma >= self.limit else closed_form
+
+
+def measured_view(
+    model, gpu, layout, prec, method: str, alpha: float, cost: float, ctx: int, assumptions
+) -> MeasuredView:
+    """What the page recommends (:func:`core.spec_measured.recommend_gamma`)."""
+    a = recommend_gamma(model, gpu, layout, prec, method, alpha, cost, ctx, assumptions)
+    return MeasuredView(a.gamma, a.speedup, a.note, a.curves, a.at_batch1, a.limit)
+
+
+def show_measured(view: MeasuredView, alpha: float, model_name: str, method: str) -> None:
+    """The published curves (accepted tokens per step vs draft tokens) against the constant-α closed form."""
+    if not view.curves:
+        return
+    rows = [
+        pd.DataFrame({"k": list(c.accepted_length), "tokens": list(c.accepted_length.values()), "series": c.id})
+        for c in view.curves
+    ]
+    top = max(max(c.accepted_length) for c in view.curves)
+    ks = list(range(1, top + 1))
+    rows.append(
+        pd.DataFrame(
+            {
+                "k": ks,
+                "tokens": [acceptance.constant_alpha_length(alpha, k) for k in ks],
+                "series": f"what if: constant α = {alpha:.2f}",
+            }
+        )
+    )
+    st.subheader("Measured acceptance: where more draft tokens stop paying")
+    chart(
+        lines_chart,
+        pd.concat(rows),
+        x="k",
+        y="tokens",
+        series="series",
+        x_title="speculative tokens per step (γ)",
+        y_title="mean accepted tokens per step",
+        log_x=False,
+        log_y=False,
+        y_format=".1f",
+        title=f"Published accepted length: {model_name}, {method}",
+        subtitle="each curve as published (source in its name); the dashed what-if applies one α at every position",
+        width="stretch",
+    )
+    if view.at_batch1 is not None:
+        mg = view.at_batch1
+        st.caption(
+            f"At batch 1 with the step-time model's verification cost ({mg.curve_id}): "
+            + ", ".join(f"γ {k}: {s:.2f}×" for k, s in zip(mg.gammas, mg.speedups, strict=True))
+            + f". Best: γ {mg.best_gamma}. Sources and each engine's knobs are listed with every curve in the project's acceptance catalog."
+        )
