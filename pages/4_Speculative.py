@@ -184,7 +184,8 @@ m[5].metric(
     help="Where to invest: a better draft (α) or more draft tokens (γ).",
 )
 
-show_measured(mv, alpha, model.name, spec.method)
+lay_now = current_layout(scenario, model, scenario.gpus_per_node)[0]
+show_measured(mv, alpha, model, spec.method, (gpu, lay_now, prec, wl.decode_context_len, cost, scenario.memory))
 
 # ---- surfaces
 st.subheader("Speedup surface")

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core import acceptance
-from core.spec_measured import GammaAdvice, recommend_gamma
+from core.spec_measured import GammaAdvice, measured_speedups, recommend_gamma
 from ui.charts import lines_chart
 from ui.render import chart
 
@@ -35,8 +35,11 @@ def measured_view(
     return MeasuredView(a.gamma, a.speedup, a.note, a.curves, a.at_batch1, a.limit)
 
 
-def show_measured(view: MeasuredView, alpha: float, model_name: str, method: str) -> None:
-    """The published curves (accepted tokens per step vs draft tokens) against the constant-α closed form."""
+def show_measured(view: MeasuredView, alpha: float, model, method: str, target: tuple) -> None:
+    """The published curves (accepted tokens per step vs draft tokens) against the constant-α closed form, and
+    the best draft length as the batch grows (``target``: gpu, layout, precision, context, draft cost,
+    memory assumptions), the choice engines' dynamic speculation makes per batch."""
+    model_name = model.name
     if not view.curves:
         return
     rows = [
@@ -71,6 +74,26 @@ def show_measured(view: MeasuredView, alpha: float, model_name: str, method: str
         width="stretch",
     )
     if view.at_batch1 is not None:
+        gpu, layout, prec, ctx, cost, assumptions = target
+        per_batch = [
+            measured_speedups(
+                model,
+                gpu,
+                layout,
+                prec,
+                view.curves[0],
+                batch=b,
+                context_len=ctx,
+                draft_cost=cost,
+                assumptions=assumptions,
+            )
+            for b in (1, 8, 32, 128)
+        ]
+        st.caption(
+            "Best γ as the batch grows (the published lengths, the step-time model's verification cost): "
+            + "; ".join(f"batch {int(m.batch)}: γ {m.best_gamma} ({m.best_speedup:.2f}×)" for m in per_batch)
+            + ". Engines that choose γ per batch (dynamic speculation) follow this row."
+        )
         mg = view.at_batch1
         st.caption(
             f"At batch 1 with the step-time model's verification cost ({mg.curve_id}): "

@@ -134,3 +134,18 @@ def test_best_gamma_follows_the_measured_curve_or_the_module_depth():
     assert best.value == "1" and "1-module MTP depth" in best.delta
     gain = next(x for x in at.metric if x.label == "Gain from +0.05 α")
     assert gain.delta.startswith("vs +0.00× from +1 γ")
+
+
+def test_best_gamma_by_batch_from_the_measured_curve():
+    # Qwen3.5-397B MTP (InferenceX, thinking on: 1.93 ... 5.21 tokens at k = 1..8): the page lists the best
+    # published length at batch 1, 8, 32 and 128, and the batch-1 entry is the "Best γ" it recommends
+    import re
+
+    at = run(model="qwen3.5-397b-a17b", gpu="b200", sd="mtp")
+    assert not at.exception
+    row = next(c.value for c in at.caption if c.value.startswith("Best γ as the batch grows"))
+    found = re.findall(r"batch (\d+): γ (\d+) \(([\d.]+)×\)", row)
+    assert [int(b) for b, _, _ in found] == [1, 8, 32, 128]
+    assert all(1 <= int(g) <= 8 and float(x) > 1 for _, g, x in found)
+    best = next(x for x in at.metric if x.label == "Best γ")
+    assert best.value == found[0][1] and best.delta.startswith(f"{found[0][2]}×")
