@@ -175,7 +175,7 @@ else:
     red = 0
 if most < n:
     slot = bcost.redundant_memory(model, gpu, layout, prec, ep, wl, scenario.memory).extra_bytes
-    st.warning(
+    (st.warning if most == 0 else st.caption)(
         f"More than {most} redundant experts do not fit on a {gpu.short_name}: each round of {ep} replicas adds "
         f"{slot / 1e9:,.2f} GB per GPU, and {most + ep} would leave less than the {wl.batch:,} sequences' KV cache "
         "(Fit page). EPLB here uses at most that many."
@@ -201,7 +201,7 @@ pre_tokens = scenario.memory.max_num_batched_tokens / layout.attention_tp
 dec = bcost.imbalance_cost(model, gpu, layout, prec, plan, "decode", dec_tokens, wl.decode_context_len, eff, int(red))
 pre = bcost.imbalance_cost(model, gpu, layout, prec, plan, "prefill", pre_tokens, wl.input_len, eff, int(red))
 m[4].metric(
-    f"Decode throughput lost on EP {ep}",
+    f"Lost to imbalance (decode, EP {ep})",
     f"{100 * dec.lost_before:.1f}%",
     f"{100 * dec.lost_after:.1f}% with EPLB (+{int(red)}); prefill {100 * pre.lost_before:.0f}% → "
     f"{100 * pre.lost_after:.0f}%",

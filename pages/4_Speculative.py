@@ -178,7 +178,7 @@ m[4].metric(
 m[5].metric(
     "Gain from +0.05 α",
     f"{by_alpha:+.2f}×",
-    f"vs {mv.gain(gamma, by_gamma):+.2f}× from +1 γ",
+    f"vs {mv.gain(gamma, by_gamma)} from +1 γ",
     delta_color="off",
     delta_arrow="off",
     help="Where to invest: a better draft (α) or more draft tokens (γ).",

@@ -18,13 +18,16 @@ __all__ = ["MeasuredView", "measured_view", "show_measured"]
 class MeasuredView(GammaAdvice):
     """:class:`core.spec_measured.GammaAdvice` with the page's "+1 γ" figure."""
 
-    def gain(self, gamma: int, closed_form: float) -> float:
-        """The speedup one more draft token adds at batch 1: measured where both lengths are published, else
-        the closed form's (0 beyond MTP's module depth: nothing measured says reuse pays)."""
+    def gain(self, gamma: int, closed_form: float) -> str:
+        """The speedup one more draft token adds at batch 1: measured where both lengths are published; the
+        closed form's only where nothing is measured and no module depth holds it; else "unmeasured" (a
+        curve that stops before gamma + 1, or MTP reusing its module beyond the checkpoint's depth)."""
         mg = self.at_batch1
         if mg is not None and gamma in mg.gammas and gamma + 1 in mg.gammas:
-            return mg.speedups[mg.gammas.index(gamma + 1)] - mg.speedups[mg.gammas.index(gamma)]
-        return 0.0 if self.limit is not None and gamma >= self.limit else closed_form
+            return f"{mg.speedups[mg.gammas.index(gamma + 1)] - mg.speedups[mg.gammas.index(gamma)]:+.2f}×"
+        if mg is not None or (self.limit is not None and gamma >= self.limit):
+            return "unmeasured"
+        return f"{closed_form:+.2f}×"
 
 
 def measured_view(
@@ -57,6 +60,12 @@ def show_measured(view: MeasuredView, alpha: float, model, method: str, target: 
             }
         )
     )
+    points = pd.concat(
+        pd.DataFrame(
+            {"k": list(c.accepted_length), "tokens": list(c.accepted_length.values()), "label": c.id.split("/")[-1]}
+        )
+        for c in view.curves
+    )
     st.subheader("Measured acceptance: where more draft tokens stop paying")
     chart(
         lines_chart,
@@ -70,7 +79,8 @@ def show_measured(view: MeasuredView, alpha: float, model, method: str, target: 
         log_y=False,
         y_format=".1f",
         title=f"Published accepted length: {model_name}, {method}",
-        subtitle="each curve as published (source in its name); the dashed what-if applies one α at every position",
+        subtitle="each curve as published (points; source in its name); the what-if applies one α at every position",
+        markers=points,
         width="stretch",
     )
     if view.at_batch1 is not None:

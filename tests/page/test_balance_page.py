@@ -13,8 +13,8 @@ def test_default_deepseek_page_has_all_sections():
     assert m["Expert groups"] == "8"
     # 64 sequences on 8 GPUs: 8 decode tokens per GPU, a memory-bound expert phase: the busiest GPU's extra
     # tokens cost next to nothing, while a compute-bound prefill chunk loses a real share and EPLB recovers it
-    assert float(m["Decode throughput lost on EP 8"].rstrip("%")) < 2.0
-    delta = next(x.delta for x in at.metric if x.label == "Decode throughput lost on EP 8")
+    assert float(m["Lost to imbalance (decode, EP 8)"].rstrip("%")) < 2.0
+    delta = next(x.delta for x in at.metric if x.label == "Lost to imbalance (decode, EP 8)")
     pre_before, pre_after = (float(x) for x in delta.split("prefill ")[1].rstrip("%").split("% → "))
     assert pre_after < pre_before
     # 32 redundant experts on EP 8: 4 more experts per GPU x 58 MoE layers x 44,040,192 params x (1 + 4/16,384) B

@@ -127,13 +127,15 @@ def test_best_gamma_follows_the_measured_curve_or_the_module_depth():
     at = run(model="deepseek-v3", sd="mtp")
     best = next(x for x in at.metric if x.label == "Best γ")
     assert best.value == "1" and "measured (deepseek-v3/mtp/sglang-pr3582)" in best.delta
+    # and it no longer says "+0.63x from +1 gamma": nothing published measures a second token at k = 2
+    assert next(x for x in at.metric if x.label == "Gain from +0.05 α").delta.startswith("vs unmeasured")
     assert any("Measured acceptance" in h.value for h in at.subheader)
     # GLM-5 has one MTP module and no published curve: held to it, and one more token gains nothing measured
     at = run(model="glm-5", sd="mtp", gamma="1")
     best = next(x for x in at.metric if x.label == "Best γ")
     assert best.value == "1" and "1-module MTP depth" in best.delta
     gain = next(x for x in at.metric if x.label == "Gain from +0.05 α")
-    assert gain.delta.startswith("vs +0.00× from +1 γ")
+    assert gain.delta.startswith("vs unmeasured from +1 γ")
 
 
 def test_best_gamma_by_batch_from_the_measured_curve():
