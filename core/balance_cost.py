@@ -19,11 +19,13 @@ import numpy as np
 
 from core import memory, perf
 from core.balance import PlacementPlan
+from core.model import ffn
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
 __all__ = [
     "ImbalanceCost",
     "RedundantMemory",
+    "cold_expert_memory",
     "imbalance_cost",
     "max_fitting_redundant",
     "mean_gpu_imbalance",
@@ -152,3 +154,26 @@ def max_fitting_redundant(
     room = one.kv_budget_bytes + one.extra_bytes - max(one.kv_required_bytes, 1.0)  # budget with none, minus need
     rounds = int(max(0.0, room) // one.extra_bytes)
     return min(rounds, limit // ep) * ep
+
+
+def cold_expert_memory(
+    model: ModelSpec, layout: ParallelLayout, precision: Precision | str, fractions, share: float = 0.1
+) -> tuple[float, float]:
+    """The dead weight of cold experts: per MoE layer, the fewest experts holding the least load that together
+    serve at most ``share`` of the assignments (averaged over the layers of ``fractions``, ``[layers,
+    experts]``), and the bytes they occupy on each GPU of the EP group over all MoE layers (each expert split
+    over expert TP). Returns (cold experts per layer, bytes per GPU)."""
+    if model.moe is None:
+        raise ValueError(f"{model.name} is a dense model: it has no experts")
+    if not (isinstance(share, (int, float)) and 0 < share < 1):
+        raise ValueError(f"share must be between 0 and 1 (exclusive), got {share!r}")
+    f = np.atleast_2d(np.asarray(fractions, dtype=np.float64))
+    if f.ndim != 2 or f.shape[1] != model.moe.n_routed_experts or not np.all(np.isfinite(f)) or np.any(f < 0):
+        raise ValueError(f"fractions must be [layers, {model.moe.n_routed_experts}] finite loads >= 0")
+    totals = f.sum(axis=1, keepdims=True)
+    if np.any(totals <= 0):
+        raise ValueError("every layer needs some load")
+    cum = np.cumsum(np.sort(f / totals, axis=1), axis=1)
+    cold = float(np.mean((cum <= share + 1e-12).sum(axis=1)))
+    per_expert = ffn.expert_params(model) * memory.bytes_per_param(Precision.of(precision).expert_dtype)
+    return cold, cold / layout.ep * model.num_moe_layers * per_expert / layout.expert_tp

@@ -221,6 +221,12 @@ st.caption(
     f"{100 * pre.lost_before:.0f}% lost, {100 * pre.lost_after:.0f}% after EPLB. Counting tokens alone (every layer "
     f"waits for its busiest GPU, all compute) gives {lost_before:.1f}% → {lost_after:.1f}%, the compute-bound limit."
 )
+n_cold, cold_bytes = bcost.cold_expert_memory(model, layout, prec, fractions, 0.1)
+st.caption(
+    f"**Cold experts:** the {n_cold:,.0f} least-loaded of {n} experts per layer serve 10% of the assignments yet "
+    f"hold {cold_bytes / 1e9:,.2f} GB per GPU; replicating hot ones costs {room.extra_bytes / 1e9:,.2f} GB per GPU "
+    "more. Both are weights every GPU keeps whatever the traffic."
+)
 gpu_df = pd.concat(
     [
         pd.DataFrame({"gpu": np.arange(ep), "load": 100 * plan.gpu_before[layer], "placement": "contiguous (no EPLB)"}),

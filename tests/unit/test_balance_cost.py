@@ -54,3 +54,17 @@ def test_imbalance_costs_little_when_memory_bound_and_its_share_when_compute_bou
     assert pre.lost_before > 0.10 and pre.lost_after < 0.25 * pre.lost_before
     # the token-count bound (all compute) is an upper bound on the priced loss
     assert pre.lost_before < 1 - plan.throughput_before
+
+
+def test_cold_experts_dead_memory_by_hand():
+    # uniform loads over 256 experts: each serves 1/256, so the coldest 25 (25 / 256 = 9.8% <= 10%) are "cold";
+    # on EP 8 that is 25 / 8 experts per GPU x 58 MoE layers x 44,040,192 params x (1 + 4/16,384) B = 7.98 GB
+    n_cold, nbytes = bc.cold_expert_memory(DSV3, LAY, "fp8", np.ones((58, 256)), 0.1)
+    assert n_cold == 25
+    assert nbytes == pytest.approx(25 / 8 * 58 * 3 * 7168 * 2048 * (1 + 4 / 16384), rel=1e-6)
+    # one hot expert with 90% of the load: the other 255 share 10%, all of them cold
+    hot = np.full((1, 256), 0.1 / 255)
+    hot[0, 0] = 0.9
+    assert bc.cold_expert_memory(DSV3, LAY, "fp8", hot, 0.1)[0] == 255
+    with pytest.raises(ValueError, match="fractions"):
+        bc.cold_expert_memory(DSV3, LAY, "fp8", np.ones((2, 8)), 0.1)

@@ -1125,6 +1125,11 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
         st.sampled_from([[], [[0, 0]], [[1, -1]], [[float("nan")]], "x"]),
     ),
     "balance_cost.max_fitting_redundant.limit": st.one_of(st.none(), it(0, 512)),
+    "balance_cost.cold_expert_memory.fractions": st.one_of(
+        st.sampled_from([[[1.0] * 8], [[0.0] * 8], [[1.0, -1.0]], "x", [[float("nan")] * 8]]),
+        st.lists(st.lists(fl(0, 10, wrong=False), min_size=8, max_size=8), min_size=1, max_size=2),
+    ),
+    "balance_cost.cold_expert_memory.share": fl(0.01, 0.99),
     "operating_point.time_categories.parts": st.dictionaries(
         st.sampled_from(["routed_experts", "dispatch", "allreduce", "pp_send", "layer_overhead", "junk"]),
         fl(0, 10, wrong=False),
