@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Literal
 
 from core import memory, parallel
-from core.operating_point import Plan, operating_point
+from core.operating_point import Plan, operating_point, per_gpu_text
 from core.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
 __all__ = [
@@ -145,9 +145,8 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
     unit = "sequences" if p.phase == "decode" else "prompt tokens"
-    amount = f"{p.tokens_per_gpu:,.0f}" if p.tokens_per_gpu >= 1 else f"{p.tokens_per_gpu:.2g}"
     kind = "TPOT" if p.phase == "decode" else "TTFT"
-    bits = [f"{amount} {unit} per GPU meet the {kind} target ({1e3 * p.latency_s:,.0f} ms)"]
+    bits = [f"{per_gpu_text(p.tokens_per_gpu)} {unit} per GPU meet the {kind} target ({1e3 * p.latency_s:,.0f} ms)"]
     bits.append(f"{top} dominates ({100 * cat[top] / total:.0f}% of the kernel time)")
     bits.append("two-batch overlap pays" if p.overlap == "two_batch" else "no overlap (it would not pay)")
     net = crosses_domain(p.layout, domain)

@@ -23,7 +23,7 @@ from typing import Literal
 from core import memory, perf
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
-__all__ = ["DECODE_BATCHES", "PREFILL_TOKENS", "Plan", "operating_point", "time_categories"]
+__all__ = ["DECODE_BATCHES", "PREFILL_TOKENS", "Plan", "operating_point", "per_gpu_text", "time_categories"]
 
 Phase = Literal["prefill", "decode"]
 # sequences per GPU tried in decode (below one: a tensor-parallel group or a pipeline holds fewer sequences
@@ -99,6 +99,14 @@ class Plan:
             f"DP{lay.dp}" if lay.dp > 1 else "",
         ]
         return " · ".join(p for p in parts if p) or "1 GPU"
+
+
+def per_gpu_text(amount: float) -> str:
+    """Sequences or tokens per GPU as text: whole numbers from 1 up, two significant digits below (a TP group
+    or a pipeline holding fewer sequences than GPUs: 0.12)."""
+    if not (isinstance(amount, (int, float)) and math.isfinite(amount) and amount >= 0):
+        raise ValueError(f"amount must be a finite number >= 0, got {amount!r}")
+    return f"{amount:,.0f}" if amount >= 1 else f"{amount:.2g}"
 
 
 def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
@@ -252,8 +260,7 @@ def operating_point(
         b, st, lat = miss
         kind = "TPOT" if phase == "decode" else "TTFT"
         unit = "sequences" if phase == "decode" else "prompt tokens"
-        amount = f"{b:,.0f}" if b >= 1 else f"{b:.2g}"
-        return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {amount} {unit} per GPU"
+        return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {per_gpu_text(b)} {unit} per GPU"
     b, st, lat = best
     if headroom is None:
         batch = max(1, round(b * gps * pp * layout.dp))

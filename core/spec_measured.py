@@ -129,7 +129,14 @@ def recommend_gamma(
             draft_cost=draft_cost,
             assumptions=assumptions,
         )
-        return GammaAdvice(mg.best_gamma, mg.best_speedup, f"measured ({curves[0].id}), batch 1", curves, mg, None)
+        return GammaAdvice(
+            mg.best_gamma,
+            mg.best_speedup,
+            f"step-time model at batch 1 (fixed step costs, unlike the low-batch closed form), measured ({curves[0].id})",
+            curves,
+            mg,
+            None,
+        )
     g = int(sd.optimal_gamma(alpha, draft_cost, max_gamma=limit or 16))
     note = f"held to the {limit}-module MTP depth (nothing published beyond)" if limit else "closed form, constant α"
     return GammaAdvice(g, float(sd.speedup(alpha, g, draft_cost)), note, curves, None, limit)

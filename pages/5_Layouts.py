@@ -5,7 +5,7 @@ import streamlit as st
 
 from core import layout as lay_mod
 from core import perf
-from core.operating_point import OVERLAP_LABELS
+from core.operating_point import OVERLAP_LABELS, per_gpu_text
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
@@ -96,10 +96,6 @@ def _table(plans) -> pd.DataFrame:
     )
 
 
-def _amount(v: float) -> str:
-    return f"{v:,.0f}" if v >= 1 else f"{v:.2g}"
-
-
 def _use(p) -> None:
     update_scenario(layout=ParallelLayout(**p.layout.model_dump()))
 
@@ -137,7 +133,7 @@ for phase, target, col in (
     kind = "TPOT" if phase == "decode" else "TTFT"
     st.success(
         f"**Best for {phase}: {best.label}** ({OVERLAP_LABELS[best.overlap]}) — {best.tokens_per_s_per_gpu:,.0f} "
-        f"{'input' if phase == 'prefill' else 'output'} tokens/s per GPU at {_amount(best.tokens_per_gpu)} {col}, "
+        f"{'input' if phase == 'prefill' else 'output'} tokens/s per GPU at {per_gpu_text(best.tokens_per_gpu)} {col}, "
         f"{kind} {best.latency_s * 1e3:,.0f} ms ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for "
         "the cluster)."
     )

@@ -195,56 +195,54 @@ for name, s_, colocated in (
 cost_df = pd.DataFrame(rows)
 full_in = cost.dollars_per_million_tokens(1, price, pools.prefill_plan.tokens_per_s_per_gpu)
 full_out = cost.dollars_per_million_tokens(1, price, pools.decode_plan.tokens_per_s_per_gpu)
-with st.container():
-    chart(
-        grouped_bars_chart,
-        cost_df,
-        x="tokens",
-        y="usd",
-        series="serving",
-        x_title=None,
-        y_title="$ per million tokens",
-        title=f"Cost per million tokens: {model.name} on {gpu.short_name} at ${price:g}/GPU-hour",
-        subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
-        width="stretch",
-    )
-with st.container():
-    table = cost_df.pivot(index="serving", columns="tokens", values=["usd", "busy"])
-    table.columns = [f"{a}_{b}" for a, b in table.columns]
-    st.dataframe(
-        table.reset_index(),
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "usd_input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
-            "usd_output": st.column_config.NumberColumn("$/M output", format="$%.3f"),
-            "busy_input": st.column_config.NumberColumn("prefill busy (%)", format="%.0f%%"),
-            "busy_output": st.column_config.NumberColumn("decode busy (%)", format="%.0f%%"),
-        },
-    )
-    st.caption(
-        f"Pools are whole replicas ({pools.prefill_plan.replica_gpus} GPUs per prefill replica, "
-        f"{pools.decode_plan.replica_gpus} per decode replica), so at this traffic the prefill pool is "
-        f"{100 * pools.prefill_utilisation:.0f}% and the decode pool {100 * pools.decode_utilisation:.0f}% busy. "
-        f"Fully busy, the plans themselves cost ${full_in:.3f}/M input and ${full_out:.3f}/M output tokens; "
-        "raise the traffic (or use smaller replicas) to approach that."
-    )
-    saved = pools.decode_gpus - with_spec.decode_gpus
-    if speedup > 1:
-        st.markdown(
-            f"**Speculative decoding at {speedup:g}×** shrinks the decode pool from {pools.decode_gpus:,} to "
-            f"{with_spec.decode_gpus:,} GPUs (whole replicas): **${cost.yearly_gpu_cost(saved, price):,.0f} a year** "
-            f"({saved:,} GPUs × ${price:g}/GPU-hour × 8,760 h)"
-            + (
-                "; the decode pool stays at whole replicas, so the speedup shows as idle time "
-                f"({100 * with_spec.decode_utilisation:.0f}% busy), not as fewer GPUs."
-                if saved == 0
-                else "."
-            )
+chart(
+    grouped_bars_chart,
+    cost_df,
+    x="tokens",
+    y="usd",
+    series="serving",
+    x_title=None,
+    y_title="$ per million tokens",
+    title=f"Cost per million tokens: {model.name} on {gpu.short_name} at ${price:g}/GPU-hour",
+    subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
+    width="stretch",
+)
+table = cost_df.pivot(index="serving", columns="tokens", values=["usd", "busy"])
+table.columns = [f"{a}_{b}" for a, b in table.columns]
+st.dataframe(
+    table.reset_index(),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "usd_input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
+        "usd_output": st.column_config.NumberColumn("$/M output", format="$%.3f"),
+        "busy_input": st.column_config.NumberColumn("prefill busy (%)", format="%.0f%%"),
+        "busy_output": st.column_config.NumberColumn("decode busy (%)", format="%.0f%%"),
+    },
+)
+st.caption(
+    f"Pools are whole replicas ({pools.prefill_plan.replica_gpus} GPUs per prefill replica, "
+    f"{pools.decode_plan.replica_gpus} per decode replica), so at this traffic the prefill pool is "
+    f"{100 * pools.prefill_utilisation:.0f}% and the decode pool {100 * pools.decode_utilisation:.0f}% busy. "
+    f"Fully busy, the plans themselves cost ${full_in:.3f}/M input and ${full_out:.3f}/M output tokens; "
+    "raise the traffic (or use smaller replicas) to approach that."
+)
+saved = pools.decode_gpus - with_spec.decode_gpus
+if speedup > 1:
+    st.markdown(
+        f"**Speculative decoding at {speedup:g}×** shrinks the decode pool from {pools.decode_gpus:,} to "
+        f"{with_spec.decode_gpus:,} GPUs (whole replicas): **${cost.yearly_gpu_cost(saved, price):,.0f} a year** "
+        f"({saved:,} GPUs × ${price:g}/GPU-hour × 8,760 h)"
+        + (
+            "; the decode pool stays at whole replicas, so the speedup shows as idle time "
+            f"({100 * with_spec.decode_utilisation:.0f}% busy), not as fewer GPUs."
+            if saved == 0
+            else "."
         )
-    else:
-        st.markdown("**Speculative decoding** is off (speedup 1×): no decode GPUs saved.")
-    st.caption(f"GPU price: {gpu.price_source or 'an assumption'}")
+    )
+else:
+    st.markdown("**Speculative decoding** is off (speedup 1×): no decode GPUs saved.")
+st.caption(f"GPU price: {gpu.price_source or 'an assumption'}")
 
 # ---- KV hand-off
 st.subheader("KV cache from prefill to decode")

@@ -1108,6 +1108,7 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
+    "operating_point.per_gpu_text.amount": fl(0, 1e9),
     "speculative.batch_speedup.eff": st.one_of(st.none(), efficiencies),
     "balance_cost.imbalance_cost.plan": st.one_of(
         st.builds(

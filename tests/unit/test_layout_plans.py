@@ -260,3 +260,12 @@ def test_launch_commands_of_every_top_plan_use_documented_flags(model_id, gpu, n
             assert c.version == ENGINES_YAML[engine]["version"]
         # the stack the plan was searched for expresses its layout exactly (no "nearest layout" note)
         assert not any("nearest" in n for n in cmds[stack].notes), (p.label, cmds[stack].notes)
+
+
+def test_per_gpu_amounts_read_as_whole_numbers_or_two_digits():
+    from core.operating_point import per_gpu_text
+
+    # 192 sequences per GPU; 1/8 of a sequence per GPU (one sequence on a TP8 group): 0.125 -> "0.12"
+    assert per_gpu_text(16384) == "16,384" and per_gpu_text(192.4) == "192" and per_gpu_text(0.125) == "0.12"
+    with pytest.raises(ValueError, match="finite number"):
+        per_gpu_text(float("nan"))
