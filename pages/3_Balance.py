@@ -8,6 +8,7 @@ from core import balance as bal
 from core import balance_cost as bcost
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import current_layout
+from ui.eplb_published import show_published_eplb
 from ui.render import chart, table_height
 from ui.scenario import catalog, page
 
@@ -275,6 +276,7 @@ st.caption(
     "EPLB (DeepSeek's open-source algorithm): replicate the hottest experts into the redundant slots, then pack "
     "replicas onto GPUs heaviest first; with expert groups dividing the nodes, groups are packed to nodes first."
 )
+show_published_eplb()
 
 # ---- capacity factor
 st.subheader("Capacity factor and dropped tokens")

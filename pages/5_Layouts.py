@@ -152,7 +152,10 @@ for phase, target, col in (
         hide_index=True,
         width="stretch",
         column_config={
-            "tokens per GPU": st.column_config.NumberColumn(format="%,.2f"),
+            "tokens per GPU": st.column_config.NumberColumn(
+                format="localized",
+                help="Whole tokens per GPU from 1 up; below 1 a TP group or a pipeline shares a sequence",
+            ),
             "sequences per replica": st.column_config.NumberColumn(format="%,.0f"),
             "step (ms)": st.column_config.NumberColumn(format="%,.1f"),
             "TPOT (ms)": st.column_config.NumberColumn(format="%,.1f"),

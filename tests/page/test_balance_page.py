@@ -21,6 +21,11 @@ def test_default_deepseek_page_has_all_sections():
     # (FP8 with 128 x 128 block scales) = 10.22 GB per GPU
     text = " ".join(c.value for c in at.caption)
     assert "EPLB's 32 replicas add 10.22 GB per GPU" in text
+    # the published EPLB runs beside the model: ATOM's 7.56 / 6.48 = 1.167x rearrange-only gain, LMSYS's
+    # 50,302 / 59,337 = 0.848x of perfect balance
+    frame = next(df.value for df in at.dataframe if "published (× baseline)" in df.value.columns)
+    assert [round(x, 3) for x in frame["published (× baseline)"]] == [1.167, 1.244, 1.34, 0.848]
+    assert (frame["gap (%)"].abs() < 10).all()
 
 
 def test_redundant_experts_that_do_not_fit_are_refused():

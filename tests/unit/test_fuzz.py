@@ -72,6 +72,7 @@ from core.collectives import OPS as COLLECTIVE_OPS
 from core.comms import AllToAllSplit
 from core.disagg import Traffic
 from core.efficiency import KERNEL_PATHS, SERVING_STACKS
+from core.eplb_published import PLACEMENTS, EplbCase, EplbRow, load_eplb_cases
 from core.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
 from core.layout import Plan
 from core.memory import GGUF_BLOCKS
@@ -1193,6 +1194,7 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
 # core.acceptance (issue 20): measured acceptance curves. Curves are catalog entries, chains built from per-position
 # acceptances (gaps and plateaus included), arbitrary or hostile length tables (mostly refused), or not curves at all.
 ACCEPTANCE_CURVES = load_curves()
+EPLB_CASES = load_eplb_cases()
 
 
 @st.composite
@@ -1248,6 +1250,20 @@ OVERRIDES.update(
             st.lists(st.sampled_from(ACCEPTANCE_CURVES), max_size=4),
             st.sampled_from([WrongType(5), "mtp", [1, 2], {"a": 1}]),
         ),
+        "eplb_published.load_eplb_cases.path": st.sampled_from(
+            [
+                None,
+                CATALOG_DIR / "eplb_measurements.yaml",
+                CATALOG_DIR,
+                CATALOG_DIR / "engines.yaml",
+                CATALOG_DIR / "acceptance.yaml",
+                "/nonexistent/eplb.yaml",
+                "x" * 5000,
+                "bad\x00name",
+            ]
+        ),
+        "eplb_published.compare_case.case": st.one_of(st.sampled_from(EPLB_CASES), st.just(WrongType({"id": "x"}))),
+        "eplb_published.compare_case.cat": st.none(),
         "acceptance.load_curves.path": st.sampled_from(
             [
                 None,
@@ -1271,6 +1287,7 @@ EXAMPLES = {
     "report.build_report": 15,
     "layout.recommend": 15,
     "spec_measured.measured_speedups": 10,
+    "eplb_published.compare_case": 3,
     "spec_measured.recommend_gamma": 10,
     "operating_point.operating_point": 15,
     "layout.recommend_with_rejections": 15,
@@ -1650,6 +1667,34 @@ INPUT_DATACLASSES["acceptance.AcceptanceCurve"] = (
         catalog_model=st.sampled_from([True, False, None, 1]),
         engine=text(10),
         published_beyond=st.one_of(st.just({}), acceptance_tables()),
+    ),
+)
+
+
+EPLB_ROW = dict(
+    label=text(20),
+    placement=st.one_of(choice(PLACEMENTS), st.sampled_from(["perfect", 3, None])),
+    redundant=st.one_of(it(0, 256), st.sampled_from([-1, 1.5, 10**30, None])),
+    value=st.one_of(fl(0.01, 1e6), st.sampled_from([0.0, -1.0, math.nan, math.inf, "7", None])),
+)
+INPUT_DATACLASSES["eplb_published.EplbRow"] = (EplbRow, EPLB_ROW)
+INPUT_DATACLASSES["eplb_published.EplbCase"] = (
+    EplbCase,
+    dict(
+        id=text(20),
+        source=text(20),
+        model=st.sampled_from(["deepseek-v3", "deepseek-v4-pro", "x"]),
+        gpu=st.sampled_from(["h100-sxm", "mi355x", "x"]),
+        stack=st.sampled_from(["sglang", "vllm", "x"]),
+        precision=st.sampled_from(["fp8", "bf16", "x"]),
+        ep=st.one_of(it(1, 64), st.sampled_from([0, -8, 2.5, None])),
+        nodes=st.one_of(it(1, 8), st.sampled_from([0, None])),
+        tokens_per_gpu=st.one_of(fl(1, 1e5), st.sampled_from([0.0, math.nan, math.inf, -5.0, "16384"])),
+        context_len=st.one_of(it(1, 10**5), st.sampled_from([0, -1, 1.5, None])),
+        unit=text(10),
+        baseline=st.one_of(st.sampled_from([EPLB_CASES[0].baseline]), st.sampled_from([None, "row"])),
+        rows=st.one_of(st.just(EPLB_CASES[0].rows), st.sampled_from([(), ("row",), None])),
+        zipf_s=st.one_of(fl(0, 3), st.sampled_from([math.nan, -1.0, 11.0, "1"])),
     ),
 )
 
