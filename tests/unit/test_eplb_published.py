@@ -55,5 +55,5 @@ def test_bad_rows_and_cases_are_refused():
 def test_a_broken_file_names_the_case(tmp_path):
     p = tmp_path / "e.yaml"
     p.write_text("assumption: {s: 1.0}\ncases:\n  - {id: bad, source: s}\n")
-    with pytest.raises(ValueError, match="e.yaml: case bad: missing 'rows'"):
+    with pytest.raises(ValueError, match=r"e\.yaml: case bad: missing 'rows'"):
         load_eplb_cases(p)

@@ -67,3 +67,38 @@ def test_measured_speedups_refuses_what_is_not_a_curve():
             cat.model("deepseek-v3"), cat.gpu("h200"), TP8, "fp8", {"k": 1}, batch=1, context_len=2304, draft_cost=0.04
         )
     assert np.isfinite(sd.optimal_gamma(0.5, 0.1))
+
+
+def test_no_batch_is_sent_past_where_a_measured_curve_flattens():
+    # every catalog model with a published multi-point curve, on 8 x B200 at its default layout: at batch 1, 8, 32
+    # and 128 the best draft length stops before the first k whose draft adds under 0.06 tokens (DeepSeek-V4-Pro
+    # MTP thinking on: 2.49 -> 2.54 at k = 4, so at most 3), and its speedup is above 1 and at most the L(k) tokens
+    # a step emits (verification is never free)
+    from core.scenario import resolved_layout, scenario_from_params
+
+    seen, checked = set(), 0
+    for c in acceptance.load_curves():
+        if c.model_id not in cat.models or (c.model_id, c.method) in seen or len(c.accepted_length) < 2:
+            continue
+        seen.add((c.model_id, c.method))
+        table = c.accepted_length
+        flat = next((k for k in sorted(table) if k > 1 and k - 1 in table and table[k] - table[k - 1] < 0.06), None)
+        sc, _ = scenario_from_params({"model": c.model_id, "gpu": "b200"}, cat)
+        m = cat.model(c.model_id)
+        cost = cat.draft_methods[c.method].draft_cost_c if c.method in cat.draft_methods else 0.05
+        for batch in (1, 8, 32, 128):
+            mg = measured_speedups(
+                m,
+                cat.gpu("b200"),
+                resolved_layout(sc, m),
+                sc.precision,
+                c,
+                batch=batch,
+                context_len=sc.workload.decode_context_len,
+                draft_cost=cost,
+                assumptions=sc.memory,
+            )
+            assert mg.best_gamma >= 1 and (flat is None or mg.best_gamma < flat), (c.id, batch, mg.best_gamma, flat)
+            assert 1.0 < mg.best_speedup <= table[mg.best_gamma], (c.id, batch)
+            checked += 1
+    assert checked >= 24  # six models x four batches at least
