@@ -1,10 +1,15 @@
 # The two commands (see README.md):
 #   make run    create .venv, install, start the app on http://localhost:8501
 #   make test   create .venv, install with test extras, run every test (browser tests included)
-PYTHON ?= python3.11
-VENV   ?= .venv
-PY      = $(VENV)/bin/python
-PORT   ?= 8501
+# A team deployment (replicas, PostgreSQL, a proxy) is compose.yaml: README "Docker and team deployment".
+PYTHON  ?= python3.11
+VENV    ?= .venv
+PY       = $(VENV)/bin/python
+PORT    ?= 8501
+# The address `make run` listens on: this machine only. `make run ADDRESS=0.0.0.0` serves the network,
+# where anyone who reaches the port can edit and delete the saved scenarios: put authentication in front
+# (README) and name the host people use in PLANNER_ALLOWED_HOSTS (other Host headers are refused).
+ADDRESS ?= 127.0.0.1
 
 .PHONY: run test install install-test system-deps bench clean
 
@@ -22,8 +27,9 @@ install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
+# serve.py is app.py behind the Host allow-list and frame protection (ui/server_guard.py)
 run: install
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m streamlit run serve.py --server.address $(ADDRESS) --server.port $(PORT)
 
 # Installs what the tests need from Debian when we are root and it is missing: chromium (browser
 # tests) and postgresql (the PostgreSQL scenario-store tests). Otherwise those tests skip with a

@@ -7,7 +7,7 @@ import streamlit as st
 from core import memory, params
 from core.scenario import resolved_layout
 from core.specs import ClusterSpec
-from ui.format import bytes_h, params_h
+from ui.format import bytes_h, md_escape, params_h
 from ui.scenario import PAGES, page
 
 PAGE_QUESTIONS = {
@@ -29,7 +29,7 @@ wl, prec = scenario.workload, scenario.precision
 
 st.title("MoE Deployment Planner")
 st.markdown(
-    f"**{model.name}** on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
+    f"**{md_escape(model.name)}** on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
     f"({scenario.total_gpus:,} GPUs) · weights {prec.label} · "
     f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"
 )
@@ -81,7 +81,7 @@ try:
         model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft
     )
 except ValueError as e:
-    st.error(f"Fit: {e}")
+    st.error(f"Fit: {md_escape(e)}")
 else:
     verdict = {
         "fits": "fits",

@@ -1,5 +1,10 @@
 """Benchmarks: `make bench` (or `python -m bench`). Medians of repeated runs, printed as a table.
 
+    python -m bench              # both parts below
+    python -m bench core         # core calls and page scripts through AppTest (in-process)
+    python -m bench pages [...]  # bench/page_load.py: every page's first load in Chromium on a fresh server, and
+                                 # the server's memory per session (options: python -m bench.page_load --help)
+
 Speed is measured here, never in timed unit tests.
 """
 
@@ -194,4 +199,12 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    part = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if part not in ("all", "core", "pages"):
+        raise SystemExit("usage: python -m bench [all | core | pages [bench.page_load options]]")
+    if part in ("all", "core"):
+        main()
+    if part in ("all", "pages"):
+        from bench import page_load
+
+        page_load.main(sys.argv[2:])

@@ -1,7 +1,9 @@
 """Fit the efficiency factors on the validation cases and print leave-one-out errors.
 
     python -m bench.calibrate            # print the fit and the leave-one-out table
-    python -m bench.calibrate --write    # also write the fitted factors into catalogs/efficiency.yaml
+    python -m bench.calibrate --write    # also write the fitted factors into catalogs/efficiency.yaml, the
+                                         # per-phase error into catalogs/step_error.yaml and the per-case
+                                         # leave-one-out table into catalogs/validation/loo_predictions.csv
 
 Kernel families are fitted per GPU profile on the kernel-level cases, the whole-step factors on the
 system-level cases (core.validation.calibrate). The fit starts from the documented values with every
@@ -118,6 +120,27 @@ def main() -> None:
         text = HEADER + yaml.safe_dump(data, sort_keys=False, width=120, allow_unicode=True)
         path.write_text(text)
         print(f"\nwrote {path}")
+        write_loo_table(results, CATALOG_DIR)
+
+
+def write_loo_table(results, root) -> None:
+    """The per-case leave-one-out table the Validation page reads, fingerprinted with the files just written
+    (core.loo_table). The results were computed with the fitted profiles: check that the efficiency.yaml
+    now on disk gives the same in-sample predictions, so the fingerprint describes what the table holds."""
+    from core import catalog as catalog_mod
+    from core import validation
+    from core.loo_table import LOO_TABLE, format_loo_table, inputs_fingerprint
+
+    catalog_mod._load.cache_clear()  # re-read the efficiency.yaml written above
+    cat = catalog_mod.load_catalog(root)
+    cases = {str(c["id"]): c for c in cat.validation_cases}
+    for r in results:
+        again = validation.predict_with(cases[r.id], cat.efficiency, cat)
+        if abs(again - r.predicted) > 1e-9 * max(abs(r.predicted), 1e-30):
+            raise SystemExit(f"{r.id}: the written efficiency.yaml predicts {again!r}, the fit {r.predicted!r}")
+    path = root / LOO_TABLE
+    path.write_text(format_loo_table(results, inputs_fingerprint(cat)))
+    print(f"wrote {path} ({len(results)} cases)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -310,11 +310,13 @@ def leave_one_out(
     cat: Catalog | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
+    only: Collection[str] | None = None,
 ) -> list[CaseResult]:
     """For each case: the prediction with the given (fully calibrated) profiles, and the prediction
     after refitting without it everything it helped fit: its kernel family on its GPU, or, for a
     system-level case, the whole-step factors shared by every GPU. Kernel factors are never
-    fitted on system cases, so a system case's leave-one-out prediction has not seen it."""
+    fitted on system cases, so a system case's leave-one-out prediction has not seen it. ``only``: the ids
+    of the cases to answer (each still refitted on all the others), in their order; default every case."""
     # at call time: core.validation re-exports this module
     from core.cases import case_family, case_id
     from core.validation import CaseResult, predict_with
@@ -323,7 +325,10 @@ def leave_one_out(
     profiles = dict(profiles if profiles is not None else cat.efficiency)
     out = []
     keys = [(case_family(c), _owner(c, case_family(c))) for c in cases]  # (family, owner) of each case, once
+    wanted = None if only is None else {only} if isinstance(only, str) else {str(x) for x in only}
     for i, case in enumerate(cases):
+        if wanted is not None and case_id(case) not in wanted:
+            continue
         fam, gpu_id = keys[i]
         loo = dict(profiles)
         if fam != "system":

@@ -7,7 +7,9 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["SpecObservation", "implied_alpha", "parse_samples", "spec_observation"]
+__all__ = ["MAX_GAMMA", "SpecObservation", "implied_alpha", "parse_samples", "spec_observation"]
+
+MAX_GAMMA = 64  # draft tokens per step the planner models (SpecDecodeConfig.num_speculative_tokens)
 
 _LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(\s+\S+)?$")
 _MAX = 5_000_000
@@ -26,7 +28,7 @@ def _parse(text: str) -> tuple[dict[str, float], dict[str, int]]:
         raise ValueError(f"scrape is {len(text):,} characters; the limit is {_MAX:,}")
     out: dict[str, float] = {}
     count: dict[str, int] = {}
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):  # a byte-order mark is not text
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -69,12 +71,18 @@ def spec_observation(text: str) -> SpecObservation:
         if acc > drafted:
             raise ValueError(f"vLLM reports more accepted tokens ({acc:,.0f}) than drafted ones ({drafted:,.0f})")
         gamma = drafted / drafts if drafts else None
+        if gamma is not None and not (math.isfinite(gamma) and 1 <= round(gamma) <= MAX_GAMMA):
+            raise ValueError(
+                f"vLLM's counters imply {gamma:,.3g} draft tokens per step (num_draft_tokens / num_drafts); "
+                f"allowed: 1-{MAX_GAMMA} (rounded to whole tokens), as a step proposes at least one draft token "
+                "and the planner models up to 64"
+            )
         per_step = 1.0 + acc / drafts if drafts else None
         rate = acc / drafted
         if per_step is None:
             per_step = 1.0 + rate * (gamma or 0)
-        if not all(math.isfinite(x) for x in (rate, per_step, gamma or 0.0)) or (gamma is not None and gamma > 1e6):
-            raise ValueError("vLLM's speculative-decoding counters are out of range (drafts per step beyond 1,000,000)")
+        if not all(math.isfinite(x) for x in (rate, per_step)):
+            raise ValueError("vLLM's speculative-decoding counters are out of range (not finite numbers)")
         return SpecObservation("vLLM", rate, per_step, gamma)
     if "sglang:spec_accept_length" in s:
         # a gauge, one per rank / model label set: their mean, not their sum (counters above add up)
@@ -97,10 +105,10 @@ def implied_alpha(tokens_per_step: float, gamma: float) -> float:
     from core import speculative as sd
 
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma):
-        raise ValueError(f"gamma must be a number 1-64, got {gamma!r}")
+        raise ValueError(f"gamma must be a number 1-{MAX_GAMMA}, got {gamma!r}")
     g = round(gamma)
-    if not (1 <= g <= 64):
-        raise ValueError("gamma must be 1-64")
+    if not (1 <= g <= MAX_GAMMA):
+        raise ValueError(f"gamma must be 1-{MAX_GAMMA}, got {gamma!r}")
     if not (1.0 <= tokens_per_step <= g + 1):
         raise ValueError(f"tokens per step must be within 1 and gamma + 1 = {g + 1}, got {tokens_per_step:.2f}")
     lo, hi = 0.0, 1.0

@@ -236,13 +236,36 @@ def _show(v: str) -> str:
     return repr(v if len(v) <= 40 else v[:40] + "...")
 
 
+def _key_warnings(params: Mapping[str, Any], most: int = 5) -> list[str]:
+    """A warning naming the keys this codec does not know (a typo such as ``gpus=`` for ``gpn=`` would
+    otherwise be dropped without a word), and one naming the keys given more than once with different values.
+    A repeated key takes its last value, as ``st.query_params[key]`` and ``dict(parse_qsl(...))`` do."""
+    out: list[str] = []
+    unknown = [str(k) for k in params if k not in URL_KEYS]
+    near = [difflib.get_close_matches(k.lower()[:40], list(URL_KEYS), n=1, cutoff=0.75) for k in unknown[:most]]
+    shown = [_show(k) + (f" (did you mean {c[0]!r}?)" if c else "") for k, c in zip(unknown, near, strict=False)]
+    repeated = [
+        f"URL key {k!r} is given {len(v)} times; using the last value, {_show(str(v[-1]).strip())}"
+        for k, v in ((k, params.get(k)) for k in URL_KEYS)
+        if isinstance(v, (list, tuple)) and len({str(x) for x in v}) > 1
+    ]
+    if unknown:
+        more = f" and {len(unknown) - most} more" if len(unknown) > most else ""
+        keys = "keys" if len(unknown) > 1 else "key"
+        out.append(f"unknown URL {keys} {', '.join(shown)}{more} ignored; known keys: {', '.join(URL_KEYS)}")
+    if repeated:
+        out.append("; ".join(repeated[:most]) + (f"; and {len(repeated) - most} more" if len(repeated) > most else ""))
+    return out
+
+
 def scenario_from_params(
     params: Mapping[str, Any], catalog: Catalog, extra_model_ids: tuple[str, ...] = ()
 ) -> tuple[Scenario, list[str]]:
-    """Read a scenario from URL query parameters; returns it and one warning per bad field.
+    """Read a scenario from URL query parameters; returns it and one warning per bad field, plus one naming
+    the unknown keys and one naming the keys given more than once (a list value: the last one is used).
     ``extra_model_ids``: imported models (decoded from the URL's ``cfg``) that ``model`` may name."""
     d = DEFAULT_SCENARIO
-    warnings: list[str] = []
+    warnings: list[str] = _key_warnings(params)
 
     def choice(key: str, allowed: list[str] | tuple[str, ...], default: Any, what: str) -> Any:
         v = _one(params, key)

@@ -1,35 +1,47 @@
-"""Saved scenarios: a small storage interface and its SQLite backend.
+"""Saved scenarios: the store every page and the command line use, and its SQLite backend.
 
-The pages talk to a :class:`ScenarioStore` only, so a team deployment can later plug another
-backend (a shared SQL server, an object store) behind the same five methods. :class:`SQLiteStore`
-keeps everything in one file (default ``~/.moe-planner/scenarios.db``) so saved scenarios survive a
-server restart. It opens a new connection for each operation (Streamlit runs sessions in threads,
-and a sqlite3 connection must not be shared between them), runs the database in WAL journal mode
-and waits up to ``timeout_s`` for the write lock, so concurrent saves from several threads and
-processes all land. Every statement is parameterised: a name is only ever data.
+The pages talk to a :class:`ScenarioStore` only (the interface, records and errors are in
+:mod:`core.store_types`, the SQL both backends share in :mod:`core.store_sql`, the name rules in
+:mod:`core.store_names`), so a team deployment can plug PostgreSQL (:mod:`core.store_postgres`) behind
+the same methods. Every name keeps working as ``core.store.<name>``. :class:`SQLiteStore` keeps everything in one file
+(default ``~/.moe-planner/scenarios.db``) so saved scenarios survive a server restart. It opens a new
+connection for each operation (Streamlit runs sessions in threads, and a sqlite3 connection must not be
+shared between them), runs the database in WAL journal mode (readers never wait for a writer) and waits
+at most ``timeout_s`` (2 s by default) for the write lock: concurrent saves from several threads and
+processes all land, and a writer held up longer gets :class:`StoreBusyError` ("try again"). Every
+statement is parameterised: a name is only ever data.
+
+A file written by the release before stable ids is migrated in place on first use (two columns added,
+ids assigned); a copy of that release still writing to the same file keeps working, and its new rows get
+an id from a trigger.
 
 Pure standard library + pydantic; no Streamlit.
 """
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import json
 import os
 import sqlite3
 import threading
 import time
-import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
-from pydantic import ValidationError
-
-from core.specs import Scenario, describe_validation_error
+from core.store_names import MAX_NAME_CHARS, name_key, normalize_name
+from core.store_sql import COLUMNS, DEFAULT_TIMEOUT_S, MAX_MODEL_CONFIG_CHARS, SCHEMA, SQLStoreBase
+from core.store_types import (
+    BadRow,
+    SavedScenario,
+    ScenarioChangedError,
+    ScenarioExistsError,
+    ScenarioGoneError,
+    ScenarioNotFoundError,
+    ScenarioRef,
+    ScenarioStore,
+    StoreBusyError,
+    StoreListing,
+)
 
 __all__ = [
     "COLUMNS",
@@ -39,220 +51,44 @@ __all__ = [
     "MAX_MODEL_CONFIG_CHARS",
     "MAX_NAME_CHARS",
     "SCHEMA",
+    "BadRow",
     "SQLStoreBase",
     "SQLiteStore",
     "SavedScenario",
+    "ScenarioChangedError",
     "ScenarioExistsError",
+    "ScenarioGoneError",
     "ScenarioNotFoundError",
+    "ScenarioRef",
     "ScenarioStore",
+    "StoreBusyError",
+    "StoreListing",
+    "name_key",
     "normalize_name",
     "open_store",
 ]
 
 ENV_VAR = "PLANNER_DB"
 DEFAULT_DB_PATH = Path("~/.moe-planner/scenarios.db")
-MAX_NAME_CHARS = 100
-MAX_MODEL_CONFIG_CHARS = 1_000_000
-DEFAULT_TIMEOUT_S = 10.0
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS scenarios (
-    name TEXT PRIMARY KEY,
-    scenario_json TEXT NOT NULL,
-    model_config_json TEXT,
-    created_at TEXT,
-    updated_at TEXT
+# the in-place migration of a file from before stable ids, and what keeps rows of that release addressable
+_MIGRATION = (
+    "UPDATE scenarios SET id = lower(hex(randomblob(16))) WHERE id IS NULL",
+    "CREATE UNIQUE INDEX IF NOT EXISTS scenarios_id ON scenarios (id)",
+    "CREATE TRIGGER IF NOT EXISTS scenarios_new_id AFTER INSERT ON scenarios WHEN NEW.id IS NULL BEGIN "
+    "UPDATE scenarios SET id = lower(hex(randomblob(16))) WHERE rowid = NEW.rowid; END",
 )
-"""
-COLUMNS = "name, scenario_json, model_config_json, created_at, updated_at"
 
 
-class ScenarioExistsError(ValueError):
-    """Saving (or renaming onto) a name that is already taken, without overwrite."""
-
-
-class ScenarioNotFoundError(ValueError, KeyError):
-    """No scenario of that name. A ValueError (like every other store error) that is also a
-    KeyError, for callers that treat the store as a mapping."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else "scenario not found"
-
-
-@dataclass(frozen=True)
-class SavedScenario:
-    """One saved scenario. Timestamps are ISO 8601 in UTC, e.g. ``2025-01-31T12:00:00.123456+00:00``."""
-
-    name: str
-    scenario: Scenario
-    model_config_json: str | None
-    created_at: str
-    updated_at: str
-
-
-@runtime_checkable
-class ScenarioStore(Protocol):
-    """Where named scenarios live. Names are stripped of surrounding whitespace before use."""
-
-    def save(
-        self,
-        name: str,
-        scenario: Scenario,
-        *,
-        model_config_json: str | None = None,
-        overwrite: bool = False,
-    ) -> SavedScenario:
-        """Store ``scenario`` under ``name``; ValueError if the name exists and not ``overwrite``."""
-        ...
-
-    def get(self, name: str) -> SavedScenario:
-        """The scenario saved as ``name``; ScenarioNotFoundError (a ValueError) if there is none."""
-        ...
-
-    def list(self) -> builtins.list[SavedScenario]:
-        """Every saved scenario, most recently saved first."""
-        ...
-
-    def rename(self, old: str, new: str) -> None:
-        """Rename ``old`` to ``new``; ValueError if ``old`` is missing or ``new`` is taken."""
-        ...
-
-    def delete(self, name: str) -> None:
-        """Remove ``name``; ScenarioNotFoundError (a ValueError) if there is none."""
-        ...
-
-
-# -- validation ------------------------------------------------------------------------------------
-
-
-def normalize_name(name: object) -> str:
-    """The name as stored: stripped, 1-100 characters, no control characters."""
-    if not isinstance(name, str):
-        raise ValueError(f"a scenario name must be text, not {type(name).__name__}")
-    cleaned = name.strip()
-    if not cleaned:
-        raise ValueError("a scenario name cannot be empty")
-    if len(cleaned) > MAX_NAME_CHARS:
-        raise ValueError(f"a scenario name can have at most {MAX_NAME_CHARS} characters (this one has {len(cleaned)})")
-    bad = sorted({c for c in cleaned if unicodedata.category(c) in ("Cc", "Cs")})
-    if bad:
-        shown = ", ".join(f"U+{ord(c):04X}" for c in bad)
-        raise ValueError(f"a scenario name cannot contain control characters ({shown})")
-    return cleaned
-
-
-def _check_model_config(text: object) -> str | None:
-    if text is None:
-        return None
-    if not isinstance(text, str):
-        raise ValueError(f"model_config_json must be text or None, not {type(text).__name__}")
-    if len(text) > MAX_MODEL_CONFIG_CHARS:
-        raise ValueError(
-            f"model_config_json can have at most {MAX_MODEL_CONFIG_CHARS:,} characters (this one has {len(text):,})"
-        )
-    return text
-
-
-_clock_lock = threading.Lock()
-_last_stamp: datetime | None = None
-
-
-def _now() -> str:
-    """ISO 8601 UTC with microseconds, strictly increasing within this process (so "newest first"
-    holds for saves closer together than the clock's resolution)."""
-    global _last_stamp
-    with _clock_lock:
-        t = datetime.now(UTC)
-        if _last_stamp is not None and t <= _last_stamp:
-            t = _last_stamp + timedelta(microseconds=1)
-        _last_stamp = t
-    return t.isoformat(timespec="microseconds")
-
-
-# -- what both SQL backends share ----------------------------------------------------------------
-
-
-class SQLStoreBase:
-    """get / list / rename / delete and the row codec on a ``scenarios`` table, written once for both
-    backends; a backend supplies ``_connect`` (read), ``_write`` (a write transaction), its placeholder
-    ``_PH`` (``?`` / ``%s``), the row lock it can take and the tie-break of the newest-first order."""
-
-    _PH = "?"
-    _LOCK = ""
-    _TIE = "rowid DESC"
-
-    def _connect(self):  # pragma: no cover - each backend defines it
-        raise NotImplementedError
-
-    def _write(self):
-        return self._connect()
-
-    @staticmethod
-    def _row(row: tuple) -> SavedScenario:
-        name, scenario_json, model_config_json, created_at, updated_at = row
-        try:
-            scenario = Scenario.model_validate(json.loads(scenario_json))
-        except (TypeError, json.JSONDecodeError) as e:
-            raise ValueError(f"saved scenario {name!r} is corrupt: its JSON does not parse ({e})") from e
-        except ValidationError as e:
-            raise ValueError(
-                f"saved scenario {name!r} is corrupt or from an incompatible version: {describe_validation_error(e)}"
-            ) from e
-        return SavedScenario(
-            name=name,
-            scenario=scenario,
-            model_config_json=model_config_json,
-            created_at=created_at or "",
-            updated_at=updated_at or created_at or "",
-        )
-
-    @staticmethod
-    def _prepare(name: str, scenario: Scenario, model_config_json: str | None) -> tuple[str, str, str | None, str]:
-        """(normalised name, scenario JSON, checked model config, timestamp) of a save, validated."""
-        name = normalize_name(name)
-        if not isinstance(scenario, Scenario):
-            raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
-        model_config_json = _check_model_config(model_config_json)
-        scenario_json = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return name, scenario_json, model_config_json, _now()
-
-    def get(self, name: str) -> SavedScenario:
-        name = normalize_name(name)
-        with self._connect() as conn:
-            row = conn.execute(f"SELECT {COLUMNS} FROM scenarios WHERE name = {self._PH}", (name,)).fetchone()
-        if row is None:
-            raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
-        return self._row(row)
-
-    def list(self) -> builtins.list[SavedScenario]:
-        with self._connect() as conn:
-            rows = conn.execute(f"SELECT {COLUMNS} FROM scenarios ORDER BY updated_at DESC, {self._TIE}").fetchall()
-        return [self._row(r) for r in rows]
-
-    def rename(self, old: str, new: str) -> None:
-        old, new = normalize_name(old), normalize_name(new)
-        ph = self._PH
-        with self._write() as conn:
-            if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}{self._LOCK}", (old,)).fetchone() is None:
-                raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
-            if old == new:
-                return
-            if conn.execute(f"SELECT 1 FROM scenarios WHERE name = {ph}", (new,)).fetchone() is not None:
-                raise ScenarioExistsError(f"a scenario named {new!r} exists; choose another name")
-            conn.execute(f"UPDATE scenarios SET name = {ph}, updated_at = {ph} WHERE name = {ph}", (new, _now(), old))
-
-    def delete(self, name: str) -> None:
-        name = normalize_name(name)
-        with self._write() as conn:
-            if conn.execute(f"DELETE FROM scenarios WHERE name = {self._PH}", (name,)).rowcount == 0:
-                raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
-
-
-# -- SQLite backend --------------------------------------------------------------------------------
+def _busy(e: sqlite3.Error) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
 
 
 class SQLiteStore(SQLStoreBase):
-    """:class:`ScenarioStore` on one SQLite file (WAL mode, busy timeout, a connection per call)."""
+    """:class:`ScenarioStore` on one SQLite file (WAL mode, a short busy timeout, a connection per call)."""
+
+    _INTEGRITY = (sqlite3.IntegrityError,)
 
     def __init__(self, path: str | os.PathLike[str], *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         text = os.fspath(path)
@@ -269,6 +105,12 @@ class SQLiteStore(SQLStoreBase):
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
 
+    def _busy_error(self) -> StoreBusyError:
+        return StoreBusyError(
+            f"the scenario store is busy (another writer has held it for more than {self.timeout_s:g} s); "
+            "try again in a moment"
+        )
+
     # connections -------------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         # isolation_level=None: autocommit; multi-statement work uses explicit BEGIN IMMEDIATE
@@ -276,12 +118,33 @@ class SQLiteStore(SQLStoreBase):
         conn.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
         return conn
 
+    @staticmethod
+    def _schema_ok(conn: sqlite3.Connection) -> bool:
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(scenarios)")}
+        found = conn.execute(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('scenarios_id', 'scenarios_new_id')"
+        ).fetchone()[0]
+        return {"id", "version"} <= cols and found == 2
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        """Create the table, or bring one from before stable ids up to date (inside BEGIN IMMEDIATE)."""
+        conn.execute(SCHEMA)
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(scenarios)")}
+        if "id" not in cols:
+            conn.execute("ALTER TABLE scenarios ADD COLUMN id TEXT")
+        if "version" not in cols:
+            conn.execute("ALTER TABLE scenarios ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+        for statement in _MIGRATION:
+            conn.execute(statement)
+
     def _init(self) -> None:
-        """Create the folder, switch the file to WAL and create the table, once per instance.
+        """Create the folder, switch the file to WAL and create or migrate the table, once per instance.
 
         Switching to WAL needs a moment of exclusive access, and SQLite reports "database is locked"
         at once rather than waiting on its busy timeout when other processes race to set up the same
-        new file; so that step retries with a short back-off until ``timeout_s``.
+        new file; so that step retries with a short back-off until ``timeout_s``. A file already set up
+        is only read here, so opening a store never waits for a writer.
         """
         with self._init_lock:
             if self._ready:
@@ -298,12 +161,20 @@ class SQLiteStore(SQLStoreBase):
                         mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
                     if mode != "wal":
                         raise ValueError(f"could not switch {self.path} to WAL journal mode (got {mode!r})")
-                    conn.execute(SCHEMA)
+                    if not self._schema_ok(conn):
+                        conn.execute("BEGIN IMMEDIATE")
+                        try:
+                            self._migrate(conn)
+                        except BaseException:
+                            conn.execute("ROLLBACK")
+                            raise
+                        conn.execute("COMMIT")
                     break
                 except sqlite3.OperationalError as e:
-                    busy = "locked" in str(e) or "busy" in str(e)
-                    if not busy or time.monotonic() >= deadline:
+                    if not _busy(e):
                         raise ValueError(f"cannot use {self.path} as a scenario store: {e}") from e
+                    if time.monotonic() >= deadline:
+                        raise self._busy_error() from None
                 except sqlite3.DatabaseError as e:
                     raise ValueError(f"cannot use {self.path} as a scenario store: {e}") from e
                 finally:
@@ -317,17 +188,26 @@ class SQLiteStore(SQLStoreBase):
     def _connect(self) -> Iterator[sqlite3.Connection]:
         if not self._ready:
             self._init()
-        conn = self._open()
+        try:
+            conn = self._open()
+        except sqlite3.Error as e:
+            raise ValueError(f"cannot open the scenario store {self.path}: {e}") from None
         try:
             conn.execute("PRAGMA synchronous = NORMAL")  # safe in WAL mode
             yield conn
+        except sqlite3.OperationalError as e:
+            if _busy(e):
+                raise self._busy_error() from None
+            raise ValueError(f"the scenario store {self.path} failed: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise ValueError(f"the scenario store {self.path} failed: {e}") from None
         finally:
             conn.close()
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that takes the write lock up front (waiting up to the busy timeout),
-        so two writers never deadlock upgrading a read lock."""
+        """A write transaction that takes the write lock up front (waiting up to the busy timeout, then
+        StoreBusyError), so two writers never deadlock upgrading a read lock."""
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -336,34 +216,6 @@ class SQLiteStore(SQLStoreBase):
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-
-    # the interface -----------------------------------------------------------------------------
-    def save(
-        self,
-        name: str,
-        scenario: Scenario,
-        *,
-        model_config_json: str | None = None,
-        overwrite: bool = False,
-    ) -> SavedScenario:
-        name, scenario_json, model_config_json, now = self._prepare(name, scenario, model_config_json)
-        with self._write() as conn:
-            row = conn.execute("SELECT created_at FROM scenarios WHERE name = ?", (name,)).fetchone()
-            if row is not None and not overwrite:
-                raise ScenarioExistsError(f"a scenario named {name!r} exists; choose another name or overwrite it")
-            if row is None:
-                created = now
-                conn.execute(
-                    f"INSERT INTO scenarios ({COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                    (name, scenario_json, model_config_json, created, now),
-                )
-            else:
-                created = row[0] or now
-                conn.execute(
-                    "UPDATE scenarios SET scenario_json = ?, model_config_json = ?, updated_at = ? WHERE name = ?",
-                    (scenario_json, model_config_json, now, name),
-                )
-        return SavedScenario(name, scenario, model_config_json, created, now)
 
 
 # -- choosing a backend ----------------------------------------------------------------------------
@@ -380,15 +232,15 @@ def _sqlite_path(url: str) -> str:
             f"postgresql://user@host:port/database"
         )
     if not rest.startswith("/") or not rest[1:]:
-        raise ValueError(f"a SQLite URL needs a file path: sqlite:///path (got {url!r})")
+        raise ValueError("a SQLite URL needs a file path: sqlite:///path (three slashes, then the path)")
     return rest[1:]
 
 
 def open_store(url: str | None = None) -> ScenarioStore:
     """The store at ``url``, else at ``$PLANNER_DB``, else at ``~/.moe-planner/scenarios.db``.
 
-    ``url`` is a file path, ``sqlite:///path`` or ``postgresql://user@host:port/db`` (a team deployment;
-    needs psycopg 3). Any other scheme raises ValueError.
+    ``url`` is a file path, ``sqlite:///path`` or ``postgresql://user:password@host:port/db`` (a team
+    deployment; needs psycopg 3). Any other scheme raises ValueError. No message ever shows a password.
     """
     if url is None or not str(url).strip():
         url = os.environ.get(ENV_VAR, "").strip() or str(DEFAULT_DB_PATH)

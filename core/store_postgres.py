@@ -1,27 +1,104 @@
 """The scenario store on a PostgreSQL server (a team deployment), through psycopg 3
-(``pip install 'moe-planner[postgres]'``); the same interface as :class:`core.store.SQLiteStore`."""
+(``pip install 'moe-planner[postgres]'``); the same interface as :class:`core.store.SQLiteStore`.
+
+The URL is parsed here, not by libpq, so a password pasted with an unencoded ``%``, ``@``, ``/`` or
+``:`` still connects, and no message ever shows it: connections get the parts as keywords, and every
+message names the server by :func:`redact_url` (``postgresql://user:***@host:5432/db``).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import re
+from urllib.parse import parse_qsl, quote, unquote
 
-from core.specs import Scenario
-from core.store import (
-    COLUMNS,
-    DEFAULT_TIMEOUT_S,
-    SCHEMA,
-    SavedScenario,
-    ScenarioExistsError,
-    SQLStoreBase,
-)
+from core.store_sql import DEFAULT_TIMEOUT_S, SCHEMA, SQLStoreBase
+from core.store_types import StoreBusyError
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "postgres_connect_args", "redact_url"]
+
+_SCHEMES = ("postgresql", "postgres")
+_MIGRATION_LOCK = 727_312_021  # pg_advisory_xact_lock key: one replica migrates at a time
+_NEW_ID = "md5(random()::text || clock_timestamp()::text)"
+CONNECT_TIMEOUT_S = 10  # reaching the server (the busy timeout, timeout_s, bounds waiting for another writer)
+
+
+def _split(url: str) -> tuple[str, str, str | None, str]:
+    """(scheme, user, password or None, host part) of a ``scheme://[user[:password]@]host...`` URL. The
+    user information ends at the *last* ``@``, so an unencoded ``@`` in a password stays in the password."""
+    if not isinstance(url, str):
+        raise ValueError(f"a PostgreSQL URL must be text, not {type(url).__name__}")
+    scheme, sep, rest = url.strip().partition("://")
+    if not sep or scheme.lower() not in _SCHEMES:
+        raise ValueError("a PostgreSQL URL starts with postgresql:// (postgresql://user:password@host:5432/database)")
+    at = rest.rfind("@")
+    if at < 0:
+        return scheme, "", None, rest
+    user, colon, password = rest[:at].partition(":")
+    return scheme, user, password if colon else None, rest[at + 1 :]
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (the rest kept, to say which server); text that is not
+    a PostgreSQL URL comes back as ``<PostgreSQL URL>``, since it might hold a secret in a shape not
+    recognised here."""
+    try:
+        scheme, user, password, host = _split(url)
+    except ValueError:
+        return "<PostgreSQL URL>"
+    host = re.sub(r"(?i)(password=)[^&]*", r"\1***", host)
+    if password is None:
+        return f"{scheme}://{user}@{host}" if user else f"{scheme}://{host}"
+    return f"{scheme}://{user}:***@{host}"
+
+
+def postgres_connect_args(url: str) -> dict[str, str]:
+    """The keyword arguments for ``psycopg.connect`` of a ``postgresql://`` URL: user, password, host(s),
+    port(s), dbname and any ``?key=value`` options. Percent escapes are decoded where they are valid and
+    kept as typed where not (``p%w`` stays ``p%w``). ValueError (never showing the password) if the URL
+    is not one."""
+    _, user, password, rest = _split(url)
+    hosts, slash, path = rest.partition("/")
+    if slash:
+        dbname, _, query = path.partition("?")
+    else:
+        dbname, (hosts, _, query) = "", hosts.partition("?")
+    args: dict[str, str] = {}
+    if user:
+        args["user"] = unquote(user)
+    if password is not None:
+        args["password"] = unquote(password)
+    names, ports = [], []
+    for part in filter(None, hosts.split(",")):
+        if part.startswith("["):  # [IPv6]:port
+            host, _, port = part[1:].partition("]")
+            port = port.removeprefix(":")
+        else:
+            host, _, port = part.rpartition(":") if ":" in part else (part, "", "")
+        if port and not port.isdigit():
+            raise ValueError(f"the port of a PostgreSQL URL must be a number (host {unquote(host)!r})")
+        names.append(unquote(host))
+        ports.append(port)
+    if names:
+        args["host"] = ",".join(names)
+    if any(ports):
+        args["port"] = ",".join(p or "5432" for p in ports)
+    if dbname:
+        args["dbname"] = unquote(dbname)
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        args[key] = value
+    return args
 
 
 class PostgresStore(SQLStoreBase):
-    """The same interface on a PostgreSQL server (a team deployment), through psycopg 3
-    (``pip install 'moe-planner[postgres]'``). One connection per operation; saves take a row lock,
-    so concurrent saves from several sessions or replicas all land; parameterised SQL only."""
+    """The same interface on a PostgreSQL server (a team deployment), through psycopg 3. One connection per
+    operation; writers take a table lock (readers are not blocked), so every check and write of an
+    operation is one step, across sessions and replicas; a lock held past ``timeout_s`` is StoreBusyError;
+    parameterised SQL only."""
+
+    _PH = "%s"
+    _TIE = "name"
+    _LOCK_TABLE = True
 
     def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         try:
@@ -29,46 +106,68 @@ class PostgresStore(SQLStoreBase):
         except ImportError:
             raise ValueError("a postgresql:// store needs psycopg 3: pip install 'psycopg[binary]'") from None
         self._psycopg = psycopg
-        self.url = url
-        self.timeout_s = timeout_s
-        with self._connect() as conn:
-            conn.execute(SCHEMA)
-
-    _PH = "%s"
-    _LOCK = " FOR UPDATE"
-    _TIE = "name"
+        self._INTEGRITY = (psycopg.errors.UniqueViolation,)
+        self._args = postgres_connect_args(url)
+        self.url = redact_url(url)
+        password = self._args.get("password") or ""
+        forms = {password, quote(password, safe=""), _split(url)[2] or ""}
+        self._secrets = sorted((s for s in forms if s), key=len, reverse=True)
+        self.timeout_s = float(timeout_s)
+        self._migrate()
 
     def __repr__(self) -> str:
-        return "PostgresStore(<url>)"
+        return f"PostgresStore({self.url!r})"
+
+    def _redact(self, e: BaseException) -> str:
+        text = str(e).strip()
+        for s in self._secrets:
+            text = text.replace(s, "***")
+        return text
 
     @contextlib.contextmanager
     def _connect(self):
+        psycopg = self._psycopg
         try:
-            conn = self._psycopg.connect(self.url, connect_timeout=max(1, int(self.timeout_s)))
-        except self._psycopg.Error as e:
-            raise ValueError(f"cannot reach the PostgreSQL scenario store: {e}") from None
+            conn = psycopg.connect(**self._args, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as e:
+            raise ValueError(f"cannot reach the PostgreSQL scenario store at {self.url}: {self._redact(e)}") from None
         try:
             with conn.transaction():
                 yield conn
+        except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):
+            raise StoreBusyError(
+                f"the scenario store is busy (another writer has held it for more than {self.timeout_s:g} s); "
+                "try again in a moment"
+            ) from None
+        except psycopg.Error as e:
+            raise ValueError(f"the PostgreSQL scenario store at {self.url} failed: {self._redact(e)}") from None
         finally:
             conn.close()
 
-    def save(
-        self, name: str, scenario: Scenario, *, model_config_json: str | None = None, overwrite: bool = False
-    ) -> SavedScenario:
-        name, scenario_json, model_config_json, now = self._prepare(name, scenario, model_config_json)
+    @contextlib.contextmanager
+    def _write(self):
         with self._connect() as conn:
-            inserted = conn.execute(
-                f"INSERT INTO scenarios ({COLUMNS}) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
-                (name, scenario_json, model_config_json, now, now),
-            ).rowcount
-            if inserted:
-                return SavedScenario(name, scenario, model_config_json, now, now)
-            if not overwrite:
-                raise ScenarioExistsError(f"a scenario named {name!r} exists; choose another name or overwrite it")
-            row = conn.execute("SELECT created_at FROM scenarios WHERE name = %s FOR UPDATE", (name,)).fetchone()
-            conn.execute(
-                "UPDATE scenarios SET scenario_json = %s, model_config_json = %s, updated_at = %s WHERE name = %s",
-                (scenario_json, model_config_json, now, name),
+            conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(self.timeout_s * 1000))}ms'")
+            if self._LOCK_TABLE:  # serialises writers; SELECTs go on
+                conn.execute("LOCK TABLE scenarios IN SHARE ROW EXCLUSIVE MODE")
+            yield conn
+
+    def _migrate(self) -> None:
+        """Create the table, or add id and version to one from before stable ids (once, whichever replica
+        comes first); rows that a replica of that release inserts later get an id from the column default."""
+        with self._connect() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(SCHEMA)
+            cols = dict(
+                conn.execute(
+                    "SELECT column_name, column_default FROM information_schema.columns "
+                    "WHERE table_schema = current_schema() AND table_name = 'scenarios'"
+                ).fetchall()
             )
-        return SavedScenario(name, scenario, model_config_json, (row[0] if row else None) or now, now)
+            if cols.get("id") is not None and "version" in cols:
+                return
+            conn.execute("ALTER TABLE scenarios ADD COLUMN IF NOT EXISTS id TEXT")
+            conn.execute("ALTER TABLE scenarios ADD COLUMN IF NOT EXISTS version INTEGER NOT NULL DEFAULT 1")
+            conn.execute(f"ALTER TABLE scenarios ALTER COLUMN id SET DEFAULT {_NEW_ID}")
+            conn.execute(f"UPDATE scenarios SET id = {_NEW_ID} WHERE id IS NULL")
+            conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS scenarios_id ON scenarios (id)")

@@ -3,6 +3,9 @@
 import streamlit as st
 
 from core.report import build_report
+from core.validated import describe_validation_error
+from ui.format import md_escape
+from ui.layout_check import runnable_layout
 from ui.report import render_html, render_markdown
 from ui.scenario import catalog, page
 
@@ -10,7 +13,7 @@ scenario, cat, model, _ = page("Report", "📄")
 
 st.title("Report")
 st.markdown(
-    f"The current scenario, **{model.name}** on **{scenario.total_gpus} × {cat.gpu(scenario.gpu_id).name}**, as one "
+    f"The current scenario, **{md_escape(model.name)}** on **{scenario.total_gpus} × {cat.gpu(scenario.gpu_id).name}**, as one "
     "document: the inputs, every page's key figures with units, the charts as images, the assumptions and the sources. "
     'The same report comes from the command line: `moe-planner --url "…" --format html --out report.html`.'
 )
@@ -22,7 +25,13 @@ def _documents(scen, m):
     return render_html(report), render_markdown(report), render_markdown(report, images=False)
 
 
-html_doc, md_doc, preview = _documents(scenario, model)
+if runnable_layout(scenario, model) is None:  # an error naming the layout's problem and what to change
+    st.stop()
+try:
+    html_doc, md_doc, preview = _documents(scenario, model)
+except ValueError as err:
+    st.error(f"The report could not be built for this scenario: {md_escape(describe_validation_error(err))}")
+    st.stop()
 stem = f"moe-plan-{model.id}-{scenario.gpu_id}-{scenario.total_gpus}gpu"
 c = st.columns(2)
 c[0].download_button(

@@ -8,6 +8,7 @@ import streamlit as st
 from core import memory, offload
 from core.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
+from ui.format import md_escape
 from ui.render import chart
 from ui.scenario import page, update_scenario
 
@@ -17,12 +18,12 @@ GB = 1e9
 
 st.title("Single box")
 st.markdown(
-    f"Can **{model.name}** run on one machine, with its routed experts in host RAM (llama.cpp "
+    f"Can **{md_escape(model.name)}** run on one machine, with its routed experts in host RAM (llama.cpp "
     "`--n-cpu-moe`, ktransformers) or in one unified-memory pool, and how fast does it decode at batch 1?"
 )
 if not model.is_moe:
     st.info(
-        f"{model.name} is a dense model: expert offload does not apply. Pick an MoE model in the sidebar "
+        f"{md_escape(model.name)} is a dense model: expert offload does not apply. Pick an MoE model in the sidebar "
         "(the Fit page sizes dense models)."
     )
     st.stop()
@@ -82,8 +83,8 @@ if host.kind == "discrete":
         help="More cards split the layers (llama.cpp -sm layer): more memory, not more bandwidth per token.",
     )
 else:
-    c[1].text_input("GPU", "integrated (unified pool)", disabled=True)
-    c[2].text_input("GPUs", "—", disabled=True)
+    c[1].text_input("GPU", "integrated (unified pool)", disabled=True, max_chars=40)
+    c[2].text_input("GPUs", "—", disabled=True, max_chars=40)
 c[3].selectbox(
     "Quantisation",
     quants,
@@ -316,7 +317,7 @@ if pl.kind == "discrete":
             "linearly, a second GPU only moves a few more layers' experts off the host."
         )
 
-st.subheader(f"Every single-box option for {model.name} at {box.quant}")
+st.subheader(f"Every single-box option for {md_escape(model.name)} at {box.quant}")
 opts = offload.single_box_options(model, list(hosts.values()), dict(cat.gpus), prec, context_len=ctx)
 table = pd.DataFrame(
     [

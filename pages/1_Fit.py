@@ -7,6 +7,7 @@ import streamlit as st
 from core import memory
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
+from ui.format import md_escape
 from ui.render import chart, table_height
 from ui.scenario import catalog, page
 
@@ -16,12 +17,12 @@ draft_model = cat.draft_model_for(spec)
 
 st.title("Fit")
 st.markdown(
-    f"Does **{model.name}** fit on **{scenario.total_gpus} × {gpu.name}** "
+    f"Does **{md_escape(model.name)}** fit on **{scenario.total_gpus} × {gpu.name}** "
     f"({gpu.memory_gb:,.1f} GB each) at **{prec.label}**, and how many sequences can it hold?"
 )
 
 for level, msg in memory.scenario_notes(model, gpu, prec, wl, spec):
-    {"error": st.error, "warning": st.warning, "info": st.info}[level](msg)
+    {"error": st.error, "warning": st.warning, "info": st.info}[level](md_escape(msg))
 
 with st.expander("Parallel layout", expanded=True):
     layout = layout_controls(scenario, model, scenario.gpus_per_node)
@@ -31,7 +32,9 @@ with st.expander("Memory assumptions (stated, editable)"):
 problems = memory.check_layout(model, layout, assumptions.redundant_experts)
 if problems:
     st.error(
-        f"This layout does not work for {model.name}: " + "; ".join(problems) + ". Pick other sizes above "
+        f"This layout does not work for {md_escape(model.name)}: "
+        + md_escape("; ".join(problems))
+        + ". Pick other sizes above "
         "or go back to the default layout."
     )
     st.stop()
@@ -243,7 +246,7 @@ if layer_rows:
         )
 
 # ---- minimum GPUs per type and precision
-st.subheader(f"Minimum GPUs to hold {model.name}")
+st.subheader(f"Minimum GPUs to hold {md_escape(model.name)}")
 PRECISIONS = memory.MIN_GPU_PRECISIONS
 
 

@@ -8,6 +8,7 @@ from core import memory, moe, roofline
 from core.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
+from ui.format import md_escape
 from ui.render import chart, table_height
 from ui.scenario import page
 
@@ -18,7 +19,7 @@ is_moe = model.is_moe
 
 st.title("Intensity")
 st.markdown(
-    f"Is each GEMM of **{model.name}** memory- or compute-bound on **{gpu.name}** at **{batch:,} tokens per "
+    f"Is each GEMM of **{md_escape(model.name)}** memory- or compute-bound on **{gpu.name}** at **{batch:,} tokens per "
     f"decode step** ({prec.label})? MoE spends *compute* sparsely but still *reads* every expert it touches."
 )
 

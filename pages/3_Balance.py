@@ -7,8 +7,10 @@ import streamlit as st
 from core import balance as bal
 from core import balance_cost as bcost
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
-from ui.controls import current_layout
+from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.eplb_published import show_published_eplb
+from ui.format import md_escape
+from ui.layout_check import runnable_layout
 from ui.render import chart, table_height
 from ui.scenario import catalog, page
 
@@ -18,14 +20,14 @@ wl = scenario.workload
 st.title("Balance")
 if model.moe is None:
     st.info(
-        f"{model.name} is a dense model: every token uses every weight, so there is no expert load to balance. "
+        f"{md_escape(model.name)} is a dense model: every token uses every weight, so there is no expert load to balance. "
         "Pick a MoE model in the sidebar."
     )
     st.stop()
 e = model.moe
 n, k = e.n_routed_experts, e.top_k
 st.markdown(
-    f"How unevenly do **{model.name}**'s {n} routed experts (top-{k}) share the work, what does it cost on "
+    f"How unevenly do **{md_escape(model.name)}**'s {n} routed experts (top-{k}) share the work, what does it cost on "
     f"**{scenario.total_gpus} GPUs**, and what do EPLB and bias balancing recover? A MoE step waits for its busiest GPU."
 )
 
@@ -72,7 +74,7 @@ else:
     up = st.file_uploader(
         f"Upload ({hint})", type=["csv", "txt"] if is_csv else ["txt", "prom"], key=f"upload_{source}"
     )
-    text = st.text_area("…or paste", height=120, placeholder=hint, key=f"paste_{source}")
+    text = paste_box("…or paste", PASTE_MAX_CHARS, height=120, placeholder=hint, key=f"paste_{source}")
     raw = None
     if up is not None:
         try:
@@ -88,11 +90,11 @@ else:
         try:
             parsed = bal.parse_loads_csv(raw) if is_csv else bal.parse_prometheus_loads(raw)[0]
         except ValueError as err:
-            st.error(f"Could not read the loads: {err}")
+            st.error(f"Could not read the loads: {md_escape(err)}")
             st.stop()
         if parsed.shape[1] != n:
             st.error(
-                f"The data has {parsed.shape[1]} experts per row; {model.name} has {n}. Pick the matching model "
+                f"The data has {parsed.shape[1]} experts per row; {md_escape(model.name)} has {n}. Pick the matching model "
                 "or check the columns."
             )
             st.stop()
@@ -107,7 +109,9 @@ threshold = src_c[3].number_input(
 layer = st.slider("Layer shown", 0, fractions.shape[0] - 1, 0) if fractions.shape[0] > 1 else 0
 f = fractions[layer]
 ratio = bal.imbalance_ratio(f)
-layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
+layout = runnable_layout(scenario, model)  # None after an error naming why the model cannot run it
+if layout is None:
+    st.stop()
 ep = layout.ep
 m = st.columns(5)
 m[0].metric(

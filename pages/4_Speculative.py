@@ -4,11 +4,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import live, memory, speculative_sim
+from core import memory, speculative_sim
 from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
 from ui.controls import current_layout
+from ui.format import md_escape
+from ui.layout_check import runnable_layout
+from ui.live_scrape import show_live_scrape
 from ui.measured_acceptance import measured_view, show_measured
 from ui.render import chart, table_height
 from ui.scenario import default_draft_id, page, update_scenario
@@ -26,7 +29,7 @@ alpha0, cost = sd.resolved_alpha_cost(spec, methods)
 gamma = spec.num_speculative_tokens
 
 st.markdown(
-    f"What does speculative decoding buy **{model.name}** on **{scenario.total_gpus} × {gpu.name}**? "
+    f"What does speculative decoding buy **{md_escape(model.name)}** on **{scenario.total_gpus} × {gpu.name}**? "
     + (
         ""
         if scenario.spec.enabled
@@ -124,10 +127,13 @@ with temp_c[2]:
 
 e_tokens = sd.expected_tokens(alpha, gamma)
 s_now = sd.speedup(alpha, gamma, cost)
+lay_now = runnable_layout(scenario, model)  # None after an error naming why the model cannot run it
+if lay_now is None:
+    st.stop()
 mv = measured_view(
     model,
     gpu,
-    current_layout(scenario, model, scenario.gpus_per_node)[0],
+    lay_now,
     prec,
     spec.method,
     alpha,
@@ -184,7 +190,6 @@ m[5].metric(
     help="Where to invest: a better draft (α) or more draft tokens (γ).",
 )
 
-lay_now = current_layout(scenario, model, scenario.gpus_per_node)[0]
 show_measured(mv, alpha, model, spec.method, (gpu, lay_now, prec, wl.decode_context_len, cost, scenario.memory))
 
 # ---- surfaces
@@ -316,7 +321,7 @@ else:
             marks.append({"value": r.crossover_batch, "label": f"{tgt.name}: < 1× from {r.crossover_batch:,.0f}"})
         if not r.pays[0] and r.pays.any():
             dips.append(
-                f"{tgt.name} is below 1× at the smallest batches: verifying γ + 1 tokens touches more experts "
+                f"{md_escape(tgt.name)} is below 1× at the smallest batches: verifying γ + 1 tokens touches more experts "
                 "than decoding one, and the expert weights dominate the bytes read."
             )
     chart(
@@ -483,51 +488,7 @@ chart(
 )
 
 # ---- live metrics from a running server
-with st.expander("Observed on a live server (paste a Prometheus scrape of vLLM or SGLang)"):
-    scrape = st.text_area(
-        "Scrape of /metrics",
-        height=120,
-        key="live_scrape",
-        placeholder="vllm:spec_decode_num_accepted_tokens_total{...} 2600\nvllm:spec_decode_num_draft_tokens_total{...} 5000\n...",
-    )
-    if scrape.strip():
-        try:
-            obs = live.spec_observation(scrape)
-        except ValueError as err:
-            st.error(f"Could not read the scrape: {err}")
-        else:
-            g_obs = round(obs.gamma) if obs.gamma else gamma
-            implied = live.implied_alpha(min(obs.tokens_per_step, g_obs + 1), g_obs)
-            o = st.columns(4)
-            o[0].metric(
-                "Observed tokens per step",
-                f"{obs.tokens_per_step:.2f}",
-                obs.engine,
-                delta_color="off",
-                delta_arrow="off",
-            )
-            o[1].metric(
-                "Implied chain α",
-                f"{implied:.3f}",
-                f"γ {g_obs}"
-                + (f"; per-token {obs.acceptance_rate:.3f}" if obs.acceptance_rate == obs.acceptance_rate else ""),
-                delta_color="off",
-                delta_arrow="off",
-            )
-            o[2].metric(
-                "Closed-form speedup there",
-                f"{sd.speedup(implied, g_obs, cost):.2f}×",
-                f"c = {cost:g}",
-                delta_color="off",
-                delta_arrow="off",
-            )
-            o[3].metric(
-                "Page's assumption",
-                f"{sd.speedup(alpha, g_obs, cost):.2f}×",
-                f"α = {alpha:.2f}",
-                delta_color="off",
-                delta_arrow="off",
-            )
+show_live_scrape(gamma, alpha, cost)
 
 # ---- method catalog
 st.subheader("Draft methods")
@@ -552,5 +513,5 @@ if len(table):
     st.dataframe(table, hide_index=True, width="stretch", height=table_height(len(table)))
 if draft_model is not None and draft_model.tokenizer_family != model.tokenizer_family:
     st.error(
-        f"{draft_model.name} does not share {model.name}'s tokenizer: speculative decoding would corrupt the output."
+        f"{md_escape(draft_model.name)} does not share {md_escape(model.name)}'s tokenizer: speculative decoding would corrupt the output."
     )

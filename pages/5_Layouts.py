@@ -7,9 +7,11 @@ from core import layout as lay_mod
 from core import perf
 from core.operating_point import OVERLAP_LABELS, per_gpu_text
 from core.specs import ClusterSpec, ParallelLayout, Workload
+from core.validated import describe_validation_error
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
-from ui.commands import show_launch_commands
+from ui.format import md_escape
+from ui.layout_check import launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
 
@@ -19,7 +21,7 @@ cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scena
 
 st.title("Layouts")
 st.markdown(
-    f"How should **{model.name}** be laid out on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
+    f"How should **{md_escape(model.name)}** be laid out on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
     f"({cluster.total_gpus:,} GPUs, scale-up domain {cluster.scale_up_domain_gpus} GPUs) for prefill and for decode? "
     "Every valid layout is scored with the step-time model (see the Validation page for its accuracy)."
 )
@@ -105,19 +107,28 @@ for phase, target, col in (
     ("prefill", ttft, "prompt tokens per GPU per step"),
     ("decode", tpot / 1e3, "sequences per GPU"),
 ):
-    plans, rejected = _plans(
-        model,
-        gpu.id,
-        scenario.num_nodes,
-        scenario.gpus_per_node,
-        wl.input_len,
-        wl.output_len,
-        prec,
-        phase,
-        float(target),
-        scenario.memory,
-        scenario.serving_stack,
-    )
+    try:
+        plans, rejected = _plans(
+            model,
+            gpu.id,
+            scenario.num_nodes,
+            scenario.gpus_per_node,
+            wl.input_len,
+            wl.output_len,
+            prec,
+            phase,
+            float(target),
+            scenario.memory,
+            scenario.serving_stack,
+        )
+    except ValueError as err:  # a limit of the search's own bookkeeping: a message, and the other phase still runs
+        st.error(
+            f"The {phase} layout search could not finish on {cluster.total_gpus:,} GPUs: "
+            f"{md_escape(describe_validation_error(err))}. Data-parallel replicas repeat one plan: search a smaller "
+            "cluster (fewer nodes) for the plan of one replica."
+        )
+        results[phase] = []
+        continue
     results[phase] = plans
     st.subheader(f"{phase.capitalize()}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")
     if not plans:
@@ -188,7 +199,7 @@ for phase, target, col in (
         + ("aggregated serving" if phase == "decode" else "the prefill worker of a disaggregated pair")
         + "): vLLM, SGLang, TensorRT-LLM"
     ):
-        show_launch_commands(best, model, scenario, role)
+        launch_commands(best, model, scenario, role)
     if phase == "decode":
         st.button(
             f"Use the best decode layout ({best.label}) for the scenario",

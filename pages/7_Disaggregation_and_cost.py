@@ -6,20 +6,24 @@ import streamlit as st
 
 from core import cost, disagg
 from core import speculative as sd
-from core.specs import ClusterSpec, Workload
+from core.specs import ClusterSpec, Workload, bounds
+from core.validated import describe_validation_error
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
-from ui.commands import show_launch_commands
+from ui.format import md_escape
+from ui.layout_check import launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page
 
 scenario, cat, model, gpu = page("Disaggregation & cost", "💰")
 wl, prec, spec = scenario.workload, scenario.precision, scenario.spec
 block = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+MAX_TOKENS = int(bounds(Workload, "input_len")[1])  # the prompt and output lengths a scenario (and the URL) allow
+MAX_SPEEDUP = 20.0  # the decode speedup core.disagg.size_pools sizes pools for
 
 st.title("Disaggregation & cost")
 st.markdown(
-    f"How many **{gpu.name}** GPUs does **{model.name}** need for this traffic, split into a prefill and a decode pool "
+    f"How many **{gpu.name}** GPUs does **{md_escape(model.name)}** need for this traffic, split into a prefill and a decode pool "
     f"or colocated, what does the KV hand-off cost the network, and what is a million tokens worth? Layouts are searched "
     f"on the scenario's cluster ({block.total_gpus} GPUs) as the building block."
 )
@@ -27,8 +31,8 @@ st.caption(calibration_note(cat, gpu.id, scenario.serving_stack))
 
 c = st.columns(6)
 rate = c[0].number_input("Requests per minute", 1.0, 10_000_000.0, 3000.0, 100.0)
-isl = c[1].number_input("Prompt tokens (mean)", 1, 1_000_000, wl.input_len, 128)
-osl = c[2].number_input("Output tokens (mean)", 1, 1_000_000, wl.output_len, 64)
+isl = c[1].number_input("Prompt tokens (mean)", 1, MAX_TOKENS, wl.input_len, 128)
+osl = c[2].number_input("Output tokens (mean)", 1, MAX_TOKENS, wl.output_len, 64)
 ttft = c[3].number_input(
     "TTFT target (s)",
     0.05,
@@ -100,7 +104,10 @@ def _pools(speedup: float):
 try:
     pools = _pools(1.0)
 except ValueError as err:
-    st.error(f"{err}. Add GPUs to the building block, quantise further or relax the targets.")
+    st.error(
+        f"{md_escape(describe_validation_error(err))}. Add GPUs to the building block, quantise further or relax the "
+        "targets."
+    )
     st.stop()
 
 # speculative decoding: the scenario's method, at the decode plan's batch
@@ -126,7 +133,13 @@ if spec.enabled:
     )
 else:
     default_speedup, note = 1.0, "speculative decoding is off in the scenario (sidebar)"
-speedup = k[1].number_input("Speculative decode speedup (×)", 0.1, 20.0, round(default_speedup, 2), 0.05, help=note)
+start = min(max(default_speedup, 0.1), MAX_SPEEDUP) if np.isfinite(default_speedup) else 1.0
+if start != default_speedup:  # the box can only start within its range
+    k[2].caption(
+        f"The scenario's speculative decoding computes {default_speedup:.2f}×; pool sizing takes 0.1-{MAX_SPEEDUP:g}×, "
+        f"so the box starts at {start:g}×."
+    )
+speedup = k[1].number_input("Speculative decode speedup (×)", 0.1, MAX_SPEEDUP, round(start, 2), 0.05, help=note)
 with_spec = _pools(float(speedup))
 
 m = st.columns(5)
@@ -167,7 +180,7 @@ with st.expander("Launch commands for the prefill and decode workers (vLLM, SGLa
         (f"Decode workers: {pools.decode_plan.label}", pools.decode_plan, "decode"),
     ):
         st.markdown(f"**{title}**")
-        show_launch_commands(plan, model, scenario, role)
+        launch_commands(plan, model, scenario, role)
 
 # ---- cost per million tokens
 st.subheader("$ per million tokens")

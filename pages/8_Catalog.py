@@ -4,9 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from core import memory, params
-from core.hf_config import parse_config_text, quant_preset
+from core.hf_config import MAX_CONFIG_BYTES, parse_config_text, quant_preset
 from core.specs import Precision
 from core.summary import gpu_rows, model_rows
+from ui.controls import paste_box
+from ui.format import md_escape
 from ui.render import table_height
 from ui.scenario import imported_models, page, register_model, update_scenario
 
@@ -26,7 +28,14 @@ st.caption(
 )
 imp = st.columns([2, 2, 1])
 up = imp[0].file_uploader("config.json", type=["json"], key="cfg_upload")
-pasted = imp[1].text_area("…or paste it", height=140, key="cfg_paste", placeholder='{"model_type": "deepseek_v3", ...}')
+pasted = paste_box(
+    "…or paste it",
+    MAX_CONFIG_BYTES,
+    where=imp[1],
+    height=140,
+    key="cfg_paste",
+    placeholder='{"model_type": "deepseek_v3", ...}',
+)
 name = imp[2].text_input("Display name", key="cfg_name", max_chars=80, placeholder="my-moe")
 quant = imp[2].file_uploader("hf_quant_config.json (optional)", type=["json"], key="quant_upload")
 raw = None
@@ -38,17 +47,17 @@ if raw is not None:
     try:
         spec = register_model(raw, name=name.strip() or None)
     except ValueError as err:
-        st.error(f"Could not import this config.json: {err}")
+        st.error(f"Could not import this config.json: {md_escape(err)}")
     else:
         preset = None
         if quant is not None:
             try:
                 preset = quant_preset(parse_config_text(quant.getvalue()))
             except ValueError as err:
-                st.warning(f"hf_quant_config.json ignored: {err}")
+                st.warning(f"hf_quant_config.json ignored: {md_escape(err)}")
         e = spec.moe
         st.success(
-            f"**{spec.name}**: {spec.architecture}, {params.total_params(spec) / 1e9:,.2f}B parameters, "
+            f"**{md_escape(spec.name)}**: {spec.architecture}, {params.total_params(spec) / 1e9:,.2f}B parameters, "
             f"{params.active_params(spec) / 1e9:,.2f}B active"
             + (
                 f", {e.n_routed_experts} experts top-{e.top_k}"
@@ -76,9 +85,9 @@ if raw is not None:
                 )
             update_scenario(**changes)
 
-        st.button(f"Plan with {spec.name}", on_click=_use, type="primary")
+        st.button(f"Plan with {md_escape(spec.name)}", on_click=_use, type="primary")
 if imported_models():
-    st.caption("Imported this session: " + ", ".join(v[0].name for v in imported_models().values()))
+    st.caption("Imported this session: " + ", ".join(md_escape(v[0].name) for v in imported_models().values()))
 
 st.subheader(f"Models ({len(cat.models)})")
 models = pd.DataFrame(model_rows(cat))

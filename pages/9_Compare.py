@@ -1,4 +1,10 @@
-"""Compare & saved: save the scenario under a name, reopen, rename or delete it, compare two to four."""
+"""Compare & saved: save the scenario under a name, reopen, rename or delete it, compare two to four.
+
+Saved scenarios are shared by everyone on the server. Each operation addresses the scenario this session
+listed (its id and version, bound to the button when the page was drawn): one that someone else has
+deleted or changed since is refused with a message, never applied to another row. Rows that cannot be
+used are listed apart, with the reason, and can be deleted. Readers (PLANNER_AUTH) open and compare only.
+"""
 
 import pandas as pd
 import streamlit as st
@@ -6,52 +12,145 @@ import streamlit as st
 from core.hf_config import model_from_config_text
 from core.report import compare_row
 from core.store import open_store
+from ui.auth import access_note, guarded, identity, sentence, sign_in_controls
+from ui.format import md_escape
 from ui.scenario import catalog, current_model, imported_models, page, update_scenario
 
 scenario, cat, *_ = page("Compare & saved", "🗂️")
+st.title("Compare & saved scenarios")
+
+who = identity()
+if not who.can_read:
+    st.error(sentence(who.reason))
+    sign_in_controls(who)
+    st.stop()
+st.caption(access_note(who))
+sign_in_controls(who)
+read_only = not who.can_edit
+why_not = "Needs the edit role" if read_only else None
 
 
 @st.cache_resource(show_spinner=False)
 def _store():
-    """One store per server process (PLANNER_DB: a path or sqlite:///path; default ~/.moe-planner/scenarios.db)."""
+    """One store per server process (PLANNER_DB: a path, sqlite:///path or postgresql://...)."""
     return open_store()
 
 
 try:
-    store = _store()
-    saved = store.list()
+    store = guarded(_store(), who)
+    listing = store.scan()
 except (ValueError, OSError) as err:
-    st.error(f"The scenario store is not available: {err}. Set PLANNER_DB to a writable SQLite path.")
+    st.error(
+        f"The scenario store is not available: {md_escape(err)}. Check PLANNER_DB (a writable file path, "
+        "sqlite:///path or postgresql://user@host:5432/database)."
+    )
     st.stop()
 
-st.title("Compare & saved scenarios")
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _unusable(model_id: str, gpu_id: str, cfg_json: str | None) -> str | None:
+    """Why a readable saved scenario cannot be opened or compared any more, or None."""
+    try:
+        if cfg_json:
+            model_from_config_text(cfg_json)
+        else:
+            catalog().model(model_id)
+    except ValueError as e:
+        what = "its imported model config no longer imports" if cfg_json else "its model is not in the catalog"
+        return f"{what}: {e}"
+    try:
+        catalog().gpu(gpu_id)
+    except ValueError as e:
+        return f"its GPU is not in the catalog: {e}"
+    return None
+
+
+def _note(kind: str, text: str) -> None:
+    st.session_state["store_note"] = (kind, text)
+
+
+def _open(store, ref) -> None:
+    try:
+        item = store.get_ref(ref)
+        if item.model_config_json:
+            spec, norm = model_from_config_text(item.model_config_json)
+            imported_models()[spec.id] = (spec, norm)
+        update_scenario(**item.scenario.model_dump())
+    except ValueError as err:
+        _note("error", f"Not opened: {err}")
+    else:
+        _note("success", f"Opened “{ref.name}”")
+
+
+def _rename(store, ref) -> None:
+    try:
+        new = store.rename_ref(ref, st.session_state.get("rename_to", ""))
+    except ValueError as err:
+        _note("error", f"Not renamed: {err}")
+    else:
+        _note("success", f"Renamed “{ref.name}” to “{new.name}”")
+
+
+def _delete(store, ref) -> None:
+    try:
+        store.delete_ref(ref)
+    except ValueError as err:
+        _note("error", f"Not deleted: {err}")
+    else:
+        _note("success", f"Deleted “{ref.name}”")
+    if st.session_state.get("manage_pick") == ref.id:
+        del st.session_state["manage_pick"]  # gone (deleted here or elsewhere): said once, by the note
+
 
 # ---- save
 st.subheader("Save the current scenario")
 c = st.columns([3, 1, 1])
-name = c[0].text_input("Name", key="save_name", max_chars=100, placeholder="e.g. baseline-8xH200")
-overwrite = c[1].checkbox("Overwrite", key="save_overwrite")
-if c[2].button("Save", type="primary", key="save_button"):
+name = c[0].text_input(
+    "Name", key="save_name", max_chars=100, placeholder="e.g. baseline-8xH200", disabled=read_only, help=why_not
+)
+overwrite = c[1].checkbox("Overwrite", key="save_overwrite", disabled=read_only)
+if c[2].button("Save", type="primary", key="save_button", disabled=read_only, help=why_not):
     model = current_model(scenario)
     cfg = imported_models().get(model.id, (None, None))[1]
     try:
-        store.save(name, scenario, model_config_json=cfg, overwrite=overwrite)
+        done = store.save(name, scenario, model_config_json=cfg, overwrite=overwrite)
     except ValueError as err:
-        st.error(f"Not saved: {err}")
+        st.error(sentence(f"Not saved: {err}"))
     else:
-        st.success(f"Saved “{name.strip()}”.")
-        saved = store.list()
-
-
-def _open(item) -> None:
-    if item.model_config_json:
-        spec, norm = model_from_config_text(item.model_config_json)
-        imported_models()[spec.id] = (spec, norm)
-    update_scenario(**item.scenario.model_dump())
-
+        st.success(f"Saved “{md_escape(done.name)}”.")
+        try:
+            listing = store.scan()
+        except ValueError:  # the store went away between the save and the listing: show the one read before
+            pass
 
 # ---- saved list
+kind, text = st.session_state.pop("store_note", (None, None))
+problems = {
+    s.id: r for s in listing.saved if (r := _unusable(s.scenario.model_id, s.scenario.gpu_id, s.model_config_json))
+}
+saved = [s for s in listing.saved if s.id not in problems]
+bad = [(b.name, b.reason, b.ref) for b in listing.bad] + [
+    (s.name, problems[s.id], s.ref) for s in listing.saved if s.id in problems
+]
+
 st.subheader(f"Saved scenarios ({len(saved)})")
+if kind:
+    (st.error if kind == "error" else st.success)(sentence(text))
+if bad:
+    st.warning(
+        f"{len(bad)} saved scenario{'s' if len(bad) != 1 else ''} cannot be used (left out below; delete to clear):\n\n"
+        + "\n".join(f"- “{md_escape(n)}”: {md_escape(r)}" for n, r, _ in bad)
+    )
+    cols = st.columns(min(len(bad), 4))
+    for i, (n, _, ref) in enumerate(bad):
+        cols[i % len(cols)].button(
+            f"Delete “{md_escape(n)}”",
+            key=f"delete_bad_{ref.id or i}",
+            on_click=_delete,
+            args=(store, ref),
+            disabled=read_only or not ref.id,
+            help=why_not,
+        )
 if not saved:
     st.info("Nothing saved yet. Saved scenarios survive a server restart and are shared by everyone using this server.")
 else:
@@ -71,44 +170,49 @@ else:
         hide_index=True,
         width="stretch",
     )
-    names = [s.name for s in saved]
+    by_id = {s.id: s for s in saved}
+    held = st.session_state.get("manage_pick")
+    if held is not None and held not in by_id:  # the selection vanished since the last run
+        gone = st.session_state.get("manage_names", {}).get(held)
+        if gone and held not in {ref.id for *_, ref in bad}:
+            st.warning(f"“{md_escape(gone)}”, which you had selected, is no longer saved: someone else deleted it.")
+        del st.session_state["manage_pick"]
+    st.session_state["manage_names"] = {s.id: s.name for s in saved}
     m = st.columns([2, 1, 2, 1, 1])
-    pick = m[0].selectbox("Saved scenario", names, key="manage_pick")
-    item = next(s for s in saved if s.name == pick)
-    m[1].button("Open", key="open_button", on_click=_open, args=(item,), help="Make it the current scenario")
-    new_name = m[2].text_input("Rename to", key="rename_to", max_chars=100)
-    if m[3].button("Rename", key="rename_button"):
-        try:
-            store.rename(pick, new_name)
-        except ValueError as err:
-            st.error(f"Not renamed: {err}")
-        else:
-            st.rerun()
-    if m[4].button("Delete", key="delete_button"):
-        store.delete(pick)
-        st.rerun()
+    pick = m[0].selectbox("Saved scenario", list(by_id), format_func=lambda i: by_id[i].name, key="manage_pick")
+    ref = by_id[pick].ref
+    m[1].button("Open", key="open_button", on_click=_open, args=(store, ref), help="Make it the current scenario")
+    m[2].text_input("Rename to", key="rename_to", max_chars=100, disabled=read_only, help=why_not)
+    m[3].button("Rename", key="rename_button", on_click=_rename, args=(store, ref), disabled=read_only, help=why_not)
+    m[4].button("Delete", key="delete_button", on_click=_delete, args=(store, ref), disabled=read_only, help=why_not)
 
     # ---- comparison
     st.subheader("Side by side")
+    names = [s.name for s in saved]
+    if "compare_pick" in st.session_state:  # drop choices someone else has deleted or renamed since
+        st.session_state["compare_pick"] = [n for n in st.session_state["compare_pick"] if n in names][:3]
     chosen = st.multiselect(
         "Compare (two to four; the current scenario is always included)",
         names,
-        default=names[: min(2, len(names))],
         max_selections=3,
         key="compare_pick",
+        **({} if "compare_pick" in st.session_state else {"default": names[: min(2, len(names))]}),
     )
 
     @st.cache_data(show_spinner="Evaluating…", max_entries=64)
     def _row(label, scen, cfg_json):
         model = model_from_config_text(cfg_json)[0] if cfg_json else None
-        return compare_row(label, scen, catalog(), model)
+        try:
+            return compare_row(label, scen, catalog(), model)
+        except ValueError as e:
+            return {"scenario": label, "fit": f"cannot evaluate: {e}"}
 
     current_cfg = imported_models().get(scenario.model_id, (None, None))[1]
     rows = [_row("current scenario", scenario, current_cfg)]
+    by_name = {s.name: s for s in saved}
     for n in chosen:
-        s = next(x for x in saved if x.name == n)
-        rows.append(_row(n, s.scenario, s.model_config_json))
-    table = pd.DataFrame(rows).set_index("scenario").T
+        rows.append(_row(n, by_name[n].scenario, by_name[n].model_config_json))
+    table = pd.DataFrame(rows).set_index("scenario").T.fillna("")
     st.dataframe(table.astype(str), width="stretch")
     st.caption(
         "Best decode layout and tokens/s per GPU from the Layouts page's search on each scenario's cluster; $ per "

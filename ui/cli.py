@@ -4,14 +4,23 @@ Markdown or a self-contained HTML report.
     moe-planner --model deepseek-v3 --gpu h200 --nodes 1 --gpn 8 --precision fp8
     moe-planner --url "model=qwen3-235b-a22b&gpu=h100-sxm&nodes=2&w=fp8" --format json
     moe-planner --saved "baseline" --format html --out report.html
+    moe-planner --config ./config.json --gpu h100-sxm      (a Hugging Face config.json, as the Catalog imports it)
     python -m ui.cli ...   (the same without installing the console script)
+
+A bad input (a value, a path, a config) is one line on standard error naming it and the problem, and exit
+status 2; user text (a model's name from its config) is escaped for the output format: JSON as data (``<``,
+``>``, ``&`` written as ``\\u`` escapes), Markdown and HTML as text, the table with its control characters
+shown, never sent to the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 from core.catalog import load_catalog
@@ -26,6 +35,7 @@ def _args(argv):
     ap = argparse.ArgumentParser(prog="moe-planner", description="MoE Deployment Planner on the command line")
     ap.add_argument("--url", help="a scenario as the app's URL query string (everything after '?')")
     ap.add_argument("--saved", help="the name of a saved scenario (PLANNER_DB)")
+    ap.add_argument("--config", help="a Hugging Face config.json to plan with (the Catalog page's import)")
     ap.add_argument("--model")
     ap.add_argument("--gpu")
     ap.add_argument("--nodes", type=int)
@@ -42,17 +52,56 @@ def _args(argv):
     return ap.parse_args(argv)
 
 
+def _import(text, where: str):
+    """A config.json imported as the Catalog page imports it; any failure is one message naming ``where``
+    (TypeError / KeyError too: what the importer does not catch must not become a traceback here)."""
+    from core.hf_config import model_from_config_text
+
+    try:
+        return model_from_config_text(text)[0]
+    except (ValueError, TypeError, KeyError) as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def _config_file(path: str):
+    from core.hf_config import MAX_CONFIG_BYTES
+
+    try:
+        with Path(path).open("rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)  # the importer refuses anything longer, with its size
+    except FileNotFoundError:
+        raise ValueError(f"--config {path!r}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"--config {path!r} is a folder, not a config.json") from None
+    except OSError as e:
+        raise ValueError(f"--config {path!r}: {e.strerror or e}") from None
+    return _import(data, f"--config {path!r}")
+
+
+def _check_out(path: str) -> None:
+    """Refuse an --out path that cannot be written before any work is done."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"--out {path!r} is a folder; give a file path")
+    parent = p.parent
+    if not parent.is_dir():
+        raise ValueError(f"--out {path!r}: the folder {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ValueError(f"cannot write --out {path!r}: Permission denied")
+
+
 def _scenario(a, cat):
     model = None
     if a.saved:
-        from core.hf_config import model_from_config_text
         from core.store import open_store
 
         saved = open_store().get(a.saved)
         if saved.model_config_json:
-            model, _ = model_from_config_text(saved.model_config_json)
+            model = _import(saved.model_config_json, f"saved scenario {a.saved!r}")
         return saved.scenario, model, []
-    params = dict(parse_qsl(a.url.lstrip("?"))) if a.url else {}
+    params: dict[str, list[str] | str] = {}
+    for key, value in parse_qsl(a.url.lstrip("?")) if a.url else ():
+        params.setdefault(key, []).append(value)  # a repeated key is named by scenario_from_params
     for key, value in (
         ("model", a.model),
         ("gpu", a.gpu),
@@ -67,14 +116,27 @@ def _scenario(a, cat):
     ):
         if value is not None:
             params[key] = str(value)
-    extra = ()
-    if params.get("cfg"):
-        from core.hf_config import decode_config, model_from_config_text
+    if a.config:
+        if a.model:
+            raise ValueError("--config and --model both name the model; give one of them")
+        model = _config_file(a.config)
+        params.pop("cfg", None)
+        params["model"] = model.id
+    elif params.get("cfg"):
+        from core.hf_config import decode_config
 
-        model, _ = model_from_config_text(decode_config(params["cfg"]))
-        extra = (model.id,)
-    scenario, warnings = scenario_from_params(params, cat, extra)
+        model = _import(decode_config(params["cfg"][-1]), "--url cfg")
+    scenario, warnings = scenario_from_params(params, cat, (model.id,) if model else ())
     return scenario, model, warnings
+
+
+# C0 and C1 controls and the bidirectional overrides: an escape sequence in a model's name would drive the
+# terminal (colours, OSC 8 hyperlinks, a cleared screen); written as \xNN / \uNNNN instead
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _terminal_safe(text: str) -> str:
+    return _CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def _table(report) -> str:
@@ -95,21 +157,28 @@ def _table(report) -> str:
     return "\n".join(out) + "\n"
 
 
+def _fail(*messages: str) -> int:
+    for m in messages:
+        print(f"moe-planner: {_terminal_safe(str(m))}", file=sys.stderr)
+    return 2
+
+
 def main(argv=None) -> int:
     a = _args(argv)
     cat = load_catalog()
     try:
+        if a.out:
+            _check_out(a.out)
         scenario, model, warnings = _scenario(a, cat)
+        if warnings:  # on the command line a bad value is an error, not a silent fallback
+            return _fail(*warnings)
         report = build_report(scenario, cat, model, with_layouts=not a.no_layouts)
     except ValueError as e:
-        print(f"moe-planner: {e}", file=sys.stderr)
-        return 2
-    if warnings:  # on the command line a bad value is an error, not a silent fallback
-        for w in warnings:
-            print(f"moe-planner: {w}", file=sys.stderr)
-        return 2
+        return _fail(str(e))
     if a.format == "json":
+        # data, not markup: <, > and & as \u escapes (the same JSON value) so the text is safe inside HTML
         text = json.dumps(report.as_dict(), indent=2) + "\n"
+        text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     elif a.format == "markdown":
         from ui.report import render_markdown
 
@@ -119,10 +188,12 @@ def main(argv=None) -> int:
 
         text = render_html(report)
     else:
-        text = _table(report)
+        text = _terminal_safe(_table(report))
     if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            Path(a.out).write_text(text, encoding="utf-8")
+        except OSError as e:
+            return _fail(f"cannot write --out {a.out!r}: {e.strerror or e}")
         print(f"wrote {a.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

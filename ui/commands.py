@@ -7,6 +7,7 @@ import streamlit as st
 from core.launch import TRTLLM_YAML
 from core.plan_commands import plan_commands
 from core.specs import ModelSpec, Scenario
+from ui.format import md_escape
 
 __all__ = ["show_launch_commands"]
 
@@ -27,6 +28,6 @@ def show_launch_commands(plan, model: ModelSpec, scenario: Scenario, role: str) 
                 st.caption(f"`{TRTLLM_YAML}`:")
                 st.code(c.config_yaml, language="yaml")
             for n in c.notes:
-                st.caption(n)
-    for n in notes:
-        st.caption(n)
+                st.caption(md_escape(n))
+    for n in notes:  # one names the model, and an imported model's name is user text
+        st.caption(md_escape(n))

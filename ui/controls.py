@@ -13,7 +13,24 @@ from core.scenario import layout_from_sizes, resolved_layout
 from core.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario, bounds
 from ui.scenario import update_scenario
 
-__all__ = ["assumption_controls", "current_layout", "layout_controls"]
+__all__ = ["PASTE_MAX_CHARS", "assumption_controls", "current_layout", "layout_controls", "paste_box"]
+
+# a pasted CSV of expert loads or a Prometheus scrape: what their parsers read (core.loads_io, core.live), and the
+# 5 MB upload cap of .streamlit/config.toml
+PASTE_MAX_CHARS = 5_000_000
+
+
+def paste_box(label: str, max_chars: int, *, where=st, **kwargs) -> str:
+    """``st.text_area`` bounded to ``max_chars``: a browser stops a paste there, and the server cuts a longer value
+    from a client that ignores the limit. A text that fills the box is said to be cut, since what follows the
+    limit is not read."""
+    text = where.text_area(label, max_chars=max_chars, **kwargs)
+    if len(text) >= max_chars:
+        where.warning(
+            f"The pasted text reached this box's limit of {max_chars:,} characters: anything beyond it was cut, so "
+            "what is read may be incomplete."
+        )
+    return text
 
 
 def current_layout(s: Scenario, model: ModelSpec, gpus_per_node: int) -> tuple[ParallelLayout, bool]:

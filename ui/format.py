@@ -1,8 +1,11 @@
-"""Number formatting with units, shared by every page (display only, no model arithmetic)."""
+"""Number formatting with units and escaping of user text, shared by every page (display only, no model
+arithmetic)."""
 
 from __future__ import annotations
 
-__all__ = ["bytes_h", "params_h"]
+import re
+
+__all__ = ["bytes_h", "md_escape", "params_h"]
 
 
 def params_h(n: float) -> str:
@@ -20,3 +23,44 @@ def bytes_h(n: float) -> str:
         if n >= scale:
             return f"{n / scale:,.2f} {unit}" if n / scale < 100 else f"{n / scale:,.1f} {unit}"
     return f"{n:,.0f} B"
+
+
+# Markdown that user text (a model name from a URL or an imported config, a scenario name, a pasted file echoed
+# in an error) must not be able to form in st.markdown, st.caption, alerts, headings, widget labels and help,
+# or in the Markdown report. Checked in Chromium against Streamlit 1.67's renderer:
+# - links, images, raw HTML, autolinks and Streamlit's directives (``:red[...]``) need ``[`` or ``<``;
+#   emphasis, code, strikethrough, tables and LaTeX need ``*`` ``_`` ``~`` `` ` `` ``|`` ``$``: backslash-escaped;
+# - ``:name`` starts a directive (``:red[...]``, or ``:red`` alone): the colon is backslash-escaped;
+# - bare URLs, ``www.`` names, e-mail addresses and ``:shortcodes:`` (emoji, material icons) are replaced *after*
+#   parsing (remark-gfm's autolink-literal transform, Streamlit's emoji and icon plugins), so a backslash does not
+#   stop them: a word joiner (U+2060, invisible) is put in the pattern;
+# - block syntax (headings, lists, quotes, rules) only starts a line: newlines become spaces and the first
+#   character is escaped when it could start a block.
+_ALWAYS = re.compile(r"([\\`*~\[\]<>|$&{}])")
+_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")  # intraword snake_case stays as it is
+_SHORTCODE = re.compile(r":(?=[\w/+-]+:)")  # :smile:, :material/home: (replaced after parsing, like autolinks)
+_DIRECTIVE = re.compile(r":(?=[A-Za-z])")  # :red[...], :small[...]; a bare :name is a directive too
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp)(?=:)|\b(www)(?=\.)|(@)")
+_LINE_START = re.compile(r"^(\s*)(?:([#+\-=>])|(\d+)([.)]))")  # "1." or "1)" starts a list: escape the dot
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+_WJ = "\u2060"
+
+
+def md_escape(text: object) -> str:
+    r"""``text`` as Markdown that renders as exactly that text: no link, image, HTML, emphasis, code, table cell,
+    formula, icon or block can come out of it (a newline or a control character becomes a space).
+
+    >>> md_escape("[x](y) <b> 1. *z*")
+    '\\[x\\](y) \\<b\\> 1. \\*z\\*'
+    >>> md_escape("1. first")
+    '1\\. first'
+    """
+    s = _CONTROL.sub(" ", str(text))
+    s = _ALWAYS.sub(r"\\\1", s)
+    s = _UNDERSCORE.sub(r"\\_", s)
+    s = _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or m.group(3)) + _WJ, s)
+    s = _SHORTCODE.sub(":" + _WJ, s)
+    s = _DIRECTIVE.sub(r"\\:", s)
+    return _LINE_START.sub(
+        lambda m: m.group(1) + (f"\\{m.group(2)}" if m.group(2) else f"{m.group(3)}\\{m.group(4)}"), s
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from datetime import UTC, datetime
 
 import altair as alt
@@ -13,8 +14,9 @@ import pandas as pd
 from core import speculative as sd
 from core.report import Report
 from ui.charts import COMPONENT_LABELS, lines_chart, memory_stack_chart, speedup_vs_alpha_chart
+from ui.format import md_escape
 
-__all__ = ["chart_png", "render_html", "render_markdown", "report_charts"]
+__all__ = ["chart_png", "fenced", "render_html", "render_markdown", "report_charts"]
 
 # larger fonts for slides and print, merged into each exported spec (no global theme)
 _PRINT = {
@@ -87,28 +89,39 @@ def _table_md(rows: list[dict]) -> str:
     if not rows:
         return ""
     cols = list(rows[0])
-    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out = ["| " + " | ".join(md_escape(c) for c in cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        out.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
+        out.append("| " + " | ".join(md_escape(r.get(c, "")) for c in cols) + " |")
     return "\n".join(out)
 
 
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a fenced code block that nothing in it can close: the fence is longer than its longest run of
+    backticks (CommonMark closes a fence only on a run at least as long as the opening one)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
 def render_markdown(report: Report, *, images: bool = True) -> str:
-    """Markdown with the charts embedded as PNG data URIs (``images=False``: figures and tables only)."""
+    """Markdown with the charts embedded as PNG data URIs (``images=False``: figures and tables only). Every
+    figure, cell and note is escaped (``md_escape``): a model's name comes from a user's config.json, and a
+    Markdown viewer renders raw HTML, links and images. The sources are the catalog's own text (URLs kept
+    clickable); the URL query holds only validated ids and numbers."""
     lines = [
-        f"# {report.title}",
+        f"# {md_escape(report.title)}",
         "",
         f"MoE Deployment Planner report, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Scenario URL query: "
         f"`?{'&'.join(f'{k}={v}' for k, v in report.url_query.items())}`",
         "",
     ]
     for sec in report.sections:
-        lines += [f"## {sec.title}", ""]
-        lines += [f"- **{label}:** {value}" for label, value in sec.figures]
+        lines += [f"## {md_escape(sec.title)}", ""]
+        lines += [f"- **{md_escape(label)}:** {md_escape(value)}" for label, value in sec.figures]
         lines += [""] + ([_table_md(sec.table), ""] if sec.table else [])
-        lines += [f"> {n}" for n in sec.notes]
+        lines += [f"> {md_escape(n)}" for n in sec.notes]
         for label, text in sec.code:
-            lines += ["", f"**{label}**", "", "```bash", text, "```", ""]
+            lines += ["", f"**{md_escape(label)}**", "", fenced(text, "bash"), ""]
     if images:
         for name, chart in report_charts(report).items():
             b64 = base64.b64encode(chart_png(chart)).decode()

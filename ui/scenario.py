@@ -25,15 +25,11 @@ from streamlit.errors import StreamlitPageNotFoundError
 from core.catalog import Catalog
 from core.efficiency import SERVING_STACKS, STACK_NAMES
 from core.hardware import GPUSpec
-from core.hf import decode_config
 from core.memory import check_layout
 from core.model import ModelSpec
-from core.scenario import scenario_from_params
 from core.specs import (
     DISPATCH_DTYPES,
-    DTYPES,
     KV_DTYPES,
-    SPEC_METHOD_KINDS,
     ClusterSpec,
     Precision,
     Scenario,
@@ -44,18 +40,24 @@ from core.specs import (
 )
 from core.speculative import default_gamma
 from core.summary import model_caveats
+from ui.format import md_escape
 from ui.state import (
     PAGES,
     ROOT,
     all_models,
+    bound_imports,
     catalog,
     current_model,
     default_draft_id,
     draft_candidates,
     imported_models,
+    offered_dtypes,
+    offered_methods,
     page_setup,
     register_model,
     scenario_params,
+    seed_from_url,
+    shown_scenario,
     update_scenario,
 )
 
@@ -174,25 +176,16 @@ def _on_spec() -> None:
     update_scenario(spec=spec)
 
 
-def _seed_from_url(cat: Catalog) -> None:
-    query = st.query_params.to_dict()
-    url_warnings = []
-    if query.get("cfg"):
-        try:
-            register_model(decode_config(str(query["cfg"])))
-        except ValueError as e:
-            url_warnings.append(f"URL parameter cfg: {e}; using the catalog models only")
-    scenario, warnings = scenario_from_params(query, cat, tuple(imported_models()))
-    st.session_state.scenario = scenario
-    st.session_state.scenario_warnings = url_warnings + warnings
-
-
 def sidebar() -> Scenario:
     """Draw the shared scenario sidebar and return the current scenario."""
     cat = catalog()
     if "scenario" not in st.session_state:
-        _seed_from_url(cat)
-    s: Scenario = st.session_state.scenario
+        seed_from_url(cat)
+    bound_imports()  # whichever way a model came in (a URL, the Catalog, a saved scenario)
+    s, notes = shown_scenario(cat, st.session_state.scenario)
+    if notes:  # a value no picker offers: the pages compute what the sidebar shows, and say so
+        st.session_state.scenario = s
+        st.session_state.scenario_warnings = [*st.session_state.get("scenario_warnings", []), *notes]
 
     models = all_models(cat)
     model_ids = sorted(
@@ -251,14 +244,15 @@ def sidebar() -> Scenario:
         _workload_controls(s)
         _speculative_controls(cat, s)
 
+        # URL values, imported names and error texts are user text: shown as text, never as Markdown
         for w in st.session_state.get("scenario_warnings", []):
-            st.warning(w, icon="⚠️")
+            st.warning(md_escape(w), icon="⚠️")
         notice = st.session_state.pop("scenario_notice", None)
         if notice:
-            st.info(notice)
+            st.info(md_escape(notice))
         err = st.session_state.pop("scenario_error", None)
         if err:
-            st.error(f"Not applied: {err}")
+            st.error(f"Not applied: {md_escape(err)}")
 
     st.query_params.from_dict(scenario_params(st.session_state.scenario))
     return st.session_state.scenario
@@ -266,21 +260,20 @@ def sidebar() -> Scenario:
 
 def _precision_controls(s: Scenario) -> None:
     with st.expander("Precision", expanded=True):
-        dtypes = [d for d in DTYPES if d != "fp32"]
+        dtypes = offered_dtypes(s.precision.weights)
         st.selectbox(
             "Weights",
             dtypes,
-            index=dtypes.index(s.precision.weights) if s.precision.weights in dtypes else 0,
+            index=dtypes.index(s.precision.weights),
             key="_w_weights",
             on_change=_on_precision,
             help=_DTYPE_HELP,
         )
-        ex_opts = [_SAME, *dtypes]
-        ex_val = s.precision.routed_experts or _SAME
+        ex_opts = [_SAME, *offered_dtypes(s.precision.routed_experts)]
         st.selectbox(
             "Routed experts",
             ex_opts,
-            index=ex_opts.index(ex_val) if ex_val in ex_opts else 0,
+            index=ex_opts.index(s.precision.routed_experts or _SAME),
             key="_w_experts",
             on_change=_on_precision,
             help="A different dtype for the routed experts only, e.g. int4 experts with bf16 elsewhere.",
@@ -315,17 +308,11 @@ def _workload_controls(s: Scenario) -> None:
 def _speculative_controls(cat: Catalog, s: Scenario) -> None:
     target = all_models(cat)[s.model_id]
     with st.expander("Speculative decoding", expanded=s.spec.enabled):
-        methods = [
-            m
-            for m in SPEC_METHOD_KINDS
-            if (m != "mtp" or target.num_mtp_layers)
-            and (m == "none" or m in cat.draft_methods or not cat.draft_methods)
-        ]
-        current = s.spec.method if s.spec.method in methods else "none"
+        methods = offered_methods(cat, target)  # shown_scenario made the scenario's method one of them
         st.selectbox(
             "Draft",
             methods,
-            index=methods.index(current),
+            index=methods.index(s.spec.method),
             key="_w_sd",
             on_change=_on_spec,
             format_func=lambda m: _method_label(cat, m),
@@ -335,7 +322,7 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
             return
         if s.spec.method == "draft_model":
             ids = draft_candidates(cat, target)
-            current_draft = s.spec.draft_model_id if s.spec.draft_model_id in ids else default_draft_id(cat, target.id)
+            current_draft = s.spec.draft_model_id
             st.selectbox(
                 "Draft model",
                 ids,
@@ -344,7 +331,7 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
                 on_change=_on_spec,
                 format_func=lambda i: f"{cat.models[i].name} ({cat.models[i].total_params / 1e9:,.1f}B)",
             )
-            opts = [_SAME_TARGET, *[d for d in DTYPES if d != "fp32"]]
+            opts = [_SAME_TARGET, *offered_dtypes(s.spec.draft_weights)]
             st.selectbox(
                 "Draft weights",
                 opts,
@@ -355,8 +342,8 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
             draft = cat.models[current_draft]
             if draft.tokenizer_family != target.tokenizer_family:
                 st.warning(
-                    f"{draft.name} ({draft.tokenizer_family or 'unknown'} tokenizer) does not share "
-                    f"{target.name}'s tokenizer ({target.tokenizer_family or 'unknown'}): its tokens would be "
+                    f"{md_escape(draft.name)} ({draft.tokenizer_family or 'unknown'} tokenizer) does not share "
+                    f"{md_escape(target.name)}'s tokenizer ({target.tokenizer_family or 'unknown'}): its tokens would be "
                     "verified against the wrong vocabulary and corrupt the output."
                 )
         st.number_input(

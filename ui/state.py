@@ -13,22 +13,29 @@ import streamlit as st
 from pydantic import BaseModel, ValidationError
 
 from core.catalog import Catalog, load_catalog
-from core.hf import encode_config, model_from_config_text
+from core.hf import decode_config, encode_config, model_from_config_text
 from core.model import ModelSpec
-from core.scenario import scenario_to_params
-from core.specs import Scenario, describe_validation_error
+from core.scenario import scenario_from_params, scenario_to_params
+from core.specs import DTYPES, SPEC_METHOD_KINDS, Scenario, SpecDecodeConfig, describe_validation_error
+from ui.format import md_escape
 
 __all__ = [
+    "MAX_IMPORTED_MODELS",
     "PAGES",
     "all_models",
+    "bound_imports",
     "catalog",
     "current_model",
     "default_draft_id",
     "draft_candidates",
     "imported_models",
+    "offered_dtypes",
+    "offered_methods",
     "page_setup",
     "register_model",
     "scenario_params",
+    "seed_from_url",
+    "shown_scenario",
     "update_scenario",
 ]
 
@@ -63,12 +70,36 @@ def imported_models() -> dict:
     return st.session_state.setdefault("custom_models", {})
 
 
+# imported models a session keeps (each a config.json of up to 1 MB and its ModelSpec), the oldest dropped first
+MAX_IMPORTED_MODELS = 20
+
+
 def register_model(text: str, name: str | None = None):
     """Parse an uploaded / pasted config.json and keep it in the session; returns the ModelSpec.
     Raises ValueError with a message naming the problem."""
     spec, normalised = model_from_config_text(text, name=name)
     imported_models()[spec.id] = (spec, normalised)
+    bound_imports(keep=spec.id)
     return spec
+
+
+def bound_imports(keep: str | None = None) -> list[str]:
+    """Keep at most :data:`MAX_IMPORTED_MODELS` imported models in the session: the oldest go first, never
+    ``keep`` nor the current scenario's model. Says so in a toast; returns the names dropped."""
+    models = imported_models()
+    scenario = st.session_state.get("scenario")
+    protected = {keep, scenario.model_id if scenario is not None else None}
+    dropped = []
+    for mid in [m for m in models if m not in protected][: max(0, len(models) - MAX_IMPORTED_MODELS)]:
+        dropped.append(models.pop(mid)[0].name)
+    if dropped:
+        st.toast(
+            md_escape(
+                f"At most {MAX_IMPORTED_MODELS} imported models are kept per session: dropped the oldest, "
+                f"{', '.join(dropped)}. Import it again to use it."
+            )
+        )
+    return dropped
 
 
 def current_model(scenario: Scenario | None = None):
@@ -160,3 +191,54 @@ def draft_candidates(cat: Catalog, target: ModelSpec) -> list[str]:
 def default_draft_id(cat: Catalog, target_id: str) -> str:
     """The smallest catalog model sharing the target's tokenizer (else the smallest model)."""
     return draft_candidates(cat, all_models(cat)[target_id])[0]
+
+
+def seed_from_url(cat: Catalog) -> None:
+    """The session's first scenario, from the URL: every value of every key (``get_all``), so that a repeated
+    or unknown key is named in a warning rather than dropped silently."""
+    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    url_warnings = []
+    cfg = (query.get("cfg") or [""])[-1]
+    if cfg:
+        try:
+            register_model(decode_config(cfg))
+        except ValueError as e:
+            url_warnings.append(f"URL parameter cfg: {e}; using the catalog models only")
+    scenario, warnings = scenario_from_params(query, cat, tuple(imported_models()))
+    st.session_state.scenario = scenario
+    st.session_state.scenario_warnings = url_warnings + warnings
+
+
+def offered_dtypes(current: str | None = None) -> list[str]:
+    """The dtypes a sidebar picker lists: all but fp32 (nobody serves fp32 weights), and ``current`` too when it
+    is a valid one the list leaves out, so that a picker always shows the value the pages compute with."""
+    opts = [d for d in DTYPES if d != "fp32"]
+    return [*opts, current] if current in DTYPES and current not in opts else opts
+
+
+def offered_methods(cat: Catalog, target: ModelSpec) -> list[str]:
+    """The speculative methods the sidebar offers for ``target``: MTP only with an MTP module, and only the
+    methods the draft-method catalog describes."""
+    return [
+        m
+        for m in SPEC_METHOD_KINDS
+        if (m != "mtp" or target.num_mtp_layers) and (m == "none" or m in cat.draft_methods or not cat.draft_methods)
+    ]
+
+
+def shown_scenario(cat: Catalog, s: Scenario) -> tuple[Scenario, list[str]]:
+    """``s`` with each value the sidebar cannot offer replaced by one it shows, and a sentence per replacement:
+    the pages compute what the sidebar shows (a URL, a saved scenario or a model change may bring either)."""
+    target = all_models(cat)[s.model_id]
+    spec, notes = s.spec, []
+    if spec.method not in offered_methods(cat, target):
+        why = f"{target.name} has no MTP module" if spec.method == "mtp" else f"{spec.method} is not in the catalog"
+        notes.append(f"{why}: speculative decoding is off")
+        spec = SpecDecodeConfig()
+    elif spec.method == "draft_model" and spec.draft_model_id not in draft_candidates(cat, target):
+        new = default_draft_id(cat, target.id)
+        what = "cannot be the target itself" if spec.draft_model_id == target.id else "is not in the catalog"
+        name = target.name if spec.draft_model_id == target.id else spec.draft_model_id
+        notes.append(f"the draft model {what} ({name}); using {cat.models[new].name}")
+        spec = SpecDecodeConfig(**{**spec.model_dump(), "draft_model_id": new})
+    return (s.model_copy(update={"spec": spec}) if notes else s), notes

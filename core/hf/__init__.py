@@ -5,11 +5,20 @@ pastes or uploads. Each family is read by a function registered with :func:`core
 its own module (``deepseek``, ``qwen``, ``llama4``, ``gemma4``, ``nemotron``, ``minimax``, ``misc``); it names
 the config fields it uses and builds the layer groups with their mixers. A missing or mistyped field
 raises ``ValueError`` naming the field and the family; an unsupported architecture names what is supported
-(``SUPPORTED_MODEL_TYPES``).
+(``SUPPORTED_MODEL_TYPES``). Counts are bounded by what the pages draw (``MAX_LAYERS``,
+``MAX_ROUTED_EXPERTS``: at most ``CHART_MAX_ROWS`` rows per chart) and every integer by ``MAX_FIELD_INT``,
+so a config the importer accepts renders every page.
 """
 
 from core.hf.build import SUPPORTED_MODEL_TYPES, model_from_hf_config
-from core.hf.fields import MAX_CONFIG_BYTES, parse_config_text
+from core.hf.fields import (
+    CHART_MAX_ROWS,
+    MAX_CONFIG_BYTES,
+    MAX_FIELD_INT,
+    MAX_LAYERS,
+    MAX_ROUTED_EXPERTS,
+    parse_config_text,
+)
 from core.hf.imported import (
     MAX_URL_CONFIG_CHARS,
     decode_config,
@@ -21,7 +30,11 @@ from core.hf.quant import quant_preset
 from core.hf.vision import gemma4_vision_params, moonvit_params, qwen_vl_vision_params, vision_tower_params
 
 __all__ = [
+    "CHART_MAX_ROWS",
     "MAX_CONFIG_BYTES",
+    "MAX_FIELD_INT",
+    "MAX_LAYERS",
+    "MAX_ROUTED_EXPERTS",
     "MAX_URL_CONFIG_CHARS",
     "SUPPORTED_MODEL_TYPES",
     "decode_config",

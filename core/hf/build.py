@@ -8,6 +8,8 @@ import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from core.hf.fields import Fields
 from core.hf.quant import quant_preset
 from core.hf.registry import READERS, family_of
@@ -34,7 +36,17 @@ def model_from_hf_config(
     if not isinstance(config, Mapping):
         raise ValueError("config.json must be a JSON object")
     family = family_of(config)
+    try:
+        return _build(config, family, model_id=model_id, name=name, meta=meta)
+    except ValidationError as e:  # a bound of the model's own classes, said without pydantic's boilerplate
+        raise ValueError(_described(e, family)) from None
+
+
+def _build(
+    config: Mapping[str, Any], family: str, *, model_id: str, name: str | None, meta: Mapping[str, Any] | None
+) -> ModelSpec:
     fields = READERS[family](Fields(config, family))
+    _check_moe_layers(config, family, fields)
     if _has_quantization(config):
         try:
             fields["checkpoint_precision"] = quant_preset(config)
@@ -63,4 +75,48 @@ def _has_quantization(config: Mapping[str, Any]) -> bool:
     text = config.get("text_config")
     return isinstance(config.get("quantization_config"), Mapping) or (
         isinstance(text, Mapping) and isinstance(text.get("quantization_config"), Mapping)
+    )
+
+
+def _described(e: ValidationError, family: str) -> str:
+    """A pydantic refusal as one line that names the family, the model part and its field, and what is
+    allowed (pydantic's own text without its boilerplate and links)."""
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        got = repr(err.get("input"))
+        got = got if len(got) <= 60 else got[:59] + "…"
+        parts.append(f"{e.title} {loc}: {msg}, got {got}" if loc else f"{e.title}: {msg}")
+    return f"config.json ({family}): " + "; ".join(parts)
+
+
+# the fields that make layers dense instead of MoE, in the families that have them
+_DENSE_LAYER_FIELDS = (
+    "first_k_dense_replace",
+    "moe_layer_freq",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+    "interleave_moe_layer_step",
+    "moe_layers",
+    "moe_layer_frequency",
+    "hybrid_override_pattern",
+)
+
+
+def _check_moe_layers(config: Mapping[str, Any], family: str, fields: Mapping[str, Any]) -> None:
+    """A config with routed experts must have at least one MoE layer: the pages that draw expert loads
+    (Balance) and place experts (Single box) need one."""
+    if fields.get("moe") is None:
+        return
+    layers = fields["num_layers"]
+    not_moe = set(fields.get("dense_layers", ())) | set(fields.get("ffn_free_layers", ()))
+    if any(i not in not_moe for i in range(layers)):
+        return
+    text = config.get("text_config")
+    present = [k for k in _DENSE_LAYER_FIELDS if k in config or (isinstance(text, Mapping) and k in text)]
+    named = f"fields {', '.join(present)}" if present else "the layer layout"
+    raise ValueError(
+        f"config.json ({family}): no layer has a MoE block although routed experts are configured: {named} "
+        f"make all {layers:,} layers dense; allowed: values that leave at least one MoE layer"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hf._common import common, gqa_geometry
+from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common, dense_prefix, gqa_geometry
 from core.hf.fields import Fields
 from core.hf.registry import reader
 from core.hf.vision import moonvit_params
@@ -21,12 +21,12 @@ __all__ = ["deepseek", "dsv4", "kimi_k3", "kimi_k25", "v4_geometry"]
 
 def _mla(f: Fields, **kw) -> MLA:
     return MLA(
-        num_heads=f.int("num_attention_heads"),
+        num_heads=f.int("num_attention_heads", maximum=MAX_HEADS),
         q_lora_rank=f.int("q_lora_rank", default=None, minimum=0) or None,
         kv_lora_rank=f.int("kv_lora_rank"),
-        qk_nope_head_dim=f.int("qk_nope_head_dim"),
-        qk_rope_head_dim=f.int("qk_rope_head_dim"),
-        v_head_dim=f.int("v_head_dim"),
+        qk_nope_head_dim=f.int("qk_nope_head_dim", maximum=MAX_HEAD_DIM),
+        qk_rope_head_dim=f.int("qk_rope_head_dim", maximum=MAX_HEAD_DIM),
+        v_head_dim=f.int("v_head_dim", maximum=MAX_HEAD_DIM),
         **kw,
     )
 
@@ -53,8 +53,8 @@ def deepseek(f: Fields) -> dict[str, Any]:
         mixer = _mla(f, indexer=indexer)
     else:
         mixer = GQA(**gqa_geometry(f, hidden), qkv_bias=bias, output_bias=bias, indexer=indexer)
-    n_routed = f.int("n_routed_experts", default=None, minimum=0) or None
-    first_k = f.int("first_k_dense_replace", default=0, minimum=0)
+    n_routed = f.experts("n_routed_experts", default=None, minimum=0) or None
+    first_k = dense_prefix(f, layers) if n_routed else f.int("first_k_dense_replace", default=0, minimum=0)
     freq = f.int("moe_layer_freq", default=1)
     if n_routed:
         dense = [i for i in range(layers) if not (i >= first_k and i % freq == 0)]
@@ -146,7 +146,7 @@ def dsv4(f: Fields) -> dict[str, Any]:
         inactive_extra_params=f.int("num_hash_layers", default=0, minimum=0) * c["vocab_size"] * top_k,
         dense_layers=(),
         moe=MoESpec(
-            n_routed_experts=f.int("n_routed_experts"),
+            n_routed_experts=f.experts("n_routed_experts"),
             top_k=top_k,
             expert_intermediate_size=mi,
             n_shared_experts=n_shared,
@@ -181,14 +181,14 @@ def kimi_k3(f: Fields) -> dict[str, Any]:
     lat = t.int("routed_expert_hidden_size", default=0, minimum=0)
     n_shared = t.int("num_shared_experts", default=0, minimum=0)
     mi = t.int("moe_intermediate_size")
-    first_k = t.int("first_k_dense_replace", default=0, minimum=0, maximum=layers)
+    first_k = dense_prefix(t, layers)
     out.update(
         mixers=group_layers(layers, lambda i: linear if i in kda_set else mla),
         dense_layers=tuple(range(first_k)),
         dense_intermediate_size=t.int("intermediate_size") if first_k else 0,
         layer_extra_params=4 * h,
         moe=MoESpec(
-            n_routed_experts=t.int("num_experts"),
+            n_routed_experts=t.experts("num_experts"),
             top_k=t.int("num_experts_per_token"),
             expert_intermediate_size=mi,
             n_shared_experts=n_shared,

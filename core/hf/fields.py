@@ -8,10 +8,34 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_LAYERS", "Fields", "parse_config_text"]
+__all__ = [
+    "CHART_MAX_ROWS",
+    "EXPERTS_WHY",
+    "LAYERS_WHY",
+    "MAX_CONFIG_BYTES",
+    "MAX_FIELD_INT",
+    "MAX_LAYERS",
+    "MAX_ROUTED_EXPERTS",
+    "Fields",
+    "parse_config_text",
+]
 
 MAX_CONFIG_BYTES = 1_000_000  # a real config.json is a few KB; refuse anything absurd
 _MAX_DEPTH = 20
+
+# What the pages can draw bounds what the importer accepts (issue 21): a config it accepts renders every
+# page. Altair's default data transformer refuses a chart of more than 5,000 rows (MaxRowsError).
+CHART_MAX_ROWS = 5_000
+# The Balance page draws one bar per routed expert. The catalog's most: Kimi-K3, 896.
+MAX_ROUTED_EXPERTS = CHART_MAX_ROWS
+EXPERTS_WHY = f"the Balance page draws one bar per routed expert, at most {CHART_MAX_ROWS:,}"
+# The Single box page draws three rows per layer (attention, dense FFN / shared experts, routed experts):
+# 3 x 1,666 = 4,998. The catalog's most: Llama-3.1-405B, 126.
+MAX_LAYERS = CHART_MAX_ROWS // 3
+LAYERS_WHY = f"the Single box page draws three rows per layer, at most {CHART_MAX_ROWS:,}"
+# Any integer field. Contexts are computed arithmetically (never by enumerating positions), so
+# max_position_embeddings needs no tighter bound: 10**12 positions size as fast as Llama 4 Scout's 10,485,760.
+MAX_FIELD_INT = 10**12
 
 
 def parse_config_text(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str, Any]:
@@ -88,7 +112,11 @@ class Fields:
     def has(self, key: str) -> bool:
         return self.cfg.get(key) is not None
 
-    def int(self, *keys: str, default: Any = ..., minimum: int = 1, maximum: int | None = None) -> int:
+    def int(self, *keys: str, default: Any = ..., minimum: int = 1, maximum: int | None = None, why: str = "") -> int:
+        """The first of ``keys`` present: an integer in ``minimum..maximum`` (``why``: the reason for the
+        maximum, said in the message); ``default`` when none is present, else ValueError."""
+        top = MAX_FIELD_INT if maximum is None else min(maximum, MAX_FIELD_INT)
+        reason = f" ({why})" if why and maximum is not None and maximum < MAX_FIELD_INT else ""
         for key in keys:
             if key in self.cfg and self.cfg[key] is not None:
                 v = self.cfg[key]
@@ -97,32 +125,36 @@ class Fields:
                     or not isinstance(v, (int, float))
                     or (isinstance(v, float) and (not math.isfinite(v) or v != int(v)))
                 ):
-                    raise ValueError(f"{self.where(key)} must be an integer, got {v!r}")
+                    raise ValueError(f"{self.where(key)} must be an integer, got {_short(v)}")
                 v = int(v)
                 if v < minimum:
-                    raise ValueError(f"{self.where(key)} must be >= {minimum}, got {v}")
-                if v > 10**12:
-                    raise ValueError(f"{self.where(key)} is implausibly large ({v})")
-                if maximum is not None and v > maximum:
-                    raise ValueError(f"{self.where(key)} must be <= {maximum:,}, got {v:,}")
+                    raise ValueError(f"{self.where(key)} must be >= {minimum:,}, got {v:,}")
+                if v > top:
+                    raise ValueError(f"{self.where(key)} must be <= {top:,}{reason}, got {v:,}")
                 return v
         if default is ...:
             names = "' or '".join(keys)
-            raise ValueError(f"config.json ({self.family}): missing field '{names}'")
+            raise ValueError(
+                f"config.json ({self.family}): missing field '{names}' (an integer, {minimum:,} to {top:,}{reason})"
+            )
         return default
+
+    def experts(self, *keys: str, default: Any = ..., minimum: int = 1) -> int:
+        """A routed-expert count: at most MAX_ROUTED_EXPERTS (the Balance page's chart)."""
+        return self.int(*keys, default=default, minimum=minimum, maximum=MAX_ROUTED_EXPERTS, why=EXPERTS_WHY)
 
     def bool(self, key: str, default: bool = False) -> bool:
         v = self.cfg.get(key, default)
         if v is None:
             return default
         if not isinstance(v, bool):
-            raise ValueError(f"{self.where(key)} must be true or false, got {v!r}")
+            raise ValueError(f"{self.where(key)} must be true or false, got {_short(v)}")
         return v
 
     def str(self, key: str, default: str | None = None) -> str | None:
         v = self.cfg.get(key, default)
         if v is not None and not isinstance(v, str):
-            raise ValueError(f"{self.where(key)} must be a string, got {v!r}")
+            raise ValueError(f"{self.where(key)} must be a string, got {_short(v)}")
         return v
 
     def int_list(self, key: str, default: list[int] | None = None) -> list[int]:
@@ -133,16 +165,20 @@ class Fields:
             raise ValueError(f"{self.where(key)} must be a list of integers")
         return v
 
-    def first_int(self, key: str, default: Any = ...) -> int:
-        """Some families (Hunyuan) give per-layer lists for a value that is uniform in practice."""
+    def first_int(self, key: str, default: Any = ..., **bounds: Any) -> int:
+        """Some families (Hunyuan) give per-layer lists for a value that is uniform in practice: an integer,
+        or a non-empty list of one integer repeated (``bounds``: ``maximum``, ``why`` as for :meth:`int`)."""
         v = self.cfg.get(key)
         if isinstance(v, list):
-            if not v:
-                raise ValueError(f"{self.where(key)} is an empty list")
+            if not v or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
+                raise ValueError(f"{self.where(key)} must list integers (one per layer), got {_short(v)}")
             if len(set(v)) > 1:
-                raise ValueError(f"{self.where(key)} varies by layer ({sorted(set(v))}); not supported")
-            return Fields({key: v[0]}, self.family).int(key)
-        return self.int(key, default=default)
+                raise ValueError(f"{self.where(key)} varies by layer ({_short(sorted(set(v)))}); not supported")
+            return Fields({key: v[0]}, self.family).int(key, **bounds)
+        return self.int(key, default=default, **bounds)
 
 
-MAX_LAYERS = 10_000  # ModelSpec's bound; checked before any per-layer list is built
+def _short(v: Any, limit: int = 80) -> str:
+    """repr of a value read from a config, cut to ``limit`` characters (a message never carries a megabyte)."""
+    r = repr(v)
+    return r if len(r) <= limit else r[: limit - 1] + "…"

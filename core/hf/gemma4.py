@@ -55,7 +55,7 @@ def gemma4(f: Fields) -> dict[str, Any]:
         dense_layers=(),
         parallel_dense_intermediate_size=t.int("intermediate_size"),
         moe=MoESpec(
-            n_routed_experts=t.int("num_experts"),
+            n_routed_experts=t.experts("num_experts"),
             top_k=t.int("top_k_experts"),
             expert_intermediate_size=t.int("moe_intermediate_size"),
             router_bias=True,

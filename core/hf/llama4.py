@@ -49,7 +49,7 @@ def llama4(f: Fields) -> dict[str, Any]:
         dense_layers=tuple(dense),
         dense_intermediate_size=t.int("intermediate_size_mlp") if dense else 0,
         moe=MoESpec(
-            n_routed_experts=t.int("num_local_experts"),
+            n_routed_experts=t.experts("num_local_experts"),
             top_k=t.int("num_experts_per_tok"),
             expert_intermediate_size=expert_ffn,
             n_shared_experts=1,

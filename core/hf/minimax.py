@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.hf._common import common, gqa_geometry
+from core.hf._common import common, dense_prefix, gqa_geometry
 from core.hf.fields import Fields
 from core.hf.registry import reader
 from core.model import MoESpec, group_layers
@@ -29,7 +29,7 @@ def minimax_m3(f: Fields) -> dict[str, Any]:
             raise f.error(f"field 'moe_layer_freq' must be {layers} zeros and ones")
         dense = [i for i, x in enumerate(freq) if x == 0]
     else:
-        dense = list(range(f.int("first_k_dense_replace", default=0, minimum=0, maximum=layers)))
+        dense = list(range(dense_prefix(f, layers)))
     plain = GQA(
         **gqa_geometry(f, c["hidden_size"]),
         qk_norm=f.bool("use_qk_norm", True),
@@ -70,7 +70,7 @@ def minimax_m3(f: Fields) -> dict[str, Any]:
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("dense_intermediate_size") if dense else 0,
         moe=MoESpec(
-            n_routed_experts=f.int("num_local_experts"),
+            n_routed_experts=f.experts("num_local_experts"),
             top_k=f.int("num_experts_per_tok"),
             expert_intermediate_size=f.int("moe_intermediate_size"),
             n_shared_experts=n_shared,

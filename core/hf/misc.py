@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.hf._common import common, gqa_geometry, moe_spec, sliding_layers
-from core.hf.fields import Fields
+from core.hf.fields import EXPERTS_WHY, MAX_ROUTED_EXPERTS, Fields
 from core.hf.registry import reader
 from core.model import MoESpec, group_layers
 from core.model.mixers.gqa import GQA
@@ -76,7 +76,7 @@ def hunyuan(f: Fields) -> dict[str, Any]:
         c,
         mixers=group_layers(c["num_layers"], lambda i: borrower if i % share else owner),
         moe=MoESpec(
-            n_routed_experts=f.first_int("num_experts"),
+            n_routed_experts=f.first_int("num_experts", maximum=MAX_ROUTED_EXPERTS, why=EXPERTS_WHY),
             top_k=f.first_int("moe_topk"),
             expert_intermediate_size=ffn,
             n_shared_experts=n_shared,
@@ -116,7 +116,7 @@ def grok(f: Fields) -> dict[str, Any]:
         mixers=group_layers(c["num_layers"], lambda i, m=GQA(**gqa_geometry(f, c["hidden_size"])): m),
         norms_per_layer=4,
         moe=MoESpec(
-            n_routed_experts=f.int("num_local_experts", "num_experts"),
+            n_routed_experts=f.experts("num_local_experts", "num_experts"),
             top_k=f.int("num_experts_per_tok"),
             expert_intermediate_size=f.int("intermediate_size", "moe_intermediate_size"),
         ),

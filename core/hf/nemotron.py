@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.hf._common import common, gqa_geometry
-from core.hf.fields import MAX_LAYERS, Fields
+from core.hf.fields import LAYERS_WHY, MAX_LAYERS, Fields
 from core.hf.registry import reader
 from core.model import MoESpec, group_layers
 from core.model.mixers.gqa import GQA
@@ -31,7 +31,9 @@ def nemotron_h(f: Fields) -> dict[str, Any]:
         if ch in "M*":
             kinds.append((ch, ""))
             if len(kinds) > MAX_LAYERS:
-                raise f.error(f"the pattern has more than {MAX_LAYERS:,} mixer blocks")
+                raise f.error(
+                    f"field 'hybrid_override_pattern' has more than {MAX_LAYERS:,} mixer blocks ({LAYERS_WHY})"
+                )
         elif kinds[-1][1]:
             raise f.error("two FFN blocks in a row are not modelled")
         else:
@@ -57,7 +59,7 @@ def nemotron_h(f: Fields) -> dict[str, Any]:
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
         moe=MoESpec(
-            n_routed_experts=f.int("n_routed_experts"),
+            n_routed_experts=f.experts("n_routed_experts"),
             top_k=f.int("num_experts_per_tok"),
             expert_intermediate_size=f.int("moe_intermediate_size"),
             n_shared_experts=n_shared,

@@ -18,15 +18,15 @@ def _compressed_tensors_preset(q: Mapping[str, Any]) -> dict[str, str]:
     w = next(iter(groups.values())).get("weights") if isinstance(next(iter(groups.values())), Mapping) else None
     if not isinstance(w, Mapping):
         raise ValueError("compressed-tensors config_groups entry without 'weights'")
-    bits, kind = w.get("num_bits"), str(w.get("type") or "")
+    bits, kind = w.get("num_bits"), w.get("type")
+    where = "quantization_config (compressed-tensors) config_groups weights: field"
+    if isinstance(bits, bool) or bits not in (4, 8):
+        raise ValueError(f"{where} 'num_bits' must be 4 or 8, got {_short(bits)}")
+    if kind not in ("int", "float"):
+        raise ValueError(f"{where} 'type' must be 'int' or 'float', got {_short(kind)}")
     table = {(4, "int"): "int4", (8, "int"): "int8", (8, "float"): "fp8", (4, "float"): "mxfp4"}
-    dtype = table.get((bits, kind))
-    if dtype is None:
-        raise ValueError(
-            f"compressed-tensors weights of {bits} bits {kind!r} are not modelled; known: 4/8-bit int, 8-bit float"
-        )
-    ignore = " ".join(str(x) for x in q.get("ignore") or [])
-    rest = "bf16" if ("self_attn" in ignore or "attn" in ignore) else dtype
+    dtype = table[(int(bits), kind)]
+    rest = "bf16" if _keeps_attention(q) else dtype
     return {"weights": rest, "routed_experts": dtype}
 
 
@@ -89,6 +89,14 @@ def _keeps_attention(q: Mapping[str, Any]) -> bool:
     names = []
     for key in ("modules_to_not_convert", "exclude_modules", "ignore"):
         v = q.get(key)
-        if isinstance(v, list):
-            names += [str(x) for x in v]
+        if v is None:
+            continue
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ValueError(f"quantization_config: field '{key}' must be a list of module names, got {_short(v)}")
+        names += v
     return any("attn" in n for n in names)
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    r = repr(v)
+    return r if len(r) <= limit else r[: limit - 1] + "…"

@@ -35,7 +35,7 @@ def _qwen_parts(f: Fields, **attention) -> tuple[dict[str, Any], GQA, frozenset[
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
         moe=MoESpec(
-            n_routed_experts=f.int("num_experts"),
+            n_routed_experts=f.experts("num_experts"),
             top_k=f.int("num_experts_per_tok"),
             expert_intermediate_size=f.int("moe_intermediate_size"),
             n_shared_experts=1 if shared else 0,

@@ -65,12 +65,14 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self):
+    def __init__(self, *, script: str = "app.py", extra_env: dict[str, str] | None = None):
+        """``script``: app.py, or serve.py (the guarded entry `make run` and Docker use); ``extra_env`` is
+        added to the server's environment (PLANNER_DB, PLANNER_ALLOWED_HOSTS, ...)."""
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = ARTIFACTS / f"server-{self.port}.log"
         ARTIFACTS.mkdir(exist_ok=True)
-        env = {**os.environ, "PLANNER_DB": str(ARTIFACTS / f"scenarios-{self.port}.db")}
+        env = {**os.environ, "PLANNER_DB": str(ARTIFACTS / f"scenarios-{self.port}.db"), **(extra_env or {})}
         (ARTIFACTS / f"scenarios-{self.port}.db").unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [
@@ -78,7 +80,7 @@ class Server:
                 "-m",
                 "streamlit",
                 "run",
-                "app.py",
+                script,
                 "--server.headless",
                 "true",
                 "--server.address",

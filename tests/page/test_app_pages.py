@@ -1,5 +1,6 @@
 """AppTest runs of the home page and the Catalog page, on the default and on a URL scenario."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,76 @@ def test_catalog_page_deep_link_scenario():
     assert at.session_state.scenario.model_id == "llama-4-maverick"
     assert at.session_state.scenario.total_gpus == 72
     assert _qp(at)["gpu"] == "gb200"
+
+
+def _plain(md):
+    """Escaped Markdown as a reader sees it (ui.format.md_escape's backslashes and word joiners removed)."""
+    return re.sub(r"\\(.)", r"\1", md).replace("\u2060", "")
+
+
+def test_unknown_and_repeated_url_keys_are_named_in_the_sidebar():
+    # st.query_params.get_all sees both values of a repeated key; the last one is used, as st.query_params[key]
+    at = run("app.py", model=["mixtral-8x7b", "grok-1"], gpus="64", precision="fp8")
+    warnings = [_plain(w.value) for w in at.sidebar.warning]
+    assert at.session_state.scenario.model_id == "grok-1"
+    assert "URL key 'model' is given 2 times; using the last value, 'grok-1'" in warnings
+    assert any(
+        w.startswith("unknown URL keys 'gpus' (did you mean 'gpu'?), 'precision' ignored; known keys: model, gpu, ")
+        for w in warnings
+    )
+    # gpus=64 did not set the cluster (1 x 8 stays), and the URL is rewritten to the scenario shown
+    assert at.session_state.scenario.total_gpus == 8
+    assert at.query_params["model"] in ("grok-1", ["grok-1"]) and "gpus" not in at.query_params
+
+
+def _sidebar_shows(at):
+    """The sidebar's pickers show the scenario the pages compute with."""
+    s, sb = at.session_state.scenario, at.sidebar
+    assert sb.selectbox(key="_w_weights").value == s.precision.weights
+    assert sb.selectbox(key="_w_experts").value == (s.precision.routed_experts or "same as weights")
+    assert sb.selectbox(key="_w_kv").value == s.precision.kv_cache
+    assert sb.selectbox(key="_w_sd").value == s.spec.method
+    if s.spec.method == "draft_model":
+        assert sb.selectbox(key="_w_draft").value == s.spec.draft_model_id
+        assert sb.selectbox(key="_w_dw").value == (s.spec.draft_weights or "same as target")
+
+
+def test_sidebar_shows_the_weight_dtype_the_pages_compute_with():
+    # fp32 is a valid weight dtype (core.specs.DTYPES) that the picker does not list by default: it was shown as
+    # bf16 while the pages computed fp32, and the next precision change switched the weights to bf16
+    at = run("app.py", w="fp32")
+    _sidebar_shows(at)
+    assert at.session_state.scenario.precision.weights == "fp32"
+    assert "weights fp32, KV bf16" in " ".join(m.value for m in at.markdown)  # Home's header, from the scenario
+    at.sidebar.selectbox(key="_w_kv").set_value("fp8").run()
+    _sidebar_shows(at)
+    assert at.session_state.scenario.precision.weights == "fp32" and _qp(at)["w"] == "fp32" and _qp(at)["kv"] == "fp8"
+    assert "weights fp32, KV fp8" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize(
+    "query, kept, warning",
+    [
+        # valid values the pickers did not list: added to their options
+        ({"ex": "fp32"}, True, None),
+        # fp32 draft weights were an uncaught ValueError ('fp32' is not in list)
+        ({"model": "qwen3-235b-a22b", "sd": "draft_model", "draft": "qwen3-0.6b", "dw": "fp32"}, True, None),
+        # values the pickers cannot offer: refused with a warning, and the pages compute what the sidebar shows
+        ({"model": "mixtral-8x7b", "sd": "mtp"}, False, "Mixtral-8x7B has no MTP module: speculative decoding is off"),
+        (
+            {"model": "qwen3-30b-a3b", "sd": "draft_model", "draft": "qwen3-30b-a3b"},
+            False,
+            "the draft model cannot be the target itself (Qwen3-30B-A3B); using Qwen3-0.6B",
+        ),
+    ],
+)
+def test_sidebar_shows_every_url_value_it_computes_with(query, kept, warning):
+    at = run("app.py", **query)
+    _sidebar_shows(at)
+    s = at.session_state.scenario
+    url = {k: v for k, v in _qp(at).items() if k in query}
+    assert (url == query) is kept, url
+    warnings = [_plain(w.value) for w in at.sidebar.warning]
+    assert warnings == ([] if warning is None else [warning])
+    if query.get("dw"):
+        assert s.spec.draft_weights == "fp32"

@@ -86,3 +86,39 @@ def test_families(model_id):
 
 def run(**query):
     return run_page("pages/3_Balance.py", timeout=60, **query)
+
+
+def test_csv_excel_bom_typo_and_huge_loads():
+    """Issue #21: a BOM used to lose the first row, a typo ('12O') silently lost its row, and 1e308 loads
+    (finite, but their sum is inf) raised an uncaught exception."""
+    at = run(model="mixtral-8x7b", gpu="h100-sxm")
+    at.selectbox[0].set_value("paste / upload CSV").run()
+    # BOM + two rows: both kept; row 1 max / mean = 50 / (120 / 8) = 3.33
+    at.text_area[0].input("\ufeff10,10,10,10,10,10,10,50\n10,10,10,10,10,10,10,50\n").run()
+    assert not at.exception and "Read 2 layer(s) × 8 experts" in at.success[0].value
+    assert metrics(at)["Imbalance ratio (max / mean)"] == "3.33"
+    at.text_area[0].input("12O,10,10,10,10,10,10,50\n10,10,10,10,10,10,10,50\n").run()
+    assert not at.exception and any("line 1, column 1" in e.value and "is not a number" in e.value for e in at.error)
+    at.text_area[0].input(",".join(["1e308"] * 8)).run()
+    assert not at.exception
+    assert any("line 1, column 1" in e.value and "above the largest load accepted, 1e+30" in e.value for e in at.error)
+
+
+def test_prometheus_duplicate_samples_past_the_float_range():
+    at = run(model="mixtral-8x7b", gpu="h100-sxm")
+    at.selectbox[0].set_value("Prometheus scrape").run()
+    lines = [f'm{{layer="0",expert="{i}"}} 1e308' for i in range(8)] * 2
+    at.text_area[0].input("\n".join(lines)).run()
+    assert not at.exception
+    assert any("line 1" in e.value and "above the largest load accepted, 1e+30" in e.value for e in at.error)
+
+
+def test_4096_gpus_name_the_layout_problem():
+    """512 x 8 GPUs is within the README's limits; the default layout there puts 4,096 / 1 pipeline stages on
+    DeepSeek-V3's 61 layers (TP 1 because 4,096 / 8 = 512 stages > 61 too) and the EPLB section raised."""
+    at = run(nodes="512", gpn="8")
+    assert not at.exception
+    assert any("PP 4096 exceeds the 61 layers" in e.value and "at most 61 pipeline stages" in e.value for e in at.error)
+    # the same cluster with a layout the model runs: 4,096 / (8 stages x 64 replicas) = 8 GPUs per stage, EP 8
+    at = run(nodes="512", gpn="8", tp="1", etp="1", pp="8", dp="64")
+    assert not at.error and metrics(at)["Expert groups"] == "8"

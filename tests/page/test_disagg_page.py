@@ -52,3 +52,51 @@ def test_llama_review_scenario_with_speculative_saving():
 def test_impossible_block_is_explained():
     at = run(model="kimi-k2", gpu="rtx-4090", nodes="1")
     assert at.error and "no prefill layout of Kimi-K2 works" in at.error[0].value
+
+
+def _number_input(at, label):
+    return next(n for n in at.number_input if n.label == label)
+
+
+def test_readme_prompt_length_is_accepted():
+    """Issue #21: isl=2000000 (the README allows 1-10,000,000) raised: the prompt box stopped at 1,000,000."""
+    at = run(isl="2000000")
+    assert not at.exception
+    box = _number_input(at, "Prompt tokens (mean)")
+    assert box.value == 2_000_000 and box.max == 10_000_000
+    # 2,000,000 prompt tokens do not prefill within the default 3 s TTFT on 8 x H200: a message, not a traceback
+    assert any("no prefill layout of DeepSeek-V3 works" in e.value for e in at.error)
+
+
+def test_computed_speedup_above_the_widget_maximum_is_clamped_with_a_note():
+    """Issue #21: the speedup box (0.1-20x, the range core.disagg sizes pools for) was handed the scenario's
+    computed speedup, 22.99x for Mixtral-8x7B with n-gram drafts at alpha 1, gamma 64, c 0 and 30K / 30K tokens
+    under relaxed targets: it raised. It now starts at 20x with a note giving the computed value."""
+    at = run(model="mixtral-8x7b", sd="ngram", gamma="64", alpha="1", c="0", isl="30000", osl="30000")
+    _number_input(at, "TTFT target (s)").set_value(600.0).run()
+    _number_input(at, "TPOT target (ms)").set_value(5000.0).run()
+    assert not at.exception
+    box = _number_input(at, "Speculative decode speedup (×)")
+    assert (box.value, box.max) == (20.0, 20.0)
+    note = next(c.value for c in at.caption if "speculative decoding computes" in c.value)
+    computed = float(re.search(r"computes ([\d.]+)×", note).group(1))
+    # at alpha = 1 a step emits gamma + 1 = 65 tokens: the computed speedup lies above the box, below 65
+    assert 20 < computed < 65 and "pool sizing takes 0.1-20×, so the box starts at 20×" in note
+    table = next(d.value for d in at.dataframe if "serving" in d.value.columns)
+    assert "disaggregated + speculative (20×)" in list(table["serving"])
+
+
+def test_4096_gpus_is_a_message_naming_the_limit():
+    """512 x 8 GPUs as the building block: the decode search's sequences over the block passed the 1,000,000 a
+    Workload allows (1 validation error for Workload ... pydantic text); now one line naming the field."""
+    at = run(nodes="512", gpn="8")
+    assert not at.exception
+    assert any(e.value.startswith("batch: Input should be less than or equal to 1000000") for e in at.error)
+
+
+def test_launch_commands_beyond_the_engines_limits_are_a_note():
+    """1 x 1,024 GPUs as the building block: the workers' launch commands (at most 64 GPUs per node) raised."""
+    at = run(nodes="1", gpn="1024")
+    assert not at.exception and metrics(at)["Decode pool"].endswith("GPUs")
+    notes = [i.value for i in at.info if "gpus_per_node must be a whole number in 1..64, got 1024" in i.value]
+    assert len(notes) == 2  # prefill and decode workers

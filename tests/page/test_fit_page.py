@@ -172,3 +172,15 @@ def test_linear_attention_model_shows_its_fixed_state():
     # 45 Gated DeltaNet layers x 4,268,032 B = 183.2 MiB; / (15 x 2,048 B per token) = 6,252 tokens of K/V
     cap = next(c.value for c in at.caption if "linear-attention layers hold" in c.value)
     assert "The 45 linear-attention layers hold 183.2 MiB per sequence" in cap and "6,252 tokens of K/V" in cap
+
+
+def test_mtp_on_a_model_without_an_mtp_module_says_so_and_sizes_without_the_draft():
+    # issue 21: ?model=mixtral-8x7b&sd=mtp raised "has no MTP module" as an uncaught exception
+    at = run(model="mixtral-8x7b", sd="mtp", gamma="2")
+    assert any(
+        "Mixtral-8x7B has no MTP module" in w.value and "speculative decoding is off" in w.value for w in at.warning
+    )
+    assert "sd" not in qp(at)
+    # the numbers are those of the same scenario without speculative decoding (the sidebar shows 'off')
+    assert metrics(at) == metrics(run(model="mixtral-8x7b"))
+    assert not any("**Draft (" in md.value for md in at.markdown)

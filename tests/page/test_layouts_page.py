@@ -63,3 +63,24 @@ def test_tiers_overlap_and_launch_commands():
     assert any(c.startswith("# written for vLLM") and "--enable-expert-parallel" in c for c in codes)
     assert any(c.startswith("# written for SGLang") and "--enable-dp-attention" in c for c in codes)
     assert any(c.startswith("# written for TensorRT-LLM") for c in codes)
+
+
+def test_4096_gpus_are_searched_or_explained():
+    """Issue #21: 512 x 8 H200 (within the README's 65,536) raised from the decode search: a plan's sequences over
+    the whole cluster (256 per GPU x 4,096 GPUs = 1,048,576) passed the 1,000,000 a Workload allows. Prefill
+    plans are shown; decode is a message naming the cluster and the limit hit, never a traceback."""
+    at = run(nodes="512", gpn="8")
+    assert not at.exception
+    prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
+    assert "DP-attn" in prefill
+    assert any(
+        "The decode layout search could not finish on 4,096 GPUs" in e.value and "1000000" in e.value for e in at.error
+    )
+
+
+def test_launch_commands_beyond_the_engines_limits_are_a_note():
+    """1 x 1,024 GPUs (the README allows 1-1,024 per node): the launch commands' check (at most 64 GPUs per node,
+    core.launch) raised in the middle of the page; now a note names the limit and the plans still show."""
+    at = run(nodes="1", gpn="1024")
+    assert not at.exception and any("Best for decode" in s.value for s in at.success)
+    assert any("gpus_per_node must be a whole number in 1..64, got 1024" in i.value for i in at.info)

@@ -92,6 +92,28 @@ def test_live_scrape_gives_implied_alpha():
     assert any("Could not read the scrape" in e.value for e in at.error)
 
 
+def test_live_scrape_with_drafts_per_step_outside_1_64_is_a_message():
+    """Issue #21: 100 or 0.3 draft tokens per step (draft tokens / drafts) raised in implied_alpha."""
+    at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", gamma="5")
+    assert at.text_area(key="live_scrape").max_chars == 5_000_000  # the reader's limit, kept by the browser
+    for draft_tokens, shown in ((100_000, "100"), (300, "0.3")):  # over 1,000 drafts
+        at.text_area(key="live_scrape").input(
+            f"vllm:spec_decode_num_drafts_total 1000\nvllm:spec_decode_num_draft_tokens_total {draft_tokens}\n"
+            "vllm:spec_decode_num_accepted_tokens_total 200\n"
+        ).run()
+        assert not at.exception
+        assert any(f"imply {shown} draft tokens per step" in e.value and "allowed: 1-64" in e.value for e in at.error)
+        assert "Implied chain α" not in metrics(at)
+
+
+def test_4096_gpus_name_the_layout_problem():
+    """512 x 8 GPUs is within the README's limits; the default layout there (PP 4,096 on 61 layers) raised in
+    the measured-acceptance view."""
+    at = run(nodes="512", gpn="8")
+    assert not at.exception
+    assert any("PP 4096 exceeds the 61 layers" in e.value and "at most 61 pipeline stages" in e.value for e in at.error)
+
+
 def test_one_default_per_method_by_link_sidebar_page_and_cli(capsys):
     import json
 

@@ -142,11 +142,11 @@ def test_bias_balancing_converges_and_large_steps_oscillate():
 def test_parse_csv():
     a = b.parse_loads_csv("e0,e1,e2\n1,2,3\n4,5,6\n")
     assert a.shape == (2, 3) and a[1, 2] == 6
-    with pytest.raises(ValueError, match="line 3: 'x' is not a number"):
+    with pytest.raises(ValueError, match="line 3, column 1: 'x' is not a number"):
         b.parse_loads_csv("1,2\n3,4\nx,5\n")
     with pytest.raises(ValueError, match="line 2: 3 columns, but the first row has 2"):
         b.parse_loads_csv("1,2\n3,4,5\n")
-    with pytest.raises(ValueError, match="line 1: loads must be finite numbers >= 0"):
+    with pytest.raises(ValueError, match="line 1, column 2: loads must be finite numbers >= 0"):
         b.parse_loads_csv("1,-2\n")
     with pytest.raises(ValueError, match="no rows"):
         b.parse_loads_csv("a,b\n")
@@ -171,3 +171,46 @@ other_metric 3
         b.parse_prometheus_loads("up 1\n")
     with pytest.raises(ValueError, match="line 1: load must be a finite number"):
         b.parse_prometheus_loads('x{expert="1"} NaN\n')
+
+
+def test_parse_csv_keeps_a_row_after_excel_byte_order_mark():
+    """Excel's "CSV UTF-8" starts the file with U+FEFF: the first row used to be read as a header and lost
+    (shape (1, 2)); with or without a header row, every row of numbers is kept."""
+    assert b.parse_loads_csv("\ufeff1,2\n3,4\n").tolist() == [[1, 2], [3, 4]]
+    assert b.parse_loads_csv("\ufeffe0,e1\r\n1,2\r\n").tolist() == [[1, 2]]
+
+
+def test_parse_csv_typo_names_the_line_and_column():
+    """A mistyped number (letter O for zero) used to make its row a 'header' and vanish silently."""
+    with pytest.raises(ValueError, match=r"line 1, column 1: '12O' is not a number"):
+        b.parse_loads_csv("12O,3\n4,5\n")
+    with pytest.raises(ValueError, match=r"line 3, column 2: '4O' is not a number"):
+        b.parse_loads_csv("e0,e1\n1,2\n3,4O\n")
+    with pytest.raises(ValueError, match=r"line 2, column 1: '12O' is not a number"):
+        b.parse_loads_csv("e0,e1\n12O,3\n")
+    # a header is one first row of names, nothing that looks like a number
+    assert b.parse_loads_csv("expert_0,expert_1\n5,7\n").tolist() == [[5, 7]]
+
+
+def test_parse_csv_refuses_loads_beyond_the_limit():
+    """1e308 is finite but two of them sum to inf, and every fraction became 0 or NaN downstream: a load
+    above balance.MAX_LOAD (1e30) is refused naming the cell and the limit; 1e30 itself is read."""
+    with pytest.raises(ValueError, match=r"line 2, column 1: 1e\+308 is above the largest load accepted, 1e\+30"):
+        b.parse_loads_csv("1,1\n1e308,1e308\n")
+    a = b.parse_loads_csv("1e30,1e30\n")
+    assert a.tolist() == [[1e30, 1e30]] and np.isfinite(a.sum())
+
+
+def test_parse_prometheus_duplicate_samples_past_the_limit():
+    """Duplicate samples of one (layer, expert) add up (one per rank); 1e308 + 1e308 used to give inf."""
+    one = 'm{layer="0",expert="1"} 1e308\nm{layer="0",expert="0"} 1\n'
+    with pytest.raises(ValueError, match=r"line 1: load 1e\+308 is above the largest load accepted, 1e\+30"):
+        b.parse_prometheus_loads(one)
+    twice = 'm{layer="0",expert="1"} 6e29\nm{layer="0",expert="0"} 1\nm{layer="0",expert="1"} 6e29\n'
+    # 6e29 + 6e29 = 1.2e30 > 1e30
+    with pytest.raises(ValueError, match=r"line 3: the samples of layer 0, expert 1 add up to 1\.2e\+30, above"):
+        b.parse_prometheus_loads(twice)
+    loads, _ = b.parse_prometheus_loads(
+        '\ufeffm{layer="0",expert="1"} 5e29\nm{layer="0",expert="1"} 5e29\nm{expert="0"} 1\n'
+    )
+    assert loads.tolist() == [[1, 1e30]]  # a BOM is accepted; 5e29 + 5e29 = 1e30 is at the limit

@@ -236,8 +236,12 @@ def test_efficiency_yaml_is_the_current_fit():
 
 
 def test_leave_one_out_accuracy_holds():
-    """Regression guard on the accuracy the README reports (leave-one-out, cases never fitted on)."""
-    results = validation.leave_one_out(list(cat.validation_cases))
+    """Regression guard on the accuracy the README reports (leave-one-out, cases never fitted on). Read from the
+    shipped table (the full refit takes ~20 s on two cores); test_loo_table.py checks that it is the current one."""
+    from core.loo_table import read_loo_table
+
+    results, why = read_loo_table(cat)
+    assert results is not None, f"{why}: run `python -m bench.calibrate --write`"
     s = validation.error_summary(results)
     # issue #18's targets: whole step median <= 12% and max <= 30%; kernel families median <= 15%, p90 <= 35%.
     # Met: all-to-all, attention decode, the whole-step median. Guarded at what is reached where not (README).

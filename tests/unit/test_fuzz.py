@@ -1146,6 +1146,7 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "balance.gpu_loads.phy2log": st.none(),  # filled with logcnt from one EPLB run in _draw_args
     "balance.gpu_loads.logcnt": st.none(),
     "calibration.leave_one_out.cases": st.lists(cases, max_size=2),
+    "calibration.leave_one_out.only": st.one_of(st.none(), text(20), st.lists(text(20), max_size=2)),
     "calibration.calibrate.cases": st.lists(cases, max_size=3),
     "disagg.break_even_rate.rates": st.lists(fl(1, 1e4, wrong=False), max_size=3),
     "disagg.size_pools.plans": st.none(),
@@ -1274,6 +1275,34 @@ OVERRIDES.update(
                 "x" * 5000,
                 "bad\x00name",
             ]
+        ),
+    }
+)
+
+# core.auth (issue 21): sign-in settings from the environment, request headers, st.user dicts
+_AUTH_ENV_KEYS = st.sampled_from(["PLANNER_AUTH", "PLANNER_AUTH_HEADER", "PLANNER_EDITORS", "PLANNER_READERS", "X"])
+_AUTH_ENV_VALUES = st.one_of(choice(["none", "header", "oidc", "*", "a, b", "X-User"]), st.just(WrongType(3)))
+_AUTH_ENVS = st.dictionaries(_AUTH_ENV_KEYS, _AUTH_ENV_VALUES, max_size=4)
+_HEADER_DICTS = st.dictionaries(choice(["X-Forwarded-User", "x-forwarded-email", "Host"]), text(400), max_size=3)
+
+
+def _auth_config(env: dict) -> Lazy:
+    from core.auth import auth_config
+
+    return Lazy(lambda: auth_config(env), f"auth_config({env!r})")
+
+
+OVERRIDES.update(
+    {
+        "auth.auth_config.env": st.one_of(_AUTH_ENVS, st.just(WrongType(["PLANNER_AUTH"]))),
+        "auth.identify.config": st.one_of(
+            _AUTH_ENVS.map(_auth_config),
+            st.just(WrongType("header")),
+        ),
+        "auth.identify.headers": st.one_of(st.none(), _HEADER_DICTS, st.just(WrongType("X-Forwarded-User: a"))),
+        "auth.identify.user": st.one_of(
+            st.none(),
+            st.fixed_dictionaries({"is_logged_in": st.sampled_from([True, False, "true"]), "email": text(400)}),
         ),
     }
 )
@@ -1807,9 +1836,13 @@ def config_texts(draw):
         return base[: draw(st.integers(0, len(base) - 1))]
     if kind in (1, 2, 3):  # mutated, NaN and Infinity written as JavaScript literals
         return json.dumps(draw(mutated(json.loads(base), n_max=3)), allow_nan=True)
-    if kind == 4:  # a numeric field replaced by a literal json cannot hold in a float / an int
-        key = draw(st.sampled_from(["hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads"]))
-        lit = draw(st.sampled_from(["1e400", "-1e400", "NaN", "-Infinity", "9" * 5000, "0x10", "1_000", "+1", ".5"]))
+    if kind == 4:  # a numeric field replaced by a literal json cannot hold in a float / an int, or a list / object
+        keys = ["hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads"]
+        keys += ["num_experts", "moe_topk", "n_routed_experts", "first_k_dense_replace", "v_head_dim"]  # issue 21
+        key = draw(st.sampled_from(keys))
+        lits = ["1e400", "-1e400", "NaN", "-Infinity", "9" * 5000, "0x10", "1_000", "+1", ".5"]
+        lits += ["[[1]]", "[8]", "[]", '{"a": 1}', "5001", "1667"]  # issue 21: lists, objects, past the page limits
+        lit = draw(st.sampled_from(lits))
         return re.sub(rf'"{key}": [^,}}]+', f'"{key}": {lit}', base, count=1)
     if kind == 5:
         return draw(
@@ -2018,7 +2051,11 @@ def test_expert_load_csv_never_crashes(text):
         ("1,1e400", "line 1"),
         ("0,0", "all zero"),
         ("1,-1", "line 1"),
-        ("x,y\nz,w", "no rows"),
+        ("x,y\nz,w", "line 2, column 1: 'z' is not a number"),  # only the first row can be a header
+        ("x,y", "no rows"),
+        ("12O,3\n4,5", "line 1, column 1"),  # a typo is not a header (issue #21: the row was lost)
+        ("\ufeff1,2\n3,4O", "line 2, column 2"),
+        ("1,1e308", "above the largest load accepted"),  # finite, but two of them sum to inf
     ],
 )
 def test_expert_load_csv_messages(text, match):

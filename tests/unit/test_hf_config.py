@@ -265,3 +265,188 @@ def test_deepseek_fp4_experts_are_mxfp4():
         quant_preset({"quant_method": "fp8", "expert_dtype": "fp3"})
     with pytest.raises(ValueError, match="expert_dtype"):
         quant_preset({"quant_method": "fp8", "expert_dtype": ["fp4"]})
+
+
+# ---- issue 21: every config the importer accepts is one the pages can draw; every refusal names the field
+
+
+def _moe_ids():
+    from core.catalog import load_catalog
+
+    return sorted(mid for mid, m in load_catalog().models.items() if m.moe is not None)
+
+
+def _put(cfg, key, value):
+    """Set ``key`` wherever it appears in ``cfg`` and its text_config (not in a vision tower's config)."""
+    for d in (cfg, cfg.get("text_config")):
+        if isinstance(d, dict) and key in d:
+            d[key] = value
+    return cfg
+
+
+def test_the_page_limits_are_named_constants():
+    from core.hf import CHART_MAX_ROWS, MAX_FIELD_INT, MAX_LAYERS, MAX_ROUTED_EXPERTS
+
+    # Altair refuses a chart of more than 5,000 rows (MaxRowsError); Balance draws one bar per routed
+    # expert, Single box three rows per layer: 3 x 1,666 = 4,998 <= 5,000 < 3 x 1,667 = 5,001
+    assert (CHART_MAX_ROWS, MAX_ROUTED_EXPERTS, MAX_LAYERS, MAX_FIELD_INT) == (5_000, 5_000, 1_666, 10**12)
+
+
+@pytest.mark.parametrize("model_id", _moe_ids())
+def test_more_routed_experts_than_the_balance_chart_draws_are_refused(model_id):
+    keys = ("n_routed_experts", "num_experts", "num_local_experts")
+    cfg = raw(model_id)
+    for key in keys:
+        _put(cfg, key, 5_001)
+    with pytest.raises(
+        ValueError,
+        match=r"field '(n_routed_experts|num_experts|num_local_experts)' must be <= 5,000 "
+        r"\(the Balance page draws one bar per routed expert.*\), got 5,001",
+    ):
+        model_from_hf_config(cfg, model_id="x")
+
+
+@pytest.mark.parametrize("model_id", ["deepseek-v3", "qwen3-30b-a3b", "mixtral-8x7b", "kimi-k3", "hunyuan-large"])
+def test_the_most_routed_experts_the_pages_draw_are_accepted(model_id):
+    cfg = raw(model_id)
+    for key in ("n_routed_experts", "num_experts", "num_local_experts"):
+        _put(cfg, key, 5_000)  # 5,000 / DeepSeek-V3's 8 expert groups = 625 per group
+    assert model_from_hf_config(cfg, model_id="x").moe.n_routed_experts == 5_000
+
+
+@pytest.mark.parametrize("model_id", ["deepseek-v3", "qwen3-30b-a3b", "mixtral-8x7b", "llama-3-70b", "llama-4-scout"])
+def test_more_layers_than_the_single_box_chart_draws_are_refused(model_id):
+    cfg = _put(raw(model_id), "num_hidden_layers", 1_667)
+    with pytest.raises(
+        ValueError,
+        match=r"field 'num_hidden_layers' must be <= 1,666 \(the Single box page draws "
+        r"three rows per layer.*\), got 1,667",
+    ):
+        model_from_hf_config(cfg, model_id="x")
+    assert model_from_hf_config(_put(raw(model_id), "num_hidden_layers", 1_666), model_id="x").num_layers == 1_666
+
+
+def test_a_hybrid_pattern_longer_than_the_layer_limit_is_refused():
+    cfg = raw("nemotron-3-super-120b-a12b")
+    cfg["hybrid_override_pattern"] = "ME" * 1_667
+    with pytest.raises(ValueError, match=r"hybrid_override_pattern.*more than 1,666 mixer blocks"):
+        model_from_hf_config(cfg, model_id="x")
+
+
+@pytest.mark.parametrize("first_k", [61, 62, 1_000])
+def test_dense_layers_beyond_the_layer_count_are_refused(first_k):
+    # DeepSeek-V3: 61 layers; first_k_dense_replace = 61 or more leaves no MoE layer, which the Balance page
+    # cannot draw (it asked for 0 layers of loads: 'layers must be in 1..10,000', an uncaught exception)
+    cfg = raw("deepseek-v3")
+    cfg["first_k_dense_replace"] = first_k
+    with pytest.raises(
+        ValueError,
+        match=rf"field 'first_k_dense_replace' must be <= 60 \(at least one of the 61 "
+        rf"layers \(num_hidden_layers\) must have the MoE block\), got {first_k:,}",
+    ):
+        model_from_hf_config(cfg, model_id="x")
+    cfg["first_k_dense_replace"] = 60  # the last layer alone is MoE
+    assert model_from_hf_config(cfg, model_id="x").num_moe_layers == 1
+
+
+@pytest.mark.parametrize(
+    "model_id, changes, fields",
+    [
+        ("deepseek-v3", {"first_k_dense_replace": 3, "moe_layer_freq": 100}, "first_k_dense_replace, moe_layer_freq"),
+        ("qwen3-30b-a3b", {"mlp_only_layers": list(range(48))}, "mlp_only_layers"),
+        ("qwen3-30b-a3b", {"decoder_sparse_step": 49}, "decoder_sparse_step"),
+        ("snowflake-arctic", {"moe_layer_frequency": 36}, "moe_layer_frequency"),
+    ],
+)
+def test_a_moe_config_whose_layers_are_all_dense_is_refused(model_id, changes, fields):
+    cfg = raw(model_id)
+    cfg.update(changes)
+    with pytest.raises(
+        ValueError, match=rf"no layer has a MoE block.*fields [a-z_, ]*{fields}.*at least one MoE layer"
+    ):
+        model_from_hf_config(cfg, model_id="x")
+
+
+def test_positions_are_bounded_by_the_integer_limit_alone():
+    # contexts are arithmetic (never enumerated), so 10**12 positions are accepted; above it any integer
+    # field is refused with the limit
+    cfg = raw("mixtral-8x7b")
+    cfg["max_position_embeddings"] = 10**12
+    assert model_from_hf_config(cfg, model_id="x").max_position_embeddings == 10**12
+    cfg["max_position_embeddings"] = 10**12 + 1
+    with pytest.raises(
+        ValueError, match=r"field 'max_position_embeddings' must be <= 1,000,000,000,000, got 1,000,000,000,001"
+    ):
+        model_from_hf_config(cfg, model_id="x")
+
+
+@pytest.mark.parametrize(
+    "model_id, key, value",
+    [
+        ("deepseek-v3", "hidden_size", [7168]),
+        ("deepseek-v3", "v_head_dim", [128, 128]),
+        ("deepseek-v3", "n_routed_experts", {"n": 256}),
+        ("mixtral-8x7b", "num_local_experts", [8]),
+        ("qwen3-30b-a3b", "num_experts_per_tok", [8]),
+        ("llama-4-scout", "num_attention_heads", [40]),
+        ("hunyuan-large", "num_experts", [[16]]),  # per-layer list of lists: was TypeError (unhashable)
+        ("hunyuan-large", "moe_topk", [[1], [1]]),
+        ("hunyuan-large", "num_shared_expert", [{"a": 1}]),
+    ],
+)
+def test_lists_where_numbers_belong_name_the_field(model_id, key, value):
+    cfg = _put(raw(model_id), key, value)
+    with pytest.raises(ValueError, match=rf"field '{key}' (must be an integer|must list integers)"):
+        model_from_hf_config(cfg, model_id="x")
+
+
+def test_mla_without_v_head_dim_names_the_field_and_what_it_must_be():
+    for model_id in ("deepseek-v3", "kimi-k2", "deepseek-v2-lite"):
+        cfg = raw(model_id)
+        del cfg["v_head_dim"]
+        with pytest.raises(ValueError, match=r"missing field 'v_head_dim' \(an integer, 1 to 100,000\)"):
+            model_from_hf_config(cfg, model_id="x")
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"num_bits": [4]}, r"field 'num_bits' must be 4 or 8, got \[4\]"),
+        ({"num_bits": {"b": 4}}, r"field 'num_bits' must be 4 or 8"),
+        ({"type": ["int"]}, r"field 'type' must be 'int' or 'float'"),
+    ],
+)
+def test_compressed_tensors_with_wrong_types_name_the_field(change, match):
+    from core.hf_config import quant_preset
+
+    cfg = raw("kimi-k2.5")
+    q = cfg["text_config"]["quantization_config"]
+    next(iter(q["config_groups"].values()))["weights"].update(change)
+    with pytest.raises(ValueError, match=match):
+        quant_preset(cfg)
+    # the model still imports: a quantisation the planner cannot read leaves the checkpoint's format unknown
+    assert model_from_hf_config(cfg, model_id="x").checkpoint_precision is None
+
+
+@pytest.mark.parametrize("ignore", [5, 1.5, "lm_head", {"a": 1}])
+def test_an_ignore_list_that_is_not_a_list_names_the_field(ignore):
+    from core.hf_config import quant_preset
+
+    cfg = raw("kimi-k2.5")
+    cfg["text_config"]["quantization_config"]["ignore"] = ignore
+    with pytest.raises(ValueError, match=r"field 'ignore' must be a list of module names"):
+        quant_preset(cfg)
+
+
+def test_a_model_pydantic_refuses_is_reported_without_the_pydantic_boilerplate():
+    cfg = raw("mixtral-8x7b")
+    cfg["num_experts_per_tok"] = 9  # 8 experts: top-9 is impossible
+    with pytest.raises(ValueError) as e:
+        model_from_hf_config(cfg, model_id="x")
+    msg = str(e.value)
+    assert msg.startswith("config.json (mixtral): ") and "top_k (9) cannot exceed n_routed_experts (8)" in msg
+    assert "pydantic.dev" not in msg and "validation error" not in msg
+    cfg = raw("mixtral-8x7b")
+    cfg["hidden_size"] = 10**9  # the ModelSpec bound, named as the config's field
+    with pytest.raises(ValueError, match=r"field 'hidden_size' must be <= 1,000,000, got 1,000,000,000"):
+        model_from_hf_config(cfg, model_id="x")

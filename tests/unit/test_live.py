@@ -44,3 +44,31 @@ def test_sglang_accept_length_is_averaged_over_ranks():
     text = 'sglang:spec_accept_length{tp_rank="0"} 3.0\nsglang:spec_accept_length{tp_rank="1"} 4.0\n'
     obs = live.spec_observation(text)
     assert obs.engine == "SGLang" and obs.tokens_per_step == 3.5
+
+
+def _vllm(accepted: float, draft_tokens: float, drafts: float) -> str:
+    return (
+        f"vllm:spec_decode_num_drafts_total {drafts}\n"
+        f"vllm:spec_decode_num_draft_tokens_total {draft_tokens}\n"
+        f"vllm:spec_decode_num_accepted_tokens_total {accepted}\n"
+    )
+
+
+def test_drafts_per_step_outside_1_64_is_a_message():
+    """The Speculative page fed gamma = draft tokens / drafts to implied_alpha, which raised for gamma > 64
+    or gamma < 0.5 (rounded to 0): the reader now refuses it naming the value and the range."""
+    # 100,000 draft tokens over 1,000 drafts = 100 per step
+    with pytest.raises(ValueError, match=r"imply 100 draft tokens per step .*allowed: 1-64"):
+        live.spec_observation(_vllm(500, 100_000, 1_000))
+    # 300 / 1,000 = 0.3 per step (rounds to 0)
+    with pytest.raises(ValueError, match=r"imply 0\.3 draft tokens per step .*allowed: 1-64"):
+        live.spec_observation(_vllm(100, 300, 1_000))
+    # 64.4 rounds to 64 (in range); 1 + 6,000 / 1,000 = 7 tokens per step
+    o = live.spec_observation(_vllm(6_000, 64_400, 1_000))
+    assert o.gamma == pytest.approx(64.4) and o.tokens_per_step == 7.0
+    assert 0 < live.implied_alpha(o.tokens_per_step, round(o.gamma)) < 1
+
+
+def test_byte_order_mark_is_accepted():
+    o = live.spec_observation("\ufeff" + VLLM)
+    assert o.tokens_per_step == 3.6  # 1 + 2,600 / 1,000, as without the BOM

@@ -1,6 +1,7 @@
 """The report (figures, Markdown, self-contained HTML with charts) and the command line."""
 
 import base64
+import html
 import json
 import re
 
@@ -98,3 +99,155 @@ def test_cli_stack_reaches_the_report_and_bad_stacks_are_refused(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--stack", "tgi"])
     assert "invalid choice: 'tgi'" in capsys.readouterr().err
+
+
+# ---- user text escaped in every output format (issue 21)
+
+HOSTILE_NAMES = ["<img src=x onerror=alert(1)>", "[x](javascript:alert(1))"]
+
+
+def _imported(name: str):
+    """Mixtral's config.json with ``_name_or_path`` set to ``name``: the importer names the model after it (what
+    follows its last "/"), in the app, in the URL's cfg and so in the CLI."""
+    from core.catalog import CATALOG_DIR
+    from core.hf_config import model_from_config_text
+
+    cfg = json.loads((CATALOG_DIR / "models" / "mixtral-8x7b" / "config.json").read_text())
+    return model_from_config_text(json.dumps({**cfg, "_name_or_path": name}))
+
+
+def _markup(md: str) -> str:
+    """Markdown with each backslash-escaped character blanked out: what a renderer parses as markup."""
+    return re.sub(r"\\.", "\0", md)
+
+
+@pytest.fixture
+def no_charts(monkeypatch):
+    """Reports without their PNG charts (2-3 s each to render): pixels carry no markup, the text around them does."""
+    import ui.report
+
+    monkeypatch.setattr(ui.report, "report_charts", lambda report: {})
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_model_name_is_escaped_in_the_markdown_and_html_reports(name, no_charts):
+    from ui.format import md_escape
+
+    spec, _ = _imported(name)
+    scenario = Scenario(model_id=spec.id, gpu_id="h100-sxm", precision=Precision(weights="bf16"))
+    r = build_report(scenario, cat, spec, with_layouts=False)
+    assert r.title == f"{name} (imported) on 8 × NVIDIA H100 SXM5 80GB"
+    md = render_markdown(r, images=False)
+    # the title, the Scenario section's Model figure: escaped; no tag, link or image left as markup
+    assert md.startswith(f"# {md_escape(r.title)}\n")
+    assert f"- **Model:** {md_escape(name)} (imported) (46.7B total" in md
+    assert "<img" not in _markup(md) and "](" not in _markup(md) and "javascript:" not in md
+    page = render_html(r)
+    assert f"<h1>{html.escape(r.title)}</h1>" in page and f"<title>{html.escape(r.title)}</title>" in page
+    assert "<img" not in page and "onerror=alert(1)>" not in page and "<a " not in page
+
+
+def test_report_code_blocks_cannot_be_closed_by_their_text():
+    from ui.report import fenced
+
+    # CommonMark: a fence closes only on a run of backticks at least as long as the opening one
+    assert fenced("vllm serve x", "bash") == "```bash\nvllm serve x\n```"
+    assert fenced("a\n```\n<img src=x>", "bash") == "````bash\na\n```\n<img src=x>\n````"
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_a_hostile_model_name_is_escaped_in_the_cli_outputs(name, capsys, tmp_path, no_charts):
+    from core.hf_config import encode_config
+    from ui.format import md_escape
+
+    spec, norm = _imported(name)
+    url = f"model={spec.id}&cfg={encode_config(norm)}&gpu=h100-sxm&w=bf16"
+    args = ["--url", url, "--no-layouts"]
+    assert cli.main([*args, "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    # JSON: data, round-tripped exactly, with <, > and & written as \u escapes (safe inside an HTML page)
+    assert "<" not in out and ">" not in out and json.loads(out)["title"].startswith(f"{name} (imported)")
+    assert cli.main([*args, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith(f"# {md_escape(name)} (imported)") and "<img" not in _markup(md) and "](" not in _markup(md)
+    assert cli.main([*args, "--format", "html", "--out", str(tmp_path / "r.html")]) == 0
+    assert (
+        html.escape(name) in (tmp_path / "r.html").read_text()
+        and "onerror=alert(1)>" not in (tmp_path / "r.html").read_text()
+    )
+    # plain text is not markup: the name as it is, first line of the table
+    assert cli.main([*args]) == 0
+    assert capsys.readouterr().out.startswith(f"{name} (imported) on 8 × NVIDIA H100")
+
+
+def test_control_characters_in_user_text_cannot_drive_the_terminal(capsys):
+    from core.hf_config import encode_config
+
+    # an OSC 8 hyperlink and a colour change hidden in a config's _name_or_path
+    spec, norm = _imported("\x1b]8;;https:evil.example\x07click\x1b]8;;\x07\x1b[31m")
+    assert cli.main(["--url", f"model={spec.id}&cfg={encode_config(norm)}", "--no-layouts"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert out.startswith("\\x1b]8;;https:evil.example\\x07click\\x1b]8;;\\x07\\x1b[31m (imported) on 8 ×")
+
+
+# ---- the CLI fails cleanly: one line naming the path and the problem, exit status 2, no traceback
+
+
+def _fails(capsys, argv, message):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"moe-planner: {message}\n", err
+
+
+def test_cli_bad_out_paths_are_one_line_errors(capsys, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    base = ["--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--no-layouts", "--out"]
+    _fails(capsys, [*base, str(tmp_path)], f"--out {str(tmp_path)!r} is a folder; give a file path")
+    missing = tmp_path / "no" / "r.md"
+    _fails(capsys, [*base, str(missing)], f"--out {str(missing)!r}: the folder {str(missing.parent)!r} does not exist")
+
+    # no permission: root ignores mode bits, so the operating system's refusal is simulated
+    def refuse(self, *a, **k):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    out = tmp_path / "r.md"
+    _fails(capsys, [*base, str(out)], f"cannot write --out {str(out)!r}: Permission denied")
+
+
+def test_cli_bad_config_files_are_one_line_errors(capsys, tmp_path):
+    from core.catalog import CATALOG_DIR
+
+    good = CATALOG_DIR / "models" / "mixtral-8x7b" / "config.json"
+    assert cli.main(["--config", str(good), "--gpu", "h100-sxm", "--no-layouts", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    # the imported Mixtral (its config has no _name_or_path: named after its id): 46,702,792,704 parameters, as
+    # the catalog's
+    assert data["scenario"]["model_id"].startswith("custom-") and data["title"].endswith(
+        "(imported) on 8 × NVIDIA H100 SXM5 80GB"
+    )
+    assert dict(data["sections"][0]["figures"])["Model"].endswith("(46.7B total, 12.9B active)")
+    missing = tmp_path / "none.json"
+    _fails(capsys, ["--config", str(missing)], f"--config {str(missing)!r}: no such file")
+    _fails(capsys, ["--config", str(tmp_path)], f"--config {str(tmp_path)!r} is a folder, not a config.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    _fails(
+        capsys,
+        ["--config", str(bad)],
+        f"--config {str(bad)!r}: config.json is not valid JSON: Expecting "
+        "property name enclosed in double quotes (line 1, column 2)",
+    )
+    bad.write_bytes(b"\xff\xfe{}")
+    _fails(
+        capsys,
+        ["--config", str(bad)],
+        f"--config {str(bad)!r}: config.json is not UTF-8 text (invalid start byte at byte 0)",
+    )
+    bad.write_text('{"model_type": "mamba"}')
+    assert cli.main(["--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"moe-planner: --config {str(bad)!r}: ") and err.count("\n") == 1
+    assert "architecture 'mamba' is not supported" in err

@@ -27,9 +27,36 @@ def test_empty_query_is_the_default():
     assert scenario_from_params({}, cat) == (DEFAULT_SCENARIO, [])
 
 
-def test_lists_take_the_last_value_like_a_browser():
+def test_a_repeated_key_uses_the_last_value_and_says_so():
+    # the last, as st.query_params[key] and Python's dict(parse_qsl(...)) (the CLI) read a repeated key
     s, w = scenario_from_params({"model": ["mixtral-8x7b", "grok-1"]}, cat)
-    assert s.model_id == "grok-1" and w == []
+    assert s.model_id == "grok-1"
+    assert w == ["URL key 'model' is given 2 times; using the last value, 'grok-1'"]
+    # the same value twice is not a conflict: nothing to say
+    assert scenario_from_params({"gpu": ["h100-sxm", "h100-sxm"]}, cat) == (
+        scenario_from_params({"gpu": "h100-sxm"}, cat)[0],
+        [],
+    )
+    # several repeated keys: one warning naming each
+    _, w = scenario_from_params({"model": ["grok-1", "mixtral-8x7b"], "nodes": ["1", "2", "3"]}, cat)
+    assert w == [
+        "URL key 'model' is given 2 times; using the last value, 'mixtral-8x7b'; "
+        "URL key 'nodes' is given 3 times; using the last value, '3'"
+    ]
+
+
+def test_unknown_keys_are_named_with_the_known_ones():
+    known = "known keys: " + ", ".join(URL_KEYS)
+    s, w = scenario_from_params({"model": "grok-1", "gpus": "64", "precision": "fp8"}, cat)
+    # gpus= is not gpn= and precision= is not w=: the default 1 x 8 GPUs and fp8 weights stay
+    assert s.model_id == "grok-1" and s.total_gpus == 8
+    assert w == [f"unknown URL keys 'gpus' (did you mean 'gpu'?), 'precision' ignored; {known}"]
+    _, w = scenario_from_params({"gpus": "64"}, cat)
+    assert w == [f"unknown URL key 'gpus' (did you mean 'gpu'?) ignored; {known}"]
+    # a hostile key is shown shortened, and at most five are listed
+    _, w = scenario_from_params({"k" * 10_000: "1", **{f"x{i}": "1" for i in range(9)}}, cat)
+    assert len(w) == 1 and "'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...'" in w[0] and "and 5 more" in w[0]
+    assert len(w[0]) < 500
 
 
 def test_expert_dtype_equal_to_weights_is_dropped():
@@ -58,7 +85,8 @@ def test_any_query_gives_a_valid_scenario_and_one_warning_per_bad_field(query):
     s, warnings = scenario_from_params(query, cat)
     assert isinstance(s, Scenario)
     assert s.model_id in cat.models and s.gpu_id in cat.gpus
-    assert len(warnings) <= len(URL_KEYS) + 1
+    # one per bad field, one for the unknown keys, one for the repeated ones
+    assert len(warnings) <= len(URL_KEYS) + 2
     assert all(len(w) < 700 for w in warnings)
     # what is written back reads back identically, with no warning
     assert scenario_from_params(scenario_to_params(s), cat) == (s, [])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import re
 import sqlite3
 import threading
 import time
@@ -13,10 +15,15 @@ import pytest
 from core.specs import MemoryAssumptions, ParallelLayout, Precision, Scenario, SpecDecodeConfig, Workload
 from core.store import (
     SavedScenario,
+    ScenarioChangedError,
     ScenarioExistsError,
+    ScenarioGoneError,
     ScenarioNotFoundError,
+    ScenarioRef,
     ScenarioStore,
     SQLiteStore,
+    StoreBusyError,
+    name_key,
     open_store,
 )
 
@@ -128,7 +135,7 @@ def test_survives_a_server_restart(tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         cols = [r[1] for r in conn.execute("PRAGMA table_info(scenarios)")]
-    assert cols == ["name", "scenario_json", "model_config_json", "created_at", "updated_at"]
+    assert cols == ["name", "scenario_json", "model_config_json", "created_at", "updated_at", "id", "version"]
 
 
 # -- hostile and bad input -------------------------------------------------------------------------
@@ -330,3 +337,217 @@ def test_open_store_refuses_sqlite_url_without_a_path():
         open_store("sqlite://")
     with pytest.raises(ValueError, match="in-memory"):
         SQLiteStore(":memory:")
+
+
+# -- issue 21: stable ids and versions (optimistic concurrency) -------------------------------------
+
+
+def stale_operations(a, b) -> None:
+    """Sessions A and B on one store (SQLite or PostgreSQL): every operation A makes on what it read
+    earlier says what happened since and changes nothing; after a reload the same operations go through."""
+    for n in ("alice", "bob", "carol"):
+        a.save(n, PLAIN)
+    seen = {s.name: s.ref for s in a.list()}  # what session A has on screen
+    assert {r.version for r in seen.values()} == {1} and len({r.id for r in seen.values()}) == 3
+
+    b.delete("bob")  # session B deletes bob
+    for op in (lambda: a.delete_ref(seen["bob"]), lambda: a.rename_ref(seen["bob"], "robert")):
+        with pytest.raises(ScenarioGoneError, match="'bob' was deleted by someone else"):
+            op()
+    with pytest.raises(ScenarioGoneError):
+        a.get_ref(seen["bob"])
+    assert sorted(s.name for s in a.list()) == ["alice", "carol"]  # carol is still there
+
+    b.rename("carol", "caroline")  # B renames carol: same id, version 2
+    for op in (lambda: a.delete_ref(seen["carol"]), lambda: a.rename_ref(seen["carol"], "x")):
+        with pytest.raises(
+            ScenarioChangedError, match=r"'carol' changed since you opened it \(now 'caroline'\).*reload"
+        ):
+            op()
+    b.save("alice", RICH, overwrite=True)  # B saves over alice: same name, version 2
+    with pytest.raises(ScenarioChangedError, match="'alice' changed since you opened it"):
+        a.delete_ref(seen["alice"])
+    with pytest.raises(ScenarioChangedError):
+        a.get_ref(seen["alice"])
+    assert sorted(s.name for s in a.list()) == ["alice", "caroline"]
+    assert a.get("alice").scenario == RICH  # B's save stands
+
+    fresh = {s.name: s.ref for s in a.list()}  # A reloads
+    assert fresh["caroline"].id == seen["carol"].id  # a rename keeps the id ...
+    assert fresh["caroline"].version == 2  # ... and counts a version: 1 + 1
+    assert a.get_ref(fresh["alice"]).scenario == RICH
+    assert a.rename_ref(fresh["caroline"], "carol") == ScenarioRef(seen["carol"].id, 3, "carol")
+    a.delete_ref(fresh["alice"])
+    assert [s.name for s in a.list()] == ["carol"]
+
+
+def test_a_stale_delete_or_rename_says_so_and_changes_nothing(tmp_path):
+    stale_operations(SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db"))
+
+
+def test_a_reference_must_be_one(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    with pytest.raises(ValueError, match="a ScenarioRef"):
+        store.delete_ref("bob")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="version"):
+        store.delete_ref(ScenarioRef("0" * 32, -1, "bob"))
+
+
+OLD_SCHEMA = """CREATE TABLE scenarios (name TEXT PRIMARY KEY, scenario_json TEXT NOT NULL, model_config_json TEXT,
+created_at TEXT, updated_at TEXT)"""  # the table as released before issue 21
+OLD_INSERT = (  # how that release inserted
+    "INSERT INTO scenarios (name, scenario_json, model_config_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+def test_an_old_file_is_migrated_in_place(tmp_path):
+    db = tmp_path / "old.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(OLD_SCHEMA)
+        conn.execute(OLD_INSERT, ("legacy a", PLAIN.model_dump_json(), None, "2025-01-01T00:00:00+00:00", None))
+        conn.execute(OLD_INSERT, ("legacy b", RICH.model_dump_json(), HF_CONFIG, "2025-01-02T00:00:00+00:00", None))
+    store = SQLiteStore(db)
+    got = store.list()
+    assert [s.name for s in got] == ["legacy b", "legacy a"]  # newest first
+    assert [len(s.id) for s in got] == [32, 32] and got[0].id != got[1].id and [s.version for s in got] == [1, 1]
+    assert got[0].scenario == RICH and got[0].model_config_json == HF_CONFIG
+    assert [s.id for s in SQLiteStore(db).list()] == [s.id for s in got]  # ids are stored, not made up per read
+    with sqlite3.connect(db) as conn:
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(scenarios)")]
+        # an app of the previous release still running on the same file keeps writing five columns
+        conn.execute(OLD_INSERT, ("from old app", PLAIN.model_dump_json(), None, "2025-01-03T00:00:00+00:00", None))
+    assert cols == ["name", "scenario_json", "model_config_json", "created_at", "updated_at", "id", "version"]
+    late = store.get("from old app")
+    assert len(late.id) == 32 and late.version == 1
+    assert store.rename_ref(got[1].ref, "legacy a2").version == 2
+    with pytest.raises(ScenarioChangedError):
+        store.delete_ref(got[1].ref)
+    assert store.save("new", PLAIN).version == 1
+    assert sorted(s.name for s in store.list()) == ["from old app", "legacy a2", "legacy b", "new"]
+
+
+# -- issue 21: names (NFC, confusables) --------------------------------------------------------------
+
+
+def test_names_are_stored_in_nfc(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    decomposed, composed = "cafe\u0301", "caf\u00e9"  # e + combining acute, and the precomposed é
+    assert store.save(decomposed, PLAIN).name == composed
+    assert store.get(decomposed).name == store.get(composed).name == composed
+    with pytest.raises(ScenarioExistsError, match="a scenario named 'café' exists"):
+        store.save(composed, PLAIN)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("bob", "b\u043eb"),  # Cyrillic о
+        ("bob", "Bob"),  # case
+        ("bob", "\uff42\uff4f\uff42"),  # fullwidth ｂｏｂ
+        ("POKE", "\u03a1\u039f\u039a\u0395"),  # Greek capitals Ρ Ο Κ Ε
+        ("baseline-v2", "baseline\u2010v2"),  # U+2010 HYPHEN
+        ("h100 x8", "h100\u00a0 x8"),  # a no-break space and a second space
+    ],
+)
+def test_a_name_confusable_with_a_saved_one_is_refused(tmp_path, existing, new):
+    store = SQLiteStore(tmp_path / "s.db")
+    store.save(existing, PLAIN)
+    store.save("other", PLAIN)
+    message = f"{new!r} is too close to the saved scenario {existing!r}"
+    with pytest.raises(ScenarioExistsError, match=re.escape(message)):
+        store.save(new, RICH)
+    with pytest.raises(ScenarioExistsError, match="too close"):
+        store.save(new, RICH, overwrite=True)  # overwrite replaces that very name, never a look-alike
+    with pytest.raises(ScenarioExistsError, match="too close"):
+        store.rename("other", new)
+    assert sorted(s.name for s in store.list()) == sorted([existing, "other"])
+    assert store.get(existing).scenario == PLAIN
+
+
+def test_a_scenario_may_take_a_look_alike_of_its_own_name(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    ref = store.save("bob", PLAIN).ref
+    assert store.rename_ref(ref, "Bob").name == "Bob"
+    assert [s.name for s in store.list()] == ["Bob"]
+
+
+def test_name_key_hand_values():
+    # NFKC + case fold + look-alike letters mapped to Latin + one space + one hyphen
+    assert name_key("B\u043eb") == "bob"
+    assert name_key("\uff22\uff2f\uff22  x") == "bob x"
+    assert name_key("\u0391\u0392\u0395 \u2013 1") == "abe - 1"  # Greek capitals, an en dash
+    assert name_key("caf\u00e9") == "caf\u00e9" != name_key("cafe")  # accents stay: café and cafe look different
+    assert name_key("team \U0001f469\u200d\U0001f4bb") == "team \U0001f469\U0001f4bb"
+
+
+@pytest.mark.parametrize("name", ["bob\u202e", "a\u200bb", "x\u2028y", "\ufeffbom"])
+def test_invisible_characters_are_refused(tmp_path, name):
+    store = SQLiteStore(tmp_path / "s.db")
+    with pytest.raises(ValueError, match="control characters or invisible"):
+        store.save(name, PLAIN)
+    assert store.save("team \U0001f469\u200d\U0001f4bb", PLAIN).name == "team 👩‍💻"  # an emoji's joiner is fine
+
+
+# -- issue 21: one bad row, a busy store ---------------------------------------------------------------
+
+
+def test_scan_lists_the_good_rows_and_names_the_bad_ones(tmp_path):
+    db = tmp_path / "s.db"
+    store = SQLiteStore(db)
+    for n in ("good 1", "broken json", "broken field", "good 2"):
+        store.save(n, PLAIN)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE scenarios SET scenario_json = '{not json' WHERE name = 'broken json'")
+        conn.execute("""UPDATE scenarios SET scenario_json = '{"num_nodes": -3}' WHERE name = 'broken field'""")
+    listing = store.scan()
+    assert [s.name for s in listing.saved] == ["good 2", "good 1"]
+    bad = {b.name: b for b in listing.bad}
+    assert sorted(bad) == ["broken field", "broken json"]
+    assert "its JSON does not parse" in bad["broken json"].reason and "num_nodes" in bad["broken field"].reason
+    store.delete_ref(bad["broken json"].ref)
+    assert [b.name for b in store.scan().bad] == ["broken field"]
+
+
+def test_a_write_lock_held_elsewhere_is_a_busy_message_and_a_retry_works(tmp_path):
+    db = tmp_path / "s.db"
+    ref = SQLiteStore(db).save("kept", PLAIN).ref
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    try:
+        store = SQLiteStore(db, timeout_s=0.3)
+        assert [s.name for s in store.list()] == ["kept"]  # reading never waits for a writer (WAL)
+        for op in (
+            lambda: store.save("new", PLAIN),
+            lambda: store.rename("kept", "k2"),
+            lambda: store.delete_ref(ref),
+        ):
+            t0 = time.perf_counter()
+            with pytest.raises(StoreBusyError, match=r"the scenario store is busy.*try again") as info:
+                op()
+            waited = time.perf_counter() - t0
+            assert isinstance(info.value, ValueError)
+            assert 0.25 <= waited < 2.5, waited  # its busy timeout (0.3 s), then a message
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.save("new", PLAIN).name == "new"  # the retry goes through
+    assert sorted(s.name for s in store.list()) == ["kept", "new"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://postgres:s3cr%t@pa55@127.0.0.1:1/planner",  # unencoded % and @
+        "postgresql://postgres:s3cr%zz/pa55@127.0.0.1:1/planner",
+        "postgres://planner:s3cr%t:pa55@127.0.0.1:1",
+    ],
+)
+def test_a_postgres_password_never_shows_in_a_message(url):
+    with pytest.raises(
+        ValueError, match=r"cannot reach the PostgreSQL scenario store at postgres(ql)?://\w+:\*\*\*@"
+    ) as info:
+        open_store(url)
+    message = str(info.value)
+    assert "127.0.0.1:1" in message
+    for secret in ("s3cr", "pa55", "%t", "%zz"):
+        assert secret not in message, message

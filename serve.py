@@ -1,0 +1,18 @@
+"""The served app: app.py (and pages/) behind ui.server_guard's Host allow-list and frame protection.
+
+`make run`, the Docker image and compose.yaml start this file: `streamlit run serve.py` finds the
+``st.App`` below and serves app.py exactly as `streamlit run app.py` would, with the guard's middleware in
+front of every HTTP request and websocket handshake. `streamlit run app.py` still works (tests, AppTest)
+but has no Host allow-list and no frame protection: do not expose it.
+"""
+
+import streamlit as st
+
+from ui.server_guard import guard_middleware
+
+try:
+    middleware = guard_middleware()
+except ValueError as err:  # a bad PLANNER_ALLOWED_HOSTS: say which entry and what is allowed, no traceback
+    raise SystemExit(f"Not started: {err}") from None
+
+app = st.App("app.py", middleware=middleware)

@@ -1,0 +1,79 @@
+"""Two browser sessions with different roles on one server behind a (simulated) sign-in proxy (issue 21).
+
+The server runs with PLANNER_AUTH=header; each browser context sends the header a proxy such as oauth2-proxy
+would add (``X-Forwarded-Email``) on every request, the websocket upgrade included, which is where Streamlit
+reads ``st.context.headers``. The reader can open a saved scenario but cannot save, rename or delete; the
+editor can.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from core.specs import Scenario
+from core.store import SQLiteStore
+from tests.e2e.conftest import ARTIFACTS, Server, wait_rendered
+
+pytestmark = pytest.mark.e2e
+
+EDITOR, READER = "alice@example.com", "rob@example.com"
+
+
+def _button(main, key: str):
+    """The st.button with that key (Streamlit marks a keyed widget's container with the class st-key-<key>; a
+    button with a tooltip is drawn twice, once hidden)."""
+    return main.locator(f".st-key-{key} button").filter(visible=True)
+
+
+def _shown(address: str) -> re.Pattern:
+    """An e-mail address as the page shows it: user text is escaped, so a word joiner (U+2060, invisible)
+    follows the @ and stops the address becoming a mailto: link."""
+    return re.compile(re.escape(address).replace("@", "@\u2060?"))
+
+
+@pytest.fixture(scope="module")
+def proxied():
+    s = Server(extra_env={"PLANNER_AUTH": "header", "PLANNER_EDITORS": EDITOR, "PLANNER_AUTH_HEADER": ""})
+    yield s
+    s.stop()
+
+
+def test_a_reader_cannot_change_or_delete_and_an_editor_can(proxied, new_page):
+    from playwright.sync_api import expect
+
+    store = SQLiteStore(ARTIFACTS / f"scenarios-{proxied.port}.db")  # the server's PLANNER_DB
+    store.save("baseline", Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm", gpus_per_node=4))
+
+    reader = new_page(extra_http_headers={"X-Forwarded-Email": READER})
+    editor = new_page(extra_http_headers={"X-Forwarded-Email": EDITOR})
+    for page in (reader, editor):
+        page.goto(f"{proxied.url}/Compare?model=mixtral-8x7b&gpu=h100-sxm&nodes=1&gpn=2&w=bf16")  # quick to compare
+        wait_rendered(page)
+    main = {p: p.get_by_test_id("stMain") for p in (reader, editor)}
+
+    # the reader: told why, every changing control disabled, opening still works
+    expect(main[reader]).to_contain_text(re.compile("Signed in as " + _shown(READER).pattern + ", with read access"))
+    for key in ("save_button", "rename_button", "delete_button"):
+        expect(_button(main[reader], key)).to_be_disabled()
+    expect(main[reader].get_by_label("Name", exact=True)).to_be_disabled()
+    expect(_button(main[reader], "open_button")).to_be_enabled()
+    _button(main[reader], "open_button").click()
+    reader.wait_for_url(re.compile(r"gpn=4"))  # the saved scenario is now the reader's
+    assert [s.name for s in store.list()] == ["baseline"]
+
+    # the editor, at the same time: renames, then deletes
+    expect(main[editor]).to_contain_text(re.compile("Signed in as " + _shown(EDITOR).pattern + ", with edit access"))
+    main[editor].get_by_label("Rename to").fill("baseline v2")
+    main[editor].get_by_label("Rename to").press("Enter")
+    wait_rendered(editor)
+    _button(main[editor], "rename_button").click()
+    expect(editor.get_by_test_id("stAlertContentSuccess")).to_contain_text("Renamed “baseline” to “baseline v2”")
+    assert [s.name for s in store.list()] == ["baseline v2"]
+    _button(main[editor], "delete_button").click()
+    expect(editor.get_by_test_id("stAlertContentSuccess")).to_contain_text("Deleted “baseline v2”")
+    assert store.list() == []
+
+    assert reader.errors == [] and editor.errors == []
+    assert reader.get_by_test_id("stException").count() == 0 and editor.get_by_test_id("stException").count() == 0

@@ -1,0 +1,248 @@
+"""Issue 21: an imported config is bounded before any work is done. Contexts are sized arithmetically (a
+10**12-position model costs what any other costs), the importer refuses what the pages cannot draw, and
+every config it accepts renders the Fit and Single box pages."""
+
+import json
+import os
+import time
+import tracemalloc
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import strategies as st
+
+from core import memory
+from core.catalog import CATALOG_DIR, load_catalog
+from core.hf import CHART_MAX_ROWS, MAX_FIELD_INT, MAX_LAYERS, MAX_ROUTED_EXPERTS, encode_config, model_from_config_text
+from core.specs import Workload
+from tests.page._util import metrics, run_page
+
+cat = load_catalog()
+TRILLION = 10**12
+
+
+def imported(model_id: str, **changes):
+    """A catalog config.json with ``changes``, imported as a user would: (ModelSpec, URL query)."""
+    cfg = json.loads((CATALOG_DIR / "models" / model_id / "config.json").read_text())
+    cfg.update(changes)
+    return query_for(cfg)
+
+
+def query_for(cfg: dict):
+    spec, norm = model_from_config_text(json.dumps(cfg))
+    return spec, {"model": spec.id, "cfg": encode_config(norm)}
+
+
+def chart_data(at, index: int) -> pd.DataFrame:
+    """The rows of the ``index``-th chart on the page, all its datasets (Streamlit ships them as Arrow)."""
+    frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in at.get("vega_lite_chart")[index].proto.datasets]
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---- item 1: contexts are arithmetic, never enumerated
+
+
+def test_a_trillion_position_model_is_sized_quickly_in_bounded_memory():
+    """The Fit page used to build set(range(1, cap + 1)): 23.7 GB for 10**12 positions (the server died),
+    1.1 GB and 1.8 s for Llama 4 Scout's 10,485,760. What the page computes from the cap, timed and traced."""
+    gpu = cat.gpu("h200")
+    mixtral, _ = imported("mixtral-8x7b", max_position_embeddings=TRILLION)
+    mistral, _ = imported("mistral-7b", max_position_embeddings=TRILLION)
+    results = {}
+    for m in (mixtral, mistral):
+        layout = memory.default_layout(m, 8, 8, "fp8")  # TP 8 on one node of 8
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        grid = np.unique(np.round(np.geomspace(128, m.max_position_embeddings, 60)).astype(int))  # the page's
+        seqs = memory.max_concurrent_sequences(m, gpu, layout, "fp8", grid)
+        ctx = memory.max_context_len(m, gpu, layout, "fp8", 64)
+        cache = memory.cache_by_layer_type(m, TRILLION, "bf16")
+        elapsed, peak = time.perf_counter() - t0, tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert elapsed < 2.0 and peak < 50e6, (m.name, elapsed, peak)
+        stages = memory.stage_memories(m, gpu, layout, "fp8", Workload())  # 64 x (2,048 + 512) tokens
+        budget = min(stages, key=lambda r: r.headroom_bytes)
+        results[m.id] = ctx, seqs, cache, budget.kv_budget_bytes, grid
+    ctx, _, cache, budget, _ = results[mixtral.id]
+    # Mixtral: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token for the whole model; TP 8
+    # keeps one KV head per GPU: 16,384 B per token per GPU, x 64 sequences = 1,048,576 B per context token.
+    # The longest context is the KV budget over that, exactly (no grid): 126,809,596,057.6 B -> 120,935 tokens
+    assert ctx == int(budget // (64 * 16_384)) == 120_935
+    assert cache == {"full-attention K/V": TRILLION * 131_072}
+    ctx, seqs, cache, _, grid = results[mistral.id]
+    # Mistral 7B slides over 4,096 tokens on every layer: a sequence keeps 4,096 x 131,072 B = 536,870,912 B
+    # however long it runs, so 64 sequences that fit at 4,096 tokens fit at every length up to the cap
+    assert cache == {"sliding-window K/V (last 4,096 tokens)": 536_870_912}
+    assert ctx == TRILLION and len(set(seqs[grid >= 4_096])) == 1
+
+
+def test_the_fit_page_sizes_a_trillion_position_import():
+    """Through the URL, as the 433-character link that took the server down did."""
+    _, query = imported("mixtral-8x7b", max_position_embeddings=TRILLION)
+    at = run_page("pages/1_Fit.py", **query, tp="8", etp="1")  # TP 8 x EP 8, as default_layout above
+    # the hand value of the test above: 120,935 tokens for 64 sequences on 8 x H200 at TP 8
+    assert metrics(at)["Max context at 64 sequences"] == "120,935 tokens"
+    assert any(m.proto.delta == "model limit 1,000,000,000,000" for m in at.metric)
+    line = chart_data(at, 1).dropna(subset=["series"])  # sequences vs context, without the marker
+    # the page's 60-point grid from 128 tokens to the cap, drawn while a sequence fits: one sequence of n tokens
+    # needs n x 16,384 B of the 126,809,596,057.6 B budget, so n <= 7,739,843 (the grid's last point below: 6,340,060)
+    last = line.loc[line["context_tokens"].idxmax()]
+    assert len(line) <= 60 and last["sequences"] == 1 and 6_340_060 == last["context_tokens"] <= 7_739_843
+    _, query = imported("mistral-7b", max_position_embeddings=TRILLION)
+    assert metrics(run_page("pages/1_Fit.py", **query))["Max context at 64 sequences"] == "1,000,000,000,000 tokens"
+
+
+# ---- item 3: the importer's limits are the charts' limits
+
+
+def test_the_expert_limit_is_the_balance_charts_row_limit():
+    from ui.charts import expert_load_chart
+
+    def spec(n):
+        loads = pd.DataFrame({"item": np.arange(n), "value": np.full(n, 100 / n), "hot": "normal"})
+        return expert_load_chart(loads, mean=100 / n, threshold=200 / n, title="t").to_dict()
+
+    assert spec(MAX_ROUTED_EXPERTS)
+    with pytest.raises(alt.MaxRowsError):
+        spec(MAX_ROUTED_EXPERTS + 1)
+    assert MAX_ROUTED_EXPERTS == CHART_MAX_ROWS == 5_000
+
+
+def test_the_single_box_page_draws_the_most_layers_the_importer_accepts():
+    """1,667 layers made the Single box page raise MaxRowsError (three rows per layer: 5,001 rows)."""
+    _, query = imported("qwen3-30b-a3b", num_hidden_layers=MAX_LAYERS)
+    at = run_page("pages/11_Single_box.py", **query)
+    placement = chart_data(at, 0)
+    assert len(placement) == 3 * 1_666 == 4_998 <= CHART_MAX_ROWS
+    assert set(placement["layer"]) == set(range(1_666))
+    with pytest.raises(ValueError, match=r"'num_hidden_layers' must be <= 1,666 \(the Single box page"):
+        imported("qwen3-30b-a3b", num_hidden_layers=MAX_LAYERS + 1)
+
+
+# ---- item 5: every config the importer accepts renders the Fit and Single box pages
+
+
+@st.composite
+def bounded_configs(draw):
+    """A DeepSeek-V3-style config.json (MLA or GQA attention, dense first layers, routed experts, MTP) with
+    each count drawn at, just inside or just outside the importer's bounds."""
+    layers = draw(st.sampled_from([1, 2, 5, MAX_LAYERS, MAX_LAYERS + 1]))
+    experts = draw(st.sampled_from([0, 1, 8, MAX_ROUTED_EXPERTS, MAX_ROUTED_EXPERTS + 1]))  # 0: dense
+    heads = draw(st.sampled_from([1, 4, 16, 128]))
+    cfg = {
+        "model_type": "deepseek_v3",
+        "_name_or_path": "bounds/prop",
+        "hidden_size": 2048,
+        "num_hidden_layers": layers,
+        "vocab_size": 1_000,
+        "intermediate_size": 512,
+        "num_attention_heads": heads,
+        "max_position_embeddings": draw(st.sampled_from([1, 4_096, MAX_FIELD_INT, MAX_FIELD_INT + 1])),
+        "first_k_dense_replace": draw(st.sampled_from(sorted({0, layers - 1, layers, layers + 1}))),
+        "num_nextn_predict_layers": draw(st.sampled_from([0, 1])),
+    }
+    if draw(st.booleans()):  # MLA
+        cfg.update(kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+    else:
+        cfg["num_key_value_heads"] = draw(st.sampled_from([k for k in (1, 2, 4, 16, 128) if heads % k == 0]))
+        cfg["head_dim"] = 128
+    if experts:
+        cfg.update(n_routed_experts=experts, num_experts_per_tok=min(2, experts), moe_intermediate_size=128)
+        cfg["n_shared_experts"] = draw(st.sampled_from([0, 1]))
+    return cfg
+
+
+def _violations(cfg: dict) -> set[str]:
+    """The fields of ``cfg`` outside the importer's stated bounds."""
+    bad = set()
+    if cfg["num_hidden_layers"] > MAX_LAYERS:
+        bad.add("num_hidden_layers")
+    if cfg.get("n_routed_experts", 0) > MAX_ROUTED_EXPERTS:
+        bad.add("n_routed_experts")
+    if cfg["max_position_embeddings"] > MAX_FIELD_INT:
+        bad.add("max_position_embeddings")
+    if cfg.get("n_routed_experts") and cfg["first_k_dense_replace"] >= cfg["num_hidden_layers"]:
+        bad.add("first_k_dense_replace")
+    return bad
+
+
+@settings(
+    max_examples=int(os.environ.get("IMPORT_BOUNDS_EXAMPLES", "10")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(bounded_configs())
+@example(  # every bound at its limit at once: 1,666 layers, 5,000 experts, one MoE layer, 10**12 positions
+    {
+        "model_type": "deepseek_v3",
+        "_name_or_path": "bounds/prop",
+        "hidden_size": 2048,
+        "num_hidden_layers": MAX_LAYERS,
+        "vocab_size": 1_000,
+        "intermediate_size": 512,
+        "num_attention_heads": 16,
+        "max_position_embeddings": MAX_FIELD_INT,
+        "first_k_dense_replace": MAX_LAYERS - 1,
+        "num_nextn_predict_layers": 1,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "n_routed_experts": MAX_ROUTED_EXPERTS,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 128,
+        "n_shared_experts": 1,
+    }
+)
+def test_every_accepted_import_renders_fit_and_single_box(cfg):
+    bad = _violations(cfg)
+    event("refused" if bad else "rendered")
+    if bad:
+        with pytest.raises(ValueError) as e:
+            query_for(cfg)
+        assert any(f"field '{k}' must be" in str(e.value) for k in bad), str(e.value)
+        return
+    spec, query = query_for(cfg)
+    fit = run_page("pages/1_Fit.py", timeout=120, **query)
+    assert any("Does **prop (imported)** fit" in md.value for md in fit.markdown)
+    verdicts = [a.value for a in (*fit.success, *fit.warning, *fit.error)]
+    assert any(v.startswith(("**Fits.**", "**The weights fit", "**Does not fit.**")) for v in verdicts), verdicts
+    assert any(m.proto.delta == f"model limit {cfg['max_position_embeddings']:,}" for m in fit.metric)
+    box = run_page("pages/11_Single_box.py", timeout=120, **query)
+    if spec.is_moe:
+        assert len(chart_data(box, 0)) == 3 * cfg["num_hidden_layers"]
+    else:
+        assert "is a dense model" in box.info[0].value
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="found by the property test above: the layout recommender (core/operating_point.py, outside this "
+    "part) builds Workload(batch=per-GPU batch x GPUs) past Workload's 1,000,000 limit when a sequence's cache "
+    "is tiny; reported to the lead",
+)
+def test_a_toy_import_whose_sequences_need_160_bytes_a_token_renders_fit():
+    # 1 MLA layer with a 64 + 16 latent: 80 x 2 B = 160 B per token, 409,600 B per 2,560-token sequence; the
+    # decode plan fits 2,611,112 of them on 8 x H200 and asks Workload for that batch (limit 1,000,000)
+    _, query = query_for(
+        {
+            "model_type": "deepseek_v3",
+            "hidden_size": 256,
+            "num_hidden_layers": 1,
+            "vocab_size": 1_000,
+            "intermediate_size": 512,
+            "num_attention_heads": 1,
+            "kv_lora_rank": 64,
+            "qk_nope_head_dim": 32,
+            "qk_rope_head_dim": 16,
+            "v_head_dim": 32,
+        }
+    )
+    at = run_page("pages/1_Fit.py", **query)  # today: AssertionError, Workload's "batch ... <= 1000000"
+    assert any(a.value.startswith("**Fits.**") for a in at.success)  # 160 B a token fits anywhere
