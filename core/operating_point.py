@@ -101,6 +101,28 @@ class Plan:
         return " · ".join(p for p in parts if p) or "1 GPU"
 
 
+def _replica_headroom_gb(model, gpu, layout, prec, workload, a, batch: int) -> float:
+    """Memory headroom per GPU (GB) with ``batch`` sequences in ONE replica (every replica holds the same):
+    sized on the replica alone, so a cluster's sequences never pass a Workload's limit; a replica holding more
+    than that limit is extrapolated from two batches below it (KV grows linearly with the sequences per
+    attention rank, both batches whole multiples of the ranks)."""
+    one = layout.model_copy(update={"dp": 1})
+
+    def room(n: int) -> float:
+        wl = Workload(batch=n, input_len=workload.input_len, output_len=workload.output_len)
+        return memory.per_gpu_memory(model, gpu, one, prec, wl, assumptions=a).headroom_bytes
+
+    if batch <= _MAX_BATCH:
+        return room(batch) / 1e9
+    ranks = max(1, layout.attention_dp)
+    b1 = ranks * max(1, _MAX_BATCH // (2 * ranks))
+    r1, r2 = room(b1), room(2 * b1)
+    return (r1 + (r2 - r1) * (batch - b1) / b1) / 1e9
+
+
+_MAX_BATCH = 1_000_000  # Workload.batch's upper bound
+
+
 def per_gpu_text(amount: float) -> str:
     """Sequences or tokens per GPU as text: whole numbers from 1 up, two significant digits below (a TP group
     or a pipeline holding fewer sequences than GPUs: 0.12)."""
@@ -263,9 +285,7 @@ def operating_point(
         return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {per_gpu_text(b)} {unit} per GPU"
     b, st, lat = best
     if headroom is None:
-        batch = max(1, round(b * gps * pp * layout.dp))
-        wl_b = Workload(batch=batch, input_len=workload.input_len, output_len=workload.output_len)
-        room = memory.per_gpu_memory(model, gpu, layout, prec, wl_b, assumptions=a).headroom_bytes / 1e9
+        room = _replica_headroom_gb(model, gpu, layout, prec, workload, a, max(1, round(b * gps * pp)))
     else:
         room = headroom(b)
     return Plan(

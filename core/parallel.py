@@ -140,11 +140,15 @@ def default_layout(
     return _tp_layout(model, tp, total_gpus // tp)
 
 
-def _tp_layout(model: ModelSpec, tp: int, pp: int) -> ParallelLayout:
+def _tp_layout(model: ModelSpec, tp: int, rest: int) -> ParallelLayout:
+    """TP ``tp`` with the other ``rest`` GPU groups as pipeline stages, at most one per layer: beyond the
+    layer count (a cluster larger than TP x layers) the remainder becomes data-parallel replicas."""
+    pp = max(d for d in range(1, min(rest, model.num_layers) + 1) if rest % d == 0)
+    dp = rest // pp
     if model.moe is None:
-        return ParallelLayout(attention_tp=tp, ep=1, expert_tp=tp, pp=pp)
+        return ParallelLayout(attention_tp=tp, ep=1, expert_tp=tp, pp=pp, dp=dp)
     ep = tp if model.moe.n_routed_experts % tp == 0 else 1
-    return ParallelLayout(attention_tp=tp, ep=ep, expert_tp=tp // ep, pp=pp)
+    return ParallelLayout(attention_tp=tp, ep=ep, expert_tp=tp // ep, pp=pp, dp=dp)
 
 
 def pipeline_stages(num_layers: int, pp: int) -> list[range]:

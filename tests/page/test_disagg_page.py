@@ -86,12 +86,12 @@ def test_computed_speedup_above_the_widget_maximum_is_clamped_with_a_note():
     assert "disaggregated + speculative (20×)" in list(table["serving"])
 
 
-def test_4096_gpus_is_a_message_naming_the_limit():
+def test_4096_gpus_size_the_pools():
     """512 x 8 GPUs as the building block: the decode search's sequences over the block passed the 1,000,000 a
-    Workload allows (1 validation error for Workload ... pydantic text); now one line naming the field."""
+    Workload allows. Headroom is now sized on one replica, so the pools are sized."""
     at = run(nodes="512", gpn="8")
-    assert not at.exception
-    assert any(e.value.startswith("batch: Input should be less than or equal to 1000000") for e in at.error)
+    assert not at.exception and not at.error
+    assert metrics(at)["Decode pool"].endswith("GPUs")
 
 
 def test_launch_commands_beyond_the_engines_limits_are_a_note():
