@@ -157,6 +157,12 @@ class Server:
         except OSError:
             return False
 
+    def cpu_s(self) -> float:
+        """CPU seconds the server process has used (user + system, every thread): less sensitive than wall time
+        to other work on the machine."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
             return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
@@ -209,7 +215,9 @@ def page_loads(browser, labels: set[str] | None, repeat: int, script: str) -> li
             load = os.getloadavg()[0]  # other work on the machine inflates every number here: recorded
             server = Server(script)
             try:
+                cpu0 = server.cpu_s()
                 ctx, t = _open(browser, f"{server.url}/{path}")
+                t["server_cpu_s"] = server.cpu_s() - cpu0
                 t["rss_mb"] = server.rss_mb()
                 ctx.close()
             finally:
@@ -510,10 +518,14 @@ def report(result: dict) -> None:
     print(f"\n{result['cores']} cores; load average before {result['load_avg_before'][0]:.1f}")
     if "loads" in result:
         print("first load of each page on a fresh server (s, median of the repeats, each on its own server)")
-        print(f"{'page':24s} {'connected':>9s} {'drawn':>6s} {'painted':>7s} {'RSS MB':>7s} {'load':>5s}  runs (drawn)")
+        print(
+            f"{'page':24s} {'connected':>9s} {'drawn':>6s} {'painted':>7s} {'server CPU':>10s} {'RSS MB':>7s} "
+            f"{'load':>5s}  runs (drawn)"
+        )
         for r in result["loads"]:
             print(
                 f"{r['page']:24s} {r['connected_s']:9.2f} {r['drawn_s']:6.2f} {r['painted_s']:7.2f} "
+                f"{r['server_cpu_s']:10.2f} "
                 f"{r['rss_mb']:7.0f} {r['load_1min']:5.1f}  {r['runs_drawn_s']}"
             )
         over = [r["page"] for r in result["loads"] if r["drawn_s"] > TARGET_S]
