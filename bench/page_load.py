@@ -5,6 +5,10 @@
     python -m bench.page_load --memory-only --sessions 1,10,30
     python -m bench.page_load --profile Fit                 # where a page's first script run goes (cProfile)
     python -m bench.page_load --memory-only --trace         # the server under tracemalloc: what grows per session
+    python -m bench.page_load --memory-only --mix pages --rounds 3   # session i on page i, scenario i; 3 times
+    python -m bench.page_load --loads-only --what-if csafeloader,preload   # proposed fixes, in the server only
+
+bench/RESULTS.md ("First page load on a fresh server, and memory per session") has the commands and results.
 
 Page load: for every page, ``--repeat`` times, a freshly started ``streamlit run app.py`` (nobody has talked to
 it: no import, no catalog, no cache) and a fresh Chromium context (no HTTP cache) open the page's URL; the time
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -147,8 +152,9 @@ class Server:
         deadline = time.monotonic() + 90
         while not self._healthy():
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                log = self.log.read_text()[-2000:]
                 self.stop()
-                raise RuntimeError(f"streamlit did not start:\n{self.log.read_text()[-2000:]}")
+                raise RuntimeError(f"streamlit did not start:\n{log}")
             time.sleep(0.05)  # polling the health endpoint
 
     def _healthy(self) -> bool:
@@ -184,6 +190,8 @@ class Server:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)  # its log and scenario store
 
 
 def _open(browser, url: str, timeout_ms: int = 180_000) -> tuple[object, dict[str, float]]:
