@@ -7,7 +7,17 @@ import math
 
 import numpy as np
 
-__all__ = ["amount", "is_number", "is_whole", "no_overflow", "nonneg", "nonneg_array", "scalar_or_array", "whole"]
+__all__ = [
+    "amount",
+    "file_stamp",
+    "is_number",
+    "is_whole",
+    "no_overflow",
+    "nonneg",
+    "nonneg_array",
+    "scalar_or_array",
+    "whole",
+]
 
 
 def is_number(x) -> bool:
@@ -67,3 +77,19 @@ def no_overflow(what: str, a):
     elif np.all(np.isfinite(a)):
         return scalar_or_array(a)
     raise ValueError(f"{what} overflows: the inputs are too large")
+
+
+def file_stamp(path, default, what: str) -> tuple:
+    """``(resolved path, mtime_ns, size)`` of the data file at ``path`` (``default`` when None): the key a
+    cached loader re-reads on, so an edited file is read again. Anything that is not a readable file raises
+    ``ValueError`` naming the path and ``what`` was expected there."""
+    from pathlib import Path
+
+    try:
+        p = default if path is None else Path(path).resolve()
+        if not p.is_file():
+            raise ValueError(f"{str(p)[:200]}: no {what} there")
+        stamp = p.stat()
+    except (OSError, TypeError, ValueError) as e:
+        raise ValueError(str(e)[:300] or f"not a path to the {what}") from None
+    return p, stamp.st_mtime_ns, stamp.st_size

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import yaml
 
+from core._checks import file_stamp
+
 __all__ = [
     "ACCEPTANCE_PATH",
     "CONFIDENCES",
@@ -216,14 +218,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> tuple[AcceptanceCurve, ...]: 
 def load_curves(path: str | Path | None = None) -> tuple[AcceptanceCurve, ...]:
     """Every curve of the acceptance catalog (default: the repository's ``catalogs/acceptance.yaml``), loaded
     once per file version and cached. A malformed file or entry raises ``ValueError`` naming the file and the entry id."""
-    try:
-        p = ACCEPTANCE_PATH if path is None else Path(path).resolve()
-        if not p.is_file():
-            raise ValueError(f"{str(p)[:200]}: no acceptance catalog there")
-        stamp = p.stat()
-    except (OSError, TypeError, ValueError) as e:
-        raise ValueError(str(e)[:300] or "not a path to an acceptance catalog") from None
-    return _load(p, stamp.st_mtime_ns, stamp.st_size)
+    return _load(*file_stamp(path, ACCEPTANCE_PATH, "acceptance catalog"))
 
 
 def curves_for(model_id: str, method: str, curves: Iterable[AcceptanceCurve] | None = None) -> list[AcceptanceCurve]:

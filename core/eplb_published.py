@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from core import balance, balance_cost
+from core._checks import file_stamp
 from core.catalog import Catalog, load_catalog
 from core.specs import ParallelLayout
 
@@ -157,14 +158,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> tuple[EplbCase, ...]:  # the 
 def load_eplb_cases(path: str | Path | None = None) -> tuple[EplbCase, ...]:
     """The published EPLB cases (default: the repository's ``catalogs/eplb_measurements.yaml``), re-read when the
     file changes. A malformed file or case raises ``ValueError`` naming the file and the case."""
-    try:
-        p = DEFAULT_PATH if path is None else Path(path).resolve()
-        if not p.is_file():
-            raise ValueError(f"{str(p)[:200]}: no EPLB case file there")
-        stamp = p.stat()
-    except (OSError, TypeError, ValueError) as e:
-        raise ValueError(str(e)[:300] or "not a path to an EPLB case file") from None
-    return _load(p, stamp.st_mtime_ns, stamp.st_size)
+    return _load(*file_stamp(path, DEFAULT_PATH, "EPLB case file"))
 
 
 def compare_case(case: EplbCase, cat: Catalog | None = None) -> tuple[EplbResult, ...]:
