@@ -156,6 +156,13 @@ class Server:
                 self.stop()
                 raise RuntimeError(f"streamlit did not start:\n{log}")
             time.sleep(0.05)  # polling the health endpoint
+        # serve.py warms the process up (ui/warmup.py) as it starts; the server has started when it says so
+        while script == "serve.py" and "Warmed up" not in self.log.read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                log = self.log.read_text()[-2000:]
+                self.stop()
+                raise RuntimeError(f"serve.py did not finish warming up:\n{log}")
+            time.sleep(0.05)  # polling the server's log
 
     def _healthy(self) -> bool:
         try:
@@ -421,13 +428,16 @@ CATEGORIES = [
 ]
 
 
-def profile(label: str, top: int = 30) -> None:
+def profile(label: str, top: int = 30, warm: bool = True) -> None:
     """cProfile of a page's first script run in a fresh interpreter (as a fresh server's first request: streamlit
-    imported, nothing else), through AppTest, profiling the script thread; time per category, then the heaviest
-    calls by cumulative time."""
+    imported and, with ``warm``, what serve.py loads at startup: ui.warmup), through AppTest, profiling the script
+    thread; time per category, then the heaviest calls by cumulative time."""
     script = next(f for lab, _p, f in pages() if lab == label)
     code = f"""
 import cProfile, pstats, re, time, streamlit
+if {warm!r}:
+    from ui.warmup import warm_up
+    warm_up()
 from streamlit.runtime.scriptrunner import script_runner
 from streamlit.testing.v1 import AppTest
 pr = cProfile.Profile()
@@ -464,7 +474,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pages", default="", help="comma-separated labels (Home, Fit, ...); default every page")
     ap.add_argument("--sessions", default="1,10,30")
-    ap.add_argument("--script", default="app.py", help="what `streamlit run` serves (app.py, or serve.py)")
+    ap.add_argument(
+        "--script", default="serve.py", help="what `streamlit run` serves (serve.py as `make run` does, or app.py)"
+    )
     ap.add_argument("--loads-only", action="store_true")
     ap.add_argument("--memory-only", action="store_true")
     ap.add_argument("--trace", action="store_true", help="memory: run the server under tracemalloc")
@@ -487,7 +499,7 @@ def main(argv: list[str] | None = None) -> None:
     if set(WHAT_IF) - set(WHAT_IF_CHOICES):
         ap.error(f"--what-if: choose from {', '.join(WHAT_IF_CHOICES)}")
     if args.profile:
-        return profile(args.profile)
+        return profile(args.profile, warm=args.script == "serve.py")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

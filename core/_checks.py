@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import yaml
 
 __all__ = [
     "amount",
     "file_stamp",
     "is_number",
     "is_whole",
+    "load_yaml",
     "no_overflow",
     "nonneg",
     "nonneg_array",
@@ -93,3 +95,14 @@ def file_stamp(path, default, what: str) -> tuple:
     except (OSError, TypeError, ValueError) as e:
         raise ValueError(str(e)[:300] or f"not a path to the {what}") from None
     return p, stamp.st_mtime_ns, stamp.st_size
+
+
+# libyaml's C parser with the same safe constructors as yaml.safe_load, 5-6x faster (the 1,128 validation
+# cases: 2.4 s -> 0.42 s of every fresh server's first page, bench/RESULTS.md); the pure-Python one where a
+# PyYAML build lacks libyaml.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str):
+    """``yaml.safe_load`` of ``text`` through libyaml when available (raises ``yaml.YAMLError`` alike)."""
+    return yaml.load(text, Loader=_SAFE_LOADER)  # a SafeLoader: no arbitrary objects

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from core._checks import file_stamp
+from core._checks import file_stamp, load_yaml
 
 __all__ = [
     "ACCEPTANCE_PATH",
@@ -196,7 +196,7 @@ def _load(path: Path, mtime_ns: int, size: int) -> tuple[AcceptanceCurve, ...]: 
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"{str(path)[:200]}: not a readable acceptance catalog ({type(e).__name__})") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
     except yaml.YAMLError as e:
         raise ValueError(f"{name}: not valid YAML ({str(e)[:200]})") from None
     if not isinstance(doc, Mapping) or not isinstance(doc.get("curves"), list):

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from core._checks import load_yaml
 from core.collectives import CollectiveTable, load_collectives
 from core.efficiency import Efficiency, resolve_efficiency
 from core.hf_config import model_from_hf_config
@@ -61,7 +62,7 @@ class CatalogError(ValueError):
 
 def _read_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
         raise CatalogError(f"{path}: not valid YAML: {e}") from None
     except OSError as e:
@@ -334,7 +335,7 @@ def _load_step_error(path: Path) -> dict[str, float]:
     out = {"decode": 0.15, "prefill": 0.15}
     if not path.is_file():
         return out
-    data = yaml.safe_load(path.read_text()) or {}
+    data = load_yaml(path.read_text(encoding="utf-8")) or {}
     for phase in out:
         v = (data.get(phase) or {}).get("median_loo_error")
         if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1):

@@ -18,7 +18,7 @@ import numpy as np
 import yaml
 
 from core import balance, balance_cost
-from core._checks import file_stamp
+from core._checks import file_stamp, load_yaml
 from core.catalog import Catalog, load_catalog
 from core.specs import ParallelLayout
 
@@ -142,7 +142,7 @@ def _case(c, i: int, s: float, name: str) -> EplbCase:
 def _load(path: Path, mtime_ns: int, size: int) -> tuple[EplbCase, ...]:  # the file's stamp: an edit reloads
     name = path.name[:200]
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
         raise ValueError(f"{name}: not a readable YAML file of EPLB cases ({type(e).__name__})") from None
     if not isinstance(doc, Mapping) or not isinstance(doc.get("cases"), list):

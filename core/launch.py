@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from core._checks import whole
+from core._checks import load_yaml, whole
 from core.specs import ParallelLayout
 
 __all__ = [
@@ -133,7 +133,7 @@ class LaunchCommand:
 
 @functools.lru_cache(maxsize=1)
 def _engine_catalog() -> dict:
-    data = yaml.safe_load(ENGINES_FILE.read_text(encoding="utf-8"))
+    data = load_yaml(ENGINES_FILE.read_text(encoding="utf-8"))
     for engine in ENGINES:
         entry = data.get(engine) if isinstance(data, dict) else None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("name", "version")):

@@ -19,26 +19,46 @@ st.markdown(
 )
 
 
-@st.cache_data(show_spinner="Building the report (charts rendered on the server)…", max_entries=16)
-def _documents(scen, m):
-    report = build_report(scen, catalog(), m)
-    return render_html(report), render_markdown(report), render_markdown(report, images=False)
+@st.cache_data(show_spinner="Building the report…", max_entries=16)
+def _report(scen, m):
+    return build_report(scen, catalog(), m)
+
+
+# The downloads render every chart to PNG on the server (vl-convert, 2-3 s): only when a button is clicked,
+# not on every page load (Streamlit runs a callable `data` on the click)
+@st.cache_data(show_spinner=False, max_entries=16)
+def _html(scen, m) -> str:
+    return render_html(_report(scen, m))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _markdown(scen, m) -> str:
+    return render_markdown(_report(scen, m))
 
 
 if runnable_layout(scenario, model) is None:  # an error naming the layout's problem and what to change
     st.stop()
 try:
-    html_doc, md_doc, preview = _documents(scenario, model)
+    preview = render_markdown(_report(scenario, model), images=False)
 except ValueError as err:
     st.error(f"The report could not be built for this scenario: {md_escape(describe_validation_error(err))}")
     st.stop()
 stem = f"moe-plan-{model.id}-{scenario.gpu_id}-{scenario.total_gpus}gpu"
 c = st.columns(2)
 c[0].download_button(
-    "Download HTML report", html_doc, file_name=f"{stem}.html", mime="text/html", type="primary", key="download_html"
+    "Download HTML report",
+    lambda: _html(scenario, model),
+    file_name=f"{stem}.html",
+    mime="text/html",
+    type="primary",
+    key="download_html",
 )
 c[1].download_button(
-    "Download Markdown report", md_doc, file_name=f"{stem}.md", mime="text/markdown", key="download_md"
+    "Download Markdown report",
+    lambda: _markdown(scenario, model),
+    file_name=f"{stem}.md",
+    mime="text/markdown",
+    key="download_md",
 )
 st.divider()
 st.markdown(preview)

@@ -510,3 +510,25 @@ def test_ink_follows_the_chart_background(background, ink, muted):
     sub_fills = set(re.findall(r'<text[^>]*fill="(#[0-9a-fA-F]{6})"[^>]*>subtitle<', svg))
     assert text_fills == {ink} and sub_fills == {muted}, (text_fills, sub_fills)
     assert _contrast(ink, background or LIGHT_BG) >= 7 and _contrast(muted, background or LIGHT_BG) >= 4.5
+
+
+def bad_chart():
+    """A chart whose spec the Vega-Lite schema rejects (an opacity of 'high', set past Altair's argument checks)."""
+    c = alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(x="x:Q")
+    c.mark = {"type": "point", "opacity": "high"}
+    return c
+
+
+def test_served_charts_skip_validation_tests_do_not(monkeypatch):
+    """ui.render validates each chart spec against the schema where PLANNER_VALIDATE_CHARTS=1 (the suite sets it,
+    tests/conftest.py, so every page's charts are checked here) and skips it in a served page (speed)."""
+    import os
+
+    from ui import render
+
+    assert os.environ.get(render.VALIDATE_ENV) == "1"
+    build = render._spec.__wrapped__ if hasattr(render._spec, "__wrapped__") else render._spec
+    with pytest.raises(Exception, match="high"):
+        build(__name__, "bad_chart", (), {})
+    monkeypatch.delenv(render.VALIDATE_ENV)
+    assert build(__name__, "bad_chart", (), {})["mark"]["opacity"] == "high"
