@@ -50,7 +50,7 @@ system-deps:
 test: install-test system-deps
 	$(PY) -m pytest
 
-bench: install
+bench: install-test
 	$(PY) -m bench
 
 clean:

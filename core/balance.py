@@ -21,10 +21,12 @@ from core.eplb import balanced_packing, rebalance_experts, replicate_experts
 from core.loads_io import MAX_CELLS, MAX_EXPERTS, MAX_LAYERS, MAX_LOAD, parse_loads_csv, parse_prometheus_loads
 
 __all__ = [
+    "BIAS_SIM_MAX_SCORES",
     "BiasBalancing",
     "aux_balance_loss",
     "balanced_packing",
     "bias_balancing",
+    "bias_steps_within_budget",
     "capacity_overflow",
     "capacity_per_expert",
     "coefficient_of_variation",
@@ -222,6 +224,19 @@ class BiasBalancing:
     loads: np.ndarray  # final step's assignments per expert (same leading shape as bias)
 
 
+# router scores (tokens x experts, per step and speed) one bias_balancing run may draw: ~3 s on one core;
+# DeepSeek-V3's 256 experts fit 400 steps of 512 tokens at three speeds, 5,000 experts 26 steps
+BIAS_SIM_MAX_SCORES = 2e8
+
+
+def bias_steps_within_budget(n_experts: int, tokens_per_step: int, n_speeds: int, steps: int) -> int:
+    """The most of ``steps`` a :func:`bias_balancing` run of ``n_experts`` experts, ``tokens_per_step`` tokens and
+    ``n_speeds`` update speeds can simulate within :data:`BIAS_SIM_MAX_SCORES` router scores (at least 1)."""
+    n, t = _n(n_experts), whole("tokens_per_step", tokens_per_step, 1, 1_000_000)
+    per_step = n * t * whole("n_speeds", n_speeds, 1, 16)
+    return max(1, min(whole("steps", steps, 1, 100_000), int(BIAS_SIM_MAX_SCORES // per_step)))
+
+
 def bias_balancing(
     n_experts: int,
     top_k: int,
@@ -248,8 +263,11 @@ def bias_balancing(
     u = np.atleast_1d(np.asarray(update_speed, dtype=np.float32))
     if np.any(~np.isfinite(u)) or np.any(u < 0) or np.any(u > 1) or u.ndim != 1 or u.size > 16:
         raise ValueError("update_speed must be within 0 and 1 (at most 16 speeds)")
-    if steps * tokens_per_step * n * u.size > 2e9:
-        raise ValueError("simulation too large: reduce steps, tokens per step or experts")
+    if steps * tokens_per_step * n * u.size > BIAS_SIM_MAX_SCORES:
+        raise ValueError(
+            f"simulation too large: steps x tokens per step x experts x speeds must stay within "
+            f"{BIAS_SIM_MAX_SCORES:,.0f} router scores (bias_steps_within_budget gives the steps that fit)"
+        )
     if not np.isfinite(skew) or not 0 <= skew <= 10:
         raise ValueError("skew must be within 0 and 10")
     rng = np.random.default_rng(seed)

@@ -21,7 +21,6 @@ from core.efficiency import SERVING_STACKS
 from core.model import ModelSpec
 from core.parallel import default_layout
 from core.specs import (
-    DISPATCH_DTYPES,
     DTYPES,
     KV_DTYPES,
     SPEC_METHOD_KINDS,
@@ -32,10 +31,10 @@ from core.specs import (
     SingleBox,
     SpecDecodeConfig,
     Workload,
-    bounds_text,
     describe_validation_error,
 )
 from core.speculative import default_gamma
+from core.url_keys import URL_KEYS, key_warnings, one, show
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -49,55 +48,12 @@ __all__ = [
 
 DEFAULT_SCENARIO = Scenario()
 SPEC_METHODS = tuple(SPEC_METHOD_KINDS)
+# the speculative knobs that mean nothing without a method (sd)
+_SPEC_KEYS = ("draft", "dw", "gamma", "alpha", "c")
 
 
-def _range(model, field: str, what: str) -> str:
-    """What a URL key sets and its allowed range, from the field's declaration (what the model validates)."""
-    return f"{what}, {bounds_text(model, field)}"
-
-
-# URL key -> what it sets
-URL_KEYS: dict[str, str] = {
-    "model": "model id (catalog)",
-    "gpu": "GPU id (catalog)",
-    "nodes": _range(Scenario, "num_nodes", "number of nodes"),
-    "gpn": _range(Scenario, "gpus_per_node", "GPUs per node"),
-    "w": "weight dtype",
-    "ex": "routed-expert dtype (omit = same as weights)",
-    "kv": "KV-cache dtype",
-    "a2a": f"all-to-all dispatch dtype ({' | '.join(DISPATCH_DTYPES)})",
-    "stack": f"serving stack whose kernels time the steps ({' | '.join(SERVING_STACKS)}; omit = sglang)",
-    "batch": _range(Workload, "batch", "concurrent sequences"),
-    "isl": _range(Workload, "input_len", "input tokens per sequence"),
-    "osl": _range(Workload, "output_len", "output tokens per sequence"),
-    "tp": "attention tensor parallel size (omit all layout keys = default layout)",
-    "etp": "expert tensor parallel size (EP = GPUs per stage / etp)",
-    "pp": "pipeline stages",
-    "dp": "data-parallel replicas",
-    "sd": "speculative method: " + " | ".join(SPEC_METHOD_KINDS),
-    "draft": "draft model id (with sd=draft_model)",
-    "dw": "draft weight dtype (omit = the target's)",
-    "gamma": _range(SpecDecodeConfig, "num_speculative_tokens", "speculative tokens per step"),
-    "alpha": _range(SpecDecodeConfig, "acceptance_rate", "acceptance rate per draft token")
-    + " (omit = the method's default)",
-    "cfg": "an imported config.json (zlib + base64url) when model is custom-...",
-    "c": _range(SpecDecodeConfig, "draft_cost", "draft cost relative to a target forward")
-    + " (omit = the method's default)",
-    "util": _range(MemoryAssumptions, "gpu_memory_utilization", "gpu_memory_utilization"),
-    "reserve": _range(MemoryAssumptions, "runtime_reserve_gb", "runtime reserve per GPU in GB"),
-    "mbt": _range(MemoryAssumptions, "max_num_batched_tokens", "max batched tokens per step"),
-    "act": _range(MemoryAssumptions, "activation_factor", "activation factor"),
-    "red": _range(MemoryAssumptions, "redundant_experts", "redundant experts (EPLB)"),
-    "host": "single-box host id (catalog hosts.yaml)",
-    "bgpu": "single-box GPU id, or 'none' on a unified-memory host",
-    "bn": _range(SingleBox, "n_gpus", "single-box GPU count"),
-    "ncm": _range(SingleBox, "n_cpu_moe", "llama.cpp --n-cpu-moe") + " (omit = the fewest that fit)",
-    "q": "single-box quantisation (any weight dtype, GGUF types included)",
-    "bctx": _range(SingleBox, "context_len", "single-box context length in tokens"),
-}
 _BOX_KEYS = ("host", "bgpu", "bn", "ncm", "q", "bctx")
 
-_MAX_VALUE_CHARS = 200
 _LAYOUT_KEYS = ("tp", "etp", "pp", "dp")
 
 
@@ -223,52 +179,21 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
     return p
 
 
-def _one(params: Mapping[str, Any], key: str) -> str | None:
-    v = params.get(key)
-    if isinstance(v, (list, tuple)):
-        v = v[-1] if v else None
-    if v is None:
-        return None
-    return str(v)[: _MAX_VALUE_CHARS + 1].strip()
-
-
-def _show(v: str) -> str:
-    return repr(v if len(v) <= 40 else v[:40] + "...")
-
-
-def _key_warnings(params: Mapping[str, Any], most: int = 5) -> list[str]:
-    """A warning naming the keys this codec does not know (a typo such as ``gpus=`` for ``gpn=`` would
-    otherwise be dropped without a word), and one naming the keys given more than once with different values.
-    A repeated key takes its last value, as ``st.query_params[key]`` and ``dict(parse_qsl(...))`` do."""
-    out: list[str] = []
-    unknown = [str(k) for k in params if k not in URL_KEYS]
-    near = [difflib.get_close_matches(k.lower()[:40], list(URL_KEYS), n=1, cutoff=0.75) for k in unknown[:most]]
-    shown = [_show(k) + (f" (did you mean {c[0]!r}?)" if c else "") for k, c in zip(unknown, near, strict=False)]
-    repeated = [
-        f"URL key {k!r} is given {len(v)} times; using the last value, {_show(str(v[-1]).strip())}"
-        for k, v in ((k, params.get(k)) for k in URL_KEYS)
-        if isinstance(v, (list, tuple)) and len({str(x) for x in v}) > 1
-    ]
-    if unknown:
-        more = f" and {len(unknown) - most} more" if len(unknown) > most else ""
-        keys = "keys" if len(unknown) > 1 else "key"
-        out.append(f"unknown URL {keys} {', '.join(shown)}{more} ignored; known keys: {', '.join(URL_KEYS)}")
-    if repeated:
-        out.append("; ".join(repeated[:most]) + (f"; and {len(repeated) - most} more" if len(repeated) > most else ""))
-    return out
-
-
 def scenario_from_params(
-    params: Mapping[str, Any], catalog: Catalog, extra_model_ids: tuple[str, ...] = ()
+    params: Mapping[str, Any],
+    catalog: Catalog,
+    extra_model_ids: tuple[str, ...] = (),
+    extra_models: Mapping[str, ModelSpec] | None = None,
 ) -> tuple[Scenario, list[str]]:
     """Read a scenario from URL query parameters; returns it and one warning per bad field, plus one naming
     the unknown keys and one naming the keys given more than once (a list value: the last one is used).
-    ``extra_model_ids``: imported models (decoded from the URL's ``cfg``) that ``model`` may name."""
+    ``extra_model_ids``: imported models (decoded from the URL's ``cfg``) that ``model`` may name;
+    ``extra_models``: their specs where the caller has them (an MTP draft is then checked against them too)."""
     d = DEFAULT_SCENARIO
-    warnings: list[str] = _key_warnings(params)
+    warnings: list[str] = key_warnings(params)
 
     def choice(key: str, allowed: list[str] | tuple[str, ...], default: Any, what: str) -> Any:
-        v = _one(params, key)
+        v = one(params, key)
         if v is None or v == "":
             return default
         if v in allowed:
@@ -278,18 +203,18 @@ def scenario_from_params(
         else:
             close = difflib.get_close_matches(v.lower(), list(allowed), n=4, cutoff=0.5)
             hint = (f"Closest: {', '.join(close)}. " if close else "") + "The Catalog page lists them all"
-        warnings.append(f"URL parameter {key}={_show(v)} is not a known {what}; using {default!r}. {hint}")
+        warnings.append(f"URL parameter {key}={show(v)} is not a known {what}; using {default!r}. {hint}")
         return default
 
     def number(key: str, lo: float, hi: float, default: Any, what: str, integer: bool = True) -> Any:
-        v = _one(params, key)
+        v = one(params, key)
         if v is None or v == "":
             return default
         try:
             n = int(v) if integer else float(v)
         except ValueError:
             kind = "whole number" if integer else "number"
-            warnings.append(f"URL parameter {key}={_show(v)} is not a {kind} ({what}); using {default}")
+            warnings.append(f"URL parameter {key}={show(v)} is not a {kind} ({what}); using {default}")
             return default
         if not (math.isfinite(n) and lo <= n <= hi):
             warnings.append(f"URL parameter {key}={v} is outside {lo:,g}-{hi:,g} ({what}); using {default}")
@@ -301,7 +226,7 @@ def scenario_from_params(
     nodes = number("nodes", 1, 4096, d.num_nodes, "nodes")
     gpn = number("gpn", 1, 1024, d.gpus_per_node, "GPUs per node")
     weights = choice("w", DTYPES, d.precision.weights, "weight dtype")
-    experts = choice("ex", DTYPES, weights, "expert dtype") if _one(params, "ex") else None
+    experts = choice("ex", DTYPES, weights, "expert dtype") if one(params, "ex") else None
     kv = choice("kv", KV_DTYPES, d.precision.kv_cache, "KV-cache dtype")
     a2a = choice("a2a", ("bf16", "fp8", "nvfp4"), d.precision.dispatch, "dispatch dtype")
     stack = choice("stack", tuple(SERVING_STACKS), d.serving_stack, "serving stack")
@@ -313,7 +238,7 @@ def scenario_from_params(
         nodes, gpn = d.num_nodes, d.gpus_per_node
 
     layout = None
-    if any(_one(params, k) for k in _LAYOUT_KEYS):
+    if any(one(params, k) for k in _LAYOUT_KEYS):
         sizes = {k: number(k, 1, 65_536, 1, f"layout {k}") for k in _LAYOUT_KEYS}
         try:
             layout = layout_from_sizes(nodes * gpn, sizes["tp"], sizes["etp"], sizes["pp"], sizes["dp"])
@@ -324,16 +249,29 @@ def scenario_from_params(
             )
 
     method = choice("sd", SPEC_METHODS, "none", "speculative method")
-    draft_id = choice("draft", sorted(catalog.models), None, "draft model id") if _one(params, "draft") else None
+    draft_id = choice("draft", sorted(catalog.models), None, "draft model id") if one(params, "draft") else None
     spec = SpecDecodeConfig()
-    if method != "none":
+    target = catalog.models.get(model_id) or (extra_models or {}).get(model_id)
+    if method == "none":
+        ignored = [k for k in _SPEC_KEYS if one(params, k) not in (None, "")]
+        if ignored:
+            warnings.append(
+                f"URL {', '.join(ignored)} ignored: no speculative method is chosen (add sd=, one of mtp, eagle3, ngram, "
+                "draft_model, ...)"
+            )
+    elif method == "mtp" and target is not None and not target.num_mtp_layers:
+        warnings.append(
+            f"URL sd=mtp: {target.name} has no MTP module (num_nextn_predict_layers = 0); speculative decoding "
+            "left off (choose eagle3, ngram or draft_model)"
+        )
+    else:
         if method == "draft_model" and not draft_id:
             warnings.append("URL sd=draft_model needs draft=<model id>; speculative decoding left off")
         else:
             spec = SpecDecodeConfig(
                 method=method,
                 draft_model_id=draft_id if method == "draft_model" else None,
-                draft_weights=choice("dw", DTYPES, None, "draft weight dtype") if _one(params, "dw") else None,
+                draft_weights=choice("dw", DTYPES, None, "draft weight dtype") if one(params, "dw") else None,
                 num_speculative_tokens=number(
                     "gamma", 1, 64, default_gamma(method, catalog.draft_methods), "speculative tokens"
                 ),
@@ -352,18 +290,18 @@ def scenario_from_params(
         redundant_experts=number("red", 0, 100_000, dm.redundant_experts, "redundant experts"),
     )
     box = None
-    if any(_one(params, k) for k in _BOX_KEYS):
+    if any(one(params, k) for k in _BOX_KEYS):
         db = SingleBox()
         host_id = choice("host", sorted(catalog.hosts), db.host_id, "host id")
         unified = catalog.hosts[host_id].kind == "unified" if host_id in catalog.hosts else False
         bgpu = choice("bgpu", ["none", *sorted(catalog.gpus)], "none" if unified else db.gpu_id, "single-box GPU id")
         if unified and bgpu != "none":
-            warnings.append(f"URL bgpu={_show(bgpu)} ignored: {host_id} is a unified-memory machine")
+            warnings.append(f"URL bgpu={show(bgpu)} ignored: {host_id} is a unified-memory machine")
             bgpu = "none"
         if not unified and bgpu == "none":
             warnings.append(f"URL bgpu=none needs a unified-memory host; using {db.gpu_id!r}")
             bgpu = db.gpu_id
-        ncm = number("ncm", 0, 10_000, None, "--n-cpu-moe") if _one(params, "ncm") else None
+        ncm = number("ncm", 0, 10_000, None, "--n-cpu-moe") if one(params, "ncm") else None
         box = SingleBox(
             host_id=host_id,
             gpu_id=None if bgpu == "none" else bgpu,

@@ -338,7 +338,13 @@ def _bias(n: int, k: int, steps: int, speeds: tuple[float, ...], skew: float) ->
 
 
 speeds = (u_mid / 10, u_mid, min(u_mid * 10, 1.0))
-hist = _bias(n, k, int(steps), speeds, float(skew))
+asked, steps = int(steps), bal.bias_steps_within_budget(n, 512, len(speeds), int(steps))
+if steps < asked:
+    st.info(
+        f"With {n:,} experts the simulation runs {steps} of the {asked} steps: {512:,} tokens × {n:,} experts × "
+        f"3 speeds a step, at most {bal.BIAS_SIM_MAX_SCORES:,.0f} router scores (about 3 s)."
+    )
+hist = _bias(n, k, steps, speeds, float(skew))
 curves = pd.concat(
     [
         pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})

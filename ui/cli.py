@@ -126,7 +126,9 @@ def _scenario(a, cat):
         from core.hf_config import decode_config
 
         model = _import(decode_config(params["cfg"][-1]), "--url cfg")
-    scenario, warnings = scenario_from_params(params, cat, (model.id,) if model else ())
+    scenario, warnings = scenario_from_params(
+        params, cat, (model.id,) if model else (), {model.id: model} if model else None
+    )
     return scenario, model, warnings
 
 
@@ -196,7 +198,12 @@ def main(argv=None) -> int:
             return _fail(f"cannot write --out {a.out!r}: {e.strerror or e}")
         print(f"wrote {a.out}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `moe-planner ... | head`: the reader left; no traceback, the shell's SIGPIPE status
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
+            return 141
     return 0
 
 

@@ -204,7 +204,8 @@ def seed_from_url(cat: Catalog) -> None:
             register_model(decode_config(cfg))
         except ValueError as e:
             url_warnings.append(f"URL parameter cfg: {e}; using the catalog models only")
-    scenario, warnings = scenario_from_params(query, cat, tuple(imported_models()))
+    imported = imported_models()
+    scenario, warnings = scenario_from_params(query, cat, tuple(imported), {k: v[0] for k, v in imported.items()})
     st.session_state.scenario = scenario
     st.session_state.scenario_warnings = url_warnings + warnings
 

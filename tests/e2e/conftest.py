@@ -65,9 +65,9 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, *, script: str = "app.py", extra_env: dict[str, str] | None = None):
-        """``script``: app.py, or serve.py (the guarded entry `make run` and Docker use); ``extra_env`` is
-        added to the server's environment (PLANNER_DB, PLANNER_ALLOWED_HOSTS, ...)."""
+    def __init__(self, *, script: str = "serve.py", extra_env: dict[str, str] | None = None):
+        """``script``: serve.py (the guarded, warmed-up entry `make run`, Docker and compose.yaml start), or
+        app.py; ``extra_env`` is added to the server's environment (PLANNER_DB, PLANNER_ALLOWED_HOSTS, ...)."""
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = ARTIFACTS / f"server-{self.port}.log"
@@ -100,7 +100,9 @@ class Server:
         deadline = time.monotonic() + 60
         while True:
             try:
-                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).read() == b"ok":
+                healthy = urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).read() == b"ok"
+                # serve.py has started once it has warmed up (ui/warmup.py): it says so in its log
+                if healthy and (script != "serve.py" or "Warmed up" in self.log.read_text()):
                     return
             except OSError:
                 pass

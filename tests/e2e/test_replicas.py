@@ -19,7 +19,6 @@ from playwright.sync_api import expect
 
 from core.store import open_store
 from tests.e2e.conftest import Server, wait_rendered
-from tests.unit.test_store_postgres import pg_url  # noqa: F401 (the throwaway PostgreSQL fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +29,7 @@ TIMEOUT_MS = 60_000
 
 
 @pytest.fixture
-def replicas(pg_url):  # noqa: F811
+def replicas(pg_url):
     env = {"PLANNER_DB": pg_url, "PLANNER_ALLOWED_HOSTS": ""}
     with ThreadPoolExecutor(2) as pool:  # started side by side
         futures = [pool.submit(Server, script="serve.py", extra_env=env) for _ in range(2)]
@@ -56,7 +55,7 @@ def _button(main, label: str):
     return button.filter(visible=True)  # a button with a tooltip is drawn twice, once hidden
 
 
-def test_two_replicas_share_saved_scenarios_and_lose_nothing_when_one_is_killed(new_page, replicas, pg_url):  # noqa: F811
+def test_two_replicas_share_saved_scenarios_and_lose_nothing_when_one_is_killed(new_page, replicas, pg_url):
     one, two = replicas
 
     # replica 2's first page run (imports, catalog) overlaps with replica 1's: a session opened now

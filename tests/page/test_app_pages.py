@@ -213,7 +213,12 @@ def test_sidebar_shows_the_weight_dtype_the_pages_compute_with():
         # fp32 draft weights were an uncaught ValueError ('fp32' is not in list)
         ({"model": "qwen3-235b-a22b", "sd": "draft_model", "draft": "qwen3-0.6b", "dw": "fp32"}, True, None),
         # values the pickers cannot offer: refused with a warning, and the pages compute what the sidebar shows
-        ({"model": "mixtral-8x7b", "sd": "mtp"}, False, "Mixtral-8x7B has no MTP module: speculative decoding is off"),
+        (
+            {"model": "mixtral-8x7b", "sd": "mtp"},
+            False,
+            "URL sd=mtp: Mixtral-8x7B has no MTP module (num_nextn_predict_layers = 0); speculative decoding left off "
+            "(choose eagle3, ngram or draft_model)",
+        ),
         (
             {"model": "qwen3-30b-a3b", "sd": "draft_model", "draft": "qwen3-30b-a3b"},
             False,

@@ -112,6 +112,16 @@ def test_the_expert_limit_is_the_balance_charts_row_limit():
     assert MAX_ROUTED_EXPERTS == CHART_MAX_ROWS == 5_000
 
 
+def test_the_balance_page_on_the_most_experts_bounds_its_router_simulation():
+    """5,000 experts took the Balance page 29 s (the bias-balancing simulation: 100 steps x 512 tokens x 5,000
+    experts x 3 speeds = 768M router scores); it now runs the steps that fit 2e8 scores and says so:
+    2e8 / (512 x 5,000 x 3) = 26.04 -> 26 of the 100 steps."""
+    _, query = imported("deepseek-v3", n_routed_experts=MAX_ROUTED_EXPERTS)
+    at = run_page("pages/3_Balance.py", timeout=300, nodes="8", **query)
+    assert not at.exception
+    assert any("the simulation runs 26 of the 100 steps" in i.value for i in at.info)
+
+
 def test_the_single_box_page_draws_the_most_layers_the_importer_accepts():
     """1,667 layers made the Single box page raise MaxRowsError (three rows per layer: 5,001 rows)."""
     _, query = imported("qwen3-30b-a3b", num_hidden_layers=MAX_LAYERS)

@@ -214,3 +214,13 @@ def test_parse_prometheus_duplicate_samples_past_the_limit():
         '\ufeffm{layer="0",expert="1"} 5e29\nm{layer="0",expert="1"} 5e29\nm{expert="0"} 1\n'
     )
     assert loads.tolist() == [[1, 1e30]]  # a BOM is accepted; 5e29 + 5e29 = 1e30 is at the limit
+
+
+def test_the_router_simulation_is_bounded():
+    # 256 experts x 512 tokens x 3 speeds = 393,216 scores a step: 2e8 allows 508 steps, so 400 run in full
+    assert b.bias_steps_within_budget(256, 512, 3, 400) == 400
+    # 5,000 x 512 x 3 = 7,680,000 a step: 2e8 / 7.68e6 = 26.04 -> 26
+    assert b.bias_steps_within_budget(5000, 512, 3, 100) == 26
+    assert b.bias_steps_within_budget(5000, 1_000_000, 16, 100) == 1  # never below one step
+    with pytest.raises(ValueError, match="within 200,000,000 router scores"):
+        b.bias_balancing(5000, 8, steps=27, tokens_per_step=512, update_speed=[0.001, 0.01, 0.1])

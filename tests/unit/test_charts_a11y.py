@@ -451,24 +451,12 @@ def test_checker_flags_colour_only_chart():
         _check_annotation_colours(grey_rule.to_dict())
 
 
-def test_validation_page_scatter_has_shapes_in_its_legend(monkeypatch):
+def test_validation_page_scatter_has_shapes_in_its_legend():
     """The Validation page draws its own scatter: families differ by colour and by a shape shown in the legend.
-    The leave-one-out refit is cut to one case per family to keep this fast."""
+    The page reads the shipped leave-one-out table (catalogs/validation/loo_predictions.csv), no refit."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from core import validation
-
-    real = validation.leave_one_out
-
-    def one_per_family(cases, *args, **kwargs):
-        first: dict = {}
-        for case in cases:
-            first.setdefault(validation.case_family(case), case)
-        return real(list(first.values()), *args, **kwargs)
-
-    monkeypatch.setattr(validation, "leave_one_out", one_per_family)
-    st.cache_resource.clear()  # the page caches the (here cut-down) results process-wide
     try:
         at = AppTest.from_file(str(ROOT / "pages/6_Validation.py"), default_timeout=60)
         at.run()

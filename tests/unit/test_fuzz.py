@@ -945,6 +945,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return url_params
     if name == "extra_model_ids":
         return st.lists(text(20), max_size=3).map(tuple)
+    if name == "most":  # url_keys.key_warnings: how many keys a warning names
+        return st.integers(0, 50)
     if name == "progress":
         return st.none()
     if name == "path":  # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
@@ -1094,6 +1096,7 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "redundant": _i(0, 64),
     "redundant_experts": _i(0, 64),
     "seed": _i(0, 2**32),
+    "n_speeds": _i(0, 20),
     "steps": _i(1, 100),
     "top_k": _i(1, 16),
     "tokens_per_step": _i(1, 10),

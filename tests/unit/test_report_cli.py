@@ -251,3 +251,23 @@ def test_cli_bad_config_files_are_one_line_errors(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith(f"moe-planner: --config {str(bad)!r}: ") and err.count("\n") == 1
     assert "architecture 'mamba' is not supported" in err
+
+
+def test_cli_into_a_closed_pipe_exits_quietly():
+    """`moe-planner ... | head -1`: when the reader has gone, the CLI exits with the shell's SIGPIPE status (141),
+    no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    argv = ["--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--nodes", "1", "--gpn", "2", "--no-layouts"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ui.cli", *argv],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader leaves before the planner writes its first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=180) == 141
+    assert b"Traceback" not in err and b"BrokenPipe" not in err

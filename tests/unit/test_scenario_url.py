@@ -171,3 +171,19 @@ def test_a_link_starts_each_speculative_method_at_its_one_default_draft_length()
         # an explicit gamma still wins
         s, _ = scenario_from_params({"sd": method, "gamma": "7"}, cat)
         assert s.spec.num_speculative_tokens == 7
+
+
+def test_mtp_on_a_model_without_an_mtp_module_is_refused_with_a_reason():
+    # Mixtral-8x7B's config has no next-n module (num_nextn_predict_layers absent = 0): the URL cannot turn MTP on
+    s, warnings = scenario_from_params({"model": "mixtral-8x7b", "sd": "mtp"}, cat)
+    assert s.spec.method == "none"
+    assert any("sd=mtp" in w and "no MTP module" in w for w in warnings)
+    # DeepSeek-V3 ships one MTP module: accepted, no warning
+    s, warnings = scenario_from_params({"model": "deepseek-v3", "sd": "mtp"}, cat)
+    assert s.spec.method == "mtp" and warnings == []
+
+
+def test_speculative_knobs_without_a_method_are_named_not_dropped_silently():
+    s, warnings = scenario_from_params({"gamma": "3", "alpha": "0.8", "c": "0.05"}, cat)
+    assert s.spec.method == "none"
+    assert len(warnings) == 1 and warnings[0].startswith("URL gamma, alpha, c ignored: no speculative method")

@@ -1,18 +1,12 @@
 """The scenario store on a real PostgreSQL server, started for these tests in a temporary folder.
 
 Needs PostgreSQL's server binaries (Debian package ``postgresql``; ``make test`` installs it when run
-as root). Without them the tests skip with a notice, except under CI=true.
+as root). Without them the tests skip with a notice, except under CI=true (the ``pg_url`` fixture,
+tests/conftest.py).
 """
 
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,63 +14,6 @@ from core.specs import Scenario
 from core.store import ScenarioChangedError, ScenarioExistsError, StoreBusyError, open_store
 from core.store_postgres import PostgresStore
 from tests.unit.test_store import OLD_SCHEMA, PLAIN, RICH, stale_operations
-
-
-def _bindir() -> str | None:
-    for d in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if os.path.exists(os.path.join(d, "initdb")):
-            return d
-    found = shutil.which("initdb")
-    return os.path.dirname(found) if found else None
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    bindir = _bindir()
-    if bindir is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("PostgreSQL server binaries (Debian package 'postgresql') are missing under CI=true")
-        pytest.skip("PostgreSQL server binaries missing: install Debian's 'postgresql' to run these tests")
-    root = Path(tempfile.mkdtemp(prefix="planner-pg-"))
-    os.chmod(root, 0o777)
-    data, sock = root / "data", root / "sock"
-    sock.mkdir()
-    os.chmod(sock, 0o777)
-    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    if as_user:
-        shutil.chown(root, "postgres")
-        shutil.chown(sock, "postgres")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    subprocess.run(
-        [*as_user, f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres"],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        [
-            *as_user,
-            f"{bindir}/pg_ctl",
-            "-D",
-            str(data),
-            "-l",
-            str(root / "log"),
-            "-w",
-            "-t",
-            "60",
-            "-o",
-            f"-p {port} -c listen_addresses=127.0.0.1 -k {sock}",
-            "start",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run([*as_user, f"{bindir}/pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_round_trip_rename_delete(pg_url):
