@@ -1,4 +1,5 @@
-"""MiniMax-M3: GQA everywhere, MSA block-sparse selection on some layers."""
+"""MiniMax-M2 (M2.5, M2.7): GQA everywhere; MiniMax-M3: GQA everywhere, MSA block-sparse selection on some
+layers."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from core.model import MoESpec, group_layers
 from core.model.mixers import Indexer
 from core.model.mixers.gqa import GQA
 
-__all__ = ["minimax_m3"]
+__all__ = ["minimax_m2", "minimax_m3"]
 
 
 @reader("minimax_m3", archs=("MiniMaxM3ForCausalLM",))
@@ -75,6 +76,37 @@ def minimax_m3(f: Fields) -> dict[str, Any]:
             expert_intermediate_size=f.int("moe_intermediate_size"),
             n_shared_experts=n_shared,
             shared_intermediate_size=f.int("shared_intermediate_size") if n_shared else 0,
+            router_bias=f.bool("use_routing_bias", False),
+        ),
+    )
+
+
+@reader("minimax_m2", archs=("MiniMaxM2ForCausalLM",))
+def minimax_m2(f: Fields) -> dict[str, Any]:
+    """MiniMax-M2 / M2.5 / M2.7: full GQA attention on every layer (attn_type_list all 1; a 0, MiniMax-01's
+    lightning attention, is refused) with q/k norms (use_qk_norm), every layer MoE: num_local_experts
+    experts of intermediate_size, top num_experts_per_tok, a sigmoid router with a routing bias
+    (use_routing_bias), a shared expert only when shared_intermediate_size > 0. The MTP modules
+    (num_mtp_modules) are not modelled."""
+    c = common(f)
+    layers = c["num_layers"]
+    kinds = f.cfg.get("attn_type_list")
+    if kinds is not None and (not isinstance(kinds, list) or len(kinds) != layers or any(k != 1 for k in kinds)):
+        raise f.error(
+            f"field 'attn_type_list' must be {layers} ones (full attention); 0 (lightning attention) is not supported"
+        )
+    attention = GQA(**gqa_geometry(f, c["hidden_size"]), qk_norm=f.bool("use_qk_norm", False))
+    shared = f.int("shared_intermediate_size", default=0, minimum=0)
+    return dict(
+        c,
+        mixers=group_layers(layers, lambda i: attention),
+        dense_layers=(),
+        moe=MoESpec(
+            n_routed_experts=f.experts("num_local_experts"),
+            top_k=f.int("num_experts_per_tok"),
+            expert_intermediate_size=f.int("intermediate_size"),
+            n_shared_experts=1 if shared else 0,
+            shared_intermediate_size=shared,
             router_bias=f.bool("use_routing_bias", False),
         ),
     )

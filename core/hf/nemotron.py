@@ -14,14 +14,28 @@ from core.model.mixers.linear import Mamba2
 __all__ = ["nemotron_h"]
 
 
+_BLOCK_CHARS = {"mamba": "M", "attention": "*", "moe": "E", "mlp": "-"}
+
+
+def _block_pattern(f: Fields) -> str:
+    """hybrid_override_pattern, or the same string spelled from a layers_block_type list."""
+    blocks = f.cfg.get("layers_block_type")
+    if blocks is None:
+        return f.str("hybrid_override_pattern", "")
+    if not isinstance(blocks, list) or any(not isinstance(b, str) or b not in _BLOCK_CHARS for b in blocks):
+        raise f.error("field 'layers_block_type' must list blocks named mamba, attention, moe or mlp")
+    return "".join(_BLOCK_CHARS[b] for b in blocks)
+
+
 @reader("nemotron_h", archs=("NemotronHForCausalLM",))
 def nemotron_h(f: Fields) -> dict[str, Any]:
     """hybrid_override_pattern lists blocks, each a norm and ONE mixer: M = Mamba-2, * = GQA attention,
     E = (latent) MoE, - = dense MLP. Here a layer is a mixer (M or *) with the E / - block that follows it,
     if any (layers without one are FFN-free). Experts and MLPs are 2-matrix relu2; a latent MoE routes at
-    moe_latent_size between down and up projections and keeps its shared expert at full width."""
-    c = common(f)
-    pattern = f.str("hybrid_override_pattern", "")
+    moe_latent_size between down and up projections and keeps its shared expert at full width. Newer
+    configs (Nemotron-3-Ultra) name the blocks in a layers_block_type list instead (mamba, attention, moe,
+    mlp) and leave num_hidden_layers out."""
+    pattern = _block_pattern(f)
     if not pattern or any(ch not in "M*E-" for ch in pattern):
         raise f.error("field 'hybrid_override_pattern' must be a string of M, *, E and -")
     if pattern[0] not in "M*":
@@ -38,6 +52,9 @@ def nemotron_h(f: Fields) -> dict[str, Any]:
             raise f.error("two FFN blocks in a row are not modelled")
         else:
             kinds[-1] = (kinds[-1][0], ch)
+    if not f.has("num_hidden_layers"):  # a layers_block_type config: one layer per mixer block
+        f = Fields({**f.cfg, "num_hidden_layers": len(kinds)}, f.family)
+    c = common(f)
     mamba = Mamba2(
         num_heads=f.int("mamba_num_heads"),
         head_dim=f.int("mamba_head_dim"),

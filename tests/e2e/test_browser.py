@@ -294,6 +294,20 @@ CURRENT_GENERATION = [
     "gemma-4-26b-a4b",
     "qwen3-coder-480b-a35b",
     "nemotron-3-super-120b-a12b",
+    # late 2026 (issue 22)
+    "qwen3.8-2.4t-a95b",
+    "qwen3.8-flash-next",
+    "qwen3.6-35b-a3b",
+    "glm-5.2",
+    "glm-5.3-flash",
+    "hy3",
+    "mimo-v2.5-pro",
+    "kimi-k2.6",
+    "kimi-k2.7-code",
+    "nemotron-3-ultra-550b-a55b",
+    "minimax-m2.5",
+    "minimax-m2.7",
+    "step-3.7-flash",
 ]
 
 # The tour: every page on the default scenario (no query: DeepSeek-V3 FP8 on 8 x H200) and on one scenario per

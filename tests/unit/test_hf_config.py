@@ -294,13 +294,13 @@ def test_the_page_limits_are_named_constants():
 
 @pytest.mark.parametrize("model_id", _moe_ids())
 def test_more_routed_experts_than_the_balance_chart_draws_are_refused(model_id):
-    keys = ("n_routed_experts", "num_experts", "num_local_experts")
+    keys = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")  # the last: Step-3.7
     cfg = raw(model_id)
     for key in keys:
         _put(cfg, key, 5_001)
     with pytest.raises(
         ValueError,
-        match=r"field '(n_routed_experts|num_experts|num_local_experts)' must be <= 5,000 "
+        match=r"field '(n_routed_experts|num_experts|num_local_experts|moe_num_experts)' must be <= 5,000 "
         r"\(the Balance page draws one bar per routed expert.*\), got 5,001",
     ):
         model_from_hf_config(cfg, model_id="x")

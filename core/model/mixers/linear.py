@@ -4,10 +4,11 @@ K/V cache, read and written back every decode step. Weights and state split over
 * Gated DeltaNet (Qwen3.5, Qwen3-Next): ``in_proj_qkvz`` h -> 2 nk hk + 2 nv hv, ``in_proj_ba`` h -> 2 nv,
   a depthwise causal conv over the q/k/v channels, ``dt_bias`` and ``A_log``, a gated RMSNorm, ``out_proj``.
   State: an fp32 ``nv x hk x hv`` matrix + a bf16 conv window of ``kernel - 1`` steps.
-* KDA, Kimi Delta Attention (Kimi-K3, Kimi Linear): q, k, v, g projections h -> heads x dim, short convs on
-  q, k, v, a low-rank forget gate (``f_a`` h -> dim, ``f_b`` dim -> heads x dim), ``dt_bias``, ``A_log``,
-  ``b_proj`` h -> heads, an output norm, ``o_proj``. State: fp32 ``heads x dim x dim`` + three bf16 conv
-  windows.
+* KDA, Kimi Delta Attention (Kimi-K3, Kimi Linear, GLM-5.3-Flash): q, k, v projections h -> heads x dim, an
+  output gate (Kimi-K3: ``g_proj`` h -> heads x dim; Kimi Linear, GLM-5.3-Flash: low rank, ``g_a`` h -> rank,
+  ``g_b`` rank -> heads x dim), short convs on q, k, v, a low-rank forget gate (``f_a`` h -> dim, ``f_b`` dim
+  -> heads x dim), ``dt_bias``, ``A_log``, ``b_proj`` h -> heads, an output norm, ``o_proj``. State: fp32
+  ``heads x dim x dim`` + three bf16 conv windows.
 * Mamba-2 (Nemotron-H / Nemotron-3): ``in_proj`` h -> z, x, B, C, dt; a depthwise conv over x, B, C (with
   bias), ``dt_bias``, ``A_log``, ``D``, a gated RMSNorm, ``out_proj``. State: fp32 ``heads x head_dim x
   d_state`` + a bf16 conv window.
@@ -98,6 +99,13 @@ class KDA(LinearMixer):
     kind: Literal["kda"] = "kda"
     num_heads: int = _Dim
     head_dim: int = _Dim
+    gate_rank: int = Field(
+        0,
+        ge=0,
+        le=100_000,
+        description="low-rank output gate g_a h -> rank, g_b rank -> heads x dim (Kimi Linear, GLM-5.3-Flash); "
+        "0: a full-rank g_proj h -> heads x dim (Kimi-K3)",
+    )
 
     def label(self) -> str:
         return "KDA"
@@ -106,13 +114,15 @@ class KDA(LinearMixer):
         return f"KDA (Kimi Delta Attention): {self.num_heads} heads × {self.head_dim}"
 
     def replicated_params(self, hidden: int) -> int:
-        """``f_a`` (h -> dim), ``b_proj`` (h -> heads) and the output norm stay whole on every rank."""
-        return hidden * self.head_dim + hidden * self.num_heads + self.head_dim
+        """``f_a`` (h -> dim), ``b_proj`` (h -> heads), a low-rank gate's ``g_a`` (h -> rank) and the output
+        norm stay whole on every rank."""
+        return hidden * self.head_dim + hidden * self.num_heads + hidden * self.gate_rank + self.head_dim
 
     def params(self, hidden: int) -> int:
         h, nh, hd, k = hidden, self.num_heads, self.head_dim, self.conv_kernel
         w = nh * hd
-        return 4 * h * w + 3 * w * k + h * hd + hd * w + w + nh + h * nh + hd + w * h
+        gate = h * self.gate_rank + self.gate_rank * w if self.gate_rank else h * w
+        return 3 * h * w + gate + 3 * w * k + h * hd + hd * w + w + nh + h * nh + hd + w * h
 
     def output_features(self) -> int:
         return self.num_heads * self.head_dim

@@ -23,7 +23,7 @@ class MLA(Mixer):
     )
     kv_lora_rank: int = Field(gt=0, le=1_000_000)
     qk_nope_head_dim: int = Field(gt=0, le=100_000)
-    qk_rope_head_dim: int = Field(gt=0, le=100_000)
+    qk_rope_head_dim: int = Field(ge=0, le=100_000, description="shared RoPE key size; 0: no RoPE (GLM-5.3-Flash)")
     v_head_dim: int = Field(gt=0, le=100_000)
     output_gate: bool = Field(False, description="a g_proj hidden -> heads x v output gate (Kimi-K3)")
     indexer: Indexer | None = None
