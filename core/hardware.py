@@ -1,6 +1,12 @@
-"""The hardware: a GPU (per-GPU datasheet figures, per direction, dense TFLOPS), a cluster of them, a
-single-box host, a link; and how a GPU executes a storage dtype (natively on its tensor cores, weight-only or
-emulated), which the memory notes, the step-time model, the roofline and the single-box page use.
+"""The hardware: an accelerator (per-device datasheet figures, per direction, dense TFLOPS; a GPU, or a Google
+TPU / AWS Trainium chip with its own serving stack), a cluster of them, a single-box host, a link; and how a GPU
+executes a storage dtype (natively on its tensor cores, weight-only or emulated), which the memory notes, the
+step-time model, the roofline and the single-box page use.
+
+Device memory has two figures: ``hbm_capacity_gb`` is the marketed size, ``runtime_memory_bytes`` what the
+runtime reports to the serving engine (CUDA's ``cudaMemGetInfo`` total, the ``total_memory`` of
+``torch.cuda.get_device_properties``, which vLLM's ``gpu_memory_utilization`` multiplies): a little less, since
+the driver keeps some. Every budget starts from the latter (``GPUSpec.memory_bytes``).
 
 Units live in the names: ``_gb`` decimal gigabytes (1e9 bytes), ``_gbps`` decimal gigabytes per second,
 ``_tflops`` 1e12 FLOP/s (dense, no 2:4 sparsity), ``_w`` watts, ``_usd`` US dollars.
@@ -16,26 +22,47 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from core.dtypes import COMPUTE_DTYPES, GGUF_DTYPES
 from core.validated import FROZEN, MIN_DIVISOR, not_vanishing
 
-__all__ = ["ClusterSpec", "GPUSpec", "HostSpec", "InterconnectSpec", "PrecisionSupport", "precision_support"]
+__all__ = [
+    "RUNTIME_MEMORY_RATIO_HIGH",
+    "RUNTIME_MEMORY_RATIO_LOW",
+    "ClusterSpec",
+    "GPUSpec",
+    "HostSpec",
+    "InterconnectSpec",
+    "PrecisionSupport",
+    "precision_support",
+]
+
+
+#: runtime memory must lie within (LOW, HIGH] x the marketed size read as GiB: catches typos (a GB figure for a
+#: MiB one, a dropped digit) while leaving room for drivers that keep up to ~8% (unified-memory parts).
+RUNTIME_MEMORY_RATIO_LOW = 0.8
+RUNTIME_MEMORY_RATIO_HIGH = 1.02
 
 
 class GPUSpec(BaseModel):
-    """One accelerator, per GPU. Bandwidths are per direction; TFLOPS dense (no sparsity)."""
+    """One accelerator, per device. Bandwidths are per direction; TFLOPS dense (no sparsity)."""
 
     model_config = FROZEN
 
     id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     name: str = Field(min_length=1)
-    vendor: Literal["nvidia", "amd", "other"] = "nvidia"
+    vendor: Literal["nvidia", "amd", "google", "amazon", "other"] = "nvidia"
+    accelerator: Literal["gpu", "tpu", "trainium"] = Field(
+        "gpu", description="a GPU, or a chip served by its own stack (TPU: vLLM TPU / JetStream; Trainium: Neuron)"
+    )
+    serving_stack: str = Field(
+        "", max_length=120, description="the serving stack when not the GPU engines (vLLM / SGLang / TensorRT-LLM)"
+    )
     architecture: str = ""
     release_year: Annotated[int, Field(ge=2010, le=2035)] | None = None
-    hbm_capacity_gb: Annotated[float, Field(gt=0, le=10_000)]
+    hbm_capacity_gb: Annotated[float, Field(gt=0, le=10_000, description="the marketed device memory (nominal GB)")]
     memory_type: str = Field("HBM", max_length=40, description="the device memory's kind: HBM3e, GDDR6X, ...")
     hbm_capacity_note: str = ""
-    hbm_bytes: Annotated[int, Field(gt=0, le=10**14)] | None = Field(
+    runtime_memory_bytes: Annotated[int, Field(gt=0, le=10**14)] | None = Field(
         None,
-        description="device memory in bytes as the runtime reports it; vendors' '80 GB' HBM is 80 GiB. "
-        "Default: hbm_capacity_gb read as GiB",
+        description="total device memory in bytes as CUDA / ROCm (or the TPU / Neuron runtime) reports it to the "
+        "serving engine: the base of every budget. Default: hbm_capacity_gb read as GiB (catalog entries set it)",
     )
     hbm_bandwidth_gbps: Annotated[float, Field(gt=0, le=1_000_000)]
     dense_tflops: dict[Literal["bf16", "fp16", "fp8", "int8", "fp4"], Annotated[float, Field(gt=0, le=1_000_000)]]
@@ -76,6 +103,15 @@ class GPUSpec(BaseModel):
     def _check(self) -> GPUSpec:
         if "bf16" not in self.dense_tflops and "fp16" not in self.dense_tflops:
             raise ValueError("dense_tflops needs at least bf16 or fp16")
+        if self.runtime_memory_bytes is not None:
+            marketed = self.hbm_capacity_gb * 2**30
+            lo, hi = RUNTIME_MEMORY_RATIO_LOW * marketed, RUNTIME_MEMORY_RATIO_HIGH * marketed
+            if not lo < self.runtime_memory_bytes <= hi:
+                raise ValueError(
+                    f"runtime_memory_bytes {self.runtime_memory_bytes:,} ({self.runtime_memory_bytes / 2**30:,.2f} GiB) "
+                    f"is not within {RUNTIME_MEMORY_RATIO_LOW:g}-{RUNTIME_MEMORY_RATIO_HIGH:g} x the marketed "
+                    f"{self.hbm_capacity_gb:g} GB read as GiB: a typo?"
+                )
         return self
 
     @property
@@ -85,8 +121,10 @@ class GPUSpec(BaseModel):
 
     @property
     def memory_bytes(self) -> int:
-        """Device memory in bytes (what vLLM's gpu_memory_utilization is a fraction of)."""
-        return self.hbm_bytes if self.hbm_bytes is not None else int(self.hbm_capacity_gb * 2**30)
+        """Device memory in bytes as the runtime reports it (what vLLM's gpu_memory_utilization is a fraction of)."""
+        if self.runtime_memory_bytes is not None:
+            return self.runtime_memory_bytes
+        return int(self.hbm_capacity_gb * 2**30)
 
     @property
     def memory_gb(self) -> float:

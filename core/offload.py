@@ -317,7 +317,7 @@ def placement(
         gpu_routed_bytes=(n_moe - off) * b.routed_per_layer,
         gpu_kv_bytes=kv,
         gpu_buffer_bytes=n_gpus * eff.compute_buffer_gb * GB,
-        gpu_capacity_bytes=n_gpus * float(gpu.hbm_bytes or gpu.hbm_capacity_gb * GB),
+        gpu_capacity_bytes=n_gpus * float(gpu.runtime_memory_bytes or gpu.hbm_capacity_gb * GB),
         host_weights_bytes=host_w,
         host_reserve_bytes=eff.host_reserve_gb * GB,
         host_capacity_bytes=host.memory_bytes,
@@ -351,7 +351,7 @@ def best_n_cpu_moe(
     _check_common(model, context_len, n_gpus)
     b = _bytes(model, p)
     kv = _kv_bytes(model, context_len, p.kv_cache)
-    cap = n_gpus * float(gpu.hbm_bytes or gpu.hbm_capacity_gb * GB)
+    cap = n_gpus * float(gpu.runtime_memory_bytes or gpu.hbm_capacity_gb * GB)
     fixed = b.non_routed + kv + n_gpus * eff.compute_buffer_gb * GB
     idx = moe_layer_indices(model)
     n_moe = len(idx)

@@ -68,14 +68,30 @@ def model_rows(cat: Catalog) -> list[dict[str, Any]]:
     return [model_row(m) for m in cat.models.values()]
 
 
+def accelerator_caveat(g: GPUSpec) -> str | None:
+    """What the planner can and cannot say for an accelerator that is not a GPU (TPU, Trainium); None for a GPU."""
+    if g.accelerator == "gpu":
+        return None
+    return (
+        f"{g.name} is not a GPU: its own serving stack ({g.serving_stack or 'not named'}) serves it, not SGLang, vLLM "
+        "or TensorRT-LLM. Memory fit, arithmetic intensity and layouts come from its HBM, peaks and links and apply; "
+        "every step time (Speculative, Layouts' throughput, Disaggregation, Report) is an uncalibrated roofline "
+        "estimate with a GPU's fractions of peak (the Validation page names whose), and the launch commands do not apply."
+    )
+
+
 def gpu_row(g: GPUSpec) -> dict[str, Any]:
-    """Datasheet figures of one GPU plus its ridge points (dense FLOP/s over HBM bytes/s)."""
+    """Datasheet figures of one GPU plus its ridge points (dense FLOP/s over HBM bytes/s); memory as marketed and
+    as the runtime reports it (the budgets' base)."""
     row: dict[str, Any] = {
         "id": g.id,
         "name": g.name,
         "vendor": g.vendor,
+        "accelerator": g.accelerator.upper() if g.accelerator != "gpu" else "GPU",
         "architecture": g.architecture,
+        "memory_type": g.memory_type,
         "hbm_gb": g.hbm_capacity_gb,
+        "runtime_gb": g.memory_gb,
         "hbm_tbps": g.hbm_bandwidth_gbps / 1000.0,
     }
     for dt in ("bf16", "fp8", "fp4"):

@@ -168,8 +168,11 @@ st.dataframe(
     height=table_height(len(gpus)),
     column_order=[
         "name",
+        "accelerator",
         "architecture",
+        "memory_type",
         "hbm_gb",
+        "runtime_gb",
         "hbm_tbps",
         "bf16_tflops",
         "fp8_tflops",
@@ -189,9 +192,15 @@ st.dataframe(
     ],
     column_config={
         "name": st.column_config.TextColumn("GPU", pinned=True),
+        "accelerator": "Kind",
         "architecture": "Architecture",
-        "hbm_gb": num(
-            "memory (GB)", format="%.0f", help="Datasheet capacity (HBM, or GDDR on the RTX and L40S cards)."
+        "memory_type": "Memory",
+        "hbm_gb": num("Marketed memory (GB)", format="%.0f", help="The datasheet's capacity (nominal)."),
+        "runtime_gb": num(
+            "Runtime-visible (GB)",
+            format="%.2f",
+            help="What CUDA / ROCm (or the TPU / Neuron runtime) reports to the engine, the total "
+            "gpu_memory_utilization multiplies: every memory budget starts from it. Source in the Sources column.",
         ),
         "hbm_tbps": num("memory bandwidth (TB/s)", format="%.2f"),
         "bf16_tflops": num("BF16 dense (TFLOPS)", format="%,.0f"),

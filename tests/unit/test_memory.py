@@ -81,7 +81,7 @@ def test_int4_experts_with_bf16_rest_fit_deepseek_v3_on_8_h100():
 
 def test_llama3_70b_with_8b_draft_leaves_about_3_gb_of_kv_on_2_h100():
     target, draft = cat.model("llama-3-70b"), cat.model("llama-3-8b")
-    nominal = H100.model_copy(update={"hbm_bytes": 80_000_000_000})
+    nominal = H100.model_copy(update={"runtime_memory_bytes": 80_000_000_000})
     spec = SpecDecodeConfig(method="draft_model", draft_model_id="llama-3-8b", num_speculative_tokens=5)
     r = memory.per_gpu_memory(
         target,
