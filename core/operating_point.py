@@ -137,7 +137,8 @@ def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
         if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
             raise ValueError(f"step component {k!r} must be a finite number of seconds >= 0, got {v!r}")
     g = parts.get
-    return {
+    tables = {"off-GPU table reads": g("host_tables", 0.0)} if "host_tables" in parts else {}
+    return tables | {
         "attention": g("attention_projections", 0.0) + g("attention_scores", 0.0),
         "dense & shared FFN": g("dense_ffn", 0.0)
         + g("shared_experts", 0.0)

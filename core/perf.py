@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core import memory, parallel
+from core import host_tables, memory, parallel
 from core._checks import whole
 from core._memo import by_identity
 from core.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
@@ -158,6 +158,10 @@ def step_time(
             components[k] = components.get(k, 0.0) + n * halves * v
     stage_s = tuple(times[j] for j in index)
     compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
+    if model.host_tables:  # Engram / n-gram rows a micro-batch waits for (core.host_tables): tier, link, overlap
+        exposed = host_tables.table_read(model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp).exposed_s
+        components["host_tables"] = exposed
+        stage_s = (stage_s[0] + exposed, *stage_s[1:])  # the tables feed early layers: the first stage waits
     total = max(sum(stage_s), micro * max(stage_s))
     return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
 

@@ -31,6 +31,7 @@ class StepConfig:
     imbalance: float = 1.0  # max/mean routed-expert load across the EP group
     tokens_per_sequence: float = 1.0
     kernel_path: str | None = None  # MoE kernel path (efficiency.KERNEL_PATHS); None: the stack's for the layout
+    table_tier: str = "host"  # where a model's off-GPU lookup tables live (core.host_tables.TIERS)
 
     def __post_init__(self):
         if self.phase not in ("decode", "prefill"):
@@ -49,6 +50,8 @@ class StepConfig:
             raise ValueError("imbalance must be >= 1 (max / mean) and <= 1,000,000")
         if not (is_number(self.tokens_per_sequence) and 1 <= self.tokens_per_sequence <= 1_000):
             raise ValueError(f"tokens_per_sequence must be in [1, 1,000], got {self.tokens_per_sequence!r}")
+        if self.table_tier not in ("gpu", "host", "disk"):
+            raise ValueError(f"table_tier must be gpu, host or disk, got {self.table_tier!r}")
         if self.kernel_path not in (None, *KERNEL_PATHS):
             raise ValueError(f"kernel_path must be one of {', '.join(KERNEL_PATHS)} or None, got {self.kernel_path!r}")
 

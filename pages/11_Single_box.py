@@ -9,6 +9,7 @@ from core import memory, offload
 from core.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.format import md_escape
+from ui.host_tables import single_box_tables_note
 from ui.render import chart
 from ui.scenario import page, update_scenario
 
@@ -179,30 +180,23 @@ else:
         delta_color="off",
         delta_arrow="off",
     )
-m[3].metric(
-    "Decode",
-    f"{pl.decode_tokens_per_s:,.1f} tok/s",
-    f"{pl.decode_s_per_token * 1e3:,.0f} ms/token",
-    delta_color="off",
-    delta_arrow="off",
-)
+off = {"delta_color": "off", "delta_arrow": "off"}
+m[3].metric("Decode", f"{pl.decode_tokens_per_s:,.1f} tok/s", f"{pl.decode_s_per_token * 1e3:,.0f} ms/token", **off)
 m[4].metric(
-    "Prompt processing",
-    f"{pl.prefill_tokens_per_s:,.0f} tok/s",
-    pl.prefill_path[:38],
-    delta_color="off",
-    delta_arrow="off",
-    help=pl.prefill_path,
+    "Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tok/s", pl.prefill_path[:38], help=pl.prefill_path, **off
 )
-if pl.kind == "discrete":
-    st.caption(
+st.caption(
+    (
         f"`--n-cpu-moe {pl.n_cpu_moe}`: routed experts of {pl.offloaded_layers} of {model.num_moe_layers} MoE layers "
         f"in host RAM ({host.peak_bandwidth_gbps:,.1f} GB/s peak), the rest on {n_gpus} × {gpu.name} "
         f"({gpu.hbm_bandwidth_gbps:,.0f} GB/s). Per token: {pl.decode_gpu_s * 1e3:,.1f} ms on the GPU side + "
-        f"{pl.decode_host_s * 1e3:,.1f} ms on the host side. " + " · ".join(pl.notes)
+        f"{pl.decode_host_s * 1e3:,.1f} ms on the host side. "
+        if pl.kind == "discrete"
+        else f"One pool of {host.memory_gb:,.0f} GB at {host.peak_bandwidth_gbps:,.0f} GB/s. "
     )
-else:
-    st.caption(f"One pool of {host.memory_gb:,.0f} GB at {host.peak_bandwidth_gbps:,.0f} GB/s. " + " · ".join(pl.notes))
+    + " · ".join(pl.notes)
+)
+single_box_tables_note(model, host)
 
 left, right = st.columns(2)
 with left:

@@ -8,6 +8,7 @@ from core import memory
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
 from ui.format import md_escape
+from ui.host_tables import show_host_tables
 from ui.render import chart, table_height
 from ui.scenario import catalog, page
 
@@ -183,6 +184,12 @@ with right:
         f"Layout: TP shards attention, dense FFN, shared experts and the vocabulary; EP spreads the routed experts; "
         f"{memory.cache_split_note(model)}."
     )
+
+# ---- Engram / n-gram tables (only for a model that has them)
+show_host_tables(
+    model, gpu, layout, prec, cat.efficiency_for(scenario.gpu_id, scenario.serving_stack), wl.batch,
+    assumptions.max_num_batched_tokens, ctx,
+)  # fmt: skip
 
 # ---- how many sequences
 st.subheader("Concurrent sequences vs context length")

@@ -10,8 +10,13 @@ layer norms; one MTP layer; a Qwen3-VL-style vision tower.
 
 The per-layer embedding (PLE) layers (``ple_layer_ids``, one-indexed) add, on the GPU, a key projection
 ple_dim -> hc x h, a value projection ple_dim -> h, three grouped norms and a depthwise conv (counted here
-with the model's extras). Their n-gram table (``ngram_size``, ``heads_per_ngram``, ``ngram_vocab_size_base``:
-~51B parameters meant to live off the GPU) is NOT read here: it is neither weights on the GPU nor KV.
+with the model's extras). Their n-gram tables (~51B parameters meant to live off the GPU; neither weights on
+the GPU nor KV) are :class:`core.model.HostTable` s, kept out of the backbone's counts. transformers
+``Qwen4ExpNGramEmbedding``: a token hashes its n-grams of orders 2..``ngram_size`` into ``heads_per_ngram``
+heads each; head k of PLE layer j (its index in ``ple_layer_ids``) owns (j x heads + k + 1)-th prime after
+``ngram_vocab_size_base`` - 1 rows; a layer's table is their sum padded up to a multiple of
+``make_ngram_vocab_size_divisible_by``, ``ple_embed_dim`` / heads wide, stored in the checkpoint's dtype; a
+token reads one row per head.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common, gqa_geometry, moe_s
 from core.hf.fields import Fields
 from core.hf.registry import reader
 from core.hf.vision import qwen_vl_vision_params
-from core.model import group_layers
+from core.model import HostTable, group_layers
 from core.model.mixers.linear import GatedDeltaNet
 from core.model.mixers.qsa import QSA
 
@@ -35,6 +40,10 @@ __all__ = ["qwen4_exp"]
 _QSA_KV_DTYPE = "bf16"
 _BF16 = 2
 _MROPE_POSITION_BYTES = 3 * 8
+
+_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+_MAX_NGRAM = 16
+_MAX_HASH_HEADS = 1024  # prime-sized slices over all n-gram tables: each costs a prime search near the base
 
 _LINEAR = "linear_attention"
 _SPARSE = ("full_attention", "qwen_sparse_attention", "deepseek_sparse_attention", "hybrid_indexed")
@@ -67,6 +76,85 @@ def _ple_params(hidden: int, streams: int, ple_dim: int, kernel: int) -> int:
     ple_dim x h, three grouped RMSNorms of hc h, a depthwise conv of hc h channels x kernel (no bias)."""
     wide = streams * hidden
     return ple_dim * wide + ple_dim * hidden + 3 * wide + wide * kernel
+
+
+def _is_prime(n: int) -> bool:
+    """Deterministic Miller-Rabin: exact for n < 3.3e24 with the first twelve primes as bases."""
+    if n < 2:
+        return False
+    small = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    if n in small:
+        return True
+    if any(n % p == 0 for p in small):
+        return False
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in small:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _ngram_tables(t: Fields, ple_ids: list[int]) -> tuple[HostTable, ...]:
+    """One n-gram table per distinct PLE layer (``Qwen4ExpNGramEmbedding``): the rows of its
+    (ngram_size - 1) x heads_per_ngram prime-sized slices, padded; ple_embed_dim / heads wide."""
+    if not ple_ids:
+        return ()
+    order = t.int("ngram_size", minimum=2, maximum=_MAX_NGRAM, why="n-gram orders 2 to 16")
+    heads = (order - 1) * t.int("heads_per_ngram", maximum=_MAX_HASH_HEADS, why="at most 1,024 hash heads")
+    base = t.int("ngram_vocab_size_base")
+    pad = t.int(
+        "make_ngram_vocab_size_divisible_by", default=1, maximum=2**20, why="a padding multiple of 2^20 at most"
+    )
+    dim = t.int("ple_embed_dim", default=t.int("hidden_size"))
+    if dim % heads:
+        raise t.error(f"field 'ple_embed_dim' ({dim:,}) must divide into (ngram_size - 1) x heads_per_ngram = {heads}")
+    distinct = sorted(set(ple_ids))
+    slices = (max(ple_ids.index(layer) for layer in distinct) + 1) * heads
+    if slices > _MAX_HASH_HEADS:
+        raise t.error(
+            f"fields 'ple_layer_ids' x (ngram_size - 1) x heads_per_ngram give {slices:,} prime-sized table slices; "
+            f"at most {_MAX_HASH_HEADS:,} are sized"
+        )
+    dtype = t.str("dtype") or t.str("torch_dtype") or "bfloat16"
+    if dtype not in _DTYPE_BYTES:
+        raise t.error(
+            f"field 'dtype' must be one of {', '.join(_DTYPE_BYTES)} (the n-gram table's storage), got {dtype!r}"
+        )
+    if dim // heads > 1_000_000:
+        raise t.error(f"field 'ple_embed_dim' ({dim:,}) gives rows of {dim // heads:,} values; at most 1,000,000")
+    if base * heads > 10**12:
+        raise t.error(f"field 'ngram_vocab_size_base' ({base:,}) x {heads} hash heads exceeds 10^12 rows per table")
+    primes, p = [], base - 1
+    while len(primes) < slices:
+        p += 1
+        if _is_prime(p):
+            primes.append(p)
+    tables = []
+    for layer in distinct:
+        j = ple_ids.index(layer)  # transformers: ple_layer_index = ple_layer_ids.index(layer_idx + 1)
+        rows = -(-sum(primes[j * heads : (j + 1) * heads]) // pad) * pad
+        if rows > 10**12:
+            raise t.error(f"field 'ngram_vocab_size_base' ({base:,}) gives {rows:,} rows per table; at most 10^12")
+        tables.append(
+            HostTable(
+                name="n-gram (PLE)",
+                rows=rows,
+                row_width=dim // heads,
+                row_bytes=dim // heads * _DTYPE_BYTES[dtype],
+                rows_per_token=heads,
+                layer_ids=(layer - 1,),
+            )
+        )
+    return tuple(tables)
 
 
 @reader("qwen4_exp", "qwen4_exp_text", archs=("Qwen4ExpForConditionalGeneration", "Qwen4ExpForCausalLM"))
@@ -124,6 +212,7 @@ def qwen4_exp(f: Fields) -> dict[str, Any]:
         layer_extra_params=2 * _hc_params(h, hc, rank),
         model_extra_params=_hc_params(h, hc, rank, inject=False) + ple,
         num_mtp_layers=t.int("mtp_num_hidden_layers", default=0, minimum=0),
+        host_tables=_ngram_tables(t, ple_ids),
     )
     vc = f.cfg.get("vision_config")
     if isinstance(vc, Mapping) and vc:

@@ -2,10 +2,11 @@
 (:mod:`core.model.ffn`) and its parameter counts (:mod:`core.model.params`)."""
 
 from core.model.mixers import MIXER_KINDS, Indexer, Mixer, MixerSpec
-from core.model.spec import MixerGroup, ModelSpec, MoESpec, PublishedCounts, group_layers
+from core.model.spec import HostTable, MixerGroup, ModelSpec, MoESpec, PublishedCounts, group_layers
 
 __all__ = [
     "MIXER_KINDS",
+    "HostTable",
     "Indexer",
     "Mixer",
     "MixerGroup",

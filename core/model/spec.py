@@ -16,7 +16,7 @@ from core._memo import by_identity
 from core.model import params as _params
 from core.model.mixers import Mixer, MixerSpec
 
-__all__ = ["MixerGroup", "MoESpec", "ModelSpec", "PublishedCounts"]
+__all__ = ["HostTable", "MixerGroup", "MoESpec", "ModelSpec", "PublishedCounts"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 PosInt = Annotated[int, Field(gt=0)]
@@ -100,6 +100,33 @@ def group_layers(num_layers: int, mixer_of) -> tuple[MixerGroup, ...]:
     return tuple(MixerGroup(mixer=mx, layers=tuple(ls)) for mx, ls in by.items())
 
 
+class HostTable(BaseModel):
+    """A lookup table the model reads a few rows of per token and that is meant to live off the GPU: DeepSeek-V4.1's
+    Engram n-gram memory (two tables of ~384M rows, 203 GB), Qwen3.8-Flash-Next's n-gram embedding (PLE, 51B).
+    Neither weights every token multiplies nor KV: counted apart from the backbone, sized in bytes as stored, and
+    read at ``rows_per_token`` rows of ``row_bytes`` each per token (the step-time model prices that read from the
+    tier the table lives in)."""
+
+    model_config = _FROZEN
+
+    name: str = Field(min_length=1, max_length=80, description="what the model calls it: 'Engram', 'n-gram (PLE)'")
+    rows: Annotated[int, Field(gt=0, le=10**12)]
+    row_width: Annotated[int, Field(gt=0, le=1_000_000)] = Field(description="parameters per row")
+    row_bytes: Annotated[int, Field(gt=0, le=10**7)] = Field(description="bytes per row as stored, scales included")
+    rows_per_token: Annotated[int, Field(gt=0, le=100_000)] = Field(
+        description="rows read per token (all orders, heads)"
+    )
+    layer_ids: tuple[int, ...] = Field((), description="layers that consume the looked-up rows (0-based)")
+
+    @property
+    def params(self) -> int:
+        return self.rows * self.row_width
+
+    @property
+    def bytes(self) -> int:
+        return self.rows * self.row_bytes
+
+
 class ModelSpec(BaseModel):
     """A transformer's architecture, as a Hugging Face ``config.json`` describes it."""
 
@@ -153,6 +180,9 @@ class ModelSpec(BaseModel):
         '{"weights": ..., "routed_experts": ...} (None: unquantised, or no quantization_config)',
     )
     vision_params: NonNegInt = Field(0, description="vision tower + projector parameters, from vision_config")
+    host_tables: tuple[HostTable, ...] = Field(
+        (), description="n-gram lookup tables meant to live off the GPU (Engram, PLE): not in the backbone's counts"
+    )
 
     published: PublishedCounts = PublishedCounts()
     source: str = ""
@@ -190,6 +220,10 @@ class ModelSpec(BaseModel):
             raise ValueError("a model without a MoE block must list every layer in dense_layers")
         if self.dense_layers and self.dense_intermediate_size == 0:
             raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
+        for ti, t in enumerate(self.host_tables):
+            bad = [i for i in t.layer_ids if not 0 <= i < n]
+            if bad:
+                raise ValueError(f"host_tables[{ti}].layer_ids {bad[:5]} outside 0..{n - 1}")
         return self
 
     # -- derived structure -------------------------------------------------------------------

@@ -295,6 +295,7 @@ CURRENT_GENERATION = [
     "qwen3-coder-480b-a35b",
     "nemotron-3-super-120b-a12b",
     # late 2026 (issue 22)
+    "deepseek-v4.1-flash",
     "qwen3.8-2.4t-a95b",
     "qwen3.8-flash-next",
     "qwen3.6-35b-a3b",

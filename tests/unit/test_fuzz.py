@@ -1019,6 +1019,8 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "skew": _f(0, 3),
     "temperature": _f(0, 2),
     "tokens_per_gpu": _f(1, 1e4),
+    "step_compute_s": _f(0, 10),
+    "attention_tp": _i(0, 16),
     "tokens_per_s": _f(1, 1e6),
     "tokens_per_expert": _f(0, 1e4),
     "tokens_per_sequence": _f(1, 16),
@@ -1478,6 +1480,7 @@ def _kind_examples() -> list:
 # valid instances each model's hostile variants start from
 BASELINES: dict[str, list[BaseModel]] = {
     "MoESpec": [m.moe for m in MODELS if m.moe is not None][:8],
+    "HostTable": [t for m in MODELS for t in m.host_tables][:4],
     **{
         kind.__name__: [g.mixer for m in MODELS + _kind_examples() for g in m.mixers if type(g.mixer) is kind][:8]
         for kind in MIXER_KINDS.values()

@@ -1,0 +1,104 @@
+"""Off-GPU lookup tables (Engram, n-gram embeddings) on the Fit and Single box pages: where each tier keeps them,
+what that costs in memory, and what reading them costs a decode step and a prefill chunk (:mod:`core.host_tables`,
+the same call the step-time model makes)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import host_tables, perf
+from core.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from ui.format import md_escape
+
+__all__ = ["host_tables_frame", "show_host_tables", "single_box_tables_note"]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def host_tables_frame(
+    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, eff, batch: int, chunk: int, ctx: int
+) -> pd.DataFrame:
+    """One row per tier: where the tables live, the memory they take, and the exposed read time of a decode step of
+    ``batch`` sequences and of a ``chunk``-token prefill step on the busiest GPU."""
+    rows = []
+    per_replica = max(1, layout.gpus_per_stage // max(1, layout.attention_tp)) * layout.dp
+    for tier in host_tables.TIERS:
+        out = {}
+        for phase, tokens in (("decode", batch / per_replica), ("prefill", chunk)):
+            cfg = perf.StepConfig(phase, max(tokens, 1e-6), ctx, table_tier=tier)
+            st_ = perf.step_time(model, gpu, layout, precision, cfg, eff)
+            reads = host_tables.table_read(model, gpu, tier, cfg.tokens_per_gpu, st_.compute_s, layout.attention_tp)
+            out[phase] = (reads, st_.step_s)
+        (dec, dec_s), (pre, pre_s) = out["decode"], out["prefill"]
+        rows.append(
+            {
+                "tier": tier + (" (priced)" if tier == "host" else ""),
+                "where": dec.where,
+                "HBM per GPU (GB)": dec.gpu_bytes_per_gpu / 1e9,
+                "host DRAM per node (GB)": dec.host_bytes_per_node / 1e9,
+                "NVMe per node (GB)": dec.disk_bytes_per_node / 1e9,
+                "decode: read (ms)": 1e3 * dec.read_s,
+                "decode: exposed (ms)": 1e3 * dec.exposed_s,
+                "decode step (ms)": 1e3 * dec_s,
+                "prefill chunk: read (ms)": 1e3 * pre.read_s,
+                "prefill chunk: exposed (ms)": 1e3 * pre.exposed_s,
+                "prefill step (ms)": 1e3 * pre_s,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def show_host_tables(
+    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, eff, batch: int, chunk: int, ctx: int
+) -> None:
+    """The section, for a model with off-GPU tables (nothing otherwise)."""
+    if not model.host_tables:
+        return
+    tables = model.host_tables
+    total = sum(t.bytes for t in tables)
+    per_token = sum(t.rows_per_token * t.row_bytes for t in tables)
+    names = ", ".join(f"{md_escape(t.name)} ({t.rows:,} rows × {t.row_bytes} B)" for t in tables)
+    st.subheader("Off-GPU lookup tables: where they live, what reading them costs")
+    st.markdown(
+        f"**{md_escape(model.name)}** carries {len(tables)} n-gram table(s) beside its weights: {names}, "
+        f"**{total / 1e9:,.1f} GB** ({sum(t.params for t in tables) / 1e9:,.1f}B parameters, not in the totals above), "
+        f"read at {sum(t.rows_per_token for t in tables)} rows = **{per_token:,} B per token**. They are neither "
+        "weights every token multiplies nor KV cache: the planner keeps them in **host DRAM** (the design intent, "
+        "vLLM `--engram-config table_memory=ram`), outside the GPU budget above, and every step time on every page "
+        "includes the exposed part of their reads."
+    )
+    frame = host_tables_frame(model, gpu, layout, precision, eff, batch, chunk, ctx)
+    num = st.column_config.NumberColumn
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={c: num(c, format="%,.3f" if "ms" in c else "%,.1f") for c in frame.columns[2:]},
+    )
+    st.caption(
+        f"Decode: {batch:,} sequences; prefill: a {chunk:,}-token chunk, on the busiest GPU. Rows depend only on the "
+        "token ids, so reads start with the step; each table's rows are due at its first consumer layer and the "
+        "layers before it hide that share of the step's compute. Assumptions (not measured: no engine publishes "
+        f"per-step Engram timings yet): scattered reads reach {host_tables.SCATTER_EFF:.0%} of the host link; "
+        f"{host_tables.DISK['drives_per_node']} NVMe drives per node at "
+        f"{host_tables.DISK['iops_per_drive'] / 1e6:g}M random 4-KiB reads/s each, "
+        f"{host_tables.DISK['latency_s'] * 1e6:.0f} µs per read; HBM gathers at half its bandwidth."
+    )
+
+
+def single_box_tables_note(model: ModelSpec, host) -> None:
+    """On the Single box page: the tables are not in the box's placement; where they would go and what it costs."""
+    if not model.host_tables:
+        return
+    total = sum(t.bytes for t in model.host_tables)
+    per_token = sum(t.rows_per_token * t.row_bytes for t in model.host_tables)
+    rows = sum(t.rows_per_token for t in model.host_tables)
+    share = total / (host.memory_gb * 1e9)
+    st.warning(
+        f"Not in the placement above: {md_escape(model.name)}'s n-gram tables, {total / 1e9:,.1f} GB "
+        f"({share:.0%} of this host's {host.memory_gb:,.0f} GB). In host RAM they need that much beside the "
+        f"offloaded experts and cost a token {per_token:,} B of scattered reads; on an NVMe drive, {rows} random "
+        f"reads per token ({rows / (host_tables.DISK['iops_per_drive'] / 1e6):,.0f} µs per token per drive at "
+        f"{host_tables.DISK['iops_per_drive'] / 1e6:g}M reads/s, an assumption).",
+        icon="⚠️",
+    )
