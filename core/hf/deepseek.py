@@ -53,6 +53,9 @@ def deepseek(f: Fields) -> dict[str, Any]:
         mixer = _mla(f, indexer=indexer)
     else:
         mixer = GQA(**gqa_geometry(f, hidden), qkv_bias=bias, output_bias=bias, indexer=indexer)
+    # GLM-5.2's IndexShare: 'shared' layers reuse the top-k of the last 'full' one (no keys, no indexer weights)
+    kinds = _indexer_types(f, layers) if indexer is not None else ["full"] * layers
+    shared = mixer.model_copy(update={"indexer": indexer.model_copy(update={"shared": True})}) if indexer else mixer
     n_routed = f.experts("n_routed_experts", default=None, minimum=0) or None
     first_k = dense_prefix(f, layers) if n_routed else f.int("first_k_dense_replace", default=0, minimum=0)
     freq = f.int("moe_layer_freq", default=1)
@@ -74,12 +77,25 @@ def deepseek(f: Fields) -> dict[str, Any]:
         dense, moe = list(range(layers)), None
     return dict(
         c,
-        mixers=group_layers(layers, lambda i: mixer),
+        mixers=group_layers(layers, lambda i: mixer if kinds[i] == "full" else shared),
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
         moe=moe,
         num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),
     )
+
+
+def _indexer_types(f: Fields, layers: int) -> list[str]:
+    """``indexer_types``: 'full' or 'shared' per layer (absent: every layer full); a shared layer needs a full one
+    before it to reuse."""
+    v = f.cfg.get("indexer_types")
+    if v is None:
+        return ["full"] * layers
+    if not isinstance(v, list) or len(v) != layers or any(x not in ("full", "shared") for x in v):
+        raise f.error(f"field 'indexer_types' must list 'full' or 'shared' for each of the {layers} layers")
+    if v[0] != "full":
+        raise f.error("field 'indexer_types': layer 0 must be 'full' (a 'shared' layer reuses an earlier full one)")
+    return v
 
 
 @reader("kimi_k25", archs=("KimiK25ForConditionalGeneration",))

@@ -46,3 +46,13 @@ def test_the_catalog_page_lists_marketed_and_runtime_memory():
     assert row["hbm_gb"] == 141 and row["runtime_gb"] == pytest.approx(150.11, abs=0.005)
     assert set(NEW) <= set(frame["id"])
     assert "runtime_memory:" in frame.set_index("id").loc["tpu-v7", "source"]
+
+
+def test_the_validation_page_says_whose_factors_each_new_accelerator_inherits():
+    at = run_page("pages/6_Validation.py")
+    frame = next(d.value for d in at.dataframe if "attention from" in d.value.columns).set_index("GPU")
+    # catalogs/efficiency.yaml: vr200 inherits gb300 (measured), tpu-v7 and trainium3 the h200, a40 the a100
+    for gpu, parent in (("vr200", "gb300"), ("tpu-v7", "h200"), ("trainium3", "h200"), ("a40", "a100-80gb")):
+        row = frame.loc[cat.gpu(gpu).name]
+        assert row["own factors"] == "none: every factor inherited" and row["measured cases"] == 0
+        assert row["attention from"].startswith(parent), (gpu, row["attention from"])

@@ -120,7 +120,7 @@ def test_qwen36_nvfp4_preset():
     assert hf_config.quant_preset(cfg) == {"weights": "fp8", "routed_experts": "nvfp4"}
 
 
-# ---- GLM-5.2: GLM-5's shapes; IndexShare (indexers on 21 of 78 layers) is not modelled yet
+# ---- GLM-5.2: GLM-5's shapes; IndexShare: indexers on 21 of 78 layers, the other 57 reuse their top-k
 
 G52 = cat.model("glm-5.2")
 
@@ -130,32 +130,46 @@ def test_glm52_counts_by_hand():
     mla = (6144 * 2048 + 2048 + 2048 * 64 * 256) + (6144 * 576 + 512 + 512 * 64 * 448) + 64 * 256 * 6144
     # indexer: wq_b 2048 x 32 x 128 + wk 6144 x 128 + k norm 256 + weights_proj 6144 x 32 = 9,371,904
     idx = 2048 * 32 * 128 + 6144 * 128 + 256 + 6144 * 32
-    assert idx == 9_371_904 and params.attention_params_per_layer(G52) == mla + idx
+    assert idx == 9_371_904 and params.attention_params_per_layer(G52) == mla + idx  # layer 0: a full indexer
     expert = 3 * 6144 * 2048
     router = 256 * 6144 + 256
-    total = 78 * (mla + idx) + 75 * (257 * expert + router) + 3 * 3 * 6144 * 12288 + 78 * 2 * 6144 + 6144
+    # indexer weights on the 21 'full' layers only (the checkpoint's)
+    total = 78 * mla + 21 * idx + 75 * (257 * expert + router) + 3 * 3 * 6144 * 12288 + 78 * 2 * 6144 + 6144
     total += 2 * 154880 * 6144  # untied embedding and head
-    assert total == 743_911_218_432 and params.total_params(G52) == total
+    assert total == 743_377_019_904 and params.total_params(G52) == total
     # non-embedding active (Z.ai): 8 routed + 1 shared expert
-    active = 78 * (mla + idx) + 75 * (9 * expert + router) + 3 * 3 * 6144 * 12288 + 78 * 2 * 6144 + 6144
-    assert active == 39_881_563_392 and params.active_params(G52) == active
-    # without the 57 shared layers' indexers (what the checkpoint holds) both stay within 3%
-    assert (total - 57 * idx) / 744e9 == pytest.approx(1, abs=0.03)
-    assert (active - 57 * idx) / 40e9 == pytest.approx(1, abs=0.03)
+    active = 78 * mla + 21 * idx + 75 * (9 * expert + router) + 3 * 3 * 6144 * 12288 + 78 * 2 * 6144 + 6144
+    assert active == 39_347_364_864 and params.active_params(G52) == active
+    assert total / 744e9 == pytest.approx(1, abs=0.03) and active / 40e9 == pytest.approx(1, abs=0.03)
     # the "753B" some pages quote is the total with the MTP layer: 743.4B + 9.95B
-    assert (total - 57 * idx + params.mtp_params(G52)) / 753e9 == pytest.approx(1, abs=0.003)
+    assert (total + params.mtp_params(G52)) / 753e9 == pytest.approx(1, abs=0.003)
 
 
 def test_glm52_cache_as_modelled():
-    # every layer: 1,152 B bf16 MLA latent + 128 B FP8 index key + 4 B scale = 1,284 B, x 78 = 100,152 B
-    assert memory.kv_bytes_per_token(G52, "bf16") == 78 * (576 * 2 + 132) == 100_152
+    # every layer a 1,152 B bf16 MLA latent; the 21 full indexer layers a 128 B FP8 index key + 4 B scale:
+    # 78 x 1,152 + 21 x 132 = 92,628 B (GLM-5, an indexer on every layer: 100,152 B)
+    assert memory.kv_bytes_per_token(G52, "bf16") == 78 * 1152 + 21 * 132 == 92_628
     assert all(g.mixer.indexer and g.mixer.indexer.topk_tokens == 2048 for g in groups(G52, MLA))
-    # 1M positions (max_position_embeddings 1,048,576): 100,152 x 2^20 B = 97.80 GiB per sequence
+    # 1M positions (max_position_embeddings 1,048,576): 92,628 x 2^20 B = 90.46 GiB per sequence
     assert G52.max_position_embeddings == 2**20
-    assert memory.kv_bytes_per_sequence(G52, 2**20) / 2**30 == pytest.approx(97.80, abs=0.005)
+    assert memory.kv_bytes_per_sequence(G52, 2**20) / 2**30 == pytest.approx(90.46, abs=0.005)
 
 
-@pytest.mark.xfail(strict=True, reason="IndexShare (indexer_types full/shared) is not modelled: see glm-5.2 notes")
+def test_a_shared_indexer_layer_needs_a_full_one_before_it():
+    import copy
+
+    from core.hf import model_from_hf_config
+
+    cfg = json.loads((cat.root / "models" / "glm-5.2" / "config.json").read_text())
+    bad = copy.deepcopy(cfg)
+    bad["indexer_types"][0] = "shared"
+    with pytest.raises(ValueError, match="layer 0 must be 'full'"):
+        model_from_hf_config(bad, model_id="x")
+    bad["indexer_types"] = ["full"] * 5
+    with pytest.raises(ValueError, match="'indexer_types' must list 'full' or 'shared' for each of the 78 layers"):
+        model_from_hf_config(bad, model_id="x")
+
+
 def test_glm52_index_keys_only_on_full_indexer_layers():
     cfg = json.loads((cat.root / "models" / "glm-5.2" / "config.json").read_text())
     full = [i for i, t in enumerate(cfg["indexer_types"]) if t == "full"]

@@ -24,14 +24,23 @@ class Indexer(BaseModel):
     key_bytes: int = Field(0, ge=0, le=10_000_000, description="cached bytes per token; 0 = DSA's FP8 key + fp32 scale")
     weights_proj: bool = Field(True, description="a per-head weight projection hidden -> heads (DSA; MSA has none)")
     topk_tokens: int = Field(0, ge=0, le=100_000_000, description="tokens a decode query attends to; 0 = all")
+    shared: bool = Field(
+        False,
+        description="reuses the top-k the last full indexer layer chose (GLM-5.2's IndexShare, indexer_types "
+        "'shared'): no indexer weights, no cached keys, no scan; attention still reads only the top-k",
+    )
 
     def params(self, hidden: int, query_in: int) -> int:
         """Query projection ``query_in -> heads x dim`` (query_in: the q LoRA rank, else hidden), key
-        projection ``hidden -> dim``, its norm ``2 dim``, head weights ``hidden -> heads`` (DSA)."""
+        projection ``hidden -> dim``, its norm ``2 dim``, head weights ``hidden -> heads`` (DSA); none when shared."""
+        if self.shared:
+            return 0
         ih, d = self.n_heads, self.head_dim
         return query_in * ih * d + hidden * d + 2 * d + (hidden * ih if self.weights_proj else 0)
 
     def key_bytes_per_token(self) -> int:
+        if self.shared:
+            return 0
         return self.key_bytes or self.head_dim + _DSA_SCALE_BYTES
 
     def is_sparse(self, ctx: float) -> bool:
@@ -44,4 +53,4 @@ class Indexer(BaseModel):
 
     def scan_flops(self, ctx: float) -> float:
         """Scoring every index key for one query token (``2 x heads x dim x ctx``), when it selects."""
-        return 2.0 * self.n_heads * self.head_dim * ctx if self.is_sparse(ctx) else 0.0
+        return 2.0 * self.n_heads * self.head_dim * ctx if self.is_sparse(ctx) and not self.shared else 0.0
