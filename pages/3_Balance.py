@@ -324,10 +324,6 @@ st.markdown(
 
 # ---- bias-based balancing
 st.subheader("Auxiliary-loss-free balancing (DeepSeek-V3's bias update)")
-bb = st.columns(3)
-skew = bb[0].slider("Router skew", 0.0, 3.0, 1.5, 0.1)
-steps = bb[1].select_slider("Steps", [50, 100, 200, 400], 100)
-u_mid = bb[2].select_slider("Update speed u", [0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3], 0.01)
 
 
 @st.cache_data(show_spinner="Simulating the router…", max_entries=32)
@@ -337,35 +333,48 @@ def _bias(n: int, k: int, steps: int, speeds: tuple[float, ...], skew: float) ->
     ).imbalance
 
 
-speeds = (u_mid / 10, u_mid, min(u_mid * 10, 1.0))
-asked, steps = int(steps), bal.bias_steps_within_budget(n, 512, len(speeds), int(steps))
-if steps < asked:
-    st.info(
-        f"With {n:,} experts the simulation runs {steps} of the {asked} steps: {512:,} tokens × {n:,} experts × "
-        f"3 speeds a step, at most {bal.BIAS_SIM_MAX_SCORES:,.0f} router scores (about 3 s)."
+# a Monte-Carlo run (100 steps x 512 tokens x every expert x 3 speeds, ~0.6 s for DeepSeek-V3): on request, so the
+# page opens without it
+if not st.toggle("Simulate the bias update on a skewed router", value=False, key="bias_sim"):
+    st.caption(
+        "Each token picks its top-k experts by affinity + b_i; after each step b_i −= u for an overloaded expert and "
+        "+= u for an underloaded one. The simulation shows how fast that balances a skewed router for three speeds u."
     )
-hist = _bias(n, k, steps, speeds, float(skew))
-curves = pd.concat(
-    [
-        pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})
-        for i, u in enumerate(speeds)
-    ]
-)
-chart(
-    lines_chart,
-    curves,
-    x="step",
-    y="imbalance",
-    series="series",
-    x_title="training / routing step",
-    y_title="imbalance ratio (max / mean)",
-    log_x=False,
-    log_y=True,
-    y_format=".1f",
-    title=f"Bias balancing on a skewed router: {n} experts, top-{k}",
-    subtitle="b_i −= u when expert i is overloaded, += u when underloaded; too small converges slowly, "
-    "too large oscillates",
-    hrules=pd.DataFrame({"value": [threshold], "label": [f"alert {threshold:g}"]}),
-    height=280,
-    width="stretch",
-)
+else:
+    bb = st.columns(3)
+    skew = bb[0].slider("Router skew", 0.0, 3.0, 1.5, 0.1)
+    steps = bb[1].select_slider("Steps", [50, 100, 200, 400], 100)
+    u_mid = bb[2].select_slider("Update speed u", [0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3], 0.01)
+
+    speeds = (u_mid / 10, u_mid, min(u_mid * 10, 1.0))
+    asked, steps = int(steps), bal.bias_steps_within_budget(n, 512, len(speeds), int(steps))
+    if steps < asked:
+        st.info(
+            f"With {n:,} experts the simulation runs {steps} of the {asked} steps: {512:,} tokens × {n:,} experts × "
+            f"3 speeds a step, at most {bal.BIAS_SIM_MAX_SCORES:,.0f} router scores (about 3 s)."
+        )
+    hist = _bias(n, k, steps, speeds, float(skew))
+    curves = pd.concat(
+        [
+            pd.DataFrame({"step": np.arange(1, steps + 1), "imbalance": hist[i], "series": f"u = {u:g}"})
+            for i, u in enumerate(speeds)
+        ]
+    )
+    chart(
+        lines_chart,
+        curves,
+        x="step",
+        y="imbalance",
+        series="series",
+        x_title="training / routing step",
+        y_title="imbalance ratio (max / mean)",
+        log_x=False,
+        log_y=True,
+        y_format=".1f",
+        title=f"Bias balancing on a skewed router: {n} experts, top-{k}",
+        subtitle="b_i −= u when expert i is overloaded, += u when underloaded; too small converges slowly, "
+        "too large oscillates",
+        hrules=pd.DataFrame({"value": [threshold], "label": [f"alert {threshold:g}"]}),
+        height=280,
+        width="stretch",
+    )

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import memory, speculative_sim
+from core import memory
 from core import speculative as sd
 from core.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
@@ -15,6 +15,7 @@ from ui.live_scrape import show_live_scrape
 from ui.measured_acceptance import measured_view, show_measured
 from ui.render import chart, table_height
 from ui.scenario import default_draft_id, page, update_scenario
+from ui.spec_simulator import show_simulator
 
 scenario, cat, model, gpu = page("Speculative", "⚡")
 prec, wl = scenario.precision, scenario.workload
@@ -423,69 +424,8 @@ st.button(
     "Load this example as the scenario (Llama-3 70B + Llama-3 8B draft on 2 × H100, γ 5, c = 16/140)", on_click=_preset
 )
 
-# ---- simulator
-st.subheader("Simulator: rejection sampling, for real")
-sim_c = st.columns(5)
-vocab = sim_c[0].number_input("Vocabulary", 2, 50_000, 1000, 100)
-closeness = sim_c[1].slider(
-    "Draft closeness to the target",
-    0.0,
-    1.0,
-    0.7,
-    0.05,
-    help="q = closeness × p + (1 − closeness) × an unrelated distribution",
-)
-sim_gamma = sim_c[2].number_input("γ", 1, 16, min(gamma, 16), 1)
-steps = sim_c[3].select_slider("Steps", [1_000, 10_000, 100_000, 300_000], 100_000)
-seed = sim_c[4].number_input("Seed", 0, 2**31 - 1, 0, 1)
-
-
-@st.cache_data(show_spinner="Sampling…", max_entries=16)
-def _simulate(vocab: int, closeness: float, gamma: int, steps: int, seed: int):
-    rng = np.random.default_rng(seed)
-    p = rng.dirichlet(np.full(vocab, 0.3))
-    q = closeness * p + (1 - closeness) * rng.dirichlet(np.full(vocab, 0.3))
-    return speculative_sim.simulate(p, q, gamma, steps, seed=seed + 1)
-
-
-res = _simulate(int(vocab), float(closeness), int(sim_gamma), int(steps), int(seed))
-r = st.columns(4)
-r[0].metric(
-    "α = Σ min(p, q)",
-    f"{res.alpha:.4f}",
-    f"measured {res.measured_acceptance:.4f}",
-    delta_color="off",
-    delta_arrow="off",
-)
-r[1].metric(
-    "Tokens per step (simulated)",
-    f"{res.tokens_per_step:.3f}",
-    f"closed form {res.expected_tokens_per_step:.3f}",
-    delta_color="off",
-    delta_arrow="off",
-)
-r[2].metric(
-    "Emitted vs p (total variation)",
-    f"{res.final_tv:.4f}",
-    f"after {int(res.tv_checkpoints[-1]):,} tokens",
-    delta_color="off",
-    delta_arrow="off",
-)
-r[3].metric("Steps simulated", f"{res.steps:,}", f"γ = {res.gamma}", delta_color="off", delta_arrow="off")
-chart(
-    lines_chart,
-    pd.DataFrame({"tokens": res.tv_checkpoints, "tv": res.tv_distance, "series": "emitted histogram vs p"}),
-    x="tokens",
-    y="tv",
-    series="series",
-    x_title="tokens emitted",
-    y_title="total variation distance",
-    y_format=".3f",
-    title="The output follows the target distribution p",
-    subtitle="TV distance between the emitted tokens and p shrinks as samples accumulate (no bias from the draft)",
-    height=240,
-    width="stretch",
-)
+# ---- simulator (on request)
+show_simulator(gamma)
 
 # ---- live metrics from a running server
 show_live_scrape(gamma, alpha, cost)

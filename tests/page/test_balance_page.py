@@ -8,7 +8,9 @@ from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 def test_default_deepseek_page_has_all_sections():
     at = run()
-    assert len(at.get("vega_lite_chart")) == 4
+    assert len(at.get("vega_lite_chart")) == 3
+    at.toggle(key="bias_sim").set_value(True).run()  # the router simulation, on request
+    assert len(at.get("vega_lite_chart")) == 4 and not at.exception
     m = metrics(at)
     assert m["Expert groups"] == "8"
     # 64 sequences on 8 GPUs: 8 decode tokens per GPU, a memory-bound expert phase: the busiest GPU's extra
@@ -81,7 +83,8 @@ def test_prometheus_scrape():
 @pytest.mark.parametrize("model_id", ["qwen3-30b-a3b", "gpt-oss-20b", "llama-4-maverick", "kimi-k2", "grok-1"])
 def test_families(model_id):
     at = run(model=model_id, gpu="h200", nodes="2")
-    assert len(at.get("vega_lite_chart")) == 4
+    at.toggle(key="bias_sim").set_value(True).run()
+    assert len(at.get("vega_lite_chart")) == 4 and not at.exception
 
 
 def run(**query):

@@ -120,6 +120,7 @@ def test_the_balance_page_on_the_most_experts_bounds_its_router_simulation():
     2e8 / (512 x 5,000 x 3) = 26.04 -> 26 of the 100 steps."""
     _, query = imported("deepseek-v3", n_routed_experts=MAX_ROUTED_EXPERTS)
     at = run_page("pages/3_Balance.py", timeout=300, nodes="8", **query)
+    at.toggle(key="bias_sim").set_value(True).run()
     assert not at.exception
     assert any("the simulation runs 26 of the 100 steps" in i.value for i in at.info)
 

@@ -10,7 +10,7 @@ def test_sources_example_alpha_075():
     m = metrics(at)
     assert m["Tokens per step"] == "3.29" and m["Speedup (low batch)"] == "2.19×"
     assert m["Ceiling (tokens/step)"] == "4.00"  # 1 / (1 - 0.75)
-    assert len(at.get("vega_lite_chart")) == 6
+    assert len(at.get("vega_lite_chart")) == 5  # the simulator's chart comes on request (below)
 
 
 def test_alpha_085():
@@ -65,6 +65,10 @@ def test_temperature_lowers_alpha():
 
 def test_simulator_agrees_with_the_closed_form():
     at = run()
+    assert not any(mm.label == "Tokens per step (simulated)" for mm in at.metric)  # on request only
+    charts = len(at.get("vega_lite_chart"))
+    at.toggle(key="spec_sim").set_value(True).run()
+    assert len(at.get("vega_lite_chart")) == charts + 1
     sim_tokens = next(mm for mm in at.metric if mm.label == "Tokens per step (simulated)")
     closed = float(sim_tokens.delta.split()[-1])
     assert float(sim_tokens.value) == pytest.approx(closed, abs=0.03)

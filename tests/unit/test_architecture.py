@@ -26,7 +26,7 @@ MAX_LINES = 400
 # entry; an entry whose module is back under the limit must go.
 ALLOWED_LONG: dict[str, tuple[int, str]] = {
     "pages/4_Speculative.py": (
-        517,
+        457,
         "eight sections of widgets and charts (closed forms, the alpha x gamma surface, speedup vs alpha and vs "
         "batch, temperature, short outputs, the worked example, the simulator, the method catalog); 311 lines "
         "before the formatter wrapped its chart calls. Splitting it means section helpers in ui/",
