@@ -234,6 +234,9 @@ def decode_roofline(
                 compute += n * w.flops / w.peak_flops
                 stage += n * kernel_s(w, bw, IDEAL[w.family])
         totals.append((stage, i, {"weight_bytes": wb, "cache_bytes": cb, "flops": flops, "compute_s": compute}))
+    if model.host_tables:  # the off-GPU table rows the first stage waits for, as step_time charges them
+        reads = host_tables.table_read(model, gpu, "host", per_gpu, sum(t[0] for t in totals), layout.attention_tp)
+        totals[0] = (totals[0][0] + reads.exposed_s, *totals[0][1:])
     stage_s, busiest, sums = max(totals, key=lambda t: t[0])
     step = max(sum(t[0] for t in totals), micro * stage_s)
     return Roofline(
