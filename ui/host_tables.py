@@ -73,6 +73,7 @@ def show_host_tables(
         frame,
         hide_index=True,
         width="stretch",
+        column_order=["tier", *frame.columns[2:], "where"],  # the numbers first, the long description last
         column_config={c: num(c, format="%,.3f" if "ms" in c else "%,.1f") for c in frame.columns[2:]},
     )
     st.caption(
