@@ -17,6 +17,7 @@ __all__ = [
     "gqa_geometry",
     "moe_spec",
     "sliding_layers",
+    "text_common",
 ]
 
 # ModelSpec's and the mixers' own bounds, checked here so the message names the config's field
@@ -69,18 +70,18 @@ def sliding_layers(f: Fields, num_layers: int) -> tuple[int | None, frozenset[in
 def moe_spec(
     f: Fields,
     *,
-    experts: str,
+    experts: str | tuple[str, ...],
     top_k: tuple[str, ...] = ("num_experts_per_tok",),
-    width: str,
+    width: str | tuple[str, ...],
     shared: int = 0,
     shared_width: int = 0,
     **kw,
 ) -> MoESpec:
-    """A MoE block from the family's field names."""
+    """A MoE block from the family's field names (a tuple: the first of those names present)."""
     return MoESpec(
-        n_routed_experts=f.experts(experts),
+        n_routed_experts=f.experts(*((experts,) if isinstance(experts, str) else experts)),
         top_k=f.int(*top_k),
-        expert_intermediate_size=f.int(width),
+        expert_intermediate_size=f.int(*((width,) if isinstance(width, str) else width)),
         n_shared_experts=shared,
         shared_intermediate_size=shared_width if shared else 0,
         **kw,
@@ -92,3 +93,12 @@ def dense_prefix(f: Fields, layers: int, key: str = "first_k_dense_replace") -> 
     config without a MoE layer has no expert loads for the Balance page to draw)."""
     why = f"at least one of the {layers:,} layers (num_hidden_layers) must have the MoE block"
     return f.int(key, default=0, minimum=0, maximum=layers - 1, why=why)
+
+
+def text_common(f: Fields, family: str, *, tied: bool = False) -> tuple[Fields, dict[str, Any]]:
+    """A multimodal config's language model: its ``text_config`` (or the config itself when text-only) and
+    :func:`common` of it, with ``tie_word_embeddings`` from the top level, else the text config, else ``tied``."""
+    t = f.section("text_config", family=family, or_self=True)
+    c = common(t)
+    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", tied))
+    return t, c

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.hf._common import common, gqa_geometry
+from core.hf._common import gqa_geometry, text_common
 from core.hf.fields import Fields
 from core.hf.registry import reader
 from core.hf.vision import gemma4_vision_params
@@ -20,9 +20,7 @@ def gemma4(f: Fields) -> dict[str, Any]:
     """Gemma 4 (MoE variant): sliding-window GQA layers and global layers with their own KV heads and
     head size (K used as V, still cached twice); a dense GeGLU MLP beside the MoE on every layer; the
     router has a per-dimension and a per-expert scale; 7 norms per layer; tied embeddings."""
-    t = f.section("text_config", family="gemma4", or_self=True)
-    c = common(t)
-    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", True))
+    t, c = text_common(f, "gemma4", tied=True)
     layers = c["num_layers"]
     types = t.cfg.get("layer_types")
     if not (

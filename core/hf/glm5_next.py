@@ -26,10 +26,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common
+from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, moe_spec, text_common
 from core.hf.fields import Fields
 from core.hf.registry import reader
-from core.model import MoESpec, group_layers
+from core.model import group_layers
 from core.model.mixers import Indexer
 from core.model.mixers.linear import KDA
 from core.model.mixers.mla import MLA
@@ -130,9 +130,7 @@ def glm5_next_vision_params(vc: Mapping[str, Any], text_hidden: int) -> int:
 
 @reader("glm5_next", "glm5_next_text", archs=("Glm5NextForConditionalGeneration", "Glm5NextForCausalLM"))
 def glm5_next(f: Fields) -> dict[str, Any]:
-    t = f.section("text_config", family="glm5_next", or_self=True)
-    c = common(t)
-    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", False))
+    t, c = text_common(f, "glm5_next")
     h, layers = c["hidden_size"], c["num_layers"]
     linear = _linear_layers(t, layers)
     if len(linear) == layers:
@@ -148,12 +146,12 @@ def glm5_next(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, lambda i: kda if i in linear else dsa),
         dense_layers=tuple(dense),
         dense_intermediate_size=t.int("intermediate_size") if dense else 0,
-        moe=MoESpec(
-            n_routed_experts=t.experts("n_routed_experts"),
-            top_k=t.int("num_experts_per_tok"),
-            expert_intermediate_size=mi,
-            n_shared_experts=1 if n_shared else 0,
-            shared_intermediate_size=mi * n_shared,
+        moe=moe_spec(
+            t,
+            experts="n_routed_experts",
+            width="moe_intermediate_size",
+            shared=1 if n_shared else 0,
+            shared_width=mi * n_shared,
             router_bias=t.str("topk_method", "noaux_tc") == "noaux_tc",
             n_groups=t.int("n_group", default=1),
             topk_groups=t.int("topk_group", default=1),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hf._common import common, dense_prefix, gqa_geometry
+from core.hf._common import common, dense_prefix, gqa_geometry, moe_spec
 from core.hf.fields import Fields
 from core.hf.registry import reader
-from core.model import MoESpec, group_layers
+from core.model import group_layers
 from core.model.mixers.gqa import GQA
 
 __all__ = ["hy3"]
@@ -47,12 +47,12 @@ def hy3(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, lambda i: attention),
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
-        moe=MoESpec(
-            n_routed_experts=f.experts("num_experts"),
-            top_k=f.int("num_experts_per_tok"),
-            expert_intermediate_size=width,
-            n_shared_experts=n_shared,
-            shared_intermediate_size=width if n_shared else 0,
+        moe=moe_spec(
+            f,
+            experts="num_experts",
+            width=("expert_hidden_dim", "moe_intermediate_size"),
+            shared=n_shared,
+            shared_width=width,
             router_bias=f.bool("moe_router_enable_expert_bias", False),
         ),
         num_mtp_layers=f.int("num_nextn_predict_layers", default=0, minimum=0),

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common, dense_prefix
+from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common, dense_prefix, moe_spec
 from core.hf.fields import Fields
 from core.hf.registry import reader
-from core.model import MoESpec, group_layers
+from core.model import group_layers
 from core.model.mixers.gqa import GQA
 
 __all__ = ["mimo_v2"]
@@ -69,12 +69,12 @@ def mimo_v2(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, lambda i: sliding if pattern[i] else full),
         dense_layers=tuple(dense),
         dense_intermediate_size=f.int("intermediate_size") if dense else 0,
-        moe=MoESpec(
-            n_routed_experts=f.experts("n_routed_experts"),
-            top_k=f.int("num_experts_per_tok"),
-            expert_intermediate_size=width,
-            n_shared_experts=n_shared,
-            shared_intermediate_size=width if n_shared else 0,
+        moe=moe_spec(
+            f,
+            experts="n_routed_experts",
+            width="moe_intermediate_size",
+            shared=n_shared,
+            shared_width=width,
             router_bias=f.str("topk_method", "") == "noaux_tc",
             n_groups=f.int("n_group", default=1),
             topk_groups=f.int("topk_group", default=1),

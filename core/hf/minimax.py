@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.hf._common import common, dense_prefix, gqa_geometry
+from core.hf._common import common, dense_prefix, gqa_geometry, moe_spec
 from core.hf.fields import Fields
 from core.hf.registry import reader
 from core.model import MoESpec, group_layers
@@ -101,12 +101,12 @@ def minimax_m2(f: Fields) -> dict[str, Any]:
         c,
         mixers=group_layers(layers, lambda i: attention),
         dense_layers=(),
-        moe=MoESpec(
-            n_routed_experts=f.experts("num_local_experts"),
-            top_k=f.int("num_experts_per_tok"),
-            expert_intermediate_size=f.int("intermediate_size"),
-            n_shared_experts=1 if shared else 0,
-            shared_intermediate_size=shared,
+        moe=moe_spec(
+            f,
+            experts="num_local_experts",
+            width="intermediate_size",
+            shared=1 if shared else 0,
+            shared_width=shared,
             router_bias=f.bool("use_routing_bias", False),
         ),
     )

@@ -13,7 +13,7 @@ from core.model import MoESpec, group_layers
 from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import GatedDeltaNet
 
-__all__ = ["qwen35", "qwen_moe"]
+__all__ = ["gated_deltanet", "qwen35", "qwen_moe"]
 
 
 def _qwen_parts(f: Fields, **attention) -> tuple[dict[str, Any], GQA, frozenset[int], int | None]:
@@ -75,13 +75,7 @@ def qwen35(f: Fields) -> dict[str, Any]:
     else:
         every = t.int("full_attention_interval", default=4)
         linear = {i for i in range(layers) if (i + 1) % every != 0}
-    gdn = GatedDeltaNet(
-        key_heads=t.int("linear_num_key_heads"),
-        key_head_dim=t.int("linear_key_head_dim"),
-        value_heads=t.int("linear_num_value_heads"),
-        value_head_dim=t.int("linear_value_head_dim"),
-        conv_kernel=t.int("linear_conv_kernel_dim", default=4),
-    )
+    gdn = gated_deltanet(t)
     full = GQA(**gqa)
     c.update(
         mixers=group_layers(layers, lambda i: gdn if i in linear else full),
@@ -91,3 +85,14 @@ def qwen35(f: Fields) -> dict[str, Any]:
     if isinstance(vc, Mapping) and vc:
         c["vision_params"] = qwen_vl_vision_params(vc)
     return c
+
+
+def gated_deltanet(t: Fields) -> GatedDeltaNet:
+    """The Gated DeltaNet layer of Qwen3.5 / Qwen3-Next / Qwen4-Exp from its ``linear_*`` fields."""
+    return GatedDeltaNet(
+        key_heads=t.int("linear_num_key_heads"),
+        key_head_dim=t.int("linear_key_head_dim"),
+        value_heads=t.int("linear_num_value_heads"),
+        value_head_dim=t.int("linear_value_head_dim"),
+        conv_kernel=t.int("linear_conv_kernel_dim", default=4),
+    )

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common, gqa_geometry, moe_spec
+from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, gqa_geometry, moe_spec, text_common
 from core.hf.fields import Fields
+from core.hf.qwen import gated_deltanet
 from core.hf.registry import reader
 from core.hf.vision import qwen_vl_vision_params
 from core.model import HostTable, group_layers
-from core.model.mixers.linear import GatedDeltaNet
 from core.model.mixers.qsa import QSA
 
 __all__ = ["qwen4_exp"]
@@ -159,9 +159,7 @@ def _ngram_tables(t: Fields, ple_ids: list[int]) -> tuple[HostTable, ...]:
 
 @reader("qwen4_exp", "qwen4_exp_text", archs=("Qwen4ExpForConditionalGeneration", "Qwen4ExpForCausalLM"))
 def qwen4_exp(f: Fields) -> dict[str, Any]:
-    t = f.section("text_config", family="qwen4_exp", or_self=True)
-    c = common(t)
-    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", False))
+    t, c = text_common(f, "qwen4_exp")
     h, layers = c["hidden_size"], c["num_layers"]
     linear = _layer_kinds(t, layers)
     if len(linear) == layers:
@@ -180,13 +178,7 @@ def qwen4_exp(f: Fields) -> dict[str, Any]:
         pooled_key_bytes=_BF16 * index_dim,
         kv_cache_dtype=_QSA_KV_DTYPE,
     )
-    gdn = GatedDeltaNet(
-        key_heads=t.int("linear_num_key_heads"),
-        key_head_dim=t.int("linear_key_head_dim"),
-        value_heads=t.int("linear_num_value_heads"),
-        value_head_dim=t.int("linear_value_head_dim"),
-        conv_kernel=t.int("linear_conv_kernel_dim", default=4),
-    )
+    gdn = gated_deltanet(t)
     hc = t.int("hc_count", default=4, maximum=64, why="at most 64 residual streams")
     rank = t.int("hc_lowrank")
     ple_ids = t.int_list("ple_layer_ids")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, common, dense_prefix
+from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, dense_prefix, moe_spec, text_common
 from core.hf.fields import Fields
 from core.hf.registry import reader
-from core.model import MoESpec, group_layers
+from core.model import group_layers
 from core.model.mixers.gqa import GQA
 
 __all__ = ["step3p7"]
@@ -61,9 +61,7 @@ def step3p7(f: Fields) -> dict[str, Any]:
     top moe_top_k, one shared expert of share_expert_dim, a router bias (use_moe_router_bias). Not modelled:
     the per-head sigmoid output gate (use_head_wise_attn_gate: hidden x heads weights, 16M in Step-3.7), the
     vision tower and the MTP layers (their FFN is dense, not MoE)."""
-    t = f.section("text_config", family=f"{f.family} text_config", or_self=True)
-    c = common(t)
-    c["tie_word_embeddings"] = f.bool("tie_word_embeddings", t.bool("tie_word_embeddings", False))
+    t, c = text_common(f, f"{f.family} text_config")
     layers = c["num_layers"]
     qk_norm = t.bool("use_qk_norm", True)
     geo = _heads(t)
@@ -90,12 +88,13 @@ def step3p7(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, lambda i: sliding if kinds[i] == "sliding_attention" else full),
         dense_layers=tuple(dense),
         dense_intermediate_size=t.int("intermediate_size") if dense else 0,
-        moe=MoESpec(
-            n_routed_experts=t.experts("moe_num_experts", "num_experts"),
-            top_k=t.int("moe_top_k", "num_experts_per_tok"),
-            expert_intermediate_size=t.int("moe_intermediate_size"),
-            n_shared_experts=n_shared,
-            shared_intermediate_size=(shared or t.int("moe_intermediate_size")) if n_shared else 0,
+        moe=moe_spec(
+            t,
+            experts=("moe_num_experts", "num_experts"),
+            top_k=("moe_top_k", "num_experts_per_tok"),
+            width="moe_intermediate_size",
+            shared=n_shared,
+            shared_width=shared or t.int("moe_intermediate_size"),
             router_bias=t.bool("use_moe_router_bias", False),
         ),
     )
