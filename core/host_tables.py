@@ -75,10 +75,11 @@ class TierCost:
 def table_read(
     model: ModelSpec, gpu: GPUSpec, tier: str, tokens_per_gpu: float, step_compute_s: float, attention_tp: int = 1
 ) -> TierCost:
-    """One step's table reads on one GPU from ``tier``: ``tokens_per_gpu`` query tokens (the replica's tokens, as
-    every rank of an attention-TP group sees them; each rank fetches the rows it owns, 1 / ``attention_tp``), and
-    what of it the compute of the layers before each table's first consumer (their share of ``step_compute_s``)
-    does not hide."""
+    """One step's table reads on one GPU from ``tier`` for ``tokens_per_gpu`` tokens (the step-time model's
+    convention: a stage's tokens over its GPUs; a rank of an attention-TP group fetches the rows it owns of the
+    group's tokens, as many), the memory each tier takes (``attention_tp`` shards the HBM copy), and what of the
+    reads the compute of the layers before each table's first consumer (their share of ``step_compute_s``) does
+    not hide."""
     if tier not in TIERS:
         raise ValueError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
     tokens = amount("tokens_per_gpu", tokens_per_gpu, 0.0, 1e9)
@@ -94,8 +95,9 @@ def table_read(
     fetched, exposed, read = 0.0, 0.0, 0.0
     for t in order:
         # rows are sharded over the attention-TP group (vLLM: row-parallel, ceil-padded): each rank fetches the
-        # rows it owns of its replica's tokens, about 1 / tp of them
-        rows = tokens * t.rows_per_token / attention_tp
+        # rows it owns of its group's tokens, 1 / tp of them: tokens_per_gpu x rows per token, as tokens_per_gpu is
+        # the group's tokens / tp (core.kernels' convention)
+        rows = tokens * t.rows_per_token
         if tier == "gpu":
             s = rows * t.row_bytes / (gpu.hbm_bytes_per_s * _HBM_GATHER_EFF)
         elif tier == "host":

@@ -21,10 +21,12 @@ def host_tables_frame(
     """One row per tier: where the tables live, the memory they take, and the exposed read time of a decode step of
     ``batch`` sequences and of a ``chunk``-token prefill step on the busiest GPU."""
     rows = []
-    per_replica = max(1, layout.gpus_per_stage // max(1, layout.attention_tp)) * layout.dp
+    # tokens per GPU as the step-time model counts them (core.operating_point): a decode batch over a stage's GPUs
+    # and the replicas; a prefill chunk over its attention-TP group
+    per_gpu = {"decode": batch / (layout.gpus_per_stage * layout.dp), "prefill": chunk / layout.attention_tp}
     for tier in host_tables.TIERS:
         out = {}
-        for phase, tokens in (("decode", batch / per_replica), ("prefill", chunk)):
+        for phase, tokens in per_gpu.items():
             cfg = perf.StepConfig(phase, max(tokens, 1e-6), ctx, table_tier=tier)
             st_ = perf.step_time(model, gpu, layout, precision, cfg, eff)
             reads = host_tables.table_read(model, gpu, tier, cfg.tokens_per_gpu, st_.compute_s, layout.attention_tp)

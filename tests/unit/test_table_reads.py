@@ -82,3 +82,13 @@ def test_bad_inputs_are_named():
     bad = {"name": "x", "rows": 1, "row_width": 1, "row_bytes": 1, "rows_per_token": 1, "layer_ids": [99]}
     with pytest.raises(ValueError, match=r"host_tables\[0\].layer_ids \[99\] outside 0..39"):
         ModelSpec.model_validate({**V41.model_dump(), "host_tables": [bad]})
+
+
+def test_an_attention_tp_rank_fetches_its_share_of_its_groups_rows():
+    # TP 2 with 64 tokens per GPU (the step-time model's count: a group of 2 GPUs holds 128 tokens): each rank owns
+    # half the rows, so it fetches 128 x 24 / 2 = 1,536 rows per table, as many as a TP-1 GPU with 64 tokens:
+    # 2 x 1,536 x 264 B / (128 GB/s x 0.5) + 5 us; only the HBM copy of the tables is split
+    tp1 = host_tables.table_read(V41, B200, "host", 64, 0.020, attention_tp=1)
+    tp2 = host_tables.table_read(V41, B200, "host", 64, 0.020, attention_tp=2)
+    assert tp2.read_s == tp1.read_s == pytest.approx(2 * 1536 * 264 / 64e9 + 5e-6, rel=1e-9)
+    assert host_tables.table_read(V41, B200, "gpu", 64, 0.020, attention_tp=2).gpu_bytes_per_gpu == TOTAL / 2
