@@ -43,6 +43,13 @@ def warm_up() -> dict[str, float]:
     from streamlit.string_util import is_emoji
 
     is_emoji("📄")
+    # Streamlit's first element of a process decides whether to warn that it is not run by `streamlit run`,
+    # asking inspect.stack() whether it is a REPL (every frame's source file read: 0.2 s of the first page);
+    # this process is served by `streamlit run serve.py`, so the answer is known: no warning
+    from streamlit import delta_generator
+
+    if hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        delta_generator._use_warning_has_been_displayed = True
     took["first_chart_s"] = time.perf_counter() - t
     t = time.perf_counter()
     # scenario-independent results pages show: the published EPLB runs priced by the step-time model (Balance)

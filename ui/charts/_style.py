@@ -8,9 +8,9 @@ rises with the value. Annotation text and rules use ``INK``, which follows the c
 visible on Streamlit's dark theme as well as on the light one. ``tests/unit/test_charts_a11y.py`` checks all this on
 every builder's spec.
 
-The helpers here (``cycle``, ``text_on``, ``segment_labels``, ``marker_layer``) have public names because the
-chart modules import them (house rule: no private name is imported across modules); the module itself is private
-to ``ui.charts``.
+The helpers here (``cycle``, ``text_on``, ``segment_labels``, ``marker_layer``, ``marker_marks``, ``style_spec``)
+have public names because the chart modules import them (house rule: no private name is imported across modules);
+the module itself is private to ``ui.charts``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any
 
 import altair as alt
 import pandas as pd
+
+from ui.charts._spec import SCHEMA_URL
 
 # the scenario's point, hot experts, the GEMMs on the roofline: one red that reads on both themes
 HIGHLIGHT = "#d62728"
@@ -84,6 +86,31 @@ def segment_labels(
     )
 
 
+def marker_marks(
+    *,
+    size: int,
+    shape: str | None = "diamond",
+    outline: bool = False,
+    align: str = "left",
+    dx: int = 9,
+    dy: int | None = -9,
+    bold: bool = False,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The mark properties of highlighted points and their labels (see :func:`marker_layer`): the point's and the
+    text's, shared by the Altair builders and the dict ones (``ui.charts._spec``)."""
+    point: dict[str, Any] = {"size": size, "filled": True, "color": HIGHLIGHT}
+    if shape is not None:
+        point["shape"] = shape
+    if outline:
+        point.update(stroke="white", strokeWidth=1.5)
+    text: dict[str, Any] = {"align": align, "dx": dx, "fontSize": 13, "color": HIGHLIGHT}
+    if dy is not None:
+        text["dy"] = dy
+    if bold:
+        text["fontWeight"] = "bold"
+    return point, text
+
+
 def marker_layer(
     data: pd.DataFrame,
     *,
@@ -102,20 +129,18 @@ def marker_layer(
     beside it in the same red: the point layer and the label layer, to add to a chart's layers. ``x`` / ``y``
     are encodings (``"field:Q"`` or ``alt.X`` / ``alt.Y``); ``shape=None`` keeps Vega-Lite's circle,
     ``outline`` rings the marker in white (over a coloured surface)."""
-    point: dict[str, Any] = {"size": size, "filled": True, "color": HIGHLIGHT}
-    if shape is not None:
-        point["shape"] = shape
-    if outline:
-        point.update(stroke="white", strokeWidth=1.5)
-    text: dict[str, Any] = {"align": align, "dx": dx, "fontSize": 13, "color": HIGHLIGHT}
-    if dy is not None:
-        text["dy"] = dy
-    if bold:
-        text["fontWeight"] = "bold"
+    point, text = marker_marks(size=size, shape=shape, outline=outline, align=align, dx=dx, dy=dy, bold=bold)
     extra = {"tooltip": tooltip} if tooltip is not None else {}
     points = alt.Chart(data).mark_point(**point).encode(x=x, y=y, **extra)
     labels = alt.Chart(data).mark_text(**text).encode(x=x, y=y, text="label:N")
     return points, labels
+
+
+# slide-legible fonts (style() and the dict builders' style_spec())
+AXIS_CONFIG = {"labelFontSize": 13, "titleFontSize": 14, "labelLimit": 260}
+LEGEND_CONFIG = {"labelFontSize": 13, "titleFontSize": 13, "symbolSize": 160, "labelLimit": 260}
+TITLE_CONFIG = {"fontSize": 16, "anchor": "start", "subtitleFontSize": 13, "subtitleColor": INK_MUTED}
+VIEW_CONFIG = {"strokeWidth": 0}
 
 
 def style(chart: alt.TopLevelMixin, *, width: int | str = "container", height: int = 320) -> alt.TopLevelMixin:
@@ -123,8 +148,25 @@ def style(chart: alt.TopLevelMixin, *, width: int | str = "container", height: i
     plot area's: the title, axes and legend are added around it (autosize fit-x, not fit)."""
     return (
         chart.properties(width=width, height=height, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
-        .configure_axis(labelFontSize=13, titleFontSize=14, labelLimit=260)
-        .configure_legend(labelFontSize=13, titleFontSize=13, symbolSize=160, labelLimit=260)
-        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor=INK_MUTED)
-        .configure_view(strokeWidth=0)
+        .configure_axis(**AXIS_CONFIG)
+        .configure_legend(**LEGEND_CONFIG)
+        .configure_title(**TITLE_CONFIG)
+        .configure_view(**VIEW_CONFIG)
     )
+
+
+def style_spec(spec: dict, *, width: int | str = "container", height: int = 320) -> dict:
+    """:func:`style` for a dict spec (``ui.charts._spec``): the same sizes, autosize and configuration."""
+    return {
+        "$schema": SCHEMA_URL,
+        **spec,
+        "width": width,
+        "height": height,
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "config": {
+            "view": {"continuousWidth": 300, "continuousHeight": 300, **VIEW_CONFIG},  # Altair's default theme
+            "axis": AXIS_CONFIG,
+            "legend": LEGEND_CONFIG,
+            "title": TITLE_CONFIG,
+        },
+    }

@@ -6,7 +6,17 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from ui.charts._style import INK, SERIES_COLORS, SERIES_DASHES, SERIES_SHAPES, cycle, marker_layer, style
+from ui.charts._spec import Datasets, Spec, enc, layered, mark
+from ui.charts._style import (
+    INK,
+    SERIES_COLORS,
+    SERIES_DASHES,
+    SERIES_SHAPES,
+    cycle,
+    marker_marks,
+    style,
+    style_spec,
+)
 
 
 def lines_chart(
@@ -27,72 +37,105 @@ def lines_chart(
     bands: pd.DataFrame | None = None,
     height: int = 340,
     y_format: str = ",",
-) -> alt.TopLevelMixin:
+) -> Spec:
     """Lines per ``series`` with optional labelled horizontal rules (``hrules``: value, label),
     vertical rules (``vrules``: value, label) and labelled points (``markers``: x, y, label).
     Each series also gets its own dash pattern (shown in the legend), so the chart reads in greyscale. ``bands`` (start,
-    end, label) shade x ranges behind the lines, e.g. production zones."""
+    end, label) shade x ranges behind the lines, e.g. production zones. Built as a dict (``ui.charts._spec``: the
+    chart most pages draw several times)."""
+    ds = Datasets()
     order = list(dict.fromkeys(data[series]))
-    legend = alt.Legend(orient="top", columns=3, symbolStrokeWidth=2.5)  # one legend: colour and dash
-    xs = alt.Scale(type="log", nice=False) if log_x else alt.Scale(zero=False)
-    ys = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
-    base = (
-        alt.Chart(data)
-        .mark_line(strokeWidth=2.5)
-        .encode(
-            x=alt.X(f"{x}:Q", title=x_title, scale=xs),
-            y=alt.Y(f"{y}:Q", title=y_title, scale=ys, axis=alt.Axis(format=y_format)),
-            color=alt.Color(
+    legend = {"orient": "top", "columns": 3, "symbolStrokeWidth": 2.5}  # one legend: colour and dash
+    xs = {"type": "log", "nice": False} if log_x else {"zero": False}
+    ys = {"type": "log"} if log_y else {"zero": True}
+    base = {
+        "data": ds.ref(data),
+        "mark": mark("line", strokeWidth=2.5),
+        "encoding": {
+            "x": enc(f"{x}:Q", title=x_title, scale=xs),
+            "y": enc(f"{y}:Q", title=y_title, scale=ys, axis={"format": y_format}),
+            "color": enc(
                 f"{series}:N",
                 title=None,
                 sort=order,
                 legend=legend,
-                scale=alt.Scale(domain=order, range=cycle(SERIES_COLORS, len(order))),
+                scale={"domain": order, "range": cycle(SERIES_COLORS, len(order))},
             ),
-            strokeDash=alt.StrokeDash(
+            "strokeDash": enc(
                 f"{series}:N",
                 title=None,
                 sort=order,
                 legend=legend,
-                scale=alt.Scale(domain=order, range=cycle(SERIES_DASHES, len(order))),
+                scale={"domain": order, "range": cycle(SERIES_DASHES, len(order))},
             ),
-            tooltip=[
-                alt.Tooltip(f"{series}:N"),
-                alt.Tooltip(f"{x}:Q", title=x_title, format=","),
-                alt.Tooltip(f"{y}:Q", title=y_title, format=",.3~f"),
+            "tooltip": [
+                enc(f"{series}:N"),
+                enc(f"{x}:Q", title=x_title, format=","),
+                enc(f"{y}:Q", title=y_title, format=",.3~f"),
             ],
-        )
-    )
-    layers: list = [base]
+        },
+    }
+    layers: list[dict] = [base]
     if bands is not None and len(bands):
-        shade = alt.Chart(bands).mark_rect(opacity=0.13, color="#2ca02c").encode(x="start:Q", x2="end:Q")
-        band_text = (
-            alt.Chart(bands)
-            .mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color=INK)
-            .encode(x="start:Q", y=alt.value(0), text="label:N")
-        )
+        band_data = ds.ref(bands)
+        shade = {
+            "data": band_data,
+            "mark": mark("rect", opacity=0.13, color="#2ca02c"),
+            "encoding": {"x": enc("start:Q"), "x2": {"field": "end"}},
+        }
+        band_text = {
+            "data": band_data,
+            "mark": mark("text", align="left", baseline="top", dx=4, dy=4, fontSize=12, color=INK),
+            "encoding": {"x": enc("start:Q"), "y": {"value": 0}, "text": enc("label:N")},
+        }
         layers = [shade, band_text, base]
     if hrules is not None and len(hrules):
         # labels staggered from the right edge so that close rules (similar ridges) stay readable
         hr = hrules.reset_index(drop=True).assign(slot=lambda d: d.index)
-        layers.append(alt.Chart(hr).mark_rule(color=INK, strokeDash=[4, 3], opacity=0.8).encode(y="value:Q"))
-        for slot, part in hr.groupby("slot"):
+        layers.append(
+            {
+                "data": ds.ref(hr),
+                "mark": mark("rule", color=INK, strokeDash=[4, 3], opacity=0.8),
+                "encoding": {"y": enc("value:Q")},
+            }
+        )
+        for slot in range(len(hr)):
             layers.append(
-                alt.Chart(part)
-                .mark_text(align="right", baseline="bottom", dy=-3, fontSize=12, color=INK)
-                .encode(y="value:Q", x=alt.value(alt.expr(f"width * {max(0.2, 1 - 0.24 * slot):.2f}")), text="label:N")
+                {
+                    "data": ds.ref(hr.iloc[[slot]]),
+                    "mark": mark("text", align="right", baseline="bottom", dy=-3, fontSize=12, color=INK),
+                    "encoding": {
+                        "y": enc("value:Q"),
+                        "x": {"value": {"expr": f"width * {max(0.2, 1 - 0.24 * slot):.2f}"}},
+                        "text": enc("label:N"),
+                    },
+                }
             )
     if vrules is not None and len(vrules):
-        layers.append(alt.Chart(vrules).mark_rule(color=INK, strokeDash=[2, 2], opacity=0.8).encode(x="value:Q"))
+        rule_data = ds.ref(vrules)
         layers.append(
-            alt.Chart(vrules)
-            .mark_text(align="left", baseline="top", dx=4, dy=4, fontSize=12, color=INK)
-            .encode(x="value:Q", y=alt.value(0), text="label:N")
+            {
+                "data": rule_data,
+                "mark": mark("rule", color=INK, strokeDash=[2, 2], opacity=0.8),
+                "encoding": {"x": enc("value:Q")},
+            }
+        )
+        layers.append(
+            {
+                "data": rule_data,
+                "mark": mark("text", align="left", baseline="top", dx=4, dy=4, fontSize=12, color=INK),
+                "encoding": {"x": enc("value:Q"), "y": {"value": 0}, "text": enc("label:N")},
+            }
         )
     if markers is not None and len(markers):
-        layers.extend(marker_layer(markers, x=f"{x}:Q", y=f"{y}:Q", size=130))
-    chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
-    return style(chart, height=height)
+        point, text = marker_marks(size=130)
+        where = {"x": enc(f"{x}:Q"), "y": enc(f"{y}:Q")}
+        marker_data = ds.ref(markers)
+        layers.append({"data": marker_data, "mark": mark("point", **point), "encoding": where})
+        layers.append(
+            {"data": marker_data, "mark": mark("text", **text), "encoding": {**where, "text": enc("label:N")}}
+        )
+    return Spec(style_spec(layered(layers, ds, title=title, subtitle=subtitle), height=height))
 
 
 def grouped_bars_chart(

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import altair as alt
 import pandas as pd
 
-from ui.charts._style import INK_MUTED, marker_layer
+from ui.charts._spec import SCHEMA_URL, Datasets, Spec, enc, layered, mark, records_of
+from ui.charts._style import INK_MUTED, marker_marks
 from ui.charts.series import lines_chart
 
 
@@ -26,7 +26,7 @@ def heatmap_chart(
     ridge: pd.DataFrame | None = None,
     marker: pd.DataFrame | None = None,
     cell_px: tuple[int, int] = (44, 9),
-) -> alt.TopLevelMixin:
+) -> Spec:
     """A surface as rect cells (``cells``: x, y, band label, value), coloured by labelled contour bands
     (ordinal, so the legend reads "1.5-2.0x"), with an optional ridge line (``ridge``: x, y) and the
     scenario's point (``marker``: x, y, label). Integer pixel steps avoid seams between cells. The bands'
@@ -45,58 +45,60 @@ def heatmap_chart(
         "#020e20",
     ]
     value_col = next(c for c in cells.columns if c not in (x, y, band))
-    rect = (
-        alt.Chart(cells)
-        .mark_rect()
-        .encode(
-            x=alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0)),
-            y=alt.Y(f"{y}:O", title=y_title, sort="descending", axis=alt.Axis(values=list(cells[y].unique()[::5]))),
-            color=alt.Color(
+    ds = Datasets()
+    x_enc = enc(f"{x}:O")
+    y_enc = enc(f"{y}:O", sort="descending")
+    rect = {
+        "data": ds.ref(cells),
+        "mark": mark("rect"),
+        "encoding": {
+            "x": enc(f"{x}:O", title=x_title, axis={"labelAngle": 0}),
+            "y": enc(f"{y}:O", title=y_title, sort="descending", axis={"values": records_of(cells[y].unique()[::5])}),
+            "color": enc(
                 f"{band}:O",
                 title="speedup",
                 sort=band_order,
-                scale=alt.Scale(domain=band_order, range=colors[: len(band_order)]),
-                legend=alt.Legend(orient="right"),
+                scale={"domain": band_order, "range": colors[: len(band_order)]},
+                legend={"orient": "right"},
             ),
-            tooltip=[
-                alt.Tooltip(f"{y}:O", title=y_title),
-                alt.Tooltip(f"{x}:O", title=x_title),
-                alt.Tooltip(f"{value_col}:Q", title="speedup", format=".2f"),
+            "tooltip": [
+                enc(f"{y}:O", title=y_title),
+                enc(f"{x}:O", title=x_title),
+                enc(f"{value_col}:Q", title="speedup", format=".2f"),
             ],
-        )
-        .properties(width=alt.Step(cell_px[0]), height=alt.Step(cell_px[1]))
-    )
-    layers: list = [rect]
+        },
+    }
+    layers: list[dict] = [rect]
     if ridge is not None and len(ridge):
+        ridge_data = ds.ref(ridge)
+        where = {"x": x_enc, "y": y_enc}
+        layers.append({"data": ridge_data, "mark": mark("line", color="#ff7f0e", strokeWidth=3), "encoding": where})
         layers.append(
-            alt.Chart(ridge)
-            .mark_line(color="#ff7f0e", strokeWidth=3)
-            .encode(x=f"{x}:O", y=alt.Y(f"{y}:O", sort="descending"))
-        )
-        layers.append(
-            alt.Chart(ridge)
-            .mark_point(color="#ff7f0e", filled=True, size=30)
-            .encode(x=f"{x}:O", y=alt.Y(f"{y}:O", sort="descending"))
+            {"data": ridge_data, "mark": mark("point", color="#ff7f0e", filled=True, size=30), "encoding": where}
         )
     if marker is not None and len(marker):
-        layers.extend(
-            marker_layer(
-                marker,
-                x=f"{x}:O",
-                y=alt.Y(f"{y}:O", sort="descending"),
-                size=220,
-                outline=True,
-                dx=10,
-                dy=None,
-                bold=True,
-            )
+        point, text = marker_marks(size=220, outline=True, dx=10, dy=None, bold=True)
+        marker_data = ds.ref(marker)
+        layers.append({"data": marker_data, "mark": mark("point", **point), "encoding": {"x": x_enc, "y": y_enc}})
+        layers.append(
+            {
+                "data": marker_data,
+                "mark": mark("text", **text),
+                "encoding": {"x": x_enc, "y": y_enc, "text": enc("label:N")},
+            }
         )
-    chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
-    return (
-        chart.configure_axis(labelFontSize=13, titleFontSize=14)
-        .configure_legend(labelFontSize=13, titleFontSize=13)
-        .configure_title(fontSize=16, anchor="start", subtitleFontSize=13, subtitleColor=INK_MUTED)
-        .configure_view(strokeWidth=0)
+    spec = layered(layers, ds, title=title, subtitle=subtitle, width={"step": cell_px[0]}, height={"step": cell_px[1]})
+    return Spec(
+        {
+            "$schema": SCHEMA_URL,
+            **spec,
+            "config": {
+                "view": {"continuousWidth": 300, "continuousHeight": 300, "strokeWidth": 0},  # Altair's default theme
+                "axis": {"labelFontSize": 13, "titleFontSize": 14},
+                "legend": {"labelFontSize": 13, "titleFontSize": 13},
+                "title": {"fontSize": 16, "anchor": "start", "subtitleFontSize": 13, "subtitleColor": INK_MUTED},
+            },
+        }
     )
 
 
@@ -109,7 +111,7 @@ def speedup_vs_alpha_chart(
     now_label: str,
     zones: Sequence[tuple[str, float, float]] = (),
     height: int = 340,
-) -> alt.TopLevelMixin:
+) -> Spec:
     """Speedup (×) over the acceptance rate α, one line per draft length γ (``curves``: γ -> speedups on
     ``alphas``), the scenario's point ``now`` (α, speedup), break-even at 1× and shaded acceptance ``zones``
     (label, from, to)."""
