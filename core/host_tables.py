@@ -73,17 +73,25 @@ class TierCost:
 
 
 def table_read(
-    model: ModelSpec, gpu: GPUSpec, tier: str, tokens_per_gpu: float, step_compute_s: float, attention_tp: int = 1
+    model: ModelSpec,
+    gpu: GPUSpec,
+    tier: str,
+    tokens_per_gpu: float,
+    step_compute_s: float,
+    attention_tp: int = 1,
+    replayed: float = 1.0,
 ) -> TierCost:
     """One step's table reads on one GPU from ``tier`` for ``tokens_per_gpu`` tokens (the step-time model's
     convention: a stage's tokens over its GPUs; a rank of an attention-TP group fetches the rows it owns of the
     group's tokens, as many), the memory each tier takes (``attention_tp`` shards the HBM copy), and what of the
     reads the compute of the layers before each table's first consumer (their share of ``step_compute_s``) does
-    not hide."""
+    not hide. ``replayed``: the share of the step's tokens the layers after a causal encoder run
+    (:func:`core.perf.replayed_fraction`; those layers' compute shrinks by it, so a table is due later in the step)."""
     if tier not in TIERS:
         raise ValueError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
     tokens = amount("tokens_per_gpu", tokens_per_gpu, 0.0, 1e9)
     compute_s = amount("step_compute_s", step_compute_s, 0.0, 1e6)
+    replayed = amount("replayed", replayed, 0.0, 1.0)
     if not isinstance(attention_tp, int) or not 1 <= attention_tp <= 65_536:
         raise ValueError(f"attention_tp must be a whole number in 1..65,536, got {attention_tp!r}")
     tables = model.host_tables
@@ -105,7 +113,7 @@ def table_read(
         else:
             s = rows / (DISK["drives_per_node"] * DISK["iops_per_drive"] / gpn)
         fetched += s
-        due = compute_s * min(t.layer_ids, default=0) / model.num_layers
+        due = compute_s * _compute_share_before(model, min(t.layer_ids, default=0), replayed)
         exposed = max(exposed, fetched - due)
         read = fetched
     if tables and tokens > 0:
@@ -125,6 +133,14 @@ def table_read(
         read_s=read,
         exposed_s=max(0.0, exposed),
     )
+
+
+def _compute_share_before(model: ModelSpec, layer: int, replayed: float) -> float:
+    """The share of a step's compute in the layers before ``layer``: layers weigh alike, except a causal
+    encoder-decoder's decoder layers, which run ``replayed`` of the tokens."""
+    enc = model.prefill_encoder_layers if replayed < 1.0 and model.prefill_encoder_layers else model.num_layers
+    before = min(layer, enc) + max(0, layer - enc) * replayed
+    return before / (enc + (model.num_layers - enc) * replayed)
 
 
 def tier_costs(

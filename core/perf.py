@@ -11,6 +11,11 @@ no communication: a lower bound.
 Two-batch overlap splits the step into two micro-batches: every kernel runs twice on half the tokens
 (weights are read twice) and communication hides under compute up to ``overlap_eff``.
 
+A causal encoder-decoder (DeepSeek-V4.1) prefills differently from how it decodes: every prompt token runs the
+encoder's layers, only each prompt's last ``prefill_replay_tokens`` run the decoder's (their global KV is projected
+from the encoder's output; that projection, ~5M parameters per token, is not priced, and the replayed queries are
+priced at the prompt's mean causal context rather than its end). Decode runs every layer.
+
 Pipeline stages hold their own layers (the dense FFN layers where the model puts them, the LM head on the
 last stage) and each sends its activations to the next; the busiest stage sets the pace.
 """
@@ -51,6 +56,7 @@ __all__ = [
     "grouped_gemm_s",
     "kernel_s",
     "normal_kernel_fanout",
+    "replayed_fraction",
     "resolve_efficiency",
     "routed_experts_work",
     "step_time",
@@ -101,12 +107,34 @@ def _stage_plan(model: ModelSpec, pp: int) -> tuple[tuple[tuple[parallel.StageCo
     """The distinct stage kinds (what a stage holds, is it the last) and each stage's kind: stages with the
     same layers cost the same, so each kind is costed once (cached: the layout search asks thousands of
     times)."""
+    kinds, index = _split_plan(model, pp, model.num_layers)
+    return tuple((full, last) for full, _, last in kinds), index
+
+
+@by_identity(1024)
+def _split_plan(
+    model: ModelSpec, pp: int, split: int
+) -> tuple[tuple[tuple[parallel.StageCounts, parallel.StageCounts, bool], ...], tuple[int, ...]]:
+    """:func:`_stage_plan` with each stage's layers cut at layer ``split``: (the layers before it, the layers
+    from it on, is it the last stage). A causal encoder-decoder's prefill runs every prompt token through the
+    first part and only the replayed tokens through the second."""
     stages = parallel.pipeline_stages(model.num_layers, pp)
-    kinds: dict[tuple[parallel.StageCounts, bool], int] = {}
-    index = tuple(
-        kinds.setdefault((parallel.stage_counts(model, st), i == pp - 1), len(kinds)) for i, st in enumerate(stages)
-    )
-    return tuple(kinds), index
+    kinds: dict[tuple[parallel.StageCounts, parallel.StageCounts, bool], int] = {}
+    index = []
+    for i, st in enumerate(stages):
+        cut = max(st.start, min(st.stop, split))
+        kind = (parallel.stage_counts(model, range(st.start, cut)), parallel.stage_counts(model, range(cut, st.stop)))
+        index.append(kinds.setdefault((*kind, i == pp - 1), len(kinds)))
+    return tuple(kinds), tuple(index)
+
+
+def replayed_fraction(model: ModelSpec, cfg: StepConfig) -> float:
+    """The share of a prefill step's tokens the layers after a causal encoder run (DeepSeek-V4.1's decoder
+    replays each prompt's last ``prefill_replay_tokens``: 128 of an 8,192-token prompt is 1.56%); 1 for
+    decode and for every other model."""
+    if cfg.phase != "prefill" or not model.prefill_encoder_layers:
+        return 1.0
+    return min(1.0, model.prefill_replay_tokens / cfg.context_len)
 
 
 def step_time(
@@ -141,13 +169,25 @@ def step_time(
     def work_s(w: Work) -> float:
         return kernel_s(w, bw, eff.kernel(w.family, w.path))
 
-    kinds, index = _stage_plan(model, layout.pp)
+    # a causal encoder-decoder's prefill: the layers after the encoder see only the replayed tokens
+    replayed = replayed_fraction(model, cfg)
+    split = model.prefill_encoder_layers if replayed < 1.0 else model.num_layers
+    kinds, index = _split_plan(model, layout.pp, split)
+    tail = (
+        layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=replayed * per_gpu / halves, domain_gpus=domain)
+        if replayed < 1.0
+        else costs
+    )
     times, computes, comms = [], [], []
     components: dict[str, float] = {}
-    for j, (counts, last) in enumerate(kinds):
-        per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
+    per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
+    for j, (counts, tail_counts, last) in enumerate(kinds):
         overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * per_gpu / halves
         parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
+        if tail_counts.layers:
+            tail_overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * replayed * per_gpu / halves
+            for k, v in tail.stage_parts(tail_counts, False, False, work_s, tail_overhead_s).items():
+                parts[k] = parts.get(k, 0.0) + v
         m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
         c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)
         times.append(max(c, m) + (1.0 - system.overlap_eff) * min(c, m) if halves > 1 else c + m)
@@ -159,7 +199,9 @@ def step_time(
     stage_s = tuple(times[j] for j in index)
     compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
     if model.host_tables:  # Engram / n-gram rows a micro-batch waits for (core.host_tables): tier, link, overlap
-        exposed = host_tables.table_read(model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp).exposed_s
+        exposed = host_tables.table_read(
+            model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp, replayed
+        ).exposed_s
         components["host_tables"] = exposed
         stage_s = (stage_s[0] + exposed, *stage_s[1:])  # the tables feed early layers: the first stage waits
     total = max(sum(stage_s), micro * max(stage_s))

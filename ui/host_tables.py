@@ -29,7 +29,15 @@ def host_tables_frame(
         for phase, tokens in per_gpu.items():
             cfg = perf.StepConfig(phase, max(tokens, 1e-6), ctx, table_tier=tier)
             st_ = perf.step_time(model, gpu, layout, precision, cfg, eff)
-            reads = host_tables.table_read(model, gpu, tier, cfg.tokens_per_gpu, st_.compute_s, layout.attention_tp)
+            reads = host_tables.table_read(
+                model,
+                gpu,
+                tier,
+                cfg.tokens_per_gpu,
+                st_.compute_s,
+                layout.attention_tp,
+                perf.replayed_fraction(model, cfg),
+            )
             out[phase] = (reads, st_.step_s)
         (dec, dec_s), (pre, pre_s) = out["decode"], out["prefill"]
         rows.append(

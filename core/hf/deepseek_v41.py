@@ -24,6 +24,11 @@ report section 2.4.2 (orders {2, 3, 4}, 8 heads, 2048 per order, ~16M entries pe
 ROCm/ATOM atom/model_ops/engram_layer.py (the six tensors per Engram layer and their shapes); vLLM's Engram
 config ("Native V4.1 rows contain 256 E4M3 bytes and eight E8M0 scale bytes").
 
+Causal encoder-decoder (tech report 2.2, 3.2.2): the layers before the first ``compress_ratios`` = 1 layer are a
+causal encoder every prompt token runs; the decoder layers after it project their global KV from the encoder's
+output and replay only each prompt's last ``sliding_window`` tokens (``prefill_encoder_layers``,
+``prefill_replay_tokens``: the step-time model prices prefill that way, :func:`core.perf.step_time`).
+
 Not read here: the DSpark draft stages (``num_nextn_predict_layers`` with their own 128-expert MoE, which an
 MTP copy of the main layer would miscount, so no MTP layer is declared) and the vision tower.
 """
@@ -163,11 +168,17 @@ def dsv41(f: Fields) -> dict[str, Any]:
         )
 
     tables, engram_gpu = _engram(f, t, layers, out["hidden_size"], out["residual_streams"])
+    # Causal encoder-decoder: the encoder is the layers before the first ratio-1 layer; prompt tokens run only
+    # those, the decoder replays each prompt's last sliding_window tokens (tech report 2.2, 3.2.2)
+    encoder = next((i for i, r in enumerate(ratios) if r == 1), 0)
+    replay = t.int("sliding_window", default=0, minimum=0) if encoder else 0
     out.update(
         mixers=group_layers(layers, mixer_of),
         mtp_mixer=None,
         num_mtp_layers=0,
         host_tables=tables,
+        prefill_encoder_layers=encoder if replay else 0,
+        prefill_replay_tokens=replay,
         model_extra_params=out["model_extra_params"] + engram_gpu,
     )
     return out

@@ -184,6 +184,15 @@ class ModelSpec(BaseModel):
         (), description="n-gram lookup tables meant to live off the GPU (Engram, PLE): not in the backbone's counts"
     )
 
+    prefill_encoder_layers: NonNegInt = Field(
+        0,
+        description="a causal encoder-decoder (DeepSeek-V4.1): every prompt token runs the first N layers, only the "
+        "last prefill_replay_tokens of each prompt run the rest (0: every layer runs every prompt token)",
+    )
+    prefill_replay_tokens: NonNegInt = Field(
+        0, description="prompt tokens per sequence replayed through the decoder layers (the decoder's window)"
+    )
+
     published: PublishedCounts = PublishedCounts()
     source: str = ""
     notes: str = ""
@@ -220,6 +229,11 @@ class ModelSpec(BaseModel):
             raise ValueError("a model without a MoE block must list every layer in dense_layers")
         if self.dense_layers and self.dense_intermediate_size == 0:
             raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
+        if self.prefill_encoder_layers and not (0 < self.prefill_encoder_layers < n and self.prefill_replay_tokens):
+            raise ValueError(
+                f"prefill_encoder_layers {self.prefill_encoder_layers} needs 1..{n - 1} encoder layers and "
+                "prefill_replay_tokens > 0"
+            )
         for ti, t in enumerate(self.host_tables):
             bad = [i for i in t.layer_ids if not 0 <= i < n]
             if bad:

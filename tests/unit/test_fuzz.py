@@ -1020,6 +1020,7 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "temperature": _f(0, 2),
     "tokens_per_gpu": _f(1, 1e4),
     "step_compute_s": _f(0, 10),
+    "replayed": _f(0, 1),
     "attention_tp": _i(0, 16),
     "tokens_per_s": _f(1, 1e6),
     "tokens_per_expert": _f(0, 1e4),

@@ -59,7 +59,8 @@ def test_the_step_time_adds_what_the_reads_expose():
         for tier in host_tables.TIERS
     }
     for tier, st in steps.items():
-        r = host_tables.table_read(V41, B200, tier, 8192, st.compute_s)
+        # a 4,096-token prompt: the decoder layers replay its last 128 tokens, 1/32 of the step's tokens
+        r = host_tables.table_read(V41, B200, tier, 8192, st.compute_s, replayed=128 / 4096)
         assert st.components["host_tables"] == pytest.approx(r.exposed_s, rel=1e-12)
     # the tables change nothing but their own term
     base = steps["gpu"].step_s - steps["gpu"].components["host_tables"]
@@ -70,6 +71,18 @@ def test_the_step_time_adds_what_the_reads_expose():
     assert (
         "host_tables" not in perf.step_time(v4, B200, lay, "fp8", perf.StepConfig("decode", 64, 4096), eff).components
     )
+
+
+def test_a_causal_encoders_prefill_puts_the_tables_due_later():
+    # prefill, 128 of 1,024 prompt tokens replayed (1/8): the 20 encoder layers weigh 1 each, the 20 decoder layers
+    # 1/8 each, 22.5 layers of compute in all; the layer-1 table is due after 1/22.5 of it, the layer-14 table after
+    # 14/22.5. Disk tier, 8,192 tokens: 131.072 ms per table (as above); compute 225 ms: due at 10 and 140 ms;
+    # exposed max(131.072 - 10, 262.144 - 140) = 122.144 ms + 100 us latency
+    r = host_tables.table_read(V41, B200, "disk", 8192, 0.225, replayed=1 / 8)
+    assert r.exposed_s == pytest.approx(0.262144 - 0.140 + 100e-6, rel=1e-9)
+    # every layer at full tokens (decode, or no causal encoder): due at 1/40 and 14/40 of the compute
+    r = host_tables.table_read(V41, B200, "disk", 8192, 0.225)
+    assert r.exposed_s == pytest.approx(0.262144 - 0.225 * 14 / 40 + 100e-6, rel=1e-9)
 
 
 def test_bad_inputs_are_named():
