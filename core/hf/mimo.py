@@ -11,7 +11,9 @@ from core.hf.registry import reader
 from core.model import group_layers
 from core.model.mixers.gqa import GQA
 
-__all__ = ["mimo_v2"]
+__all__ = ["MIMO_MTP_LAYERS", "mimo_v2"]
+
+MIMO_MTP_LAYERS = 3  # shipped with every MiMo-V2 checkpoint, absent from config.json (see mimo_v2)
 
 
 def _flags(f: Fields, key: str, layers: int) -> list[int] | None:
@@ -42,7 +44,9 @@ def mimo_v2(f: Fields) -> dict[str, Any]:
     optionally one learned sink per head (add_full_attention_sink_bias, add_swa_attention_sink_bias);
     moe_layer_freq marks the MoE layers (0 = dense of intermediate_size); routed experts of
     moe_intermediate_size with a biased sigmoid router (topk_method noaux_tc), n_shared_experts (null: none).
-    The MTP layers (MiMo ships 3, each with a dense FFN) are not in config.json and not modelled."""
+    MTP: MiMo-V2 checkpoints ship 3 MTP layers that config.json does not list (llama.cpp's converter; the V2.5-Pro
+    report's safetensors inventory is the backbone + 3 x 644,905,088): ``num_nextn_predict_layers`` when given,
+    else 3; each is a sliding-window layer (with its sinks) and a dense FFN of intermediate_size."""
     c = common(f)
     layers = c["num_layers"]
     bias = f.bool("attention_bias", False)
@@ -67,8 +71,11 @@ def mimo_v2(f: Fields) -> dict[str, Any]:
     return dict(
         c,
         mixers=group_layers(layers, lambda i: sliding if pattern[i] else full),
+        mtp_mixer=sliding,
+        num_mtp_layers=f.int("num_nextn_predict_layers", default=MIMO_MTP_LAYERS, minimum=0),
+        mtp_dense_ffn=True,
         dense_layers=tuple(dense),
-        dense_intermediate_size=f.int("intermediate_size") if dense else 0,
+        dense_intermediate_size=f.int("intermediate_size"),
         moe=moe_spec(
             f,
             experts="n_routed_experts",

@@ -58,9 +58,10 @@ def step3p7(f: Fields) -> dict[str, Any]:
     attention_other_setting's head geometry (Step-3.7: 96 query heads against 64) and keep the last
     sliding_window tokens; q/k norms on every layer (use_qk_norm, default on); moe_layers_enum lists the MoE
     layers (the others dense of intermediate_size); moe_num_experts routed experts of moe_intermediate_size,
-    top moe_top_k, one shared expert of share_expert_dim, a router bias (use_moe_router_bias). Not modelled:
-    the per-head sigmoid output gate (use_head_wise_attn_gate: hidden x heads weights, 16M in Step-3.7), the
-    vision tower and the MTP layers (their FFN is dense, not MoE)."""
+    top moe_top_k, one shared expert of share_expert_dim, a router bias (use_moe_router_bias). MTP:
+    num_nextn_predict_layers layers, each a dense FFN of intermediate_size and the mixer layer_types names past
+    the decoder (sliding in Step-3.7). Not modelled: the per-head sigmoid output gate (use_head_wise_attn_gate:
+    hidden x heads weights, 16M in Step-3.7) and the vision tower."""
     t, c = text_common(f, f"{f.family} text_config")
     layers = c["num_layers"]
     qk_norm = t.bool("use_qk_norm", True)
@@ -81,13 +82,22 @@ def step3p7(f: Fields) -> dict[str, Any]:
         sliding = GQA(**swa, qk_norm=qk_norm, window=t.int("sliding_window"))
     moe_layers = _moe_layers(t, layers)
     dense = [i for i in range(layers) if i not in moe_layers]
+    mtp = t.int("num_nextn_predict_layers", default=0, minimum=0)
+    mtp_kind = kinds[layers] if mtp and len(kinds) > layers else "full_attention"
+    if mtp_kind not in _LAYER_KINDS:
+        raise t.error(
+            f"field 'layer_types' entry {layers} (the first MTP layer) must be one of {', '.join(_LAYER_KINDS)}"
+        )
     shared = t.int("share_expert_dim", default=0, minimum=0)
     n_shared = t.int("n_shared_experts", default=1 if shared else 0, minimum=0)
     return dict(
         c,
         mixers=group_layers(layers, lambda i: sliding if kinds[i] == "sliding_attention" else full),
+        mtp_mixer=sliding if mtp_kind == "sliding_attention" else None,
+        num_mtp_layers=mtp,
+        mtp_dense_ffn=bool(mtp),
         dense_layers=tuple(dense),
-        dense_intermediate_size=t.int("intermediate_size") if dense else 0,
+        dense_intermediate_size=t.int("intermediate_size") if dense or mtp else 0,
         moe=moe_spec(
             t,
             experts=("moe_num_experts", "num_experts"),

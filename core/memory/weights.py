@@ -124,7 +124,7 @@ def mtp_bytes_per_rank(model: ModelSpec, layout: ParallelLayout, precision: Prec
         - model_params.mtp_routed_expert_params(model)
         - n * model_params.attention_params_per_layer(model)
     )
-    routed = n * _local_experts(model, layout, redundant)
+    routed = 0.0 if model.mtp_dense_ffn else n * _local_experts(model, layout, redundant)
     return (attn + rest / tp) * bytes_per_param(dt["mtp"]) + routed * bytes_per_param(dt["mtp_experts"])
 
 

@@ -95,7 +95,7 @@ def attention_params_per_rank(m: ModelSpec, tp: int = 1) -> float:
 
 def mtp_routed_expert_params(m: ModelSpec) -> int:
     """The routed experts inside the MTP module(s) (stored like the main model's routed experts)."""
-    if not m.num_mtp_layers or m.moe is None:
+    if not m.num_mtp_layers or m.moe is None or m.mtp_dense_ffn:
         return 0
     return m.num_mtp_layers * m.moe.n_routed_experts * ffn.expert_params(m)
 
@@ -170,13 +170,13 @@ def flops_per_token(m: ModelSpec) -> float:
 
 def mtp_params(m: ModelSpec) -> int:
     """DeepSeek-V3's multi-token-prediction module, per module: two RMSNorms on the inputs (2h), the
-    ``2h -> h`` projection, one full decoder layer (the head mixer + a MoE block, or a dense FFN) and the
-    shared head's norm (h). Embedding and LM head are shared with the main model (the HF checkpoint
+    ``2h -> h`` projection, one full decoder layer (the head mixer + a MoE block, or a dense FFN for a dense
+    model or where ``mtp_dense_ffn``) and the shared head's norm (h). Embedding and LM head are shared with the main model (the HF checkpoint
     stores copies; not counted)."""
     if not m.num_mtp_layers:
         return 0
     h = m.hidden_size
     routed, shared, router, parallel = ffn.moe_layer_parts(m)
-    block = ffn.dense_ffn_params(m) if m.moe is None else routed + shared + router + parallel
+    block = ffn.dense_ffn_params(m) if m.moe is None or m.mtp_dense_ffn else routed + shared + router + parallel
     layer = attention_params_per_layer(m) + block + m.norms_per_layer * h
     return m.num_mtp_layers * (2 * h + 2 * h * h + layer + h)

@@ -174,6 +174,11 @@ class ModelSpec(BaseModel):
         0, description="stored but never multiplied by a token (DeepSeek-V4's hash-routing table): total only"
     )
     num_mtp_layers: NonNegInt = Field(0, description="multi-token-prediction (next-n) modules")
+    mtp_dense_ffn: bool = Field(
+        False,
+        description="the MTP modules' FFN is dense (dense_intermediate_size wide), not a copy of the MoE block "
+        "(Step-3.5 / 3.7, MiMo-V2)",
+    )
     checkpoint_precision: dict[str, str] | None = Field(
         None,
         description="how the published checkpoint stores it, from its quantization_config: "
@@ -227,6 +232,8 @@ class ModelSpec(BaseModel):
             raise ValueError("a layer cannot be both dense and FFN-free")
         if self.moe is None and len(self.dense_layers) + len(self.ffn_free_layers) != n:
             raise ValueError("a model without a MoE block must list every layer in dense_layers")
+        if self.mtp_dense_ffn and self.dense_intermediate_size == 0:
+            raise ValueError("mtp_dense_ffn needs dense_intermediate_size > 0 (the MTP FFN's width)")
         if self.dense_layers and self.dense_intermediate_size == 0:
             raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
         if self.prefill_encoder_layers and not (0 < self.prefill_encoder_layers < n and self.prefill_replay_tokens):

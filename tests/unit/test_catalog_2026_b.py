@@ -95,6 +95,9 @@ def test_mimo_total_reconciles_with_the_checkpoint_inventory():
     mtp = 3 * (sliding + dense + 2 * h * h + 5 * h)
     scales = 73 * 216 * 48 + 12 * 48 * 128 + 69 * 384 * 3 * 48 * 16
     assert total + mtp + scales == 1_023_244_718_976
+    # the reader declares those 3 MTP layers (config.json does not list them), dense, sliding: the MTP draft
+    m = cat.model("mimo-v2.5-pro")
+    assert (m.num_mtp_layers, m.mtp_dense_ffn) == (3, True) and params.mtp_params(m) == mtp == 1_934_715_264
 
 
 def test_mimo_layers_and_convention():
@@ -114,7 +117,7 @@ def test_step_layers_and_counts_by_hand():
     full, swa = groups(m, GQA)
     assert full.layers == tuple(range(0, 45, 4)) and len(swa.layers) == 33  # 12 global, 33 sliding
     assert (full.mixer.num_heads, swa.mixer.num_heads, swa.mixer.num_kv_heads, swa.mixer.window) == (64, 96, 8, 512)
-    assert m.dense_layers == (0, 1, 2) and m.moe.n_shared_experts == 1 and m.num_mtp_layers == 0
+    assert m.dense_layers == (0, 1, 2) and m.moe.n_shared_experts == 1
     global_attention = 4096 * (64 * 128 * 2 + 8 * 128 * 2) + 256
     sliding_attention = 4096 * (96 * 128 * 2 + 8 * 128 * 2) + 256
     expert = 3 * 4096 * 1280
@@ -126,6 +129,24 @@ def test_step_layers_and_counts_by_hand():
     active = non_expert + 42 * (9 * expert + 288 * 4096 + 288)
     assert active == 10_915_286_080  # non-embedding: -0.8% of 11B
     assert params.active_params(m) == active
+    # 3 MTP layers (num_nextn_predict_layers; layer_types[45] = sliding): each the sliding attention, a dense
+    # SwiGLU of 11264, eh_proj 2h x h, 2 input norms + 2 layer norms + the shared head's norm: 281,039,104
+    assert (m.num_mtp_layers, m.mtp_dense_ffn, m.head_mixer) == (3, True, swa.mixer)
+    assert params.mtp_params(m) == 3 * (sliding_attention + 3 * 4096 * 11264 + 2 * 4096 * 4096 + 5 * 4096)
+    assert params.mtp_params(m) == 843_117_312
+
+
+@pytest.mark.parametrize(("model_id", "per_layer"), [("step-3.7-flash", 281_039_104), ("mimo-v2.5-pro", 644_905_088)])
+def test_dense_mtp_weights_on_a_gpu(model_id, per_layer):
+    # a dense MTP FFN has no routed experts: EP 8 x attention TP 1 holds every MTP weight on each GPU (fp8: 1 B per
+    # weight + the block scales of the fp8 matrices; the norms stay bf16): between 1 and 1.02 B per parameter
+    from core.memory.weights import mtp_bytes_per_rank
+    from core.specs import ParallelLayout, Precision
+
+    m = cat.model(model_id)
+    assert params.mtp_routed_expert_params(m) == 0
+    on_gpu = mtp_bytes_per_rank(m, ParallelLayout(attention_dp=8, ep=8), Precision.of("fp8"), 0)
+    assert 3 * per_layer <= on_gpu <= 1.02 * 3 * per_layer
 
 
 def test_kv_bytes_per_token():
