@@ -27,6 +27,7 @@ __all__ = [
     "RUNTIME_MEMORY_RATIO_LOW",
     "ClusterSpec",
     "GPUSpec",
+    "HostLink",
     "HostSpec",
     "InterconnectSpec",
     "PrecisionSupport",
@@ -38,6 +39,22 @@ __all__ = [
 #: MiB one, a dropped digit) while leaving room for drivers that keep up to ~8% (unified-memory parts).
 RUNTIME_MEMORY_RATIO_LOW = 0.8
 RUNTIME_MEMORY_RATIO_HIGH = 1.02
+
+
+class HostLink(BaseModel):
+    """An accelerator's link to host (CPU) memory, per direction: what the host tier of a model's lookup tables
+    (:mod:`core.host_tables`) is read over. PCIe on an x86 server, NVLink-C2C on Grace / Vera superchips, the
+    memory itself on a unified part. ``source`` says where the figure was read, or states the assumption;
+    ``confidence`` grades this link alone (the accelerator's own ``confidence`` grades its other fields)."""
+
+    model_config = FROZEN
+
+    name: str = Field(min_length=1, max_length=60, description='"PCIe Gen5 x16", "NVLink-C2C", "unified LPDDR5X"')
+    gbps_per_direction: Annotated[float, Field(gt=0, le=100_000)]
+    source: str = Field(min_length=1, max_length=2_000)
+    confidence: Literal["primary", "secondary", "unverified"] = "unverified"
+
+    _divisors = field_validator("gbps_per_direction")(not_vanishing)
 
 
 class GPUSpec(BaseModel):
@@ -73,6 +90,11 @@ class GPUSpec(BaseModel):
     scale_out_link: str = ""
     scale_out_bw_gbps: Annotated[float, Field(gt=0, le=100_000)]
     single_box: bool = Field(False, description="a PCIe card for one box beside host RAM (the Single box page)")
+    host_link: HostLink | None = Field(
+        None,
+        description="the link to host memory (catalog entries set it); None: PCIe Gen5 x16 at 64 GB/s per "
+        "direction is assumed (core.host_tables.host_link)",
+    )
     power_w: Annotated[float, Field(gt=0, le=100_000)] | None = None
     price_per_gpu_hour_usd: Annotated[float, Field(ge=0, le=10_000)] = 0.0
     price_source: str = ""

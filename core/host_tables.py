@@ -9,7 +9,9 @@ when a step's tokens are known; the first layer that consumes a table waits for 
 - ``gpu``: resident rows in HBM, sharded over the attention-TP group (one copy per replica): a gather at HBM speed,
   but ``table_bytes / tp`` of every GPU's memory.
 - ``host``: pinned host DRAM, read by the GPU over its host link (PCIe, or NVLink-C2C on Grace parts), one copy per
-  node (vLLM shares it between a node's replicas): the design intent and the planner's default.
+  node (vLLM shares it between a node's replicas): the design intent and the planner's default. The link and its
+  bandwidth are catalog data (``GPUSpec.host_link``, each with its source); a GPU without one (a user's own) is
+  taken to sit on PCIe Gen5 x16 at 64 GB/s per direction (:func:`host_link`).
 - ``disk``: NVMe, one 4-KiB random read per row (a 264-B row never spans fewer): bounded by the drives' IOPS.
 
 Read time of one step on one GPU: ``latency + bytes / (link bandwidth x efficiency)`` (host; scattered 264-B reads
@@ -41,19 +43,18 @@ SCATTER_EFF = 0.5
 # assumption: 8 PCIe Gen5 NVMe drives per 8-GPU node, 1.5M random 4-KiB reads/s each, 100 us per read
 DISK = {"drives_per_node": 8, "iops_per_drive": 1.5e6, "latency_s": 100e-6}
 _HBM_GATHER_EFF = 0.5  # assumption: row gathers from HBM at half its bandwidth
-# the GPU's host link (per direction): Grace parts reach host memory over NVLink-C2C, the rest over PCIe
-_C2C_GBPS = {"gb200": 450.0, "gb300": 450.0, "vr200": 900.0, "gb10": 300.0}
-_PCIE_GBPS = {"blackwell": 128.0, "blackwell-ultra": 128.0, "ampere": 32.0, "ada": 32.0}
+# assumption for a GPU whose spec carries no host link (a user's custom GPU): the common x86 server slot
+_DEFAULT_HOST_LINK = ("PCIe Gen5 x16", 64.0)
 
 
 def host_link(gpu: GPUSpec) -> tuple[str, float]:
-    """The GPU's link to host memory and its bandwidth per direction (GB/s): NVLink-C2C on Grace / Vera parts
-    (GB200 / GB300 450, VR200 900; GB10 unified memory 300), PCIe Gen6 on B200 / B300, Gen4 on Ampere and Ada,
-    Gen5 otherwise."""
-    if gpu.id in _C2C_GBPS:
-        return ("NVLink-C2C" if gpu.id != "gb10" else "unified LPDDR5X"), _C2C_GBPS[gpu.id]
-    gbps = _PCIE_GBPS.get((gpu.architecture or "").lower(), 64.0)
-    return f"PCIe Gen{ {32.0: 4, 64.0: 5, 128.0: 6}[gbps] } x16", gbps
+    """The GPU's link to host memory and its bandwidth per direction (GB/s), as its catalog entry states it
+    (``GPUSpec.host_link``: PCIe Gen4 / Gen5 / Gen6 x16 on x86 servers, NVLink-C2C on Grace / Vera superchips, the
+    LPDDR5X pool itself on GB10). A GPU without one, such as a user's custom GPU, is assumed to sit on PCIe Gen5
+    x16 at 64 GB/s per direction."""
+    if gpu.host_link is None:
+        return _DEFAULT_HOST_LINK
+    return gpu.host_link.name, float(gpu.host_link.gbps_per_direction)
 
 
 @dataclass(frozen=True)

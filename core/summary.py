@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core import memory, params
+from core import host_tables, memory, params
 from core.catalog import Catalog
 from core.specs import GPUSpec, ModelSpec
 
@@ -103,6 +103,8 @@ def gpu_row(g: GPUSpec) -> dict[str, Any]:
         scale_up_domain_gpus=g.scale_up_domain_gpus,
         scale_out_link=g.scale_out_link,
         scale_out_gbps=g.scale_out_bw_gbps,
+        host_link=host_tables.host_link(g)[0],
+        host_link_gbps=host_tables.host_link(g)[1],
         power_w=g.power_w,
         price_usd_per_hour=g.price_per_gpu_hour_usd,
         confidence=g.confidence,

@@ -185,6 +185,8 @@ st.dataframe(
         "scale_up_domain_gpus",
         "scale_out_link",
         "scale_out_gbps",
+        "host_link",
+        "host_link_gbps",
         "power_w",
         "price_usd_per_hour",
         "confidence",
@@ -216,6 +218,10 @@ st.dataframe(
         "scale_up_domain_gpus": num("Scale-up domain (GPUs)", format="%d"),
         "scale_out_link": "Scale-out link",
         "scale_out_gbps": num("Scale-out (GB/s per direction)", format="%,.0f"),
+        "host_link": st.column_config.TextColumn(
+            "Host link", help="What off-GPU lookup tables in host DRAM are read over (the Fit page's host tier)."
+        ),
+        "host_link_gbps": num("Host link (GB/s per direction)", format="%,.0f"),
         "power_w": num("Power (W)", format="%,.0f"),
         "price_usd_per_hour": num("Default price ($/GPU-hour)", format="$%.2f"),
         "confidence": "Confidence",

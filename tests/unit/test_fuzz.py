@@ -1491,6 +1491,7 @@ BASELINES: dict[str, list[BaseModel]] = {
     "PublishedCounts": [m.published for m in MODELS][:8],
     "ModelSpec": MODELS,
     "GPUSpec": GPUS,
+    "HostLink": list({g.host_link.name: g.host_link for g in GPUS if g.host_link is not None}.values()),
     "ClusterSpec": [
         ClusterSpec(gpu=CAT.gpus["h200"], num_nodes=2),
         ClusterSpec(gpu=CAT.gpus["gb200"], gpus_per_node=4),
