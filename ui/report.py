@@ -8,12 +8,11 @@ import html
 import re
 from datetime import UTC, datetime
 
-import altair as alt
 import pandas as pd
 
 from core import speculative as sd
 from core.report import Report
-from ui.charts import COMPONENT_LABELS, lines_chart, memory_stack_chart, speedup_vs_alpha_chart
+from ui.charts import COMPONENT_LABELS, Spec, lines_chart, memory_stack_chart, speedup_vs_alpha_chart
 from ui.format import md_escape
 
 __all__ = ["chart_png", "fenced", "render_html", "render_markdown", "report_charts"]
@@ -26,7 +25,7 @@ _PRINT = {
 }
 
 
-def report_charts(report: Report) -> dict[str, alt.TopLevelMixin]:
+def report_charts(report: Report) -> dict[str, Spec]:
     """The report's charts as Altair charts with a fixed width (exports have no container)."""
     out = {}
     mem = report.charts.get("memory")
@@ -75,7 +74,7 @@ def report_charts(report: Report) -> dict[str, alt.TopLevelMixin]:
     return out
 
 
-def chart_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
+def chart_png(chart: Spec, scale: float = 2.0) -> bytes:
     import vl_convert
 
     spec = chart.to_dict(format="vega-lite")

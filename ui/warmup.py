@@ -2,8 +2,8 @@
 
 ``serve.py`` (the entry `make run`, Docker and compose.yaml start) calls :func:`warm_up` once at startup,
 before the server listens. Measured on a 2-core machine (bench/RESULTS.md, `python -m bench pages`): the
-catalog (YAML of the 1,128 validation cases, models, GPUs), pandas / pyarrow / Altair imports and Altair's
-first chart cost a fresh server's first page 1.5-3 s; here
+catalog (YAML of the 1,128 validation cases, models, GPUs), pandas / pyarrow imports, the app's own modules
+and the first chart cost a fresh server's first page 1.5-3 s; here
 they cost the server's start instead, once, and every session after shares them.
 """
 
@@ -19,10 +19,20 @@ def warm_up() -> dict[str, float]:
     """Import, load and build what pages share; return the seconds each step took (for the log)."""
     took: dict[str, float] = {}
     t = time.perf_counter()
-    import altair as alt
-    import pandas as pd
-    import pyarrow  # noqa: F401 - Streamlit serialises every dataframe and chart's data through Arrow
+    # pandas, pyarrow (Streamlit serialises every dataframe and chart's data through Arrow) and every module of the
+    # app's own packages (what any page imports: 0.1 s of a first Layouts page, part of it compiling the sources)
+    import importlib
+    import pkgutil
 
+    import pandas as pd
+    import pyarrow  # noqa: F401
+
+    import core
+    import ui
+
+    for pkg in (core, ui):
+        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            importlib.import_module(info.name)
     took["imports_s"] = time.perf_counter() - t
     t = time.perf_counter()
     from core.catalog import load_catalog
@@ -30,15 +40,13 @@ def warm_up() -> dict[str, float]:
     load_catalog()
     took["catalog_s"] = time.perf_counter() - t
     t = time.perf_counter()
-    # Altair's first chart builds its API classes (and, where charts are validated, reads the schema once)
+    # the first chart: pandas' JSON writer, the builders and, where charts are validated, the Vega-Lite schema
+    from ui.charts import lines_chart
     from ui.render import VALIDATE_ENV
 
-    validate = os.environ.get(VALIDATE_ENV) == "1"
-    frame = pd.DataFrame({"x": [0, 1], "y": [1, 2], "k": ["a", "b"]})
-    base = alt.Chart(frame).encode(
-        x=alt.X("x:Q", title="x"), y=alt.Y("y:Q", title="y"), color="k:N", tooltip=["x:Q", "y:Q", "k:N"]
-    )
-    alt.layer(base.mark_line(strokeDash=[4, 2]), base.mark_point().encode(shape="k:N")).to_dict(validate=validate)
+    frame = pd.DataFrame({"x": [1, 2], "y": [1, 2], "k": ["a", "b"]})
+    spec = lines_chart(frame, x="x", y="y", series="k", x_title="x", y_title="y", title="warm-up")
+    spec.to_dict(validate=os.environ.get(VALIDATE_ENV) == "1")
     # st.set_page_config's emoji icon: Streamlit's emoji table is imported and its pattern compiled on first use
     from streamlit.string_util import is_emoji
 

@@ -24,7 +24,8 @@ MAX_CONFIG_BYTES = 1_000_000  # a real config.json is a few KB; refuse anything 
 _MAX_DEPTH = 20
 
 # What the pages can draw bounds what the importer accepts (issue 21): a config it accepts renders every
-# page. Altair's default data transformer refuses a chart of more than 5,000 rows (MaxRowsError).
+# page. The chart builders refuse a chart of more than 5,000 rows (ui.charts._spec.TooManyRowsError, the limit
+# of Altair's default data transformer).
 CHART_MAX_ROWS = 5_000
 # The Balance page draws one bar per routed expert. The catalog's most: Kimi-K3, 896.
 MAX_ROUTED_EXPERTS = CHART_MAX_ROWS

@@ -1,9 +1,10 @@
-"""Chart builders: plain functions from data to a Vega-Lite chart (no ``st.*``), one module per subject. The charts
-pages draw most (lines, the speedup surface, the roofline, the validation scatter) are built as dicts
-(``_spec.Spec``, 10-30x faster than Altair's object tree); the rest are Altair charts. Both have ``to_dict``.
+"""Chart builders: plain functions from data to a Vega-Lite spec (no ``st.*``), one module per subject. Each returns
+a ``_spec.Spec``: the Vega-Lite dict itself, built directly (10-30x faster than Altair's object tree, which cost a
+chart-heavy page's first run most of its second), with Altair's ``to_dict(validate=...)`` and ``properties()``;
+validation uses the Vega-Lite schema Altair ships.
 
 Every chart states its scenario in the title, carries units on both axes, and uses font sizes that stay legible in
-a PNG pasted into a slide. ``_style`` holds what they share (``style()``, palettes, ``INK``, ``HIGHLIGHT``, the
+a PNG pasted into a slide. ``_style`` holds what they share (``style_spec()``, palettes, ``INK``, ``HIGHLIGHT``, the
 marker and segment-label helpers) and its docstring the accessibility rules every builder follows; import builders
 and constants from ``ui.charts``, not from the modules.
 
@@ -18,6 +19,7 @@ and constants from ``ui.charts``, not from the modules.
 
 from __future__ import annotations
 
+from ui.charts._spec import Spec, TooManyRowsError
 from ui.charts._style import (
     HIGHLIGHT,
     INK,
@@ -25,7 +27,7 @@ from ui.charts._style import (
     SERIES_COLORS,
     SERIES_DASHES,
     SERIES_SHAPES,
-    style,
+    style_spec,
     text_on,
 )
 from ui.charts.balance import expert_load_chart
@@ -46,6 +48,8 @@ __all__ = [
     "SERIES_COLORS",
     "SERIES_DASHES",
     "SERIES_SHAPES",
+    "Spec",
+    "TooManyRowsError",
     "expert_load_chart",
     "grouped_bars_chart",
     "heatmap_chart",
@@ -57,6 +61,6 @@ __all__ = [
     "predicted_vs_measured_chart",
     "roofline_chart",
     "speedup_vs_alpha_chart",
-    "style",
+    "style_spec",
     "text_on",
 ]

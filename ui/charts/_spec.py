@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from core.hf import CHART_MAX_ROWS
+
 _TYPES = {"Q": "quantitative", "N": "nominal", "O": "ordinal", "T": "temporal"}
 SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"  # altair 6.x's (alt.SCHEMA_URL)
 
@@ -53,13 +55,21 @@ def records_of(values: Any) -> list:
     return json.loads(pd.Series(values).to_json(orient="values", double_precision=15, force_ascii=False))
 
 
+class TooManyRowsError(ValueError):
+    """A chart's dataset has more rows than a browser draws in time (Altair's MaxRowsError, same limit)."""
+
+
 class Datasets:
-    """The spec's named datasets: ``ref(frame)`` stores a frame's records once and returns the layer's ``data``."""
+    """The spec's named datasets: ``ref(frame)`` stores a frame's records once and returns the layer's ``data``.
+    A frame of more than ``CHART_MAX_ROWS`` (5,000) rows is refused, as Altair's default data transformer
+    refuses it: the importer's bounds (``core.hf.MAX_ROUTED_EXPERTS``, ``MAX_LAYERS``) are set from it."""
 
     def __init__(self) -> None:
         self.named: dict[str, list[dict]] = {}
 
     def ref(self, frame: pd.DataFrame) -> dict:
+        if len(frame) > CHART_MAX_ROWS:
+            raise TooManyRowsError(f"a chart of {len(frame):,} rows: at most {CHART_MAX_ROWS:,} are drawn")
         values = records(frame)
         text = json.dumps(values, sort_keys=True, ensure_ascii=False)
         name = "data-" + hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

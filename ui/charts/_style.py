@@ -1,4 +1,4 @@
-"""What every chart shares: the slide-legible ``style()``, the palettes, the second cues (dashes, shapes), the ink
+"""What every chart shares: the slide-legible ``style_spec()``, the palettes, the second cues (dashes, shapes), the ink
 that follows the theme, the highlight colour and the helpers that draw segment names and highlighted markers.
 
 Accessibility (issue 13): no chart tells series or categories apart by colour alone. Lines also differ by dash
@@ -8,7 +8,7 @@ rises with the value. Annotation text and rules use ``INK``, which follows the c
 visible on Streamlit's dark theme as well as on the light one. ``tests/unit/test_charts_a11y.py`` checks all this on
 every builder's spec.
 
-The helpers here (``cycle``, ``text_on``, ``segment_labels``, ``marker_layer``, ``marker_marks``, ``style_spec``)
+The helpers here (``cycle``, ``text_on``, ``segment_labels``, ``marker_marks``, ``style_spec``)
 have public names because the chart modules import them (house rule: no private name is imported across modules);
 the module itself is private to ``ui.charts``.
 """
@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
 import pandas as pd
 
-from ui.charts._spec import SCHEMA_URL
+from ui.charts._spec import SCHEMA_URL, Datasets
 
 # the scenario's point, hot experts, the GEMMs on the roofline: one red that reads on both themes
 HIGHLIGHT = "#d62728"
@@ -64,26 +63,36 @@ def text_on(hex_color: str) -> str:
 
 
 def segment_labels(
-    data: pd.DataFrame, *, bar: str, part: str, colors: dict[str, str], xmax: float, bar_sort: list | None = None
-) -> alt.Chart:
+    ds: Datasets,
+    data: pd.DataFrame,
+    *,
+    bar: str,
+    part: str,
+    colors: dict[str, str],
+    xmax: float,
+    bar_sort: list | None = None,
+) -> dict:
     """Each stacked segment's name, centred in the segment, in black or white for contrast with its fill;
     drawn only where the segment is wide enough for the text at the chart's current width (``width`` is
-    the plot's width in pixels, the x scale runs 0..``xmax``)."""
+    the plot's width in pixels, the x scale runs 0..``xmax``). A dict layer (``ui.charts._spec``) whose data
+    ``ds`` keeps."""
     seg = data.groupby([bar, part, "order"], as_index=False, sort=False)["gb"].sum()
     seg["ink"] = seg[part].map(lambda c: text_on(colors.get(c, "#808080")))
     fits = f"(datum.x1 - datum.x0) * width / {xmax:.6g} >= length(datum['{part}']) * 6.6 + 10"
-    return (
-        alt.Chart(seg)
-        .transform_stack(stack="gb", groupby=[bar], as_=["x0", "x1"], sort=[alt.SortField("order")])
-        .transform_calculate(mid="(datum.x0 + datum.x1) / 2")
-        .mark_text(fontSize=12, baseline="middle")
-        .encode(
-            x=alt.X("mid:Q"),
-            y=alt.Y(f"{bar}:N", sort=bar_sort),
-            text=alt.condition(fits, alt.Text(f"{part}:N"), alt.value("")),
-            fill=alt.Fill("ink:N", scale=None, legend=None),  # not "color": no legend to merge with the bars
-        )
-    )
+    return {
+        "data": ds.ref(seg),
+        "transform": [
+            {"stack": "gb", "groupby": [bar], "as": ["x0", "x1"], "sort": [{"field": "order"}]},
+            {"calculate": "(datum.x0 + datum.x1) / 2", "as": "mid"},
+        ],
+        "mark": {"type": "text", "fontSize": 12, "baseline": "middle"},
+        "encoding": {
+            "x": {"field": "mid", "type": "quantitative"},
+            "y": {"field": bar, "type": "nominal", "sort": bar_sort},
+            "text": {"condition": {"test": fits, "field": part, "type": "nominal"}, "value": ""},
+            "fill": {"field": "ink", "type": "nominal", "scale": None, "legend": None},  # not "color": no legend
+        },
+    }
 
 
 def marker_marks(
@@ -96,8 +105,9 @@ def marker_marks(
     dy: int | None = -9,
     bold: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The mark properties of highlighted points and their labels (see :func:`marker_layer`): the point's and the
-    text's, shared by the Altair builders and the dict ones (``ui.charts._spec``)."""
+    """The mark properties of highlighted points (``HIGHLIGHT``, a diamond unless ``shape`` says otherwise; None
+    keeps Vega-Lite's circle; ``outline`` rings the marker in white over a coloured surface) and of the label
+    beside each, in the same red: the point's and the text's."""
     point: dict[str, Any] = {"size": size, "filled": True, "color": HIGHLIGHT}
     if shape is not None:
         point["shape"] = shape
@@ -111,52 +121,16 @@ def marker_marks(
     return point, text
 
 
-def marker_layer(
-    data: pd.DataFrame,
-    *,
-    x: Any,
-    y: Any,
-    size: int,
-    shape: str | None = "diamond",
-    outline: bool = False,
-    align: str = "left",
-    dx: int = 9,
-    dy: int | None = -9,
-    bold: bool = False,
-    tooltip: list | None = None,
-) -> tuple[alt.Chart, alt.Chart]:
-    """Highlighted points (``data``: the ``x`` and ``y`` fields, label) in ``HIGHLIGHT``, each with its label
-    beside it in the same red: the point layer and the label layer, to add to a chart's layers. ``x`` / ``y``
-    are encodings (``"field:Q"`` or ``alt.X`` / ``alt.Y``); ``shape=None`` keeps Vega-Lite's circle,
-    ``outline`` rings the marker in white (over a coloured surface)."""
-    point, text = marker_marks(size=size, shape=shape, outline=outline, align=align, dx=dx, dy=dy, bold=bold)
-    extra = {"tooltip": tooltip} if tooltip is not None else {}
-    points = alt.Chart(data).mark_point(**point).encode(x=x, y=y, **extra)
-    labels = alt.Chart(data).mark_text(**text).encode(x=x, y=y, text="label:N")
-    return points, labels
-
-
-# slide-legible fonts (style() and the dict builders' style_spec())
+# slide-legible fonts (style_spec())
 AXIS_CONFIG = {"labelFontSize": 13, "titleFontSize": 14, "labelLimit": 260}
 LEGEND_CONFIG = {"labelFontSize": 13, "titleFontSize": 13, "symbolSize": 160, "labelLimit": 260}
 TITLE_CONFIG = {"fontSize": 16, "anchor": "start", "subtitleFontSize": 13, "subtitleColor": INK_MUTED}
 VIEW_CONFIG = {"strokeWidth": 0}
 
 
-def style(chart: alt.TopLevelMixin, *, width: int | str = "container", height: int = 320) -> alt.TopLevelMixin:
+def style_spec(spec: dict, *, width: int | str = "container", height: int = 320) -> dict:
     """Slide-legible fonts, per chart (a global theme would leak into other sessions). ``height`` is the
     plot area's: the title, axes and legend are added around it (autosize fit-x, not fit)."""
-    return (
-        chart.properties(width=width, height=height, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
-        .configure_axis(**AXIS_CONFIG)
-        .configure_legend(**LEGEND_CONFIG)
-        .configure_title(**TITLE_CONFIG)
-        .configure_view(**VIEW_CONFIG)
-    )
-
-
-def style_spec(spec: dict, *, width: int | str = "container", height: int = 320) -> dict:
-    """:func:`style` for a dict spec (``ui.charts._spec``): the same sizes, autosize and configuration."""
     return {
         "$schema": SCHEMA_URL,
         **spec,

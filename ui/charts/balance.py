@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 
-from ui.charts._style import HIGHLIGHT, INK, style
+from ui.charts._spec import Datasets, Spec, enc, layered, mark, records_of
+from ui.charts._style import HIGHLIGHT, INK, style_spec
 
 
 def expert_load_chart(
@@ -17,27 +17,31 @@ def expert_load_chart(
     subtitle: str = "",
     x_title: str = "expert",
     y_title: str = "share of assignments (%)",
-) -> alt.TopLevelMixin:
+) -> Spec:
     """Bars per item (``loads``: item, value, hot (bool)) with the mean and the alert threshold as
-    labelled rules; hot items in red, with a marker above each, so they stand out without colour too."""
+    labelled rules; hot items in red, with a marker above each, so they stand out without colour too.
+    Built as a dict (``ui.charts._spec``)."""
+    ds = Datasets()
     n = len(loads)
-    hot_scale = alt.Scale(domain=["hot", "normal"], range=[HIGHLIGHT, "#6b8fb5"])
-    bars = (
-        alt.Chart(loads)
-        .mark_bar()
-        .encode(
-            x=alt.X(
+    hot_scale = {"domain": ["hot", "normal"], "range": [HIGHLIGHT, "#6b8fb5"]}
+    hot_color = enc("hot:N", title=None, scale=hot_scale, legend={"orient": "top"})
+    values = ds.ref(loads)
+    bars = {
+        "data": values,
+        "mark": mark("bar"),
+        "encoding": {
+            "x": enc(
                 "item:O",
                 title=x_title,
                 sort=None,
-                axis=alt.Axis(labelAngle=0, values=list(loads["item"][:: max(1, n // 32)])),
+                axis={"labelAngle": 0, "values": records_of(loads["item"][:: max(1, n // 32)])},
             ),
-            y=alt.Y("value:Q", title=y_title),
-            color=alt.Color("hot:N", title=None, scale=hot_scale, legend=alt.Legend(orient="top")),
-            opacity=alt.condition("datum.hot == 'hot'", alt.value(1.0), alt.value(0.85)),
-            tooltip=[alt.Tooltip("item:O", title=x_title), alt.Tooltip("value:Q", format=",.3f", title=y_title)],
-        )
-    )
+            "y": enc("value:Q", title=y_title),
+            "color": hot_color,
+            "opacity": {"condition": {"test": "datum.hot == 'hot'", "value": 1.0}, "value": 0.85},
+            "tooltip": [enc("item:O", title=x_title), enc("value:Q", format=",.3f", title=y_title)],
+        },
+    }
     rules = pd.DataFrame(
         {
             "value": [mean, threshold],
@@ -46,38 +50,34 @@ def expert_load_chart(
         }
     )
     # one marker above each hot bar; its shape legend merges with the colour legend ("hot" gets the triangle)
-    marks = (
-        alt.Chart(loads)
-        .transform_filter("datum.hot == 'hot'")
-        .mark_point(filled=True, size=45, yOffset=-8, opacity=1)
-        .encode(
-            x=alt.X("item:O", sort=None),
-            y="value:Q",
-            color=alt.Color("hot:N", title=None, scale=hot_scale, legend=alt.Legend(orient="top")),
-            shape=alt.Shape(
+    marks = {
+        "data": values,
+        "transform": [{"filter": "datum.hot == 'hot'"}],
+        "mark": mark("point", filled=True, size=45, yOffset=-8, opacity=1),
+        "encoding": {
+            "x": enc("item:O", sort=None),
+            "y": enc("value:Q"),
+            "color": hot_color,
+            "shape": enc(
                 "hot:N",
                 title=None,
-                scale=alt.Scale(domain=["hot", "normal"], range=["triangle-down", "square"]),
-                legend=alt.Legend(orient="top"),
+                scale={"domain": ["hot", "normal"], "range": ["triangle-down", "square"]},
+                legend={"orient": "top"},
             ),
-        )
-    )
-    rule = (
-        alt.Chart(rules)
-        .mark_rule(strokeWidth=2, color=INK)
-        .encode(
-            y="value:Q",
-            strokeDash=alt.StrokeDash(
-                "dash:N", scale=alt.Scale(domain=["mean", "alert"], range=[[1, 0], [6, 3]]), legend=None
-            ),
-        )
-    )
-    text = (
-        alt.Chart(rules)
-        .mark_text(align="right", dy=-5, fontSize=12, color=INK)
-        .encode(y="value:Q", x=alt.value("width"), text="label:N")
-    )
-    chart = alt.layer(bars, marks, rule, text).properties(
-        title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined)
-    )
-    return style(chart, height=280)
+        },
+    }
+    rule_data = ds.ref(rules)
+    rule = {
+        "data": rule_data,
+        "mark": mark("rule", strokeWidth=2, color=INK),
+        "encoding": {
+            "y": enc("value:Q"),
+            "strokeDash": enc("dash:N", scale={"domain": ["mean", "alert"], "range": [[1, 0], [6, 3]]}, legend=None),
+        },
+    }
+    text = {
+        "data": rule_data,
+        "mark": mark("text", align="right", dy=-5, fontSize=12, color=INK),
+        "encoding": {"y": enc("value:Q"), "x": {"value": "width"}, "text": enc("label:N")},
+    }
+    return Spec(style_spec(layered([bars, marks, rule, text], ds, title=title, subtitle=subtitle), height=280))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 
-from ui.charts._style import INK, SERIES_DASHES, cycle, marker_layer, segment_labels, style
+from ui.charts._spec import Datasets, Spec, enc, layered, mark
+from ui.charts._style import INK, SERIES_DASHES, cycle, marker_marks, segment_labels, style_spec
 
 COMPONENT_LABELS: dict[str, str] = {
     "embedding": "Embedding",
@@ -47,37 +47,40 @@ COMPONENT_COLORS: dict[str, str] = {
 
 def memory_stack_chart(
     rows: pd.DataFrame, *, usable_gb: float, capacity_gb: float, title: str, subtitle: str = ""
-) -> alt.TopLevelMixin:
+) -> Spec:
     """Stacked horizontal bars of memory per GPU by component (``rows``: bar, component, gb, order),
     with the usable budget (gpu_memory_utilization x memory) and the device memory as labelled rules.
-    Segments stack in legend order and carry their name where it fits, so the chart reads in greyscale."""
+    Segments stack in legend order and carry their name where it fits, so the chart reads in greyscale.
+    Built as a dict (``ui.charts._spec``)."""
+    ds = Datasets()
     domain = sorted(
         (c for c in COMPONENT_COLORS if c in set(rows["component"])),
         key=lambda c: float(rows.loc[rows["component"] == c, "order"].min()),
     )
     xmax = max(capacity_gb, float(rows.groupby("bar")["gb"].sum().max())) * 1.16
-    bars = (
-        alt.Chart(rows)
-        .mark_bar(stroke="white", strokeWidth=0.5)
-        .encode(
-            x=alt.X(
-                "sum(gb):Q", title="memory per GPU (GB)", stack="zero", scale=alt.Scale(domain=[0, xmax], nice=False)
-            ),
-            y=alt.Y("bar:N", title=None, sort=None),
-            color=alt.Color(
+    bars = {
+        "data": ds.ref(rows),
+        "mark": mark("bar", stroke="white", strokeWidth=0.5),
+        "encoding": {
+            "x": {
+                "field": "gb",
+                "aggregate": "sum",
+                "type": "quantitative",
+                "title": "memory per GPU (GB)",
+                "stack": "zero",
+                "scale": {"domain": [0, xmax], "nice": False},
+            },
+            "y": enc("bar:N", title=None, sort=None),
+            "color": enc(
                 "component:N",
                 title="component",
-                scale=alt.Scale(domain=domain, range=[COMPONENT_COLORS[c] for c in domain]),
-                legend=alt.Legend(orient="bottom", columns=5),
+                scale={"domain": domain, "range": [COMPONENT_COLORS[c] for c in domain]},
+                legend={"orient": "bottom", "columns": 5},
             ),
-            order=alt.Order("order:Q"),
-            tooltip=[
-                alt.Tooltip("bar:N", title="GPU"),
-                alt.Tooltip("component:N"),
-                alt.Tooltip("gb:Q", title="GB", format=",.2f"),
-            ],
-        )
-    )
+            "order": enc("order:Q"),
+            "tooltip": [enc("bar:N", title="GPU"), enc("component:N"), enc("gb:Q", title="GB", format=",.2f")],
+        },
+    }
     lines = pd.DataFrame(
         {
             "gb": [usable_gb, capacity_gb],
@@ -86,72 +89,71 @@ def memory_stack_chart(
             "align": ["right", "left"],
         }
     )
-    rules = (
-        alt.Chart(lines)
-        .mark_rule(strokeWidth=2, color=INK)
-        .encode(
-            x="gb:Q",
-            strokeDash=alt.StrokeDash(
-                "dash:N", scale=alt.Scale(domain=["usable", "device"], range=[[6, 3], [1, 0]]), legend=None
-            ),
-        )
-    )
+    rules = {
+        "data": ds.ref(lines),
+        "mark": mark("rule", strokeWidth=2, color=INK),
+        "encoding": {
+            "x": enc("gb:Q"),
+            "strokeDash": enc("dash:N", scale={"domain": ["usable", "device"], "range": [[6, 3], [1, 0]]}, legend=None),
+        },
+    }
+
     # the usable label sits left of its rule, the device label right of its own: they never overlap
-    text_usable = (
-        alt.Chart(lines.iloc[[0]])
-        .mark_text(align="right", baseline="top", dx=-5, dy=4, fontSize=13, color=INK)
-        .encode(x="gb:Q", y=alt.value(0), text="label:N")
-    )
-    text_device = (
-        alt.Chart(lines.iloc[[1]])
-        .mark_text(align="left", baseline="top", dx=5, dy=4, fontSize=13, color=INK)
-        .encode(x="gb:Q", y=alt.value(0), text="label:N")
-    )
-    names = segment_labels(rows, bar="bar", part="component", colors=COMPONENT_COLORS, xmax=xmax)
-    chart = alt.layer(bars, names, rules, text_usable, text_device).properties(
-        title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined)
-    )
-    return style(chart, height=56 * rows["bar"].nunique() + 24)
+    def label(i: int, align: str, dx: int) -> dict:
+        return {
+            "data": ds.ref(lines.iloc[[i]]),
+            "mark": mark("text", align=align, baseline="top", dx=dx, dy=4, fontSize=13, color=INK),
+            "encoding": {"x": enc("gb:Q"), "y": {"value": 0}, "text": enc("label:N")},
+        }
+
+    names = segment_labels(ds, rows, bar="bar", part="component", colors=COMPONENT_COLORS, xmax=xmax)
+    layers = [bars, names, rules, label(0, "right", -5), label(1, "left", 5)]
+    return Spec(style_spec(layered(layers, ds, title=title, subtitle=subtitle), height=56 * rows["bar"].nunique() + 24))
 
 
-def max_sequences_chart(
-    curves: pd.DataFrame, *, marker: pd.DataFrame, title: str, subtitle: str = ""
-) -> alt.TopLevelMixin:
+def max_sequences_chart(curves: pd.DataFrame, *, marker: pd.DataFrame, title: str, subtitle: str = "") -> Spec:
     """Max concurrent sequences vs context length (log-log), one line per series (``curves``:
     context_tokens, sequences, series), and the scenario's point (``marker``: context_tokens,
-    sequences, label)."""
+    sequences, label). Built as a dict (``ui.charts._spec``)."""
+    ds = Datasets()
     data = curves[curves["sequences"] > 0]
     series = list(dict.fromkeys(data["series"]))
-    line = (
-        alt.Chart(data)
-        .mark_line(strokeWidth=2.5)
-        .encode(
-            x=alt.X(
+    line = {
+        "data": ds.ref(data),
+        "mark": mark("line", strokeWidth=2.5),
+        "encoding": {
+            "x": enc(
                 "context_tokens:Q",
                 title="context per sequence (tokens)",
-                scale=alt.Scale(
-                    type="log",
-                    domain=[float(data["context_tokens"].min()), float(data["context_tokens"].max())],
-                    nice=False,
-                ),
+                scale={
+                    "type": "log",
+                    "domain": [float(data["context_tokens"].min()), float(data["context_tokens"].max())],
+                    "nice": False,
+                },
             ),
-            y=alt.Y("sequences:Q", title="max concurrent sequences", scale=alt.Scale(type="log")),
-            color=alt.Color("series:N", title=None, sort=series, legend=alt.Legend(orient="top")),
+            "y": enc("sequences:Q", title="max concurrent sequences", scale={"type": "log"}),
+            "color": enc("series:N", title=None, sort=series, legend={"orient": "top"}),
             # the same legend as the colour's: one merged legend showing colour and dash
-            strokeDash=alt.StrokeDash(
+            "strokeDash": enc(
                 "series:N",
                 title=None,
                 sort=series,
-                legend=alt.Legend(orient="top"),
-                scale=alt.Scale(domain=series, range=cycle(SERIES_DASHES, len(series))),
+                legend={"orient": "top"},
+                scale={"domain": series, "range": cycle(SERIES_DASHES, len(series))},
             ),
-            tooltip=[
-                alt.Tooltip("series:N"),
-                alt.Tooltip("context_tokens:Q", title="context (tokens)", format=","),
-                alt.Tooltip("sequences:Q", title="sequences", format=","),
+            "tooltip": [
+                enc("series:N"),
+                enc("context_tokens:Q", title="context (tokens)", format=","),
+                enc("sequences:Q", title="sequences", format=","),
             ],
-        )
-    )
-    point, label = marker_layer(marker, x="context_tokens:Q", y="sequences:Q", size=140)
-    chart = alt.layer(line, point, label).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
-    return style(chart, height=340)
+        },
+    }
+    point, text = marker_marks(size=140)
+    where = {"x": enc("context_tokens:Q"), "y": enc("sequences:Q")}
+    marked = ds.ref(marker)
+    layers = [
+        line,
+        {"data": marked, "mark": mark("point", **point), "encoding": where},
+        {"data": marked, "mark": mark("text", **text), "encoding": {**where, "text": enc("label:N")}},
+    ]
+    return Spec(style_spec(layered(layers, ds, title=title, subtitle=subtitle), height=340))

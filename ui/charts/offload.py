@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 
-from ui.charts._style import INK, segment_labels, style
+from ui.charts._spec import Datasets, Spec, enc, layered, mark, records_of
+from ui.charts._style import INK, segment_labels, style_spec
 
 PLACE_COLORS = {
     "GPU memory": "#2171b5",
@@ -15,93 +15,96 @@ PLACE_COLORS = {
 }
 
 
-def placement_chart(cells: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.TopLevelMixin:
+def placement_chart(cells: pd.DataFrame, *, title: str, subtitle: str = "") -> Spec:
     """Which pool holds each layer's tensors (``cells``: layer, group, where). Host cells also carry an
-    "H", so the diagram reads in greyscale."""
+    "H", so the diagram reads in greyscale. Built as a dict (``ui.charts._spec``)."""
+    ds = Datasets()
     domain = [w for w in PLACE_COLORS if w in set(cells["where"])]
     groups = list(dict.fromkeys(cells["group"]))
-    chart = (
-        alt.Chart(cells)
-        .mark_rect(stroke="white", strokeWidth=0.6)
-        .encode(
-            x=alt.X(
+    layers_shown = sorted(set(cells["layer"]))
+    values = ds.ref(cells)
+    chart = {
+        "data": values,
+        "mark": mark("rect", stroke="white", strokeWidth=0.6),
+        "encoding": {
+            "x": enc(
                 "layer:O",
                 title="layer index",
-                axis=alt.Axis(
-                    labelAngle=0, values=sorted(set(cells["layer"]))[:: max(1, len(set(cells["layer"])) // 16)]
-                ),
+                axis={"labelAngle": 0, "values": records_of(layers_shown[:: max(1, len(layers_shown) // 16)])},
             ),
-            y=alt.Y("group:N", title=None, sort=groups),
-            color=alt.Color(
+            "y": enc("group:N", title=None, sort=groups),
+            "color": enc(
                 "where:N",
                 title="held in",
-                scale=alt.Scale(domain=domain, range=[PLACE_COLORS[w] for w in domain]),
-                legend=alt.Legend(orient="top"),
+                scale={"domain": domain, "range": [PLACE_COLORS[w] for w in domain]},
+                legend={"orient": "top"},
             ),
-            tooltip=[
-                alt.Tooltip("layer:O", title="layer"),
-                alt.Tooltip("group:N", title="tensors"),
-                alt.Tooltip("where:N", title="held in"),
+            "tooltip": [
+                enc("layer:O", title="layer"),
+                enc("group:N", title="tensors"),
+                enc("where:N", title="held in"),
             ],
-        )
-    )
+        },
+    }
     # the letter is computed from "where" in the spec, so the tests can see that it encodes the same field
-    letters = (
-        alt.Chart(cells)
-        .transform_filter("datum.where == 'host RAM'")
-        .transform_calculate(letter="datum.where == 'host RAM' ? 'H' : ''")
-        .mark_text(fontSize=10, color="white", fontWeight="bold")
-        .encode(x="layer:O", y=alt.Y("group:N", sort=groups), text="letter:N")
-    )
-    layered = alt.layer(chart, letters).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
-    return style(layered, height=34 * len(groups) + 10)
+    letters = {
+        "data": values,
+        "transform": [
+            {"filter": "datum.where == 'host RAM'"},
+            {"calculate": "datum.where == 'host RAM' ? 'H' : ''", "as": "letter"},
+        ],
+        "mark": mark("text", fontSize=10, color="white", fontWeight="bold"),
+        "encoding": {"x": enc("layer:O"), "y": enc("group:N", sort=groups), "text": enc("letter:N")},
+    }
+    return Spec(style_spec(layered([chart, letters], ds, title=title, subtitle=subtitle), height=34 * len(groups) + 10))
 
 
-def pool_bars_chart(rows: pd.DataFrame, *, title: str, subtitle: str = "") -> alt.TopLevelMixin:
+def pool_bars_chart(rows: pd.DataFrame, *, title: str, subtitle: str = "") -> Spec:
     """One stacked bar per memory pool (``rows``: pool, part, gb, order) with each pool's capacity as a
     labelled tick (``rows`` also carries capacity_gb per pool). Segments stack in legend order and carry
-    their name where it fits, so the chart reads in greyscale."""
+    their name where it fits, so the chart reads in greyscale. Built as a dict (``ui.charts._spec``)."""
+    ds = Datasets()
     parts = list(dict.fromkeys(rows.sort_values("order")["part"]))
     palette = ["#2171b5", "#006d2c", "#f16913", "#969696", "#d94801", "#bdbdbd"]
     cap = rows.groupby("pool", sort=False)["capacity_gb"].first().reset_index()
     cap["label"] = cap["capacity_gb"].map(lambda g: f"capacity {g:,.0f} GB")
     xmax = float(max(cap["capacity_gb"].max(), rows.groupby("pool")["gb"].sum().max())) * 1.18
-    bars = (
-        alt.Chart(rows)
-        .mark_bar(stroke="white", strokeWidth=0.5)
-        .encode(
-            x=alt.X("sum(gb):Q", title="memory (GB)", scale=alt.Scale(domain=[0, xmax], nice=False)),
-            y=alt.Y("pool:N", title=None, sort=list(dict.fromkeys(rows["pool"]))),
-            color=alt.Color(
+    pools = list(dict.fromkeys(rows["pool"]))
+    bars = {
+        "data": ds.ref(rows),
+        "mark": mark("bar", stroke="white", strokeWidth=0.5),
+        "encoding": {
+            "x": {
+                "field": "gb",
+                "aggregate": "sum",
+                "type": "quantitative",
+                "title": "memory (GB)",
+                "scale": {"domain": [0, xmax], "nice": False},
+            },
+            "y": enc("pool:N", title=None, sort=pools),
+            "color": enc(
                 "part:N",
                 title=None,
                 sort=parts,
-                scale=alt.Scale(domain=parts, range=palette[: len(parts)]),
-                legend=alt.Legend(orient="bottom", columns=3),
+                scale={"domain": parts, "range": palette[: len(parts)]},
+                legend={"orient": "bottom", "columns": 3},
             ),
-            order=alt.Order("order:Q"),
-            tooltip=[alt.Tooltip("pool:N"), alt.Tooltip("part:N"), alt.Tooltip("gb:Q", title="GB", format=",.1f")],
-        )
-    )
+            "order": enc("order:Q"),
+            "tooltip": [enc("pool:N"), enc("part:N"), enc("gb:Q", title="GB", format=",.1f")],
+        },
+    }
     names = segment_labels(
-        rows,
-        bar="pool",
-        part="part",
-        colors=dict(zip(parts, palette, strict=False)),
-        xmax=xmax,
-        bar_sort=list(dict.fromkeys(rows["pool"])),
+        ds, rows, bar="pool", part="part", colors=dict(zip(parts, palette, strict=False)), xmax=xmax, bar_sort=pools
     )
-    ticks = (
-        alt.Chart(cap)
-        .mark_tick(color=INK, thickness=3, size=46)
-        .encode(x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))))
+    capacity = ds.ref(cap)
+    where = {"x": enc("capacity_gb:Q"), "y": enc("pool:N", sort=pools)}
+    ticks = {"data": capacity, "mark": mark("tick", color=INK, thickness=3, size=46), "encoding": where}
+    text = {
+        "data": capacity,
+        "mark": mark("text", align="left", dx=6, fontSize=13, color=INK),
+        "encoding": {**where, "text": enc("label:N")},
+    }
+    layers = [bars, names, ticks, text]
+    return Spec(
+        style_spec(layered(layers, ds, title=title, subtitle=subtitle), height=70 * rows["pool"].nunique() + 20)
     )
-    text = (
-        alt.Chart(cap)
-        .mark_text(align="left", dx=6, fontSize=13, color=INK)
-        .encode(x="capacity_gb:Q", y=alt.Y("pool:N", sort=list(dict.fromkeys(rows["pool"]))), text="label:N")
-    )
-    chart = alt.layer(bars, names, ticks, text).properties(
-        title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined)
-    )
-    return style(chart, height=70 * rows["pool"].nunique() + 20)

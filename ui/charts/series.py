@@ -3,10 +3,9 @@ bars per series."""
 
 from __future__ import annotations
 
-import altair as alt
 import pandas as pd
 
-from ui.charts._spec import Datasets, Spec, enc, layered, mark
+from ui.charts._spec import Datasets, Spec, enc, layered, mark, records_of
 from ui.charts._style import (
     INK,
     SERIES_COLORS,
@@ -14,7 +13,6 @@ from ui.charts._style import (
     SERIES_SHAPES,
     cycle,
     marker_marks,
-    style,
     style_spec,
 )
 
@@ -151,62 +149,62 @@ def grouped_bars_chart(
     hrule: float | None = None,
     hrule_label: str = "",
     x_in_order: bool = False,
-) -> alt.TopLevelMixin:
+) -> Spec:
     """Side-by-side bars per x for each series (e.g. per-GPU load before / after EPLB). ``x_in_order``:
     keep the x values in the order of ``data`` instead of sorting them. Each bar carries its series'
-    marker shape on top (the legend shows colour and shape together), so the chart reads in greyscale."""
+    marker shape on top (the legend shows colour and shape together), so the chart reads in greyscale.
+    Built as a dict (``ui.charts._spec``)."""
+    ds = Datasets()
     order = list(dict.fromkeys(data[series]))
-    x_sort = list(dict.fromkeys(data[x])) if x_in_order else "ascending"
-    legend = alt.Legend(orient="top", columns=min(len(order), 4), symbolSize=110)
-    color = alt.Color(
+    x_sort = records_of(list(dict.fromkeys(data[x]))) if x_in_order else "ascending"
+    legend = {"orient": "top", "columns": min(len(order), 4), "symbolSize": 110}
+    color = enc(
         f"{series}:N",
         title=None,
         sort=order,
-        scale=alt.Scale(domain=order, range=cycle(SERIES_COLORS, len(order))),
+        scale={"domain": order, "range": cycle(SERIES_COLORS, len(order))},
         legend=legend,
     )
-    x_enc = alt.X(f"{x}:O", title=x_title, axis=alt.Axis(labelAngle=0), sort=x_sort)
-    x_off = alt.XOffset(f"{series}:N", sort=order)
-    bars = (
-        alt.Chart(data)
-        .mark_bar()
-        .encode(
-            x=x_enc,
-            xOffset=x_off,
-            y=alt.Y(f"{y}:Q", title=y_title),
-            color=color,
-            tooltip=[
-                alt.Tooltip(f"{series}:N"),
-                alt.Tooltip(f"{x}:O", title=x_title),
-                alt.Tooltip(f"{y}:Q", format=",.3f"),
-            ],
-        )
-    )
-    tops = (
-        alt.Chart(data)
-        .mark_point(filled=True, size=55, yOffset=-8, opacity=1)
-        .encode(
-            x=x_enc,
-            xOffset=x_off,
-            y=f"{y}:Q",
-            color=color,
-            shape=alt.Shape(
+    x_enc = enc(f"{x}:O", title=x_title, axis={"labelAngle": 0}, sort=x_sort)
+    x_off = enc(f"{series}:N", sort=order)
+    values = ds.ref(data)
+    bars = {
+        "data": values,
+        "mark": mark("bar"),
+        "encoding": {
+            "x": x_enc,
+            "xOffset": x_off,
+            "y": enc(f"{y}:Q", title=y_title),
+            "color": color,
+            "tooltip": [enc(f"{series}:N"), enc(f"{x}:O", title=x_title), enc(f"{y}:Q", format=",.3f")],
+        },
+    }
+    tops = {
+        "data": values,
+        "mark": mark("point", filled=True, size=55, yOffset=-8, opacity=1),
+        "encoding": {
+            "x": x_enc,
+            "xOffset": x_off,
+            "y": enc(f"{y}:Q"),
+            "color": color,
+            "shape": enc(
                 f"{series}:N",
                 title=None,
                 sort=order,
                 legend=legend,
-                scale=alt.Scale(domain=order, range=cycle(SERIES_SHAPES, len(order))),
+                scale={"domain": order, "range": cycle(SERIES_SHAPES, len(order))},
             ),
-        )
-    )
-    layers: list = [bars, tops]
+        },
+    }
+    layers: list[dict] = [bars, tops]
     if hrule is not None:
-        r = pd.DataFrame({"value": [hrule], "label": [hrule_label]})
-        layers.append(alt.Chart(r).mark_rule(color=INK, strokeWidth=2).encode(y="value:Q"))
+        rule = ds.ref(pd.DataFrame({"value": [hrule], "label": [hrule_label]}))
+        layers.append({"data": rule, "mark": mark("rule", color=INK, strokeWidth=2), "encoding": {"y": enc("value:Q")}})
         layers.append(
-            alt.Chart(r)
-            .mark_text(align="right", dy=-5, fontSize=12, color=INK)
-            .encode(y="value:Q", x=alt.value("width"), text="label:N")
+            {
+                "data": rule,
+                "mark": mark("text", align="right", dy=-5, fontSize=12, color=INK),
+                "encoding": {"y": enc("value:Q"), "x": {"value": "width"}, "text": enc("label:N")},
+            }
         )
-    chart = alt.layer(*layers).properties(title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined))
-    return style(chart, height=280)
+    return Spec(style_spec(layered(layers, ds, title=title, subtitle=subtitle), height=280))
