@@ -30,12 +30,18 @@ class Spec(dict):
 
     def properties(self, **props: Any) -> Spec:
         """A copy with top-level properties set (``width=800``), as Altair's ``properties``."""
-        return Spec({**copy.deepcopy(dict(self)), **props})
+        return Spec({**self.to_dict(validate=False), **props})
 
     def to_dict(self, validate: bool = True, format: str = "vega-lite") -> dict:
+        """The spec as a new dict: every part copied except the datasets' rows, which are shared (nothing
+        downstream edits a row: Streamlit ships them as Arrow, the report's export reads them; copying the rows
+        was most of a served chart's cost). ``validate``: check it against the Vega-Lite schema first."""
         if format != "vega-lite":
             raise ValueError(f"format {format!r}: only 'vega-lite' is built here")
-        spec = copy.deepcopy(dict(self))
+        rows = self.get("datasets")
+        spec = copy.deepcopy({k: v for k, v in self.items() if k != "datasets"})
+        if rows is not None:
+            spec["datasets"] = dict(rows)
         if validate:
             from altair.utils.schemapi import validate_jsonschema
             from altair.vegalite.v6.schema.core import load_schema
