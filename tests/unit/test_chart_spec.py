@@ -2,6 +2,7 @@
 the data as Altair writes it, the row limit, and the same spec as the Altair builders produced."""
 
 import math
+import re
 
 import jsonschema
 import numpy as np
@@ -37,7 +38,7 @@ def test_to_dict_and_properties_return_copies():
 
 def test_shorthand_and_datasets():
     assert enc("n:O", sort=None) == {"field": "n", "type": "ordinal", "sort": None}
-    with pytest.raises(ValueError, match="expected 'field:Q|N|O|T'"):
+    with pytest.raises(ValueError, match=re.escape("expected 'field:Q|N|O|T'")):
         enc("n")
     ds = Datasets()
     frame = pd.DataFrame({"a": [1, 2]})
