@@ -117,6 +117,31 @@ def gpu_rows(cat: Catalog) -> list[dict[str, Any]]:
     return [gpu_row(g) for g in cat.gpus.values()]
 
 
+def workload_rows() -> list[dict[str, Any]]:
+    """The Catalog page's rows of the workload profiles (core.workload_profiles), tokens per request."""
+    from core.workload_profiles import load_profiles
+
+    return [
+        {
+            "name": p.name,
+            "description": p.description,
+            "input_median": p.input_tokens.median,
+            "input_p90": p.input_tokens.p90,
+            "input_mean": p.input_tokens.mean,
+            "output_median": p.output_tokens.median,
+            "output_p90": p.output_tokens.p90,
+            "output_mean": p.output_tokens.mean,
+            "prefix_reuse_pct": 100.0 * p.prefix_reuse,
+            "computed_input": p.computed_input_tokens,
+            "turns": p.turns,
+            "confidence": p.confidence,
+            "source": p.source,
+            "notes": p.notes,
+        }
+        for p in load_profiles()
+    ]
+
+
 def model_caveats(m: ModelSpec) -> list[str]:
     """What the planner does not model for this architecture, in a sentence each (shown with the model,
     so that no page silently uses a number it cannot get right)."""

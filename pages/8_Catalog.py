@@ -6,7 +6,7 @@ import streamlit as st
 from core import memory, params
 from core.hf_config import MAX_CONFIG_BYTES, parse_config_text, quant_preset
 from core.specs import Precision
-from core.summary import gpu_rows, model_rows
+from core.summary import gpu_rows, model_rows, workload_rows
 from ui.controls import paste_box
 from ui.format import md_escape
 from ui.render import table_height
@@ -288,4 +288,33 @@ st.dataframe(
 st.caption(
     "Used by the Single box page. Bandwidth is derived from the bus width and transfer rate, never typed in; "
     "published measurements to check against are in catalogs/offload_cases.yaml."
+)
+
+profiles = workload_rows()
+st.subheader(f"Workload profiles ({len(profiles)})")
+st.dataframe(
+    pd.DataFrame(profiles),
+    hide_index=True,
+    width="stretch",
+    height=table_height(len(profiles)),
+    column_config={
+        "name": st.column_config.TextColumn("Profile", pinned=True),
+        "description": "What it is",
+        "input_median": num("Prompt median (tokens)", format="%,d"),
+        "input_p90": num("Prompt p90 (tokens)", format="%,d"),
+        "input_mean": num("Prompt mean (tokens)", format="%,d"),
+        "output_median": num("Output median (tokens)", format="%,d"),
+        "output_p90": num("Output p90 (tokens)", format="%,d"),
+        "output_mean": num("Output mean (tokens)", format="%,d"),
+        "prefix_reuse_pct": num("Prefix reuse, warm cache (%)", format="%.0f"),
+        "computed_input": num("Prompt tokens computed, warm cache", format="%,.0f"),
+        "turns": num("Requests per session", format="%.1f"),
+        "confidence": "Confidence",
+        "source": "Sources",
+        "notes": "Derivation",
+    },
+)
+st.caption(
+    "Published traffic shapes (catalogs/workloads.yaml, each figure with its source): prompt and output tokens per "
+    "request, the share of a prompt a warm prefix cache serves, requests per session. Blank: not published."
 )

@@ -99,6 +99,7 @@ from core.specs import (
     Workload,
 )
 from core.validation import CaseResult
+from core.workload_profiles import load_profiles
 
 CAT = load_catalog()
 MODELS = [CAT.models[k] for k in sorted(CAT.models)]
@@ -1492,6 +1493,8 @@ BASELINES: dict[str, list[BaseModel]] = {
     "ModelSpec": MODELS,
     "GPUSpec": GPUS,
     "HostLink": list({g.host_link.name: g.host_link for g in GPUS if g.host_link is not None}.values()),
+    "TokenStats": [p.input_tokens for p in load_profiles()] + [p.output_tokens for p in load_profiles()],
+    "WorkloadProfile": list(load_profiles()),
     "ClusterSpec": [
         ClusterSpec(gpu=CAT.gpus["h200"], num_nodes=2),
         ClusterSpec(gpu=CAT.gpus["gb200"], gpus_per_node=4),
