@@ -24,13 +24,15 @@ __all__ = ["PoolSizing", "Traffic", "break_even_rate", "kv_bytes_per_request", "
 
 @dataclass(frozen=True)
 class Traffic:
-    """Requests per minute with mean prompt and output lengths, and the latency targets."""
+    """Requests per minute with mean prompt and output lengths, the latency targets, and the share of each prompt
+    a warm prefix cache serves (``prefix_reuse``: those tokens are not prefilled)."""
 
     requests_per_min: float
     input_len: int
     output_len: int
     ttft_s: float = 3.0
     tpot_s: float = 0.100
+    prefix_reuse: float = 0.0
 
     def __post_init__(self):
         if not (math.isfinite(self.requests_per_min) and 0 < self.requests_per_min <= 1e8):
@@ -39,6 +41,18 @@ class Traffic:
             raise ValueError("input_len and output_len must be 1-10,000,000 tokens")
         if not (0 < self.ttft_s <= 3600 and 0 < self.tpot_s <= 60):
             raise ValueError("ttft_s must be in (0, 3600] and tpot_s in (0, 60]")
+        if not (isinstance(self.prefix_reuse, (int, float)) and 0 <= self.prefix_reuse <= 0.99):
+            raise ValueError(f"prefix_reuse must be in [0, 0.99], got {self.prefix_reuse!r}")
+
+    @property
+    def workload(self) -> Workload:
+        """One request as the planner's workload (its prefix reuse included)."""
+        return Workload(batch=1, input_len=self.input_len, output_len=self.output_len, prefix_reuse=self.prefix_reuse)
+
+    @property
+    def computed_input_tokens_per_s(self) -> float:
+        """Prompt tokens prefill computes per second: each prompt less what the prefix cache serves."""
+        return self.requests_per_min / 60.0 * (self.input_len - self.workload.cached_prompt_tokens)
 
     @property
     def input_tokens_per_s(self) -> float:
@@ -132,7 +146,7 @@ def size_pools(
         raise ValueError("decode_speedup must be within 0 and 20")
     prec = Precision.of(precision)
     if plans is None:
-        wl = Workload(batch=1, input_len=traffic.input_len, output_len=traffic.output_len)
+        wl = traffic.workload
         pre = layout.recommend(
             model,
             search_cluster,
@@ -167,7 +181,7 @@ def size_pools(
     pre_plan, dec_plan = plans
     p_rate = pre_plan.tokens_per_s_per_gpu
     d_rate = dec_plan.tokens_per_s_per_gpu * decode_speedup
-    p_need = traffic.input_tokens_per_s / p_rate
+    p_need = traffic.computed_input_tokens_per_s / p_rate
     d_need = traffic.output_tokens_per_s / d_rate
     prefill = _round_up(p_need, _replica(pre_plan))
     decode = _round_up(d_need, _replica(dec_plan))
@@ -199,7 +213,9 @@ def break_even_rate(
     plans = (base.prefill_plan, base.decode_plan)
     colo, disagg = [], []
     for r in rates:
-        t = Traffic(float(r), traffic.input_len, traffic.output_len, traffic.ttft_s, traffic.tpot_s)
+        t = Traffic(
+            float(r), traffic.input_len, traffic.output_len, traffic.ttft_s, traffic.tpot_s, traffic.prefix_reuse
+        )
         s = size_pools(model, search_cluster, t, plans=plans, **kwargs)
         colo.append(s.colocated_gpus)
         disagg.append(s.disaggregated_gpus)

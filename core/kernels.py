@@ -265,9 +265,11 @@ def _mixer_works(
     ctx: int,
     t_attn: float,
     tokens_per_sequence: float,
+    cached: int = 0,
 ) -> tuple[dict[str, Work], ...]:
     """Projections and scores of one layer of each mixer group; the layer's norms (and any per-layer
-    extras such as hyper-connection mixers, bf16) are read with the projections."""
+    extras such as hyper-connection mixers, bf16) are read with the projections. ``cached`` prompt tokens from a
+    prefix cache: a prompt computes its last ``ctx - cached`` (``Mixer.prefill_score_flops_after``)."""
     h, kv = model.hidden_size, prec.kv_cache
     norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(
         memory.component_dtypes(prec)["norms"]
@@ -284,8 +286,9 @@ def _mixer_works(
                 + mx.decode_state_read_bytes_per_rank(tp)
                 + mx.decode_state_write_bytes_per_rank(tp)
             )
-        else:  # prompts of ctx tokens: t_attn / ctx sequences
-            cache = t_attn * float(mx.cache_bytes_per_rank(1.0, kv, tp)) + t_attn / ctx * mx.state_bytes_per_rank(tp)
+        else:  # prompts of ctx tokens, ctx - cached computed: t_attn / (ctx - cached) sequences
+            write = float(mx.cache_bytes_per_rank(1.0, kv, tp))
+            cache = t_attn * write + t_attn / (ctx - cached) * mx.state_bytes_per_rank(tp)
         out.append(
             {
                 "attention_projections": Work(
@@ -296,7 +299,12 @@ def _mixer_works(
                     "dense_gemm",
                 ),
                 "attention_scores": Work(
-                    float(mx.score_flops_per_token(ctx, tp, phase)) * t_attn,
+                    (
+                        float(mx.score_flops_per_token(ctx, tp, phase))
+                        if phase == "decode"
+                        else mx.prefill_score_flops_after(ctx, cached, tp)
+                    )
+                    * t_attn,
                     0.0,
                     cache,
                     peak_half,
@@ -372,7 +380,7 @@ def layer_costs(
         "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus)
     }
     head_p = model.vocab_size * h / tp
-    head_tokens = t_attn if phase == "decode" else max(t_attn / ctx, 1.0)
+    head_tokens = t_attn if phase == "decode" else max(t_attn / cfg.computed_len, 1.0)  # one logit row a prompt
     final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
     head = {"lm_head": Work(2.0 * head_p * head_tokens, head_p * 2.0 + final_norm, 0.0, _half_peak(gpu), "dense_gemm")}
     # a stage boundary sends its activations over NVLink when the whole replica is one scale-up domain
@@ -387,5 +395,5 @@ def layer_costs(
         if layout.pp > 1
         else 0.0
     )
-    mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence)
+    mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens)
     return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send)

@@ -109,7 +109,7 @@ def _replica_headroom_gb(model, gpu, layout, prec, workload, a, batch: int) -> f
     one = layout.model_copy(update={"dp": 1})
 
     def room(n: int) -> float:
-        wl = Workload(batch=n, input_len=workload.input_len, output_len=workload.output_len)
+        wl = workload.model_copy(update={"batch": n})
         return memory.per_gpu_memory(model, gpu, one, prec, wl, assumptions=a).headroom_bytes
 
     if batch <= _MAX_BATCH:
@@ -202,8 +202,12 @@ def operating_point(
         raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
     gps, pp, tp = layout.gpus_per_stage, layout.pp, layout.attention_tp
 
+    cached = workload.cached_prompt_tokens if phase == "prefill" else 0
+
     def step(b: float, overlap: str, ctx: int) -> perf.StepTime:
-        cfg = perf.StepConfig(phase, float(b), ctx, overlap=overlap, redundant_experts=redundant_experts)
+        cfg = perf.StepConfig(
+            phase, float(b), ctx, overlap=overlap, redundant_experts=redundant_experts, cached_tokens=cached
+        )
         return perf.step_time(model, gpu, layout, prec, cfg, eff, domain_gpus=domain_gpus)
 
     if phase == "decode":
@@ -232,6 +236,7 @@ def operating_point(
         headroom = None
     else:
         prompt = workload.input_len
+        computed = prompt - cached  # a warm prefix cache serves the rest (Workload.prefix_reuse)
         one_token = a.model_copy(update={"max_num_batched_tokens": 1})
         per_rank = Workload(batch=layout.attention_dp * layout.dp, input_len=prompt, output_len=1)
         mem1 = memory.per_gpu_memory(model, gpu, layout, prec, per_rank, assumptions=one_token)
@@ -244,14 +249,14 @@ def operating_point(
 
         def need(b: float) -> float:
             chunk = b * tp  # prompt tokens per attention rank per micro-batch
-            return (chunk - 1) * act + pp * chunk / (prompt + 1) * mem1.kv_bytes_per_sequence
+            return (chunk - 1) * act + pp * chunk / (computed + 1) * mem1.kv_bytes_per_sequence
 
         candidates = [b for b in PREFILL_TOKENS if need(b) <= mem1.kv_budget_bytes]
         if not candidates:
             return f"not even a {PREFILL_TOKENS[0]:,}-token prompt chunk per GPU fits beside the weights"
 
         def ttft(st: perf.StepTime, b: float) -> float:
-            return st.latency_s + (math.ceil(prompt / (b * tp)) - 1) * st.step_s
+            return st.latency_s + (math.ceil(computed / (b * tp)) - 1) * st.step_s
 
         def run(overlap):
             # throughput per GPU grows with the chunk (each step's fixed costs spread over more tokens) but

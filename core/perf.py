@@ -134,7 +134,7 @@ def replayed_fraction(model: ModelSpec, cfg: StepConfig) -> float:
     decode and for every other model."""
     if cfg.phase != "prefill" or not model.prefill_encoder_layers:
         return 1.0
-    return min(1.0, model.prefill_replay_tokens / cfg.context_len)
+    return min(1.0, model.prefill_replay_tokens / cfg.computed_len)
 
 
 def step_time(

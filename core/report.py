@@ -15,7 +15,7 @@ from core.catalog import Catalog
 from core.efficiency import STACK_NAMES
 from core.scenario import resolved_layout, scenario_to_params
 from core.spec_measured import recommend_gamma
-from core.specs import ClusterSpec, ModelSpec, Precision, Scenario, Workload
+from core.specs import ClusterSpec, ModelSpec, Precision, Scenario
 
 __all__ = ["Report", "Section", "build_report", "compare_row"]
 
@@ -209,7 +209,7 @@ def build_report(
         cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
         rule = layout.decision_rule(model, cluster, prec)
         sec.figures.append(("Sources' decision table", f"{rule[0]} → {rule[1]}"))
-        lw = Workload(batch=1, input_len=wl.input_len, output_len=wl.output_len)
+        lw = wl.model_copy(update={"batch": 1})
         for phase in ("prefill", "decode"):
             plans = layout.recommend(
                 model,
@@ -347,7 +347,7 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
     plans = layout.recommend(
         model,
         cluster,
-        Workload(batch=1, input_len=wl.input_len, output_len=wl.output_len),
+        wl.model_copy(update={"batch": 1}),
         "decode",
         precision=prec,
         assumptions=a,

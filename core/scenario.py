@@ -144,6 +144,8 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
         isl=str(s.workload.input_len),
         osl=str(s.workload.output_len),
     )
+    if s.workload.prefix_reuse:
+        p["reuse"] = f"{100 * s.workload.prefix_reuse:g}"
     if s.layout is not None:
         lay = s.layout
         p.update(tp=str(lay.attention_tp), etp=str(lay.expert_tp), pp=str(lay.pp), dp=str(lay.dp))
@@ -233,6 +235,15 @@ def scenario_from_params(
     batch = number("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
     isl = number("isl", 1, 10_000_000, d.workload.input_len, "input tokens")
     osl = number("osl", 1, 10_000_000, d.workload.output_len, "output tokens")
+    reuse_default = 100 * d.workload.prefix_reuse
+    reuse = number(
+        "reuse",
+        0,
+        99,
+        int(reuse_default) if reuse_default.is_integer() else reuse_default,
+        "% of each prompt from the prefix cache",
+        False,
+    )
     if nodes * gpn > 65_536:
         warnings.append(f"URL asks for {nodes * gpn:,} GPUs (more than 65,536); using the default cluster")
         nodes, gpn = d.num_nodes, d.gpus_per_node
@@ -323,7 +334,7 @@ def scenario_from_params(
                 kv_cache=kv,
                 dispatch=a2a,
             ),
-            workload=Workload(batch=batch, input_len=isl, output_len=osl),
+            workload=Workload(batch=batch, input_len=isl, output_len=osl, prefix_reuse=reuse / 100),
             layout=layout,
             spec=spec,
             memory=memory,

@@ -116,11 +116,29 @@ class Workload(BaseModel):
     batch: Annotated[int, Field(ge=1, le=1_000_000)] = 64
     input_len: Annotated[int, Field(ge=1, le=10_000_000)] = 2048
     output_len: Annotated[int, Field(ge=1, le=10_000_000)] = 512
+    prefix_reuse: Annotated[float, Field(ge=0.0, le=0.99)] = Field(
+        0.0, description="share of each prompt a warm prefix cache serves (its KV read, not recomputed)"
+    )
 
     @property
     def context_len(self) -> int:
         """Tokens a sequence holds at its end: the whole prompt and every output token."""
         return self.input_len + self.output_len
+
+    @property
+    def cached_prompt_tokens(self) -> int:
+        """Prompt tokens the prefix cache serves: ``prefix_reuse`` of the prompt, rounded, at most all but one
+        (the last prompt token is always computed: it yields the first output token)."""
+        return min(self.input_len - 1, round(self.prefix_reuse * self.input_len))
+
+    @property
+    def computed_prompt_tokens(self) -> int:
+        """Prompt tokens prefill computes per request: the prompt less what the prefix cache serves."""
+        return self.input_len - self.cached_prompt_tokens
+
+    def prompts_per_s(self, prompt_tokens_per_s: float) -> float:
+        """Prompts a prefill rate of ``prompt_tokens_per_s`` computed tokens finishes per second."""
+        return prompt_tokens_per_s / self.computed_prompt_tokens
 
     @property
     def decode_context_len(self) -> int:

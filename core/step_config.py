@@ -19,7 +19,9 @@ class StepConfig:
 
     decode: ``tokens_per_gpu`` query tokens per GPU over ``context_len`` cached tokens per sequence,
     ``tokens_per_sequence`` of them per sequence (1 in plain decoding; gamma + 1 when verifying a draft).
-    prefill: ``tokens_per_gpu`` prompt tokens per GPU per forward step, prompts of ``context_len`` tokens.
+    prefill: ``tokens_per_gpu`` prompt tokens per GPU per forward step, prompts of ``context_len`` tokens, of which
+    the first ``cached_tokens`` come from a prefix cache (their KV is read, not computed): each prompt computes
+    ``computed_len`` = ``context_len - cached_tokens`` tokens, which attend to the cached ones as well.
     """
 
     phase: Phase
@@ -32,6 +34,7 @@ class StepConfig:
     tokens_per_sequence: float = 1.0
     kernel_path: str | None = None  # MoE kernel path (efficiency.KERNEL_PATHS); None: the stack's for the layout
     table_tier: str = "host"  # where a model's off-GPU lookup tables live (core.host_tables.TIERS)
+    cached_tokens: int = 0  # prefill: prompt tokens served by a prefix cache (0 in decode)
 
     def __post_init__(self):
         if self.phase not in ("decode", "prefill"):
@@ -52,8 +55,20 @@ class StepConfig:
             raise ValueError(f"tokens_per_sequence must be in [1, 1,000], got {self.tokens_per_sequence!r}")
         if self.table_tier not in ("gpu", "host", "disk"):
             raise ValueError(f"table_tier must be gpu, host or disk, got {self.table_tier!r}")
+        if not (is_whole(self.cached_tokens) and 0 <= self.cached_tokens < self.context_len):
+            raise ValueError(
+                f"cached_tokens must be a whole number in 0..context_len - 1 ({self.context_len - 1:,}), "
+                f"got {self.cached_tokens!r}"
+            )
+        if self.cached_tokens and self.phase != "prefill":
+            raise ValueError("cached_tokens applies to prefill (a decode step's context is all cached)")
         if self.kernel_path not in (None, *KERNEL_PATHS):
             raise ValueError(f"kernel_path must be one of {', '.join(KERNEL_PATHS)} or None, got {self.kernel_path!r}")
+
+    @property
+    def computed_len(self) -> int:
+        """Prompt tokens each sequence computes: the whole prompt less what the prefix cache serves."""
+        return self.context_len - self.cached_tokens
 
     @property
     def kernel(self) -> str:

@@ -43,6 +43,7 @@ URL_KEYS: dict[str, str] = {
     "batch": _range(Workload, "batch", "concurrent sequences"),
     "isl": _range(Workload, "input_len", "input tokens per sequence"),
     "osl": _range(Workload, "output_len", "output tokens per sequence"),
+    "reuse": "% of each prompt a warm prefix cache serves, 0-99 (omit = 0: every prompt prefilled whole)",
     "tp": "attention tensor parallel size (omit all layout keys = default layout)",
     "etp": "expert tensor parallel size (EP = GPUs per stage / etp)",
     "pp": "pipeline stages",

@@ -52,14 +52,25 @@ top_n = c[2].slider("Plans shown", 3, 30, 10)
 
 @st.cache_data(show_spinner="Scoring every layout…", max_entries=32)
 def _plans(
-    m, gpu_id: str, nodes: int, gpn: int, isl: int, osl: int, precision, phase: str, target: float, assumptions, stack
+    m,
+    gpu_id: str,
+    nodes: int,
+    gpn: int,
+    isl: int,
+    osl: int,
+    reuse: float,
+    precision,
+    phase: str,
+    target: float,
+    assumptions,
+    stack,
 ):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
     return lay_mod.recommend_with_rejections(
         m,
         cl,
-        Workload(batch=1, input_len=isl, output_len=osl),
+        Workload(batch=1, input_len=isl, output_len=osl, prefix_reuse=reuse),
         phase,
         precision=precision,
         target_s=target,
@@ -102,25 +113,30 @@ def _use(p) -> None:
     update_scenario(layout=ParallelLayout(**p.layout.model_dump()))
 
 
+def _args(phase: str, target: float, reuse: float) -> tuple:
+    return (
+        model,
+        gpu.id,
+        scenario.num_nodes,
+        scenario.gpus_per_node,
+        wl.input_len,
+        wl.output_len,
+        reuse,
+        prec,
+        phase,
+        float(target),
+        scenario.memory,
+        scenario.serving_stack,
+    )
+
+
 results = {}
 for phase, target, col in (
     ("prefill", ttft, "prompt tokens per GPU per step"),
     ("decode", tpot / 1e3, "sequences per GPU"),
 ):
     try:
-        plans, rejected = _plans(
-            model,
-            gpu.id,
-            scenario.num_nodes,
-            scenario.gpus_per_node,
-            wl.input_len,
-            wl.output_len,
-            prec,
-            phase,
-            float(target),
-            scenario.memory,
-            scenario.serving_stack,
-        )
+        plans, rejected = _plans(*_args(phase, target, wl.prefix_reuse))
     except ValueError as err:  # a limit of the search's own bookkeeping: a message, and the other phase still runs
         st.error(
             f"The {phase} layout search could not finish on {cluster.total_gpus:,} GPUs: "
@@ -148,6 +164,18 @@ for phase, target, col in (
         f"{kind} {best.latency_s * 1e3:,.0f} ms ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for "
         "the cluster)."
     )
+    if phase == "prefill" and wl.prefix_reuse:
+        cold_wl = wl.model_copy(update={"prefix_reuse": 0.0})
+        cold = _plans(*_args(phase, target, 0.0))[0]
+        if cold:
+            st.warning(
+                f"**If the prefix cache misses** (0% hits instead of {100 * wl.prefix_reuse:g}%, e.g. a load generator "
+                f"sending random prompts, or routing that scatters sessions), the best prefill plan is {cold[0].label}: "
+                f"TTFT {cold[0].latency_s * 1e3:,.0f} ms and {cold_wl.prompts_per_s(cold[0].tokens_per_s_per_gpu):,.2f} "
+                f"prompts/s per GPU, against {best.latency_s * 1e3:,.0f} ms and "
+                f"{wl.prompts_per_s(best.tokens_per_s_per_gpu):,.2f} prompts/s per GPU with the hits "
+                f"({wl.computed_prompt_tokens:,} of {wl.input_len:,} prompt tokens computed)."
+            )
     if len(tier) > 1:
         st.info(
             f"**{len(tier)} plans are equivalent within the model's accuracy** (their predicted throughput is within "

@@ -62,7 +62,7 @@ interference = k[0].slider(
 )
 
 try:
-    traffic = disagg.Traffic(float(rate), int(isl), int(osl), float(ttft), float(tpot) / 1e3)
+    traffic = disagg.Traffic(float(rate), int(isl), int(osl), float(ttft), float(tpot) / 1e3, wl.prefix_reuse)
 except ValueError as err:
     st.error(str(err))
     st.stop()

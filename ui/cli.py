@@ -45,6 +45,7 @@ def _args(argv):
     ap.add_argument("--batch", type=int)
     ap.add_argument("--isl", type=int, help="input tokens per sequence")
     ap.add_argument("--osl", type=int, help="output tokens per sequence")
+    ap.add_argument("--reuse", type=float, help="%% of each prompt a warm prefix cache serves (0-99)")
     ap.add_argument("--stack", choices=tuple(SERVING_STACKS), help="serving stack whose kernels time the steps")
     ap.add_argument("--no-layouts", action="store_true", help="skip the layout search (faster)")
     ap.add_argument("--format", choices=("table", "json", "markdown", "html"), default="table")
@@ -112,6 +113,7 @@ def _scenario(a, cat):
         ("batch", a.batch),
         ("isl", a.isl),
         ("osl", a.osl),
+        ("reuse", a.reuse),
         ("stack", a.stack),
     ):
         if value is not None:

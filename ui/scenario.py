@@ -143,6 +143,7 @@ def _on_workload() -> None:
             batch=int(st.session_state._w_batch),
             input_len=int(st.session_state._w_isl),
             output_len=int(st.session_state._w_osl),
+            prefix_reuse=float(st.session_state._w_reuse) / 100,
         )
     except ValidationError as e:
         st.session_state.scenario_error = describe_validation_error(e)
@@ -305,6 +306,18 @@ def _workload_controls(s: Scenario) -> None:
             ("Output tokens / sequence", "output_len", s.workload.output_len, 128, "_w_osl"),
         ):
             st.number_input(label, *_int_bounds(Workload, field), value, step=step, key=key, on_change=_on_workload)
+        st.number_input(
+            "Prefix-cache hits (% of each prompt)",
+            0.0,
+            99.0,
+            100 * s.workload.prefix_reuse,
+            5.0,
+            key="_w_reuse",
+            on_change=_on_workload,
+            help="Prompt tokens a warm prefix cache serves (agentic traces: ~90%; chat ~40%): their KV is read, not "
+            "recomputed, so prefill computes the rest; the cache still holds the whole prompt. 0 = every prompt "
+            "prefilled whole (the Catalog page lists published workload profiles).",
+        )
 
 
 def _speculative_controls(cat: Catalog, s: Scenario) -> None:

@@ -82,3 +82,15 @@ def test_launch_commands_beyond_the_engines_limits_are_a_note():
     at = run(nodes="1", gpn="1024")
     assert not at.exception and any("Best for decode" in s.value for s in at.success)
     assert any("gpus_per_node must be a whole number in 1..64, got 1024" in i.value for i in at.info)
+
+
+def test_a_warm_prefix_cache_and_what_a_miss_costs():
+    # Llama-3-8B on 8 x H100, 32,768-token prompts, 90% from the prefix cache: 3,277 tokens computed per prompt;
+    # the page says what a cold cache (0%) does to the best prefill plan's TTFT and prompt rate
+    at = run(model="llama-3-8b", gpu="h100-sxm", isl="32768", reuse="90")
+    (miss,) = [w.value for w in at.warning if "If the prefix cache misses" in w.value]
+    assert "0% hits instead of 90%" in miss and "3,277 of 32,768 prompt tokens computed" in miss
+    # the sidebar shows the hit rate; setting it to 0 drops the key from the URL and the warning from the page
+    assert at.sidebar.number_input(key="_w_reuse").value == 90.0
+    at.sidebar.number_input(key="_w_reuse").set_value(0.0).run()
+    assert "reuse" not in qp(at) and not [w for w in at.warning if "If the prefix cache misses" in w.value]

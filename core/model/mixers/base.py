@@ -147,3 +147,12 @@ class Mixer(BaseModel):
         """Score and value FLOPs: decode, one new token over ``ctx`` cached ones; prefill, the mean per
         token of a causal prompt of ``ctx`` tokens."""
         return 0.0
+
+    def prefill_score_flops_after(self, ctx: int, cached: int, tp: int) -> float:
+        """Score and value FLOPs per computed token of a ``ctx``-token prompt whose first ``cached`` tokens come from
+        a prefix cache: the prompt's total less its cached part's (``L x S(L)`` is a causal prompt's total when
+        ``S(L)`` is :meth:`score_flops_per_token`'s mean per token; full attention: ``(ctx + cached) / 2`` keys)."""
+        mean = float(self.score_flops_per_token(ctx, tp, "prefill"))
+        if not cached:
+            return mean
+        return (ctx * mean - cached * float(self.score_flops_per_token(cached, tp, "prefill"))) / (ctx - cached)
