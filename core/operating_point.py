@@ -23,7 +23,16 @@ from typing import Literal
 from core import memory, perf
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
-__all__ = ["DECODE_BATCHES", "PREFILL_TOKENS", "Plan", "operating_point", "per_gpu_text", "time_categories"]
+__all__ = [
+    "DECODE_BATCHES",
+    "PREFILL_TOKENS",
+    "CacheMiss",
+    "Plan",
+    "cold_prefill",
+    "operating_point",
+    "per_gpu_text",
+    "time_categories",
+]
 
 Phase = Literal["prefill", "decode"]
 # sequences per GPU tried in decode (below one: a tensor-parallel group or a pipeline holds fewer sequences
@@ -153,6 +162,67 @@ def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
     }
 
 
+def _prefill_ttft_s(st: perf.StepTime, computed_tokens: int, chunk_tokens: float) -> float:
+    """A prompt's time to first token when a prefill step ``st`` takes ``chunk_tokens`` prompt tokens per attention
+    rank: its ``computed_tokens`` in chunks, the first chunk crossing every pipeline stage (``latency_s``), each
+    later chunk one step behind."""
+    return st.latency_s + (math.ceil(computed_tokens / chunk_tokens) - 1) * st.step_s
+
+
+@dataclass(frozen=True)
+class CacheMiss:
+    """A prefill plan chosen with prefix reuse, with its prefix cache warm and cold (:func:`cold_prefill`)."""
+
+    lone_ttft_hit_s: float  # one prompt alone on the replica, its cached share served
+    lone_ttft_miss_s: float  # the same prompt computed whole
+    prompts_per_s_hit: float  # per GPU at the plan's chunk
+    prompts_per_s_miss: float
+
+
+def cold_prefill(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    plan: Plan,
+    precision: Precision | str,
+    workload: Workload,
+    *,
+    eff: perf.Efficiency,
+    domain_gpus: int | None = None,
+) -> CacheMiss:
+    """What a prefill ``plan`` chosen for ``workload``'s prefix reuse gives when the cache hits and when it misses:
+    the time to first token of one prompt alone on the replica (its computed tokens in chunks of at most the plan's
+    chunk), and the prompts per second per GPU at the plan's chunk, layout and overlap. (Under load a miss also
+    queues prompts behind the lost capacity; queueing is not modelled here.)"""
+    if not isinstance(plan, Plan) or plan.phase != "prefill":
+        raise ValueError("plan must be a prefill Plan (core.operating_point.operating_point)")
+    if not isinstance(workload, Workload):
+        raise ValueError(f"workload must be a Workload, got {type(workload).__name__}")
+    prec, tp = Precision.of(precision), plan.layout.attention_tp
+    cold = workload.model_copy(update={"prefix_reuse": 0.0})
+
+    def step(wl: Workload, per_gpu: float) -> perf.StepTime:
+        cfg = perf.StepConfig(
+            "prefill",
+            per_gpu,
+            wl.input_len,
+            overlap=plan.overlap,
+            redundant_experts=plan.redundant_experts,
+            cached_tokens=wl.cached_prompt_tokens,
+        )
+        return perf.step_time(model, gpu, plan.layout, prec, cfg, eff, domain_gpus=domain_gpus)
+
+    def lone(wl: Workload) -> float:
+        per_gpu = min(plan.tokens_per_gpu, wl.computed_prompt_tokens / tp)
+        return _prefill_ttft_s(step(wl, per_gpu), wl.computed_prompt_tokens, per_gpu * tp)
+
+    return CacheMiss(
+        lone(workload),
+        lone(cold),
+        workload.prompts_per_s(plan.tokens_per_s_per_gpu),
+        cold.prompts_per_s(step(cold, plan.tokens_per_gpu).tokens_per_s_per_gpu),
+    )
+
+
 def _largest_meeting(candidates, evaluate, target_s):
     """Binary search for the largest candidate whose latency meets the target (latency grows with the batch):
     (best (b, step) or None, the smallest evaluated one that misses or None)."""
@@ -256,7 +326,7 @@ def operating_point(
             return f"not even a {PREFILL_TOKENS[0]:,}-token prompt chunk per GPU fits beside the weights"
 
         def ttft(st: perf.StepTime, b: float) -> float:
-            return st.latency_s + (math.ceil(computed / (b * tp)) - 1) * st.step_s
+            return _prefill_ttft_s(st, computed, b * tp)
 
         def run(overlap):
             # throughput per GPU grows with the chunk (each step's fixed costs spread over more tokens) but

@@ -5,7 +5,7 @@ import streamlit as st
 
 from core import layout as lay_mod
 from core import perf
-from core.operating_point import OVERLAP_LABELS, per_gpu_text
+from core.operating_point import OVERLAP_LABELS, cold_prefill, per_gpu_text
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from core.validated import describe_validation_error
 from core.validation import calibration_note
@@ -160,22 +160,22 @@ for phase, target, col in (
     kind = "TPOT" if phase == "decode" else "TTFT"
     st.success(
         f"**Best for {phase}: {best.label}** ({OVERLAP_LABELS[best.overlap]}) — {best.tokens_per_s_per_gpu:,.0f} "
-        f"{'input' if phase == 'prefill' else 'output'} tokens/s per GPU at {per_gpu_text(best.tokens_per_gpu)} {col}, "
+        f"{('computed prompt' if wl.prefix_reuse else 'input') if phase == 'prefill' else 'output'} tokens/s per GPU at {per_gpu_text(best.tokens_per_gpu)} {col}, "
         f"{kind} {best.latency_s * 1e3:,.0f} ms ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for "
         "the cluster)."
     )
     if phase == "prefill" and wl.prefix_reuse:
-        cold_wl = wl.model_copy(update={"prefix_reuse": 0.0})
-        cold = _plans(*_args(phase, target, 0.0))[0]
-        if cold:
-            st.warning(
-                f"**If the prefix cache misses** (0% hits instead of {100 * wl.prefix_reuse:g}%, e.g. a load generator "
-                f"sending random prompts, or routing that scatters sessions), the best prefill plan is {cold[0].label}: "
-                f"TTFT {cold[0].latency_s * 1e3:,.0f} ms and {cold_wl.prompts_per_s(cold[0].tokens_per_s_per_gpu):,.2f} "
-                f"prompts/s per GPU, against {best.latency_s * 1e3:,.0f} ms and "
-                f"{wl.prompts_per_s(best.tokens_per_s_per_gpu):,.2f} prompts/s per GPU with the hits "
-                f"({wl.computed_prompt_tokens:,} of {wl.input_len:,} prompt tokens computed)."
-            )
+        stack_eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
+        miss = cold_prefill(model, gpu, best, prec, wl, eff=stack_eff, domain_gpus=cluster.scale_up_domain_gpus)
+        st.warning(
+            f"**If the prefix cache misses** (0% hits instead of {100 * wl.prefix_reuse:g}%: a load generator sending "
+            f"random prompts, routing that scatters sessions, a cache too small), {best.label} computes whole "
+            f"{wl.input_len:,}-token prompts instead of {wl.computed_prompt_tokens:,} tokens each: one prompt alone "
+            f"waits {miss.lone_ttft_miss_s * 1e3:,.0f} ms for its first token instead of "
+            f"{miss.lone_ttft_hit_s * 1e3:,.0f} ms, and a GPU prefills {miss.prompts_per_s_miss:,.2f} prompts/s instead "
+            f"of {miss.prompts_per_s_hit:,.2f} at the same chunk: traffic sized for the hits queues behind the lost "
+            "capacity (queueing is not modelled yet)."
+        )
     if len(tier) > 1:
         st.info(
             f"**{len(tier)} plans are equivalent within the model's accuracy** (their predicted throughput is within "

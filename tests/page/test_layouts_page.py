@@ -89,7 +89,8 @@ def test_a_warm_prefix_cache_and_what_a_miss_costs():
     # the page says what a cold cache (0%) does to the best prefill plan's TTFT and prompt rate
     at = run(model="llama-3-8b", gpu="h100-sxm", isl="32768", reuse="90")
     (miss,) = [w.value for w in at.warning if "If the prefix cache misses" in w.value]
-    assert "0% hits instead of 90%" in miss and "3,277 of 32,768 prompt tokens computed" in miss
+    assert "0% hits instead of 90%" in miss and "whole 32,768-token prompts instead of 3,277 tokens each" in miss
+    assert "one prompt alone waits" in miss and "prompts/s instead of" in miss
     # the sidebar shows the hit rate; setting it to 0 drops the key from the URL and the warning from the page
     assert at.sidebar.number_input(key="_w_reuse").value == 90.0
     at.sidebar.number_input(key="_w_reuse").set_value(0.0).run()

@@ -91,3 +91,24 @@ def test_the_url_carries_the_hit_rate():
     assert warnings == ["URL parameter reuse=100 is outside 0-99 (% of each prompt from the prefix cache); using 0"]
     # a warm cache computes 3,277 of 32,768 prompt tokens: 10,000 computed tokens/s finish 3.05 prompts/s
     assert s.workload.prompts_per_s(10_000) == pytest.approx(10_000 / 3_277)
+
+
+def test_what_a_miss_does_to_a_plan_chosen_for_the_hits():
+    from core.operating_point import cold_prefill
+
+    # Llama-3-8B, one H100, 32,768-token prompts, 90% cached. One prompt alone: 3,277 computed tokens in one step
+    # with the hits (the 0.186 s step above), 32,768 tokens (the plan's chunk allows one step) on a miss (1.393 s)
+    wl = Workload(batch=1, input_len=32_768, output_len=1, prefix_reuse=0.9)
+    plan = operating_point(LLAMA, H100, ONE, "bf16", wl, "prefill", target_s=60.0, eff=EFF)
+    miss = cold_prefill(LLAMA, H100, plan, "bf16", wl, eff=EFF)
+
+    def step_s(tokens, cached=0):
+        cfg = perf.StepConfig("prefill", tokens, 32_768, cached_tokens=cached)
+        return perf.step_time(LLAMA, H100, ONE, "bf16", cfg, EFF).step_s
+
+    assert miss.lone_ttft_hit_s == pytest.approx(step_s(3277, 29_491), rel=1e-12)
+    assert miss.lone_ttft_miss_s == pytest.approx(step_s(32_768), rel=1e-12)
+    # capacity at the plan's chunk: the plan's own rate with the hits; on a miss 32,768 computed tokens a prompt
+    assert miss.prompts_per_s_hit == pytest.approx(plan.tokens_per_s_per_gpu / 3277, rel=1e-12)
+    assert miss.prompts_per_s_miss == pytest.approx(plan.tokens_per_gpu / step_s(plan.tokens_per_gpu) / 32_768)
+    assert 5 < miss.prompts_per_s_hit / miss.prompts_per_s_miss < 10
