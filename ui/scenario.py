@@ -60,6 +60,7 @@ from ui.state import (
     shown_scenario,
     update_scenario,
 )
+from ui.workload_presets import preset_control
 
 __all__ = [
     "PAGES",
@@ -114,8 +115,7 @@ def _on_stack() -> None:
     update_scenario(serving_stack=st.session_state._w_stack)
 
 
-def _on_cluster() -> None:
-    # a custom layout is tied to the GPU count: a new cluster starts from the default layout
+def _on_cluster() -> None:  # a custom layout is tied to the GPU count: a new cluster starts from the default layout
     update_scenario(num_nodes=int(st.session_state._w_nodes), gpus_per_node=int(st.session_state._w_gpn), layout=None)
 
 
@@ -300,6 +300,7 @@ def _precision_controls(s: Scenario) -> None:
 
 def _workload_controls(s: Scenario) -> None:
     with st.expander("Workload", expanded=True):
+        preset_control(s)
         for label, field, value, step, key in (
             ("Concurrent sequences", "batch", s.workload.batch, 1, "_w_batch"),
             ("Input tokens / sequence", "input_len", s.workload.input_len, 256, "_w_isl"),
@@ -314,9 +315,8 @@ def _workload_controls(s: Scenario) -> None:
             5.0,
             key="_w_reuse",
             on_change=_on_workload,
-            help="Prompt tokens a warm prefix cache serves (agentic traces: ~90%; chat ~40%): their KV is read, not "
-            "recomputed, so prefill computes the rest; the cache still holds the whole prompt. 0 = every prompt "
-            "prefilled whole (the Catalog page lists published workload profiles).",
+            help="Prompt tokens a warm prefix cache serves (agentic ~90%, chat ~40%): read, not recomputed; the cache "
+            "still holds the whole prompt. 0 = every prompt prefilled whole.",
         )
 
 
