@@ -95,6 +95,40 @@ def segment_labels(
     }
 
 
+def stacked_bars(
+    ds: Datasets,
+    rows: pd.DataFrame,
+    *,
+    bar: str,
+    part: str,
+    x_title: str,
+    xmax: float,
+    bar_sort: list | None,
+    color_scale: dict,
+    color: dict,
+    tooltip: list,
+    stack_zero: bool = False,
+) -> dict:
+    """Horizontal bars of ``rows`` (``bar``, ``part``, gb, order) stacked by ``part`` in ``order`` on a 0..``xmax``
+    GB axis, white seams between segments (a dict layer, ``ui.charts._spec``). ``color``: the colour channel's
+    other properties (title, sort, legend)."""
+    x = {"field": "gb", "aggregate": "sum", "type": "quantitative", "title": x_title}
+    if stack_zero:
+        x["stack"] = "zero"
+    x["scale"] = {"domain": [0, xmax], "nice": False}
+    return {
+        "data": ds.ref(rows),
+        "mark": {"type": "bar", "stroke": "white", "strokeWidth": 0.5},
+        "encoding": {
+            "x": x,
+            "y": {"field": bar, "type": "nominal", "title": None, "sort": bar_sort},
+            "color": {"field": part, "type": "nominal", **color, "scale": color_scale},
+            "order": {"field": "order", "type": "quantitative"},
+            "tooltip": tooltip,
+        },
+    }
+
+
 def marker_marks(
     *,
     size: int,

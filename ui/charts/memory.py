@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ui.charts._spec import Datasets, Spec, enc, layered, mark
-from ui.charts._style import INK, SERIES_DASHES, cycle, marker_marks, segment_labels, style_spec
+from ui.charts._style import INK, SERIES_DASHES, cycle, marker_marks, segment_labels, stacked_bars, style_spec
 
 COMPONENT_LABELS: dict[str, str] = {
     "embedding": "Embedding",
@@ -58,29 +58,19 @@ def memory_stack_chart(
         key=lambda c: float(rows.loc[rows["component"] == c, "order"].min()),
     )
     xmax = max(capacity_gb, float(rows.groupby("bar")["gb"].sum().max())) * 1.16
-    bars = {
-        "data": ds.ref(rows),
-        "mark": mark("bar", stroke="white", strokeWidth=0.5),
-        "encoding": {
-            "x": {
-                "field": "gb",
-                "aggregate": "sum",
-                "type": "quantitative",
-                "title": "memory per GPU (GB)",
-                "stack": "zero",
-                "scale": {"domain": [0, xmax], "nice": False},
-            },
-            "y": enc("bar:N", title=None, sort=None),
-            "color": enc(
-                "component:N",
-                title="component",
-                scale={"domain": domain, "range": [COMPONENT_COLORS[c] for c in domain]},
-                legend={"orient": "bottom", "columns": 5},
-            ),
-            "order": enc("order:Q"),
-            "tooltip": [enc("bar:N", title="GPU"), enc("component:N"), enc("gb:Q", title="GB", format=",.2f")],
-        },
-    }
+    bars = stacked_bars(
+        ds,
+        rows,
+        bar="bar",
+        part="component",
+        x_title="memory per GPU (GB)",
+        xmax=xmax,
+        bar_sort=None,
+        color_scale={"domain": domain, "range": [COMPONENT_COLORS[c] for c in domain]},
+        color={"title": "component", "legend": {"orient": "bottom", "columns": 5}},
+        tooltip=[enc("bar:N", title="GPU"), enc("component:N"), enc("gb:Q", title="GB", format=",.2f")],
+        stack_zero=True,
+    )
     lines = pd.DataFrame(
         {
             "gb": [usable_gb, capacity_gb],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ui.charts._spec import Datasets, Spec, enc, layered, mark, records_of
-from ui.charts._style import INK, segment_labels, style_spec
+from ui.charts._style import INK, segment_labels, stacked_bars, style_spec
 
 PLACE_COLORS = {
     "GPU memory": "#2171b5",
@@ -70,29 +70,18 @@ def pool_bars_chart(rows: pd.DataFrame, *, title: str, subtitle: str = "") -> Sp
     cap["label"] = cap["capacity_gb"].map(lambda g: f"capacity {g:,.0f} GB")
     xmax = float(max(cap["capacity_gb"].max(), rows.groupby("pool")["gb"].sum().max())) * 1.18
     pools = list(dict.fromkeys(rows["pool"]))
-    bars = {
-        "data": ds.ref(rows),
-        "mark": mark("bar", stroke="white", strokeWidth=0.5),
-        "encoding": {
-            "x": {
-                "field": "gb",
-                "aggregate": "sum",
-                "type": "quantitative",
-                "title": "memory (GB)",
-                "scale": {"domain": [0, xmax], "nice": False},
-            },
-            "y": enc("pool:N", title=None, sort=pools),
-            "color": enc(
-                "part:N",
-                title=None,
-                sort=parts,
-                scale={"domain": parts, "range": palette[: len(parts)]},
-                legend={"orient": "bottom", "columns": 3},
-            ),
-            "order": enc("order:Q"),
-            "tooltip": [enc("pool:N"), enc("part:N"), enc("gb:Q", title="GB", format=",.1f")],
-        },
-    }
+    bars = stacked_bars(
+        ds,
+        rows,
+        bar="pool",
+        part="part",
+        x_title="memory (GB)",
+        xmax=xmax,
+        bar_sort=pools,
+        color_scale={"domain": parts, "range": palette[: len(parts)]},
+        color={"title": None, "sort": parts, "legend": {"orient": "bottom", "columns": 3}},
+        tooltip=[enc("pool:N"), enc("part:N"), enc("gb:Q", title="GB", format=",.1f")],
+    )
     names = segment_labels(
         ds, rows, bar="pool", part="part", colors=dict(zip(parts, palette, strict=False)), xmax=xmax, bar_sort=pools
     )
