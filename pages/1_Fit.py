@@ -9,6 +9,7 @@ from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart,
 from ui.controls import assumption_controls, layout_controls
 from ui.format import md_escape
 from ui.host_tables import show_host_tables
+from ui.kv_tiers import show_kv_tiers
 from ui.render import chart, table_height
 from ui.scenario import catalog, page
 
@@ -190,6 +191,11 @@ show_host_tables(
     model, gpu, layout, prec, cat.efficiency_for(scenario.gpu_id, scenario.serving_stack), wl.batch,
     assumptions.max_num_batched_tokens, ctx,
 )  # fmt: skip
+
+# ---- the prefix cache's tiers (only with prefix reuse)
+show_kv_tiers(
+    model, gpu, layout, prec, wl, cat.efficiency_for(scenario.gpu_id, scenario.serving_stack), worst.kv_budget_bytes
+)
 
 # ---- how many sequences
 st.subheader("Concurrent sequences vs context length")

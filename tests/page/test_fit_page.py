@@ -184,3 +184,18 @@ def test_mtp_on_a_model_without_an_mtp_module_says_so_and_sizes_without_the_draf
     # the numbers are those of the same scenario without speculative decoding (the sidebar shows 'off')
     assert metrics(at) == metrics(run(model="mixtral-8x7b"))
     assert not any("**Draft (" in md.value for md in at.markdown)
+
+
+def test_prefix_cache_tiers_with_reuse():
+    # Llama-3-8B on 8 x H100 (default layout: 8 replicas of one GPU), 32,768-token prompts 90% cached: 29,491 cached
+    # tokens x 32 layers x 2 x 8 KV heads x 128 x 2 B = 3,865,444,352 B per GPU; host DRAM 1,024 GB per node / 8 =
+    # 128 GB per GPU over PCIe Gen5 (64 GB/s x 0.8): 10 us + 75.50 ms per prefix, 33.1 prefixes
+    at = run_page("pages/1_Fit.py", model="llama-3-8b", gpu="h100-sxm", isl="32768", reuse="90")
+    (tiers,) = [d.value for d in at.dataframe if "load one prefix (ms)" in d.value.columns]
+    host = tiers.set_index("tier").loc["host"]
+    assert host["load one prefix (ms)"] == pytest.approx(1e3 * (10e-6 + 3_865_444_352 / 51.2e9), rel=1e-9)
+    assert host["sessions' prefixes held per GPU"] == pytest.approx(128e9 / 3_865_444_352, rel=1e-9)
+    assert list(tiers["tier"]) == ["hbm", "host"]  # no store unless one is given
+    # without reuse the section is absent
+    at = run_page("pages/1_Fit.py", model="llama-3-8b", gpu="h100-sxm")
+    assert not [d for d in at.dataframe if "load one prefix (ms)" in d.value.columns]

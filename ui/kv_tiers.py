@@ -1,0 +1,91 @@
+"""The Fit page's prefix-cache tiers (core.kv_tiers): for a workload with prefix reuse, where each request's cached
+prefix can live, what loading it costs against recomputing it, and how many sessions' prefixes each tier keeps."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import kv_tiers
+from core.specs import GPUSpec, ModelSpec, ParallelLayout, Precision, Workload
+from ui.render import table_height
+
+__all__ = ["show_kv_tiers"]
+
+
+def show_kv_tiers(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    workload: Workload,
+    eff,
+    kv_budget_bytes_per_gpu: float,
+) -> None:
+    """The section (nothing when the workload has no prefix reuse)."""
+    if not workload.cached_prompt_tokens:
+        return
+    st.subheader("Prefix cache: where a session's prefix lives")
+    c = st.columns(2)
+    host_gb = c[0].number_input(
+        "Host DRAM for the KV cache per node (GB)",
+        0.0,
+        100_000.0,
+        1024.0,
+        128.0,
+        help="An assumption: the DRAM an engine's CPU offload (vLLM, SGLang HiCache, LMCache) may use; an 8-GPU "
+        "HGX / DGX server has 2 TB (DGX H100) to 4 TB (DGX B200), half of it taken here.",
+    )
+    store_gb = c[1].number_input(
+        "Distributed KV store per GPU (GB, 0 = none)",
+        0.0,
+        1_000_000.0,
+        0.0,
+        256.0,
+        help="Mooncake / LMCache / HiCache storage reached over the scale-out NIC, per GPU.",
+    )
+    tiers, recompute_s = kv_tiers.prefix_tiers(
+        model,
+        gpu,
+        layout,
+        precision,
+        workload,
+        eff=eff,
+        kv_budget_bytes_per_gpu=kv_budget_bytes_per_gpu,
+        host_gb_per_node=host_gb,
+        store_gb_per_gpu=store_gb,
+    )
+    rows = pd.DataFrame(
+        [
+            {
+                "tier": t.tier,
+                "capacity per GPU (GB)": t.capacity_bytes_per_gpu / 1e9,
+                "sessions' prefixes held per GPU": t.sessions_per_gpu,
+                "load one prefix (ms)": 1e3 * t.load_s,
+                "recompute it (ms)": 1e3 * recompute_s,
+                "link (GB/s per direction)": t.link_gbps or None,
+                "where": t.where,
+            }
+            for t in tiers
+        ]
+    )
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        height=table_height(len(rows)),
+        column_config={
+            "capacity per GPU (GB)": st.column_config.NumberColumn(format="%,.1f"),
+            "link (GB/s per direction)": st.column_config.NumberColumn(format="%,.0f"),
+            "load one prefix (ms)": st.column_config.NumberColumn(format="%,.2f"),
+            "recompute it (ms)": st.column_config.NumberColumn(format="%,.1f"),
+            "sessions' prefixes held per GPU": st.column_config.NumberColumn(format="%,.1f"),
+        },
+    )
+    st.caption(
+        f"Each request finds {workload.cached_prompt_tokens:,} of its {workload.input_len:,} prompt tokens cached "
+        f"({100 * workload.prefix_reuse:g}% hits). Loading a prefix from a tier pays when it is faster than "
+        f"recomputing it ({1e3 * recompute_s:,.1f} ms of prefill on this layout); the sessions a tier holds are "
+        "what it adds to the concurrency HBM alone allows at this context. Link efficiency "
+        f"{kv_tiers.LINK_EFF:.0%} and per-fetch latencies are stated assumptions (core/kv_tiers.py)."
+    )
