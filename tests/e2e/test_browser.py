@@ -44,7 +44,7 @@ def test_deep_link_to_catalog_is_first_request_to_fresh_server(fresh_server, new
     expect(sidebar.get_by_role("combobox", name="Model")).to_have_value(re.compile("^Kimi-K2 "))
     expect(sidebar).to_contain_text("72 GPUs")
     # the shared sidebar is present on a deep link, the tables rendered, the URL kept the scenario
-    expect(page.get_by_test_id("stDataFrame")).to_have_count(4)
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(5)  # models, GPUs, links, hosts, workload profiles
     q = qs(page.url)
     assert (q["model"], q["gpu"], q["nodes"], q["gpn"], q["w"], q["batch"]) == (
         "kimi-k2",
