@@ -169,7 +169,14 @@ m[4].metric(
     delta_arrow="off",
 )
 st.caption(
-    f"Prefill: {traffic.input_tokens_per_s:,.0f} prompt tokens/s at {pools.prefill_plan.tokens_per_s_per_gpu:,.0f} per GPU; "
+    f"Prefill: {traffic.computed_input_tokens_per_s:,.0f} prompt tokens/s computed"
+    + (
+        f" ({traffic.input_tokens_per_s:,.0f} arrive; a warm prefix cache serves {100 * traffic.prefix_reuse:g}% of "
+        "each prompt)"
+        if traffic.prefix_reuse
+        else ""
+    )
+    + f" at {pools.prefill_plan.tokens_per_s_per_gpu:,.0f} per GPU; "
     f"decode: {traffic.output_tokens_per_s:,.0f} output tokens/s at {pools.decode_plan.tokens_per_s_per_gpu:,.0f} per GPU "
     f"({pools.decode_plan.step_s * 1e3:,.0f} ms per step). Pools are whole replicas of their layout: the prefill "
     f"pool is {100 * pools.prefill_utilisation:.0f}% busy, the decode pool {100 * pools.decode_utilisation:.0f}%."
@@ -184,7 +191,7 @@ with st.expander("Launch commands for the prefill and decode workers (vLLM, SGLa
 
 # ---- cost per million tokens
 st.subheader("$ per million tokens")
-work_p = traffic.input_tokens_per_s / pools.prefill_plan.tokens_per_s_per_gpu
+work_p = traffic.computed_input_tokens_per_s / pools.prefill_plan.tokens_per_s_per_gpu
 work_d = traffic.output_tokens_per_s / pools.decode_plan.tokens_per_s_per_gpu
 share_in = work_p / (work_p + work_d)
 rows = []

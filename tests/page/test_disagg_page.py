@@ -100,3 +100,11 @@ def test_launch_commands_beyond_the_engines_limits_are_a_note():
     assert not at.exception and metrics(at)["Decode pool"].endswith("GPUs")
     notes = [i.value for i in at.info if "gpus_per_node must be a whole number in 1..64, got 1024" in i.value]
     assert len(notes) == 2  # prefill and decode workers
+
+
+def test_prefix_reuse_shrinks_the_prefill_work():
+    # 3,000 requests a minute (the page's default) of 2,048-token prompts: 102,400 prompt tokens/s arrive; with 90%
+    # of each prompt cached (round(0.9 x 2,048) = 1,843 tokens) prefill computes 205 a prompt: 10,250 tokens/s
+    at = run_page("pages/7_Disaggregation_and_cost.py", timeout=180, reuse="90")
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Prefill:")]
+    assert caption.startswith("Prefill: 10,250 prompt tokens/s computed (102,400 arrive; a warm prefix cache serves 90%")
