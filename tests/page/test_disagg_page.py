@@ -107,4 +107,6 @@ def test_prefix_reuse_shrinks_the_prefill_work():
     # of each prompt cached (round(0.9 x 2,048) = 1,843 tokens) prefill computes 205 a prompt: 10,250 tokens/s
     at = run_page("pages/7_Disaggregation_and_cost.py", timeout=180, reuse="90")
     (caption,) = [c.value for c in at.caption if c.value.startswith("Prefill:")]
-    assert caption.startswith("Prefill: 10,250 prompt tokens/s computed (102,400 arrive; a warm prefix cache serves 90%")
+    assert caption.startswith(
+        "Prefill: 10,250 prompt tokens/s computed (102,400 arrive; a warm prefix cache serves 90%"
+    )
