@@ -52,7 +52,7 @@ class Traffic:
     @property
     def computed_input_tokens_per_s(self) -> float:
         """Prompt tokens prefill computes per second: each prompt less what the prefix cache serves."""
-        return self.requests_per_min / 60.0 * (self.input_len - self.workload.cached_prompt_tokens)
+        return self.requests_per_min / 60.0 * self.workload.computed_prompt_tokens
 
     @property
     def input_tokens_per_s(self) -> float:

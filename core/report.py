@@ -87,7 +87,16 @@ def build_report(
         ),
         ("Precision", prec.label + f", dispatch {prec.dispatch}"),
         ("Serving stack", f"{STACK_NAMES[scenario.serving_stack]} (its kernels time the steps)"),
-        ("Workload", f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"),
+        (
+            "Workload",
+            f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"
+            + (
+                f"; {100 * wl.prefix_reuse:g}% of each prompt from a warm prefix cache ({wl.computed_prompt_tokens:,} "
+                "prompt tokens computed)"
+                if wl.prefix_reuse
+                else ""
+            ),
+        ),
         (
             "Layout",
             f"TP {lay.attention_tp} × DP-attn {lay.attention_dp} | EP {lay.ep} × expert-TP {lay.expert_tp} | "

@@ -94,6 +94,7 @@ def gpu_row(g: GPUSpec) -> dict[str, Any]:
         "runtime_gb": g.memory_gb,
         "hbm_tbps": g.hbm_bandwidth_gbps / 1000.0,
     }
+    link = host_tables.host_link(g)
     for dt in ("bf16", "fp8", "fp4"):
         row[f"{dt}_tflops"] = g.dense_tflops.get(dt)
         row[f"ridge_{dt}_flop_per_byte"] = g.ridge_point_flop_per_byte(dt) if g.supports(dt) else None
@@ -103,8 +104,8 @@ def gpu_row(g: GPUSpec) -> dict[str, Any]:
         scale_up_domain_gpus=g.scale_up_domain_gpus,
         scale_out_link=g.scale_out_link,
         scale_out_gbps=g.scale_out_bw_gbps,
-        host_link=host_tables.host_link(g)[0],
-        host_link_gbps=host_tables.host_link(g)[1],
+        host_link=link[0],
+        host_link_gbps=link[1],
         power_w=g.power_w,
         price_usd_per_hour=g.price_per_gpu_hour_usd,
         confidence=g.confidence,

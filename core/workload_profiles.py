@@ -70,14 +70,20 @@ class WorkloadProfile(BaseModel):
     notes: str = Field("", max_length=4_000)
 
     def workload(self, batch: int = 64) -> Workload:
-        """The planner's workload of ``batch`` concurrent sequences with this profile's planning lengths."""
-        return Workload(batch=batch, input_len=self.input_tokens.planning, output_len=self.output_tokens.planning)
+        """The planner's workload of ``batch`` concurrent sequences with this profile's planning lengths and its
+        prefix reuse."""
+        return Workload(
+            batch=batch,
+            input_len=self.input_tokens.planning,
+            output_len=self.output_tokens.planning,
+            prefix_reuse=self.prefix_reuse,
+        )
 
     @property
-    def computed_input_tokens(self) -> float:
-        """Prompt tokens a request's prefill computes with a warm prefix cache: (1 - prefix_reuse) x the planning
-        input (the reused tokens are read from the cache, not recomputed)."""
-        return (1.0 - self.prefix_reuse) * self.input_tokens.planning
+    def computed_input_tokens(self) -> int:
+        """Prompt tokens a request's prefill computes with a warm prefix cache, as the planner counts them for this
+        profile's workload (``Workload.computed_prompt_tokens``: the planning input less its rounded cached share)."""
+        return self.workload().computed_prompt_tokens
 
 
 @functools.lru_cache(maxsize=8)

@@ -20,7 +20,7 @@ CUSTOM = "custom"
 
 def profile_workload(s: Scenario, p: WorkloadProfile):
     """The scenario's workload with ``p``'s lengths and hit rate (its concurrency kept)."""
-    return p.workload(batch=s.workload.batch).model_copy(update={"prefix_reuse": p.prefix_reuse})
+    return p.workload(batch=s.workload.batch)
 
 
 def _on_preset() -> None:

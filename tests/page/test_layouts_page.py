@@ -95,3 +95,29 @@ def test_a_warm_prefix_cache_and_what_a_miss_costs():
     assert at.sidebar.number_input(key="_w_reuse").value == 90.0
     at.sidebar.number_input(key="_w_reuse").set_value(0.0).run()
     assert "reuse" not in qp(at) and not [w for w in at.warning if "If the prefix cache misses" in w.value]
+
+
+def test_the_cli_report_and_the_layouts_page_agree_with_reuse(capsys):
+    # the same scenario (Llama-3-8B, 8 x H100, 32,768-token prompts, 90% cached) through the CLI's report and the
+    # Layouts page: one best prefill layout, one rate, one TTFT; the report names the reuse and the computed tokens
+    import json
+
+    from ui import cli
+
+    query = {"model": "llama-3-8b", "gpu": "h100-sxm", "isl": "32768", "reuse": "90"}
+    url = "&".join(f"{k}={v}" for k, v in query.items())
+    assert cli.main(["--url", url, "--format", "json"]) == 0
+    sections = {s["title"]: dict(s["figures"]) for s in json.loads(capsys.readouterr().out)["sections"]}
+    assert (
+        "90% of each prompt from a warm prefix cache (3,277 prompt tokens computed)" in sections["Scenario"]["Workload"]
+    )
+    reported = sections["Layouts"]["Best prefill layout"]
+    at = run(**query)
+    (page,) = [s.value for s in at.success if s.value.startswith("**Best for prefill")]
+    label, rate, ttft = (
+        reported.split(" (")[0],
+        reported.split(": ")[1].split(" tokens/s")[0],
+        reported.split("TTFT ")[1],
+    )
+    assert f"**Best for prefill: {label}**" in page and f"— {rate} computed prompt tokens/s per GPU" in page
+    assert f"TTFT {ttft}" in page
