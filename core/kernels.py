@@ -1,24 +1,23 @@
-"""The work of one forward pass, layer kind by layer kind, on one GPU: the single accounting that the
-step-time model (:mod:`core.perf`, with measured efficiency factors) and the roofline bound (the same works
-with every factor at 1) both sum.
+"""The work of one forward pass, layer kind by layer kind, on one GPU: the single accounting that the step-time
+model (:mod:`core.perf`, with measured efficiency factors) and the roofline bound (the same works with every factor
+at 1) both sum.
 
-A :class:`Work` is one kernel call: FLOPs at the peak of the dtype it computes in, weight bytes and cache
-bytes read from HBM, and the kernel family whose factors time it (``catalogs/efficiency.yaml``):
+A :class:`Work` is one kernel call: FLOPs at the peak of the dtype it computes in, weight bytes and cache bytes read
+from HBM, and the kernel family whose factors time it (``catalogs/efficiency.yaml``):
 
-* per layer of each mixer group (:mod:`core.model.mixers`): the projections (dense GEMM family: the rank's
-  mixer weights, ``2 x weights`` FLOPs per token + what a kind adds, e.g. absorbed MLA) and the scores
-  (attention family, in bf16 even over an fp8 cache as FlashMLA and FA3 dequantise it: decode reads each
-  sequence's cache as its mixer reads it and moves its fixed state as the mixer says (a recurrent state is
-  read and written back whole; a compressor writes one row per token and reads its state once per entry); prefill writes the
-  prompt's cache and each sequence's state once);
-* per dense layer: the FFN; per MoE layer: shared experts, the dense MLP beside the MoE, the router (and a
-  latent MoE's down / up projections), and the routed experts (grouped GEMM family: each GPU receives
-  ``tokens x k / EP`` assignments times the imbalance, and reads only its local experts that some token
-  touches);
+* per layer of each mixer group (:mod:`core.model.mixers`): the projections (dense GEMM family: the rank's mixer
+  weights, ``2 x weights`` FLOPs per token + what a kind adds, e.g. absorbed MLA) and the scores (attention family,
+  in bf16 even over an fp8 cache as FlashMLA and FA3 dequantise it: decode reads each sequence's cache as its mixer
+  reads it and moves its fixed state as the mixer says (a recurrent state is read and written back whole; a
+  compressor writes one row per token and reads its state once per entry); prefill writes the prompt's cache and
+  each sequence's state once);
+* per dense layer: the FFN; per MoE layer: shared experts, the dense MLP beside the MoE, the router (and a latent
+  MoE's down / up projections), and the routed experts (grouped GEMM family: each GPU receives ``tokens x k / EP``
+  assignments times the imbalance, and reads only its local experts that some token touches);
 * on the last stage: the LM head (bf16; prefill needs logits only for each prompt's last position).
 
-Communication is timed apart, per MoE layer (dispatch, combine, expert-TP all-gather / reduce-scatter), per
-layer (TP all-reduces) and per stage boundary (activations to the next stage).
+Communication is timed apart, per MoE layer (dispatch, combine, expert-TP all-gather / reduce-scatter), per layer
+(TP all-reduces, DCP's merge) and per stage boundary (activations to the next stage).
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ __all__ = [
     "routed_experts_work",
 ]
 
-# the components of a step, in the order the breakdowns show them (pp_send only with pipeline stages)
+# the components of a step, in the order the breakdowns show them (pp_send with pipeline stages, dcp_merge with DCP)
 PARTS = (
     "attention_projections",
     "attention_scores",
@@ -234,22 +233,19 @@ class LayerCosts:
 def dense_gemm_work(gpu: GPUSpec, dtype: str, weights: float, tokens: float) -> Work:
     """A dense GEMM on one GPU: ``tokens`` rows through ``weights`` (n x k) parameters stored in ``dtype``,
     ``2 x tokens x weights`` FLOPs at the dtype's compute peak, the weights read once."""
-    weights = amount("weights", weights, 0, 1e15)
-    tokens = amount("tokens", tokens, 0, 1e12)
+    weights, tokens = amount("weights", weights, 0, 1e15), amount("tokens", tokens, 0, 1e12)
     return Work(2.0 * weights * tokens, weights * memory.bytes_per_param(dtype), 0.0, _peak(gpu, dtype), "dense_gemm")
 
 
 def attention_work(
     model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, phase: Phase, context_len: int, sequences: float
 ) -> Work:
-    """One layer's attention core (scores over the cache: the ``attention_scores`` work) on one GPU of an
-    attention-TP group of ``tp``: ``sequences`` sequences each decoding one token over ``context_len`` cached
-    tokens, or each prefilling a ``context_len``-token prompt. The model's most common mixer kind."""
-    prec = Precision.of(prec)
+    """One layer's attention core (the ``attention_scores`` work of the model's most common mixer kind) on one GPU
+    of an attention-TP group of ``tp``: ``sequences`` each decoding a token over ``context_len`` or prefilling it."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase must be decode or prefill, got {phase!r}")
     tp, context_len = whole("tp", tp, 1, 100_000), whole("context_len", context_len, 1, 100_000_000)
-    sequences = amount("sequences", sequences, 0, 1e9, open_lo=True)
+    prec, sequences = Precision.of(prec), amount("sequences", sequences, 0, 1e9, open_lo=True)
     tokens = sequences if phase == "decode" else sequences * context_len
     works = _mixer_works(model, gpu, tp, prec, phase, context_len, tokens, 1.0)
     group = max(range(len(model.mixers)), key=lambda i: len(model.mixers[i].layers))
@@ -266,10 +262,12 @@ def _mixer_works(
     t_attn: float,
     tokens_per_sequence: float,
     cached: int = 0,
+    dcp: int = 1,
 ) -> tuple[dict[str, Work], ...]:
     """Projections and scores of one layer of each mixer group; the layer's norms (and any per-layer
     extras such as hyper-connection mixers, bf16) are read with the projections. ``cached`` prompt tokens from a
-    prefix cache: a prompt computes its last ``ctx - cached`` (``Mixer.prefill_score_flops_after``)."""
+    prefix cache: a prompt computes its last ``ctx - cached`` (``Mixer.prefill_score_flops_after``). Decode context
+    parallel ``dcp``: a rank reads / writes 1 / dcp of each cache for dcp x its heads (the same FLOPs)."""
     h, kv = model.hidden_size, prec.kv_cache
     norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(
         memory.component_dtypes(prec)["norms"]
@@ -282,13 +280,14 @@ def _mixer_works(
         if phase == "decode":  # t_attn query tokens, tokens_per_sequence per sequence (verification: gamma + 1)
             seqs = t_attn / tokens_per_sequence
             cache = seqs * (
-                mx.decode_read_bytes_per_rank(ctx, kv, tp)
+                mx.decode_read_bytes_per_rank(ctx, kv, tp) / dcp
                 + mx.decode_state_read_bytes_per_rank(tp)
                 + mx.decode_state_write_bytes_per_rank(tp)
             )
         else:  # prompts of ctx tokens, ctx - cached computed: t_attn / (ctx - cached) sequences
-            write = float(mx.cache_bytes_per_rank(1.0, kv, tp))
+            write = float(mx.cache_bytes_per_rank(1.0, kv, tp)) / dcp
             cache = t_attn * write + t_attn / (ctx - cached) * mx.state_bytes_per_rank(tp)
+        rows = min(mx.decode_query_rows(tp) * dcp, mx.decode_query_rows(1))  # DCP gathers the group's heads
         out.append(
             {
                 "attention_projections": Work(
@@ -309,7 +308,7 @@ def _mixer_works(
                     cache,
                     peak_half,
                     family,
-                    rows=mx.decode_query_rows(tp) * tokens_per_sequence if phase == "decode" else 0.0,
+                    rows=rows * tokens_per_sequence if phase == "decode" else 0.0,
                 ),
             }
         )
@@ -375,10 +374,12 @@ def layer_costs(
             ),
         }
         moe_comm = layer_comm.moe_comm_s(model, gpu, layout, prec, cfg, eff, tokens_per_gpu, domain_gpus, path)
-    # TP all-reduce after the mixer and after the FFN / MoE block
+    # TP all-reduce after the mixer and after the FFN / MoE block; DCP's merge of the partial attention outputs
     per_layer_comm = {
-        "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus)
+        "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus),
     }
+    if layout.dcp > 1:
+        per_layer_comm["dcp_merge"] = layer_comm.dcp_merge_s(model, gpu, layout, phase, eff, t_attn, domain_gpus)
     head_p = model.vocab_size * h / tp
     head_tokens = t_attn if phase == "decode" else max(t_attn / cfg.computed_len, 1.0)  # one logit row a prompt
     final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
@@ -395,5 +396,5 @@ def layer_costs(
         if layout.pp > 1
         else 0.0
     )
-    mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens)
+    mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens, layout.dcp)
     return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send)

@@ -66,7 +66,10 @@ def prefix_tiers(
     tp, pp = layout.attention_tp, layout.pp
     # one GPU's share of a prefix: its attention-TP rank's heads of every layer, over the pipeline stages
     everything = range(model.num_layers)
-    prefix = float(memory.kv_bytes_per_sequence_on_gpu(model, max(cached, 1), prec.kv_cache, tp, everything)) / pp
+    prefix = float(
+        memory.kv_bytes_per_sequence_on_gpu(model, max(cached, 1), prec.kv_cache, tp, everything, layout.dcp)
+    )
+    prefix /= pp
     name, host_gbps = host_link(gpu)
     tiers = [("hbm", "HBM: the KV budget beside the weights (resident)", budget, 0.0)]
     tiers.append(("host", f"host DRAM over {name}", host_gb * 1e9 / max(1, gpu.gpus_per_node), host_gbps))

@@ -10,7 +10,7 @@ from core.efficiency import Efficiency
 from core.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
 from core.step_config import StepConfig
 
-__all__ = ["collective", "moe_comm_s"]
+__all__ = ["collective", "dcp_merge_s", "moe_comm_s"]
 
 
 def collective(eff: Efficiency, gpu: GPUSpec, phase: str, op: str, nbytes: float, n: int, domain: int) -> float:
@@ -64,3 +64,24 @@ def moe_comm_s(
         "expert_tp_comm": collective(eff, gpu, cfg.phase, "all_gather", nbytes, n, domain_gpus)
         + collective(eff, gpu, cfg.phase, "reduce_scatter", nbytes, n, domain_gpus)
     }
+
+
+def dcp_merge_s(
+    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, phase: str, eff: Efficiency, t_attn: float, domain: int
+) -> float:
+    """One layer's decode-context-parallel exchange (vLLM's ``AllGather Q -> attention on the local shard ->
+    AllGather + ReduceScatter`` of the partial outputs and their log-sum-exps) over the ``dcp`` ranks, for
+    ``t_attn`` query tokens of the attention group: each rank runs the group's ``heads x dcp / tp`` query heads
+    over its slice of the cache. 0 without DCP."""
+    dcp = layout.dcp
+    if dcp == 1:
+        return 0.0
+    mx = model.head_mixer
+    q, o = mx.dcp_exchange_elements_per_head()
+    heads = getattr(mx, "num_heads", 0) * dcp / layout.attention_tp
+    q_bytes, o_bytes = t_attn * heads * q * 2.0, t_attn * heads * o * 2.0
+    return (
+        collective(eff, gpu, phase, "all_gather", q_bytes, dcp, domain)
+        + collective(eff, gpu, phase, "all_gather", o_bytes, dcp, domain)
+        + collective(eff, gpu, phase, "reduce_scatter", o_bytes, dcp, domain)
+    )

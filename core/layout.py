@@ -90,11 +90,20 @@ def engine_problems(stack: str, model: ModelSpec, layout: ParallelLayout) -> lis
         )
     if stack == "sglang" and layout.attention_dp > 1 and layout.pp > 1:
         out.append("SGLang cannot combine DP-attention with pipeline stages (sgl-project/sglang#9805)")
+    if stack != "vllm" and layout.dcp > 1:
+        out.append(
+            "decode context parallelism is vLLM's (--decode-context-parallel-size); TensorRT-LLM's Helix is not modelled"
+        )
     return out
 
 
 def enumerate_layouts(
-    model: ModelSpec, cluster: ClusterSpec, *, max_tp: int | None = None, precision: Precision | str | None = None
+    model: ModelSpec,
+    cluster: ClusterSpec,
+    *,
+    max_tp: int | None = None,
+    precision: Precision | str | None = None,
+    dcp: bool = False,
 ) -> list[tuple[ParallelLayout, int]]:
     """Every layout engines run on the cluster that respects divisibility: attention TP divides the heads
     (and the KV heads divide it or it divides them) and stays inside the scale-up domain (72 GPUs on an
@@ -103,7 +112,8 @@ def enumerate_layouts(
     TensorRT-LLM's ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``), expert TP inside the
     scale-up domain; EP divides the experts (with redundant slots filling a small gap, as DeepSeek's EP72 /
     EP144 deployments do); PP at most the number of nodes; with ``precision``, splits its quantised weights
-    can run (:func:`core.parallel.quant_split_problems`). Returns (layout, redundant experts)."""
+    can run (:func:`core.parallel.quant_split_problems`); with ``dcp`` also each decode-context-parallel size the
+    attention TP group allows (:func:`core.parallel.dcp_problems`). Returns (layout, redundant experts)."""
     prec = Precision.of(precision) if precision is not None else None
     g = cluster.total_gpus
     domain = cluster.scale_up_domain_gpus
@@ -128,6 +138,9 @@ def enumerate_layouts(
                     if memory.check_layout(model, lay, red, prec):
                         continue
                     out.append((lay, red))
+                    for d in parallel.divisors(tp)[1:] if dcp else ():
+                        if not parallel.dcp_problems(model, tp, d):
+                            out.append((lay.model_copy(update={"dcp": d}), red))
     return out
 
 
@@ -159,8 +172,14 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
             f"{p.pp} stages, {p.microbatches:.0f} micro-batches in flight: the busiest stage sets the pace"
             + (f", a chunk crosses them all in {1e3 * p.latency_s:,.0f} ms" if p.phase == "prefill" else "")
         )
-    if p.tp > 1 and p.layout.attention_dp == 1 and p.phase == "decode" and cache_note:
+    if p.tp > 1 and p.layout.attention_dp == 1 and p.phase == "decode" and cache_note and p.layout.dcp == 1:
         bits.append(f"TP attention: {cache_note}")
+    if p.layout.dcp > 1:
+        merge = p.breakdown.get("context-parallel merge", 0.0)
+        bits.append(
+            f"DCP {p.layout.dcp} shards the cache along the sequence: {p.layout.dcp}x the sequences per GPU's cache, "
+            f"{100 * merge / total:.0f}% of the kernel time merging partial attention outputs"
+        )
     if p is not best:
         below = 100 * (1 - p.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu)
         if p.tier == 1:
@@ -229,13 +248,13 @@ def recommend_with_rejections(
     domain = cluster.scale_up_domain_gpus
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
-    for lay, red in enumerate_layouts(model, cluster, precision=prec):
+    for lay, red in enumerate_layouts(model, cluster, precision=prec, dcp=phase == "decode" and stack == "vllm"):
         engine = engine_problems(stack, model, lay)
         if engine:
             rejected.append((lay, engine[0]))
             continue
         # data-parallel replicas change nothing per GPU: score each stage configuration once
-        key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, red)
+        key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, lay.dcp, red)
         if key not in seen:
             seen[key] = operating_point(
                 model,
@@ -256,7 +275,7 @@ def recommend_with_rejections(
         else:
             rejected.append((lay, result))
     # best first; among equal throughput the simpler plan (fewer stages, smaller replica, no overlap)
-    plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.pp, p.replica_gpus, p.tp, p.overlap != "none"))
+    plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.pp, p.replica_gpus, p.tp, p.layout.dcp, p.overlap != "none"))
     if not plans:
         return [], rejected
     tol = model_error(phase)
@@ -288,6 +307,7 @@ def decision_rule(model: ModelSpec, cluster: ClusterSpec, precision: Precision |
     )
 
 
-def rank_of(plans: list[Plan], *, tp: int, ep: int, pp: int = 1) -> Plan | None:
-    """The best-ranked plan with the given attention TP, EP and PP (to see where a known deployment lands)."""
-    return next((p for p in plans if p.tp == tp and p.ep == ep and p.pp == pp), None)
+def rank_of(plans: list[Plan], *, tp: int, ep: int, pp: int = 1, dcp: int = 1) -> Plan | None:
+    """The best-ranked plan with the given attention TP, EP, PP and decode context parallelism (to see where a
+    known deployment lands)."""
+    return next((p for p in plans if p.tp == tp and p.ep == ep and p.pp == pp and p.layout.dcp == dcp), None)

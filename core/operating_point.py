@@ -104,6 +104,7 @@ class Plan:
             f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
             f"EP{lay.ep}" if lay.ep > 1 else "",
             (f"FFN-TP{lay.expert_tp}" if self.dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
+            f"DCP{lay.dcp}" if lay.dcp > 1 else "",
             f"PP{lay.pp}" if lay.pp > 1 else "",
             f"DP{lay.dp}" if lay.dp > 1 else "",
         ]
@@ -147,19 +148,24 @@ def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
             raise ValueError(f"step component {k!r} must be a finite number of seconds >= 0, got {v!r}")
     g = parts.get
     tables = {"off-GPU table reads": g("host_tables", 0.0)} if "host_tables" in parts else {}
-    return tables | {
-        "attention": g("attention_projections", 0.0) + g("attention_scores", 0.0),
-        "dense & shared FFN": g("dense_ffn", 0.0)
-        + g("shared_experts", 0.0)
-        + g("parallel_mlp", 0.0)
-        + g("router", 0.0)
-        + g("lm_head", 0.0),
-        "routed experts": g("routed_experts", 0.0),
-        "all-to-all": g("dispatch", 0.0) + g("combine", 0.0),
-        "all-reduce & expert-TP": g("allreduce", 0.0) + g("expert_tp_comm", 0.0),
-        "pipeline sends": g("pp_send", 0.0),
-        "overhead": g("layer_overhead", 0.0),
-    }
+    merge = {"context-parallel merge": g("dcp_merge", 0.0)} if parts.get("dcp_merge") else {}
+    return (
+        tables
+        | {
+            "attention": g("attention_projections", 0.0) + g("attention_scores", 0.0),
+            "dense & shared FFN": g("dense_ffn", 0.0)
+            + g("shared_experts", 0.0)
+            + g("parallel_mlp", 0.0)
+            + g("router", 0.0)
+            + g("lm_head", 0.0),
+            "routed experts": g("routed_experts", 0.0),
+            "all-to-all": g("dispatch", 0.0) + g("combine", 0.0),
+            "all-reduce & expert-TP": g("allreduce", 0.0) + g("expert_tp_comm", 0.0),
+            "pipeline sends": g("pp_send", 0.0),
+            "overhead": g("layer_overhead", 0.0),
+        }
+        | merge
+    )
 
 
 def _prefill_ttft_s(st: perf.StepTime, computed_tokens: int, chunk_tokens: float) -> float:

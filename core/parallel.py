@@ -19,6 +19,7 @@ __all__ = [
     "StageCounts",
     "attention_tp_problems",
     "check_layout",
+    "dcp_problems",
     "default_layout",
     "divisors",
     "fitting_tp",
@@ -51,6 +52,29 @@ def attention_tp_problems(model: ModelSpec, tp: int) -> list[str]:
     for g in model.mixers:
         out += [p for p in g.mixer.tp_problems(tp) if p not in out]
     return out
+
+
+def dcp_problems(model: ModelSpec, tp: int, dcp: int) -> list[str]:
+    """Why decode context parallelism ``dcp`` cannot run beside attention TP ``tp`` (vLLM's rules): every layer
+    a kind DCP shards (dense MLA, full-attention GQA), and ``dcp`` dividing the copies TP makes of each KV head,
+    ``(tp // kv_heads) % dcp == 0`` (MLA's latent counts as one head: any divisor of TP). Qwen3-235B's 4 KV
+    heads at TP 8 allow DCP 2."""
+    tp, dcp = whole("tp", tp, 1, 100_000), whole("dcp", dcp, 1, 100_000)
+    if dcp == 1:
+        return []
+    kinds = sorted({g.mixer.label() for g in model.mixers if g.mixer.dcp_kv_heads() is None})
+    if kinds:
+        return [
+            f"decode context parallelism shards dense MLA and full-attention GQA caches only, not {', '.join(kinds)}"
+        ]
+    heads = max(g.mixer.dcp_kv_heads() for g in model.mixers)
+    copies = tp // heads
+    if tp % dcp or copies < dcp or copies % dcp:
+        return [
+            f"DCP {dcp} needs a multiple of {dcp} copies of each of the {heads} KV head{'s' if heads > 1 else ''}: "
+            f"attention TP {tp} makes {copies} (tp // kv_heads)"
+        ]
+    return []
 
 
 def fitting_tp(model: ModelSpec, tp: int) -> int:
@@ -99,7 +123,7 @@ def check_layout(
     splits its quantised weights cannot run (:func:`quant_split_problems`)."""
     if not (is_whole(redundant_experts) and 0 <= redundant_experts <= 100_000):
         raise ValueError(f"redundant_experts must be a whole number in 0..100,000, got {redundant_experts!r}")
-    problems = attention_tp_problems(model, layout.attention_tp)
+    problems = attention_tp_problems(model, layout.attention_tp) + dcp_problems(model, layout.attention_tp, layout.dcp)
     if layout.pp > model.num_layers:
         problems.append(f"PP {layout.pp} exceeds the {model.num_layers} layers")
     if model.moe is not None:

@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 Phase = Literal["decode", "prefill"]
-COMM_PARTS = ("dispatch", "combine", "allreduce", "expert_tp_comm", "pp_send")
+COMM_PARTS = ("dispatch", "combine", "allreduce", "expert_tp_comm", "dcp_merge", "pp_send")
 
 
 @dataclass(frozen=True)

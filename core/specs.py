@@ -147,7 +147,9 @@ class Workload(BaseModel):
 
 
 class ParallelLayout(BaseModel):
-    """How one replica is split: attention TP x attention DP = expert TP x EP, then PP, then DP."""
+    """How one replica is split: attention TP x attention DP = expert TP x EP, then PP, then DP. ``dcp``:
+    decode context parallelism inside each attention-TP group (vLLM's ``--decode-context-parallel-size``):
+    the cache is sharded along the sequence over ``dcp`` of the group's ranks instead of replicated."""
 
     model_config = FROZEN
 
@@ -157,6 +159,7 @@ class ParallelLayout(BaseModel):
     expert_tp: PosInt = 1
     pp: PosInt = 1
     dp: PosInt = 1
+    dcp: PosInt = 1
 
     @model_validator(mode="after")
     def _check(self) -> ParallelLayout:
@@ -166,6 +169,11 @@ class ParallelLayout(BaseModel):
             raise ValueError(
                 f"attention_tp x attention_dp ({attn}) must equal ep x expert_tp ({experts}): "
                 "both split the same GPUs of one pipeline stage"
+            )
+        if self.attention_tp % self.dcp:
+            raise ValueError(
+                f"decode context parallel size {self.dcp} must divide attention TP {self.attention_tp}: "
+                "it shards the cache over ranks of the TP group"
             )
         return self
 

@@ -108,7 +108,7 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
         comp.update({"draft_weights": draft_w} if with_draft else {}, **usable_extra)
 
         def kv(ctx, stage=stage, with_draft=with_draft):
-            own = kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage)
+            own = kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage, layout.dcp)
             return (own, draft_kv(ctx) if with_draft else np.zeros_like(own))
 
         out.append((comp, kv, (key, with_draft)))

@@ -163,15 +163,17 @@ def state_layers(model: ModelSpec) -> int:
     return sum(len(g.layers) for g in model.mixers if not g.mixer.caches_context)
 
 
-def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range):
+def kv_bytes_per_sequence_on_gpu(model: ModelSpec, ctx, kv_dtype: str, tp: int, stage: range, dcp: int = 1):
     """One sequence's cache on one GPU of a pipeline stage: the stage's layers, each mixer's cache and
-    state split over TP as that mixer splits it."""
+    state split over TP as that mixer splits it, the growing cache further sharded along the sequence over
+    ``dcp`` ranks (decode context parallelism: MLA's latent at TP 8 x DCP 8 holds an eighth per GPU)."""
     ctx = context_array(ctx)
-    if not (is_whole(tp) and 1 <= tp <= 100_000):
-        raise ValueError(f"tp must be a whole number in 1..100,000, got {tp!r}")
+    for name, v in (("tp", tp), ("dcp", dcp)):
+        if not (is_whole(v) and 1 <= v <= 100_000):
+            raise ValueError(f"{name} must be a whole number in 1..100,000, got {v!r}")
     counts = stage_counts(model, stage)
     out = sum(
-        n * (g.mixer.cache_bytes_per_rank(ctx, kv_dtype, tp) + g.mixer.state_bytes_per_rank(tp))
+        n * (g.mixer.cache_bytes_per_rank(ctx, kv_dtype, tp) / dcp + g.mixer.state_bytes_per_rank(tp))
         for n, g in zip(counts.per_group, model.mixers, strict=True)
         if n
     )

@@ -86,6 +86,16 @@ class Mixer(BaseModel):
         """Why attention TP ``tp`` cannot split this layer (empty when it can)."""
         return []
 
+    def dcp_kv_heads(self) -> int | None:
+        """KV heads decode context parallelism splits the cache of (MLA's latent: 1), or None where the
+        engines run no DCP for the kind (vLLM's backends: dense MLA and full-attention GQA only)."""
+        return None
+
+    def dcp_exchange_elements_per_head(self) -> tuple[int, int]:
+        """16-bit elements per query head and token a DCP group exchanges each layer: (the query, all-gathered;
+        the partial output plus its log-sum-exp in fp32, all-gathered then reduce-scattered)."""
+        return (0, 0)
+
     def output_features(self) -> int:
         """Input width of the output projection (heads x value head size): the GEMM after attention."""
         raise NotImplementedError

@@ -60,6 +60,13 @@ class GQA(Mixer):
             bits.append("gated")
         return ", ".join(bits) + (" + sparse indexer" if self.indexer else "")
 
+    def dcp_kv_heads(self) -> int | None:
+        plain = self.kind == "gqa" and not (self.indexer or self.window) and self.stores_kv
+        return self.num_kv_heads if plain else None
+
+    def dcp_exchange_elements_per_head(self) -> tuple[int, int]:
+        return (self.head_dim, self.dv + 2)
+
     def decode_query_rows(self, tp: int) -> float:
         """The query heads sharing one KV head."""
         return self.num_heads / self.num_kv_heads

@@ -59,6 +59,13 @@ class MLA(Mixer):
     def tp_problems(self, tp: int) -> list[str]:
         return heads_split_problems(tp, self.num_heads)
 
+    def dcp_kv_heads(self) -> int | None:
+        return None if self.indexer else 1
+
+    def dcp_exchange_elements_per_head(self) -> tuple[int, int]:
+        """Absorbed decode: the latent-space query (latent + RoPE: 576), the latent-space output and its LSE (514)."""
+        return (self.kv_lora_rank + self.qk_rope_head_dim, self.kv_lora_rank + 2)
+
     def decode_query_rows(self, tp: int) -> float:
         """Absorbed MLA decode: every local head reads the one latent cache (MQA-like)."""
         return self.num_heads / tp
