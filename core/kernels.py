@@ -378,7 +378,7 @@ def layer_costs(
     per_layer_comm = {
         "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus),
     }
-    if layout.dcp > 1:
+    if layout.dcp > 1 and phase == "decode":  # prefill's merge is not modelled (vLLM's DCP is for decode)
         per_layer_comm["dcp_merge"] = layer_comm.dcp_merge_s(model, gpu, layout, phase, eff, t_attn, domain_gpus)
     head_p = model.vocab_size * h / tp
     head_tokens = t_attn if phase == "decode" else max(t_attn / cfg.computed_len, 1.0)  # one logit row a prompt

@@ -80,6 +80,7 @@ from core.model.mixers import MIXER_KINDS
 from core.moe import GemmElementBytes
 from core.perf import StepConfig
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
+from core.serving import ReplicaCosts, ServingPoint
 from core.specs import (
     ACTIVE_CONVENTIONS,
     DTYPES,
@@ -501,6 +502,23 @@ def scenarios(draw) -> Scenario:
     )
 
 
+replica_costs = st.sampled_from(
+    [
+        ReplicaCosts((1.0,), (0.01,), 1e-6, 8192, 1, 1),
+        ReplicaCosts((1.0, 64.0), (0.01, 0.03), 2e-5, 2048, 64, 8),
+        ReplicaCosts((1.0, 2.0, 4096.0), (0.01, 0.011, 0.9), 1e-9, 10**6, 4096, 72),
+    ]
+)
+serving_points = st.builds(
+    ServingPoint,
+    it(1, 10**4),
+    *(st.floats(0, 1e4) for _ in range(4)),
+    st.floats(1e-4, 10),
+    st.floats(0, 1e5),
+    st.floats(0, 1e6),
+    st.floats(0, 1),
+    st.just("latency-bound"),
+)
 traffics = st.builds(
     lambda r, i, o, t1, t2: Lazy(lambda: Traffic(r, i, o, t1, t2), f"Traffic({r!r}, {i!r}, {o!r}, {t1!r}, {t2!r})"),
     fl(1, 1e4, wrong=False),
@@ -873,6 +891,12 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return plan_lists()
     if ann == "Plan":
         return plan_lists().filter(bool).map(lambda ps: ps[0]) | st.just(WrongType("not a plan"))
+    if ann == "ReplicaCosts":
+        return replica_costs
+    if ann == "list[ServingPoint]":
+        return st.lists(serving_points, max_size=5)
+    if name == "concurrencies":
+        return st.lists(it(1, 10**5), max_size=6).map(tuple)
     if ann == "list[CaseResult]":
         return case_results
     if "EfficiencyProfile" in ann or (name == "profiles"):
@@ -1063,6 +1087,7 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
             "ep",
             "etp",
             "dcp",
+            "concurrency",
             "pp",
             "tp",
             "total_gpus",
@@ -1622,7 +1647,16 @@ def _hostile_variant(draw, base: dict) -> dict:
 
 
 # input dataclasses that validate themselves in __post_init__ (the result containers do not need to)
+REPLICA_COSTS = dict(
+    batch=st.sampled_from([(1.0,), (1.0, 64.0), (1.0, 2.0, 4096.0), (0.5, 1.0), (2.0, 1.0), [1.0], (math.nan,)]),
+    decode_step_s=st.sampled_from([(0.01,), (0.01, 0.05), (0.01, 0.02, 0.9), (0.0, 1.0), (-1.0,), (math.inf,)]),
+    prefill_s_per_token=st.one_of(fl(1e-9, 1e-3), st.sampled_from([0.0, -1.0, math.nan])),
+    budget_tokens=st.one_of(it(1, 10**6), st.sampled_from([0, 1.5])),
+    kv_capacity=st.one_of(it(1, 10**5), st.sampled_from([0, -3])),
+    gpus=st.one_of(it(1, 1024), st.sampled_from([0, None])),
+)
 INPUT_DATACLASSES = {
+    "serving.ReplicaCosts": (ReplicaCosts, REPLICA_COSTS),
     "disagg.Traffic": (
         Traffic,
         dict(

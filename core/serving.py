@@ -1,0 +1,211 @@
+"""A colocated (aggregated) replica serving a closed loop of clients: what it delivers at each concurrency, as the
+benchmarks that draw throughput-vs-interactivity frontiers measure it (vLLM ``bench serve --max-concurrency``,
+AIPerf, InferenceX: ``C`` clients, each sending its next request when the last one finishes).
+
+The engine runs chunked prefill (vLLM's and SGLang's default): every step decodes one token of every sequence
+in decode and fills the rest of its token budget (``max_num_batched_tokens`` per attention rank) with prompt
+chunks. With ``X`` requests per second, each prompt's computed tokens taking ``A`` seconds of prefill work, the
+prefill work takes a share ``X A`` of the replica's time and stretches the decode steps:
+
+* ``TPOT = t_decode(n) / (1 - X A)`` for ``n`` sequences in decode, and Little's law ``n = X x output x TPOT``;
+* ``TTFT = A + ceil(computed / (budget - n)) x t_decode(n)``: the prompt's own work plus the decode parts of the
+  steps it rides;
+* the clients: ``C = X (TTFT + output x TPOT)``, solved for ``X``.
+
+When the prompts waiting outgrow the token budget (``n`` reaches ``budget x output / (output + computed)``, where
+prefill and decode finish requests at the same rate), every step is full: the replica serves its most, and more
+clients only wait longer for their first token. Clients beyond what the KV cache holds at the full context wait
+in the engine's queue (Little's law gives their TTFT). Decode step times are the step-time model's
+(:func:`core.perf.step_time`) on a grid of batch sizes, interpolated; a prompt token's cost is the model's prefill
+step at a full chunk.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from core import memory, perf
+from core._checks import is_number, is_whole, whole
+from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+
+__all__ = ["ReplicaCosts", "ServingPoint", "pareto", "replica_costs", "serve_closed_loop", "serving_sweep"]
+
+CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
+@dataclass(frozen=True)
+class ReplicaCosts:
+    """What one replica's steps cost for a workload: the decode step at a grid of batch sizes, a computed prompt
+    token's prefill seconds, the token budget per step and the sequences the KV cache holds at the full context."""
+
+    batch: tuple[float, ...]  # sequences in decode in the replica
+    decode_step_s: tuple[float, ...]
+    prefill_s_per_token: float  # replica seconds per computed prompt token at a full chunk
+    budget_tokens: int  # tokens a step may carry (max_num_batched_tokens x attention-DP ranks)
+    kv_capacity: int  # sequences the replica's KV cache holds at the full context
+    gpus: int  # GPUs of one replica
+
+    def __post_init__(self):
+        b, t = self.batch, self.decode_step_s
+        if not (isinstance(b, tuple) and isinstance(t, tuple) and 1 <= len(b) == len(t) <= 10_000):
+            raise ValueError("batch and decode_step_s must be tuples of the same length (1..10,000)")
+        if not all(is_number(x) and 0 < x <= 1e9 for x in b) or any(x >= y for x, y in itertools.pairwise(b)):
+            raise ValueError("batch must be increasing sequence counts in (0, 1e9]")
+        if not all(is_number(x) and 0 < x <= 1e6 for x in t):
+            raise ValueError("decode_step_s must be step times in (0, 1e6] seconds")
+        if not (is_number(self.prefill_s_per_token) and 0 < self.prefill_s_per_token <= 1e3):
+            raise ValueError(f"prefill_s_per_token must be in (0, 1000] s, got {self.prefill_s_per_token!r}")
+        for name in ("budget_tokens", "kv_capacity", "gpus"):
+            v = getattr(self, name)
+            if not (is_whole(v) and 1 <= v <= 10**12):
+                raise ValueError(f"{name} must be a whole number in 1..10^12, got {v!r}")
+
+    def decode_s(self, n: float) -> float:
+        return float(np.interp(n, self.batch, self.decode_step_s))
+
+
+@dataclass(frozen=True)
+class ServingPoint:
+    """One concurrency on one replica. Rates are per GPU; ``total`` counts every prompt token (cached or not) and
+    output token of the finished requests, as the benchmarks' "total token throughput" does."""
+
+    concurrency: int  # clients per replica
+    running: float  # requests the engine holds (KV cache permitting)
+    decoding: float  # of them in decode, on average
+    requests_per_s: float  # per replica
+    ttft_s: float
+    tpot_s: float
+    output_tokens_per_s_per_gpu: float
+    total_tokens_per_s_per_gpu: float
+    prefill_share: float  # of the replica's time
+    regime: str  # "latency-bound", "token budget full" or "KV cache full"
+
+    @property
+    def tokens_per_s_per_user(self) -> float:
+        """Interactivity: output tokens per second one client sees while its answer streams."""
+        return 1.0 / self.tpot_s
+
+
+def replica_costs(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    workload: Workload,
+    *,
+    eff: perf.Efficiency,
+    assumptions: MemoryAssumptions | None = None,
+    domain_gpus: int | None = None,
+    redundant_experts: int = 0,
+) -> ReplicaCosts:
+    """The :class:`ReplicaCosts` of one replica of ``layout`` (its ``dp`` ignored) for ``workload``; raises
+    ValueError when not one sequence of the workload's full context fits."""
+    prec = Precision.of(precision)
+    a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": redundant_experts})
+    one = layout.model_copy(update={"dp": 1})
+    gpus = one.total_gpus
+    cap = int(memory.max_concurrent_sequences(model, gpu, one, prec, workload.context_len, assumptions=a))
+    if cap < layout.attention_dp:
+        raise ValueError(f"not one {workload.context_len:,}-token sequence per attention rank fits the KV cache")
+    grid = sorted({1.0, float(cap), *(float(b) for b in (2**k for k in range(1, 30)) if b < cap)})
+
+    def step(phase: str, per_gpu: float, ctx: int, cached: int = 0) -> perf.StepTime:
+        cfg = perf.StepConfig(phase, per_gpu, ctx, redundant_experts=redundant_experts, cached_tokens=cached)
+        return perf.step_time(model, gpu, one, prec, cfg, eff, domain_gpus=domain_gpus)
+
+    decode = tuple(step("decode", n / gpus, workload.decode_context_len).step_s for n in grid)
+    budget = a.max_num_batched_tokens * one.attention_dp
+    chunk = step("prefill", budget / gpus, workload.input_len, workload.cached_prompt_tokens)
+    return ReplicaCosts(tuple(grid), decode, 1.0 / (chunk.tokens_per_s_per_gpu * gpus), budget, cap, gpus)
+
+
+def _decoding(costs: ReplicaCosts, x: float, a: float, out: int, most: float) -> float | None:
+    """The sequences in decode at ``x`` requests/s: the root of ``n = x out t(n) / (1 - x a)`` up to ``most``
+    (None: none, the rate is beyond reach)."""
+    stretch = 1.0 - x * a
+    if stretch <= 0:
+        return None
+
+    def g(n: float) -> float:
+        return n - x * out * costs.decode_s(n) / stretch
+
+    lo, hi = 0.0, most
+    if g(hi) < 0:
+        return None
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if g(mid) < 0 else (lo, mid)
+    return hi
+
+
+def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int) -> ServingPoint:
+    """The replica's steady state with ``concurrency`` clients (see the module docstring)."""
+    c = whole("concurrency", concurrency, 1, 10_000_000)
+    out, computed = workload.output_len, workload.computed_prompt_tokens
+    a = computed * costs.prefill_s_per_token
+    held = float(min(c, costs.kv_capacity))
+    busiest = costs.budget_tokens * out / (out + computed)  # decode sequences at which every step is full
+
+    def ttft0(n: float) -> float:
+        room = costs.budget_tokens - n
+        return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n)
+
+    def clients(x: float) -> float:
+        n = _decoding(costs, x, a, out, held)
+        return math.inf if n is None else n + x * ttft0(n)
+
+    lo, hi = 0.0, 1.0 / a
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if clients(mid) < held else (lo, mid)
+    x = lo
+    n = _decoding(costs, x, a, out, held) or 0.0
+    regime = "latency-bound"
+    if n > busiest:  # the budget binds: every step full, prefill and decode finishing requests alike
+        n = busiest
+        step = costs.decode_s(n) + (costs.budget_tokens - n) * costs.prefill_s_per_token
+        x, tpot = n / (out * step), step
+        regime = "token budget full"
+    else:
+        tpot = costs.decode_s(n) / (1.0 - x * a) if x > 0 else costs.decode_s(max(n, 1.0))
+    ttft = max(c / x - out * tpot, ttft0(n)) if x > 0 else math.inf
+    if c > costs.kv_capacity:
+        regime = "KV cache full"
+    return ServingPoint(
+        c,
+        held,
+        n,
+        x,
+        ttft,
+        tpot,
+        x * out / costs.gpus,
+        x * (workload.input_len + out) / costs.gpus,
+        x * a,
+        regime,
+    )
+
+
+def serving_sweep(costs: ReplicaCosts, workload: Workload, concurrencies=CONCURRENCIES) -> list[ServingPoint]:
+    """:func:`serve_closed_loop` at each concurrency up to the first that fills the KV cache (more clients only
+    queue)."""
+    points = []
+    for c in concurrencies:
+        points.append(serve_closed_loop(costs, workload, c))
+        if c >= costs.kv_capacity:
+            break
+    return points
+
+
+def pareto(points: list[ServingPoint]) -> list[ServingPoint]:
+    """The points no other beats on both output tokens/s per GPU and tokens/s per user, fastest users first."""
+    best = sorted(points, key=lambda p: (-p.tokens_per_s_per_user, -p.output_tokens_per_s_per_gpu))
+    out, top = [], -math.inf
+    for p in best:
+        if p.output_tokens_per_s_per_gpu > top:
+            out.append(p)
+            top = p.output_tokens_per_s_per_gpu
+    return out

@@ -1,0 +1,108 @@
+"""A colocated replica under a closed loop of clients (issue 23's throughput-vs-interactivity frontier). The first
+tests use made-up step costs so every number can be worked by hand; the last ones run the catalog's models."""
+
+import math
+
+import pytest
+
+from core import perf, serving
+from core.catalog import load_catalog
+from core.specs import ParallelLayout, Precision, Workload
+
+# a decode step of n sequences takes 10 ms + 0.1 ms x n (two grid points: the interpolation is exact); a computed
+# prompt token 10 us of the replica's time; 8 GPUs; a step carries 8,192 tokens; the cache holds 1,000 sequences
+COSTS = serving.ReplicaCosts((1.0, 1000.0), (0.0101, 0.110), 10e-6, 8192, 1000, 8)
+WL = Workload(input_len=1000, output_len=100)  # each prompt: 1,000 x 10 us = 10 ms of prefill work
+
+
+def test_one_client_by_hand():
+    # n = x 100 t(n) / (1 - 0.01 x) and n + x TTFT0(n) = 1, TTFT0 = 0.01 + ceil(1000 / (8192 - n)) t(n); below one
+    # sequence a step still costs t(1) = 10.1 ms. So x = n / (1.01 + 0.01 n) and n + 0.0201 x = 1. By hand:
+    # n = 0.98067 -> x = 0.98067 / 1.0198067 = 0.961624, n + 0.0201 x = 0.999999
+    p = serving.serve_closed_loop(COSTS, WL, 1)
+    assert p.decoding == pytest.approx(0.98067, abs=2e-5)
+    assert p.requests_per_s == pytest.approx(0.961624, rel=2e-5)
+    assert p.ttft_s == pytest.approx(0.0201, rel=1e-4)
+    assert p.tpot_s == pytest.approx(0.0101 / (1 - 0.00961624), rel=1e-4)  # 10.198 ms: prefill's 1% share
+    assert p.regime == "latency-bound"
+    # Little's law holds: the client is either waiting for its first token or streaming
+    assert p.requests_per_s * (p.ttft_s + 100 * p.tpot_s) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_full_token_budget_by_hand():
+    # a step carries 1,100 tokens: prefill and decode finish requests at the same rate when n / 100 = (1100 - n) /
+    # 1000, n = 100; each step then decodes 100 (t = 0.01 + 0.0001 x 100 = 20 ms) and prefills 1,000 tokens
+    # (10 ms): 30 ms. x = 100 / (100 x 0.03) = 33.33 requests/s; 1,000 clients wait 1000 / 33.33 - 100 x 0.03 = 27 s
+    # for their first token
+    costs = serving.ReplicaCosts((1.0, 1000.0), (0.0101, 0.110), 10e-6, 1100, 1000, 8)
+    p = serving.serve_closed_loop(costs, WL, 1000)
+    assert p.regime == "token budget full"
+    assert p.decoding == pytest.approx(100.0)
+    assert p.tpot_s == pytest.approx(0.030)
+    assert p.requests_per_s == pytest.approx(100 / 3)
+    assert p.ttft_s == pytest.approx(27.0)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(100 / 3 * 100 / 8)  # 416.7
+    assert p.total_tokens_per_s_per_gpu == pytest.approx(100 / 3 * 1100 / 8)  # 4,583.3
+    assert p.prefill_share == pytest.approx(1 / 3)
+
+
+def test_clients_beyond_the_cache_only_wait():
+    costs = serving.ReplicaCosts((1.0, 1000.0), (0.0101, 0.110), 10e-6, 8192, 50, 8)
+    at_cap, beyond = (serving.serve_closed_loop(costs, WL, c) for c in (50, 200))
+    assert beyond.regime == "KV cache full" and beyond.running == 50
+    assert beyond.requests_per_s == pytest.approx(at_cap.requests_per_s)
+    assert beyond.tpot_s == pytest.approx(at_cap.tpot_s)
+    # Little's law: 200 clients at the same rate, 150 more waiting
+    assert beyond.ttft_s == pytest.approx(at_cap.ttft_s + 150 / at_cap.requests_per_s, rel=1e-6)
+    sweep = serving.serving_sweep(costs, WL)
+    assert [p.concurrency for p in sweep] == [1, 2, 4, 8, 16, 32, 64]  # stops at the first past the cache
+
+
+def test_more_clients_trade_interactivity_for_throughput():
+    pts = serving.serving_sweep(COSTS, WL)
+    users = [p.tokens_per_s_per_user for p in pts]
+    rates = [p.output_tokens_per_s_per_gpu for p in pts]
+    assert users == sorted(users, reverse=True) and rates == sorted(rates)
+    assert serving.pareto(pts) == sorted(pts, key=lambda p: -p.tokens_per_s_per_user)
+
+
+def test_pareto_drops_dominated_points():
+    def pt(user, rate):
+        return serving.ServingPoint(1, 1, 1, 1, 0.1, 1 / user, rate, rate, 0.1, "latency-bound")
+
+    a, b, c = pt(50, 100), pt(40, 90), pt(20, 300)  # b is slower for users and per GPU than a
+    assert serving.pareto([c, b, a]) == [a, c]
+
+
+cat = load_catalog()
+
+
+def test_a_decode_only_replica_matches_the_step_time_model():
+    # with the prompts' cost and the token budget out of the way, c clients decode c sequences (less the instant of
+    # each prompt's one step): c / (t(c) x 8) output tokens/s per GPU
+    kimi, b200 = cat.model("kimi-k2.6"), cat.gpu("b200")
+    eff = cat.efficiency_for("b200", "vllm")
+    lay, prec = ParallelLayout(attention_tp=8, ep=8, dcp=8), Precision(weights="nvfp4", kv_cache="fp8")
+    wl = Workload(input_len=67_600, output_len=400)
+    costs = serving.replica_costs(kimi, b200, lay, prec, wl, eff=eff)
+    assert costs.kv_capacity >= 300  # DCP 8: ~39 sequences of 68,000 tokens per GPU
+    st = perf.step_time(kimi, b200, lay, prec, perf.StepConfig("decode", 64 / 8, wl.decode_context_len), eff)
+    assert costs.decode_s(64) == pytest.approx(st.step_s)  # 64 is a grid point
+    tiny = serving.ReplicaCosts(costs.batch, costs.decode_step_s, 1e-12, 10**9, costs.kv_capacity, 8)
+    p = serving.serve_closed_loop(tiny, wl, 64)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(64 / (st.step_s * 8), rel=5e-3)
+    assert p.tokens_per_s_per_user == pytest.approx(1 / st.step_s, rel=5e-3)
+    assert math.isfinite(p.ttft_s)
+
+
+def test_a_workload_too_long_for_the_cache_is_refused():
+    # 2,000,000 tokens x 61 layers x 576 x 2 bytes (bf16) = 140.5 GB on every TP rank, beside 74 GB of weights
+    with pytest.raises(ValueError, match="not one 2,000,000-token sequence"):
+        serving.replica_costs(
+            cat.model("kimi-k2.6"),
+            cat.gpu("b200"),
+            ParallelLayout(attention_tp=8, ep=8),
+            Precision(weights="nvfp4", kv_cache="bf16"),
+            Workload(input_len=1_999_000, output_len=1000),
+            eff=cat.efficiency_for("b200", "vllm"),
+        )
