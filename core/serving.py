@@ -48,6 +48,8 @@ class ReplicaCosts:
     budget_tokens: int  # tokens a step may carry (max_num_batched_tokens x attention-DP ranks)
     kv_capacity: int  # sequences the replica's KV cache holds at the full context
     gpus: int  # GPUs of one replica
+    draft_tokens: int = 0  # speculative decoding: tokens drafted per step (the step verifies draft + 1 per sequence)
+    accepted_length: float = 1.0  # output tokens per sequence per step (1 without speculation)
 
     def __post_init__(self):
         b, t = self.batch, self.decode_step_s
@@ -63,6 +65,12 @@ class ReplicaCosts:
             v = getattr(self, name)
             if not (is_whole(v) and 1 <= v <= 10**12):
                 raise ValueError(f"{name} must be a whole number in 1..10^12, got {v!r}")
+        if not (is_whole(self.draft_tokens) and 0 <= self.draft_tokens <= 64):
+            raise ValueError(f"draft_tokens must be a whole number in 0..64, got {self.draft_tokens!r}")
+        if not (is_number(self.accepted_length) and 1 <= self.accepted_length <= self.draft_tokens + 1):
+            raise ValueError(
+                f"accepted_length must be in [1, draft_tokens + 1 = {self.draft_tokens + 1}], got {self.accepted_length!r}"
+            )
 
     def decode_s(self, n: float) -> float:
         return float(np.interp(n, self.batch, self.decode_step_s))
@@ -101,9 +109,15 @@ def replica_costs(
     assumptions: MemoryAssumptions | None = None,
     domain_gpus: int | None = None,
     redundant_experts: int = 0,
+    draft_tokens: int = 0,
+    accepted_length: float = 1.0,
+    draft_cost: float = 0.0,
 ) -> ReplicaCosts:
     """The :class:`ReplicaCosts` of one replica of ``layout`` (its ``dp`` ignored) for ``workload``; raises
-    ValueError when not one sequence of the workload's full context fits."""
+    ValueError when not one sequence of the workload's full context fits. With speculative decoding
+    (``draft_tokens`` > 0) a decode step verifies ``draft_tokens + 1`` tokens per sequence and drafts
+    ``draft_tokens`` times at ``draft_cost`` x the plain step (a built-in head such as MTP), for
+    ``accepted_length`` output tokens per sequence (as :func:`core.speculative.batch_speedup` prices it)."""
     prec = Precision.of(precision)
     a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": redundant_experts})
     one = layout.model_copy(update={"dp": 1})
@@ -113,14 +127,26 @@ def replica_costs(
         raise ValueError(f"not one {workload.context_len:,}-token sequence per attention rank fits the KV cache")
     grid = sorted({1.0, float(cap), *(float(b) for b in (2**k for k in range(1, 30)) if b < cap)})
 
-    def step(phase: str, per_gpu: float, ctx: int, cached: int = 0) -> perf.StepTime:
-        cfg = perf.StepConfig(phase, per_gpu, ctx, redundant_experts=redundant_experts, cached_tokens=cached)
+    def step(phase: str, per_gpu: float, ctx: int, cached: int = 0, per_seq: float = 1.0) -> perf.StepTime:
+        cfg = perf.StepConfig(
+            phase, per_gpu, ctx, redundant_experts=redundant_experts, cached_tokens=cached, tokens_per_sequence=per_seq
+        )
         return perf.step_time(model, gpu, one, prec, cfg, eff, domain_gpus=domain_gpus)
 
-    decode = tuple(step("decode", n / gpus, workload.decode_context_len).step_s for n in grid)
+    ctx, k = workload.decode_context_len, draft_tokens
+
+    def decode_s(n: float) -> float:
+        plain = step("decode", n / gpus, ctx).step_s
+        return (
+            plain if not k else step("decode", n * (k + 1) / gpus, ctx, per_seq=k + 1.0).step_s + k * draft_cost * plain
+        )
+
     budget = a.max_num_batched_tokens * one.attention_dp
     chunk = step("prefill", budget / gpus, workload.input_len, workload.cached_prompt_tokens)
-    return ReplicaCosts(tuple(grid), decode, 1.0 / (chunk.tokens_per_s_per_gpu * gpus), budget, cap, gpus)
+    per_token = 1.0 / (chunk.tokens_per_s_per_gpu * gpus)
+    return ReplicaCosts(
+        tuple(grid), tuple(decode_s(n) for n in grid), per_token, budget, cap, gpus, k, float(accepted_length)
+    )
 
 
 def _decoding(costs: ReplicaCosts, x: float, a: float, out: int, most: float) -> float | None:
@@ -145,13 +171,16 @@ def _decoding(costs: ReplicaCosts, x: float, a: float, out: int, most: float) ->
 def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int) -> ServingPoint:
     """The replica's steady state with ``concurrency`` clients (see the module docstring)."""
     c = whole("concurrency", concurrency, 1, 10_000_000)
-    out, computed = workload.output_len, workload.computed_prompt_tokens
+    computed, al, width = workload.computed_prompt_tokens, costs.accepted_length, costs.draft_tokens + 1
+    out = workload.output_len / al  # decode steps per request
     a = computed * costs.prefill_s_per_token
     held = float(min(c, costs.kv_capacity))
-    busiest = costs.budget_tokens * out / (out + computed)  # decode sequences at which every step is full
+    # decode sequences at which every step is full: prefill and decode finish requests at the same rate,
+    # n / out = (budget - n x width) / computed
+    busiest = costs.budget_tokens * out / (computed + out * width)
 
     def ttft0(n: float) -> float:
-        room = costs.budget_tokens - n
+        room = costs.budget_tokens - n * width
         return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n)
 
     def clients(x: float) -> float:
@@ -167,12 +196,13 @@ def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int)
     regime = "latency-bound"
     if n > busiest:  # the budget binds: every step full, prefill and decode finishing requests alike
         n = busiest
-        step = costs.decode_s(n) + (costs.budget_tokens - n) * costs.prefill_s_per_token
+        step = costs.decode_s(n) + (costs.budget_tokens - n * width) * costs.prefill_s_per_token
         x, tpot = n / (out * step), step
         regime = "token budget full"
     else:
         tpot = costs.decode_s(n) / (1.0 - x * a) if x > 0 else costs.decode_s(max(n, 1.0))
     ttft = max(c / x - out * tpot, ttft0(n)) if x > 0 else math.inf
+    tpot /= al  # per output token
     if c > costs.kv_capacity:
         regime = "KV cache full"
     return ServingPoint(
@@ -182,8 +212,8 @@ def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int)
         x,
         ttft,
         tpot,
-        x * out / costs.gpus,
-        x * (workload.input_len + out) / costs.gpus,
+        x * workload.output_len / costs.gpus,
+        x * (workload.input_len + workload.output_len) / costs.gpus,
         x * a,
         regime,
     )

@@ -1047,6 +1047,8 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "step_compute_s": _f(0, 10),
     "replayed": _f(0, 1),
     "t_attn": _f(0, 1e4),
+    "accepted_length": _f(1, 3),
+    "draft_tokens": _i(0, 4),
     "kv_budget_bytes_per_gpu": _f(0, 1e12),
     "host_gb_per_node": _f(0, 1e5),
     "store_gb_per_gpu": _f(0, 1e6),
@@ -1654,6 +1656,8 @@ REPLICA_COSTS = dict(
     budget_tokens=st.one_of(it(1, 10**6), st.sampled_from([0, 1.5])),
     kv_capacity=st.one_of(it(1, 10**5), st.sampled_from([0, -3])),
     gpus=st.one_of(it(1, 1024), st.sampled_from([0, None])),
+    draft_tokens=st.one_of(it(0, 4), st.sampled_from([-1, 65, 1.5])),
+    accepted_length=st.one_of(st.floats(1, 5), st.sampled_from([0.5, math.nan, math.inf])),
 )
 INPUT_DATACLASSES = {
     "serving.ReplicaCosts": (ReplicaCosts, REPLICA_COSTS),

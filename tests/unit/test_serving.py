@@ -106,3 +106,19 @@ def test_a_workload_too_long_for_the_cache_is_refused():
             Workload(input_len=1_999_000, output_len=1000),
             eff=cat.efficiency_for("b200", "vllm"),
         )
+
+
+def test_speculation_by_hand():
+    # one draft token, 1.5 accepted per step: a request takes 100 / 1.5 = 66.67 steps, each verifying 2 tokens per
+    # sequence. The 1,100-token budget fills at n = 1100 x 66.67 / (1000 + 66.67 x 2) = 64.706 sequences; a step is
+    # t(64.706) + (1100 - 2 x 64.706) x 10 us = 16.4706 + 9.7059 = 26.1765 ms; x = 64.706 / (66.67 x 0.0261765)
+    # = 37.078 requests/s; TPOT = 26.1765 / 1.5 = 17.451 ms per output token
+    costs = serving.ReplicaCosts((1.0, 1000.0), (0.0101, 0.110), 10e-6, 1100, 1000, 8, 1, 1.5)
+    p = serving.serve_closed_loop(costs, WL, 1000)
+    assert p.regime == "token budget full"
+    assert p.decoding == pytest.approx(64.706, rel=1e-4)
+    assert p.requests_per_s == pytest.approx(37.078, rel=1e-4)
+    assert p.tpot_s == pytest.approx(0.017451, rel=1e-4)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(37.078 * 100 / 8, rel=1e-4)
+    with pytest.raises(ValueError, match=r"accepted_length must be in \[1, draft_tokens \+ 1 = 2\]"):
+        serving.ReplicaCosts((1.0,), (0.01,), 1e-6, 1100, 10, 8, 1, 2.5)
