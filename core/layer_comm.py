@@ -69,19 +69,18 @@ def moe_comm_s(
 def dcp_merge_s(
     model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, phase: str, eff: Efficiency, t_attn: float, domain: int
 ) -> float:
-    """One layer's decode-context-parallel exchange (vLLM's ``AllGather Q -> attention on the local shard ->
-    AllGather + ReduceScatter`` of the partial outputs and their log-sum-exps) over the ``dcp`` ranks, for
-    ``t_attn`` query tokens of the attention group: each rank runs the group's ``heads x dcp / tp`` query heads
-    over its slice of the cache. 0 without DCP."""
+    """One layer's decode-context-parallel exchange over the ``dcp`` ranks, as vLLM runs it: all-gather the query,
+    attend over the local shard, then ``cp_lse_ag_out_rs``: all-gather the log-sum-exps (fp32), rescale the partial
+    outputs and reduce-scatter them. For ``t_attn`` query tokens of the attention group: each rank runs the group's
+    ``heads x dcp / tp`` query heads over its slice of the cache. 0 without DCP."""
     dcp = layout.dcp
     if dcp == 1:
         return 0.0
     mx = model.head_mixer
     q, o = mx.dcp_exchange_elements_per_head()
-    heads = getattr(mx, "num_heads", 0) * dcp / layout.attention_tp
-    q_bytes, o_bytes = t_attn * heads * q * 2.0, t_attn * heads * o * 2.0
+    heads = t_attn * getattr(mx, "num_heads", 0) * dcp / layout.attention_tp  # query heads x tokens on a rank
     return (
-        collective(eff, gpu, phase, "all_gather", q_bytes, dcp, domain)
-        + collective(eff, gpu, phase, "all_gather", o_bytes, dcp, domain)
-        + collective(eff, gpu, phase, "reduce_scatter", o_bytes, dcp, domain)
+        collective(eff, gpu, phase, "all_gather", heads * q * 2.0, dcp, domain)
+        + collective(eff, gpu, phase, "all_gather", heads * 4.0, dcp, domain)
+        + collective(eff, gpu, phase, "reduce_scatter", heads * o * 2.0, dcp, domain)
     )

@@ -29,6 +29,7 @@ __all__ = [
     "CacheMiss",
     "Plan",
     "cold_prefill",
+    "layout_label",
     "operating_point",
     "per_gpu_text",
     "time_categories",
@@ -98,17 +99,22 @@ class Plan:
 
     @property
     def label(self) -> str:
-        lay = self.layout
-        parts = [
-            f"TP{lay.attention_tp}" if lay.attention_tp > 1 else "",
-            f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
-            f"EP{lay.ep}" if lay.ep > 1 else "",
-            (f"FFN-TP{lay.expert_tp}" if self.dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
-            f"DCP{lay.dcp}" if lay.dcp > 1 else "",
-            f"PP{lay.pp}" if lay.pp > 1 else "",
-            f"DP{lay.dp}" if lay.dp > 1 else "",
-        ]
-        return " · ".join(p for p in parts if p) or "1 GPU"
+        return layout_label(self.layout, self.dense)
+
+
+def layout_label(lay: ParallelLayout, dense: bool = False) -> str:
+    """A layout in the engines' shorthand, e.g. "TP8 · EP8 · DCP8" or "DP-attn8 · EP8" ("1 GPU" when unsplit;
+    ``dense``: a dense model's FFN-TP in place of expert TP)."""
+    parts = [
+        f"TP{lay.attention_tp}" if lay.attention_tp > 1 else "",
+        f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
+        f"EP{lay.ep}" if lay.ep > 1 else "",
+        (f"FFN-TP{lay.expert_tp}" if dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
+        f"DCP{lay.dcp}" if lay.dcp > 1 else "",
+        f"PP{lay.pp}" if lay.pp > 1 else "",
+        f"DP{lay.dp}" if lay.dp > 1 else "",
+    ]
+    return " · ".join(p for p in parts if p) or "1 GPU"
 
 
 def _replica_headroom_gb(model, gpu, layout, prec, workload, a, batch: int) -> float:

@@ -22,17 +22,24 @@ step at a full chunk.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from dataclasses import dataclass
-
-import numpy as np
 
 from core import memory, perf
 from core._checks import is_number, is_whole, whole
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 
-__all__ = ["ReplicaCosts", "ServingPoint", "pareto", "replica_costs", "serve_closed_loop", "serving_sweep"]
+__all__ = [
+    "ReplicaCosts",
+    "ServingPoint",
+    "pareto",
+    "replica_costs",
+    "serve_closed_loop",
+    "serve_disaggregated",
+    "serving_sweep",
+]
 
 CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
@@ -73,13 +80,21 @@ class ReplicaCosts:
             )
 
     def decode_s(self, n: float) -> float:
-        return float(np.interp(n, self.batch, self.decode_step_s))
+        """The decode step of ``n`` sequences: linear between grid points, the ends held flat."""
+        b, t = self.batch, self.decode_step_s
+        i = bisect.bisect_right(b, n)
+        if i == 0:
+            return t[0]
+        if i == len(b):
+            return t[-1]
+        return t[i - 1] + (t[i] - t[i - 1]) * (n - b[i - 1]) / (b[i] - b[i - 1])
 
 
 @dataclass(frozen=True)
 class ServingPoint:
     """One concurrency on one replica. Rates are per GPU; ``total`` counts every prompt token (cached or not) and
-    output token of the finished requests, as the benchmarks' "total token throughput" does."""
+    output token of the finished requests, as the benchmarks' "total token throughput" does; ``computed`` the
+    prompt tokens computed (prefix-cache hits excluded) and the output, as an engine's own counters do."""
 
     concurrency: int  # clients per replica
     running: float  # requests the engine holds (KV cache permitting)
@@ -91,6 +106,7 @@ class ServingPoint:
     total_tokens_per_s_per_gpu: float
     prefill_share: float  # of the replica's time
     regime: str  # "latency-bound", "token budget full" or "KV cache full"
+    computed_tokens_per_s_per_gpu: float = 0.0  # prompt tokens computed (prefix-cache hits excluded) + output
 
     @property
     def tokens_per_s_per_user(self) -> float:
@@ -162,7 +178,7 @@ def _decoding(costs: ReplicaCosts, x: float, a: float, out: int, most: float) ->
     lo, hi = 0.0, most
     if g(hi) < 0:
         return None
-    for _ in range(60):
+    for _ in range(48):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if g(mid) < 0 else (lo, mid)
     return hi
@@ -170,16 +186,23 @@ def _decoding(costs: ReplicaCosts, x: float, a: float, out: int, most: float) ->
 
 def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int) -> ServingPoint:
     """The replica's steady state with ``concurrency`` clients (see the module docstring)."""
-    c = whole("concurrency", concurrency, 1, 10_000_000)
+    return _steady(costs, workload, whole("concurrency", concurrency, 1, 10_000_000))
+
+
+def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: float | None = None) -> ServingPoint:
+    """:func:`serve_closed_loop` for ``c`` clients (a share of a pool's: not always whole). ``elsewhere_s``: the
+    prompts are prefilled by another pool in that many seconds (disaggregated): no prefill work here, no budget."""
     computed, al, width = workload.computed_prompt_tokens, costs.accepted_length, costs.draft_tokens + 1
     out = workload.output_len / al  # decode steps per request
-    a = computed * costs.prefill_s_per_token
+    a = 0.0 if elsewhere_s is not None else computed * costs.prefill_s_per_token
     held = float(min(c, costs.kv_capacity))
     # decode sequences at which every step is full: prefill and decode finish requests at the same rate,
     # n / out = (budget - n x width) / computed
-    busiest = costs.budget_tokens * out / (computed + out * width)
+    busiest = math.inf if elsewhere_s is not None else costs.budget_tokens * out / (computed + out * width)
 
     def ttft0(n: float) -> float:
+        if elsewhere_s is not None:
+            return elsewhere_s
         room = costs.budget_tokens - n * width
         return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n)
 
@@ -187,8 +210,8 @@ def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int)
         n = _decoding(costs, x, a, out, held)
         return math.inf if n is None else n + x * ttft0(n)
 
-    lo, hi = 0.0, 1.0 / a
-    for _ in range(80):
+    lo, hi = 0.0, (1.0 / a if a else held / (out * min(costs.decode_step_s)))
+    for _ in range(56):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if clients(mid) < held else (lo, mid)
     x = lo
@@ -206,7 +229,7 @@ def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int)
     if c > costs.kv_capacity:
         regime = "KV cache full"
     return ServingPoint(
-        c,
+        math.ceil(c),
         held,
         n,
         x,
@@ -216,6 +239,53 @@ def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int)
         x * (workload.input_len + workload.output_len) / costs.gpus,
         x * a,
         regime,
+        x * (computed + workload.output_len) / costs.gpus,
+    )
+
+
+def serve_disaggregated(
+    decode: ReplicaCosts,
+    decode_replicas: int,
+    prefill: ReplicaCosts,
+    prefill_replicas: int,
+    workload: Workload,
+    concurrency: int,
+) -> ServingPoint:
+    """A prefill pool and a decode pool serving ``concurrency`` clients, spread evenly over the decode replicas.
+    A prompt takes its computed tokens at the prefill replica's rate (``prefill.prefill_s_per_token``) for its
+    first token; the decode replicas then run with no prefill work. When the decode side would finish requests
+    faster than the prefill pool computes their prompts, the prefill pool sets the rate and the clients wait for
+    it. Rates are per GPU of both pools; ``prefill_share`` is the prefill pool's utilisation."""
+    c = whole("concurrency", concurrency, 1, 10_000_000)
+    rd, rp = (
+        whole("decode_replicas", decode_replicas, 1, 100_000),
+        whole("prefill_replicas", prefill_replicas, 1, 100_000),
+    )
+    per_prompt = workload.computed_prompt_tokens * prefill.prefill_s_per_token
+    most = rp / per_prompt  # prompts per second the prefill pool computes
+    gpus = rd * decode.gpus + rp * prefill.gpus
+    p = _steady(decode, workload, c / rd, per_prompt)
+    x = rd * p.requests_per_s
+    if x > most:  # prefill-bound: the decode side sees the clients the prefill pool lets through
+        lo, hi = 0.0, c / rd
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if rd * _steady(decode, workload, mid, per_prompt).requests_per_s < most else (lo, mid)
+        p, x = _steady(decode, workload, lo, per_prompt), most
+    tpot = p.tpot_s
+    ttft = max(c / x - workload.output_len * tpot, per_prompt)
+    return ServingPoint(
+        c,
+        p.running * rd,
+        p.decoding * rd,
+        x,
+        ttft,
+        tpot,
+        x * workload.output_len / gpus,
+        x * (workload.input_len + workload.output_len) / gpus,
+        x / most,
+        "prefill pool full" if x >= most * (1 - 1e-9) else p.regime,
+        x * (workload.computed_prompt_tokens + workload.output_len) / gpus,
     )
 
 

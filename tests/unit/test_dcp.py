@@ -64,7 +64,8 @@ def test_decode_reads_a_shard_with_every_head_of_the_group():
 
 def test_the_merge_is_three_collectives_per_layer():
     # 8 query tokens; the DCP group runs 64 x 8 / 8 = 64 heads: all-gather the latent-space queries
-    # 8 x 64 x 576 x 2 = 589,824 B, then all-gather and reduce-scatter the outputs + LSE 8 x 64 x 514 x 2 = 526,336 B
+    # 8 x 64 x 576 x 2 = 589,824 B and the fp32 log-sum-exps 8 x 64 x 4 = 2,048 B, then reduce-scatter the rescaled
+    # latent-space outputs 8 x 64 x 512 x 2 = 524,288 B (vLLM's cp_lse_ag_out_rs)
     def c(op, nbytes):
         return collectives.collective_s(
             op,
@@ -79,11 +80,13 @@ def test_the_merge_is_three_collectives_per_layer():
             link=EFF["allreduce"],
         )
 
-    want = c("all_gather", 589_824) + c("all_gather", 526_336) + c("reduce_scatter", 526_336)
+    want = c("all_gather", 589_824) + c("all_gather", 2_048) + c("reduce_scatter", 524_288)
     assert layer_comm.dcp_merge_s(KIMI, B200, tp8(8), "decode", EFF, 8.0, 8) == pytest.approx(want)
     assert layer_comm.dcp_merge_s(KIMI, B200, tp8(), "decode", EFF, 8.0, 8) == 0.0
     st = perf.step_time(KIMI, B200, tp8(8), NVFP4, perf.StepConfig("decode", 1.0, 68_000), EFF)
     assert st.components["dcp_merge"] == pytest.approx(61 * want)
+    prefill = perf.step_time(KIMI, B200, tp8(8), NVFP4, perf.StepConfig("prefill", 1024.0, 8192), EFF)
+    assert "dcp_merge" not in prefill.components  # vLLM's DCP merges in decode; prefill is priced as TP's
 
 
 def test_the_search_offers_dcp_to_vllm_decode_only():

@@ -73,6 +73,7 @@ from core.comms import AllToAllSplit
 from core.disagg import Traffic
 from core.efficiency import KERNEL_PATHS, SERVING_STACKS
 from core.eplb_published import PLACEMENTS, EplbCase, EplbRow, load_eplb_cases
+from core.frontier import PoolSpec, load_frontier_cases, load_frontier_points
 from core.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
 from core.layout import Plan
 from core.memory import GGUF_BLOCKS
@@ -962,6 +963,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return quant_configs
     if name == "meta":
         return st.one_of(st.none(), st.just({}), st.just({"config_source": "fuzz"}))
+    if name == "case" and qualname == "frontier.model_case":  # the two cases that model in a blink, or junk ids
+        return st.one_of(st.sampled_from(["qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp"]), text(20))
     if name == "case":
         return cases
     if name == "cases":
@@ -974,7 +977,7 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.integers(0, 50)
     if name == "progress":
         return st.none()
-    if name == "path":  # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
+    if name in ("path", "points_path"):  # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
         return st.sampled_from([None, str(CATALOG_DIR), "/nonexistent/catalog", __file__, "x" * 5000, "bad\x00name"])
     if ann == "bool":
         return st.booleans()
@@ -1090,6 +1093,8 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
             "etp",
             "dcp",
             "concurrency",
+            "decode_replicas",
+            "prefill_replicas",
             "pp",
             "tp",
             "total_gpus",
@@ -1527,6 +1532,11 @@ BASELINES: dict[str, list[BaseModel]] = {
     "HostLink": list({g.host_link.name: g.host_link for g in GPUS if g.host_link is not None}.values()),
     "TokenStats": [p.input_tokens for p in load_profiles()] + [p.output_tokens for p in load_profiles()],
     "WorkloadProfile": list(load_profiles()),
+    "FrontierPoint": list(load_frontier_points().values())[:6],
+    "FrontierCase": list(load_frontier_cases())[:3],
+    "Deployment": [d for c in load_frontier_cases() for d in c.deployments][:4],
+    "PoolSpec": [PoolSpec(tp=8, ep=8, dcp=8), PoolSpec(dp_attention=8, ep=8, replicas=4)],
+    "Speculation": [c.speculative for c in load_frontier_cases() if c.speculative is not None][:1],
     "ClusterSpec": [
         ClusterSpec(gpu=CAT.gpus["h200"], num_nodes=2),
         ClusterSpec(gpu=CAT.gpus["gb200"], gpus_per_node=4),

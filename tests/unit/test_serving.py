@@ -122,3 +122,27 @@ def test_speculation_by_hand():
     assert p.output_tokens_per_s_per_gpu == pytest.approx(37.078 * 100 / 8, rel=1e-4)
     with pytest.raises(ValueError, match=r"accepted_length must be in \[1, draft_tokens \+ 1 = 2\]"):
         serving.ReplicaCosts((1.0,), (0.01,), 1e-6, 1100, 10, 8, 1, 2.5)
+
+
+def test_disaggregated_pools_by_hand():
+    # decode: COSTS on 2 replicas of 8 GPUs; prefill: 1 replica of 4 GPUs at 10 us a token: a 1,000-token prompt
+    # takes 10 ms, 100 prompts/s at most. 2 clients, one per decode replica: n + 0.01 x = 1 with n = 100 x t and
+    # t = t(1) = 10.1 ms below one sequence: 1.01 x + 0.01 x = 1, x = 0.980392 per replica (1.960784 in all);
+    # TTFT = 2 / 1.960784 - 100 x 0.0101 = 10 ms; 20 GPUs
+    prefill = serving.ReplicaCosts((1.0,), (0.01,), 10e-6, 8192, 1000, 4)
+    p = serving.serve_disaggregated(COSTS, 2, prefill, 1, WL, 2)
+    assert p.requests_per_s == pytest.approx(1.960784, rel=1e-5)
+    assert p.tpot_s == pytest.approx(0.0101)
+    assert p.ttft_s == pytest.approx(0.010, rel=1e-4)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(1.960784 * 100 / 20, rel=1e-5)
+    assert p.prefill_share == pytest.approx(1.960784 / 100, rel=1e-5)
+    # a slow prefill pool (1 ms a token: 1 prompt/s) sets the rate for 400 clients: 1 request/s, the decode
+    # replicas each see the 0.5 requests/s it lets through (n = 50 x 0.0101 = 0.505 sequences); the rest wait:
+    # TTFT = 400 / 1 - 100 x 0.0101 = 398.99 s
+    slow = serving.ReplicaCosts((1.0,), (0.01,), 1e-3, 8192, 1000, 4)
+    p = serving.serve_disaggregated(COSTS, 2, slow, 1, WL, 400)
+    assert p.regime == "prefill pool full"
+    assert p.requests_per_s == pytest.approx(1.0)
+    assert p.decoding == pytest.approx(2 * 0.505, rel=1e-4)
+    assert p.ttft_s == pytest.approx(398.99, rel=1e-5)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(100 / 20)

@@ -93,7 +93,7 @@ class Mixer(BaseModel):
 
     def dcp_exchange_elements_per_head(self) -> tuple[int, int]:
         """16-bit elements per query head and token a DCP group exchanges each layer: (the query, all-gathered;
-        the partial output plus its log-sum-exp in fp32, all-gathered then reduce-scattered)."""
+        the partial output, reduce-scattered once each rank has rescaled it by the all-gathered log-sum-exps)."""
         return (0, 0)
 
     def output_features(self) -> int:

@@ -65,7 +65,7 @@ class GQA(Mixer):
         return self.num_kv_heads if plain else None
 
     def dcp_exchange_elements_per_head(self) -> tuple[int, int]:
-        return (self.head_dim, self.dv + 2)
+        return (self.head_dim, self.dv)
 
     def decode_query_rows(self, tp: int) -> float:
         """The query heads sharing one KV head."""

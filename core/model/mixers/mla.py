@@ -63,8 +63,8 @@ class MLA(Mixer):
         return None if self.indexer else 1
 
     def dcp_exchange_elements_per_head(self) -> tuple[int, int]:
-        """Absorbed decode: the latent-space query (latent + RoPE: 576), the latent-space output and its LSE (514)."""
-        return (self.kv_lora_rank + self.qk_rope_head_dim, self.kv_lora_rank + 2)
+        """Absorbed decode: the latent-space query (latent + RoPE: 576) and the latent-space output (512)."""
+        return (self.kv_lora_rank + self.qk_rope_head_dim, self.kv_lora_rank)
 
     def decode_query_rows(self, tp: int) -> float:
         """Absorbed MLA decode: every local head reads the one latent cache (MQA-like)."""
