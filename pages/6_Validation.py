@@ -11,6 +11,7 @@ from core.validation import METRIC_UNITS
 from ui.charts import lines_chart, predicted_vs_measured_chart
 from ui.controls import current_layout
 from ui.format import md_escape
+from ui.frontier import show_published_frontiers
 from ui.render import chart
 from ui.scenario import catalog, current_model, page
 
@@ -308,6 +309,9 @@ st.caption(
     "A decode step's TP all-reduce carries tokens x hidden x 2 bytes: DeepSeek-V3 at one sequence is 14,336 bytes, a "
     "few µs under CUDA graphs on 8 × H200, not the tens of µs of NCCL or of a per-hop latency model."
 )
+
+# ---- throughput vs interactivity against published frontiers
+show_published_frontiers()
 
 # ---- the scenario through the same model
 model = current_model(scenario)

@@ -34,7 +34,7 @@ def test_validation_page_lists_every_case_with_errors():
     assert mi300["own factors"].startswith("none") and mi300["grouped GEMM from (deepep · fused · trtllm)"].startswith(
         "h200"
     )
-    assert len(at.get("vega_lite_chart")) == 2  # predicted vs measured, the all-reduce curves
+    assert len(at.get("vega_lite_chart")) == 3  # predicted vs measured, the published frontier, the all-reduce curves
     assert any("median" in m.label and m.value.endswith("%") for m in at.metric)
 
 
@@ -46,6 +46,22 @@ def test_validation_page_shows_the_aiconfigurator_side_by_side():
     decode_all = table[(table["phase"] == "decode") & (table["group"] == "all rows")].iloc[0]
     assert decode_all["rows"] >= 30 and decode_all["met"] in ("yes", "no")
     assert {"attention TP", "one GPU"} <= set(table["group"])
+
+
+def test_validation_page_sets_published_frontiers_beside_the_model():
+    at = AppTest.from_file(str(ROOT / "pages/6_Validation.py"), default_timeout=180)
+    at.run()
+    assert not at.exception
+    at.selectbox(key="frontier_case").set_value("kimi-k2.6-b200-agentic-dcp").run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "throughput gap" in d.value.columns)
+    assert len(table) == 9  # 3 TP and 6 DCP points of the vLLM post
+    tp64 = table[table["point"] == "vllm-kimik26-b200x8-tp8ep8-c64"].iloc[0]
+    assert tp64["published tok/s/GPU"] == 1863.0  # the post's figure-3 table
+    assert abs(tp64["throughput gap"] - 1) < 0.25 and tp64["what limits it"] == "KV cache full"
+    assert any("Gap, modelled / published" in m.value for m in at.markdown)
+    spec = next(c.spec for c in at.get("vega_lite_chart") if "TP vs DCP" in str(c.spec))
+    assert "computed prompt + output tokens/s per GPU" in str(spec)
 
 
 def _refit_forbidden(*args, **kwargs):

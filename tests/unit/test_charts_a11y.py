@@ -290,6 +290,22 @@ def _charts() -> dict[str, alt.TopLevelMixin]:
             markers=pd.DataFrame({"alpha": [0.87], "speedup": [1.8], "label": ["1.80×"]}),
             bands=pd.DataFrame({"start": [0.65], "end": [0.82], "label": ["chat"]}),
         ),
+        "frontier": C.frontier_chart(
+            pd.DataFrame(
+                {
+                    "deployment": ["TP8"] * 3 + ["TP8 · DCP8"] * 3,
+                    "clients": [16, 32, 64] * 2,
+                    "user": [40, 23, 18, 42, 27, 17],
+                    "gpu": [1400, 1650, 1770, 1480, 1950, 2470],
+                }
+            ),
+            pd.DataFrame(
+                {"deployment": ["TP8", "TP8 · DCP8"], "user": [11, 22.5], "gpu": [1863, 3750], "label": ["c64"] * 2}
+            ),
+            y_title="tokens/s per GPU",
+            title="Frontier",
+            subtitle="s",
+        ),
         "roofline": C.roofline_chart(
             roofs,
             pd.DataFrame({"intensity": [8, 300], "tflops": [38, 900], "label": ["decode", "prefill"]}),

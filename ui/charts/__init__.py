@@ -15,6 +15,7 @@ and constants from ``ui.charts``, not from the modules.
 - ``balance``: ``expert_load_chart``
 - ``offload``: ``placement_chart``, ``pool_bars_chart``
 - ``validation``: ``predicted_vs_measured_chart``
+- ``frontier``: ``frontier_chart`` (throughput vs interactivity)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ui.charts._style import (
     text_on,
 )
 from ui.charts.balance import expert_load_chart
+from ui.charts.frontier import frontier_chart
 from ui.charts.memory import COMPONENT_COLORS, COMPONENT_LABELS, max_sequences_chart, memory_stack_chart
 from ui.charts.offload import PLACE_COLORS, placement_chart, pool_bars_chart
 from ui.charts.roofline import roofline_chart
@@ -51,6 +53,7 @@ __all__ = [
     "Spec",
     "TooManyRowsError",
     "expert_load_chart",
+    "frontier_chart",
     "grouped_bars_chart",
     "heatmap_chart",
     "lines_chart",
