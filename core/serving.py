@@ -37,6 +37,7 @@ __all__ = [
     "pareto",
     "replica_costs",
     "serve_closed_loop",
+    "serve_decode_pool",
     "serve_disaggregated",
     "serving_sweep",
 ]
@@ -243,6 +244,15 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
     )
 
 
+def serve_decode_pool(costs: ReplicaCosts, workload: Workload, concurrency: int, ttft_s: float) -> ServingPoint:
+    """A decode replica whose prompts another pool prefills in ``ttft_s`` seconds (disaggregated): no prefill work
+    here, each client waiting ``ttft_s`` between its requests' arrival and their first decode step."""
+    c = whole("concurrency", concurrency, 1, 10_000_000)
+    if not (is_number(ttft_s) and 0 <= ttft_s <= 1e6):
+        raise ValueError(f"ttft_s must be seconds in [0, 1,000,000], got {ttft_s!r}")
+    return _steady(costs, workload, c, float(ttft_s))
+
+
 def serve_disaggregated(
     decode: ReplicaCosts,
     decode_replicas: int,
@@ -289,12 +299,16 @@ def serve_disaggregated(
     )
 
 
-def serving_sweep(costs: ReplicaCosts, workload: Workload, concurrencies=CONCURRENCIES) -> list[ServingPoint]:
-    """:func:`serve_closed_loop` at each concurrency up to the first that fills the KV cache (more clients only
-    queue)."""
+def serving_sweep(
+    costs: ReplicaCosts, workload: Workload, concurrencies=CONCURRENCIES, ttft_s: float | None = None
+) -> list[ServingPoint]:
+    """:func:`serve_closed_loop` (with ``ttft_s``: :func:`serve_decode_pool`) at each concurrency up to the first
+    that fills the KV cache (more clients only queue)."""
     points = []
     for c in concurrencies:
-        points.append(serve_closed_loop(costs, workload, c))
+        points.append(
+            serve_closed_loop(costs, workload, c) if ttft_s is None else serve_decode_pool(costs, workload, c, ttft_s)
+        )
         if c >= costs.kv_capacity:
             break
     return points

@@ -11,6 +11,7 @@ from core.validated import describe_validation_error
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape
+from ui.frontier import show_layout_frontiers
 from ui.layout_check import launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
@@ -272,6 +273,19 @@ for phase, plans in results.items():
             "communication under compute in their step times",
             width="stretch",
         )
+
+# ---- throughput vs interactivity of the top decode layouts
+show_layout_frontiers(
+    model,
+    gpu,
+    results.get("decode", []),
+    prec,
+    wl,
+    scenario.serving_stack,
+    scenario.memory,
+    cluster.scale_up_domain_gpus,
+    results["prefill"][0].latency_s if results.get("prefill") else None,
+)
 
 # ---- all-to-all vs EP size on NVLink vs the network
 if model.is_moe:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import frontier
+from core import frontier, serving
 from ui.charts import frontier_chart
 from ui.format import md_escape
 from ui.render import chart, table_height
 
-__all__ = ["show_published_frontiers"]
+__all__ = ["show_layout_frontiers", "show_published_frontiers"]
 
 KIND_TITLE = {
     "output": "output tokens/s per GPU",
@@ -130,3 +130,130 @@ def show_published_frontiers() -> None:
         "disaggregated). Points and deployments: the catalog's frontier_points.yaml and frontier_cases.yaml."
     )
     st.caption("  \n".join(notes))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _layout_curves(
+    model, gpu, layouts: tuple, redundant: tuple, precision, workload, stack: str, assumptions, domain, ttft_s
+):
+    from core.catalog import load_catalog
+    from core.operating_point import layout_label
+
+    eff = load_catalog().efficiency_for(gpu.id, stack)
+    out = []
+    for lay, red in zip(layouts, redundant, strict=True):
+        costs = serving.replica_costs(
+            model,
+            gpu,
+            lay,
+            precision,
+            workload,
+            eff=eff,
+            assumptions=assumptions,
+            domain_gpus=domain,
+            redundant_experts=red,
+        )
+        out.append((layout_label(lay, model.moe is None), serving.serving_sweep(costs, workload, ttft_s=ttft_s)))
+    return out
+
+
+def show_layout_frontiers(
+    model, gpu, plans: list, precision, workload, stack: str, assumptions, domain: int, prefill_ttft_s: float | None
+) -> None:
+    """The Layouts page's section: each of the top decode layouts (one replica) swept over its clients."""
+    if not plans:
+        return
+    st.subheader("Throughput vs interactivity: the top decode layouts")
+    top, seen = [], set()
+    for p in plans:
+        key = p.layout.model_copy(update={"dp": 1})
+        if key not in seen:
+            seen.add(key)
+            top.append(p)
+        if len(top) == 3:
+            break
+    modes = ["prefill on the same GPUs (chunked)", "prefill in another pool (a decode pool)"]
+    mode = st.radio(
+        "Serving",
+        modes,
+        horizontal=True,
+        key="frontier_mode",
+        help="Colocated: one engine prefills and decodes, prompt chunks sharing the steps. A decode pool: "
+        "a prefill pool sends each prompt's KV; its clients wait the best prefill plan's TTFT first.",
+    )
+    ttft = prefill_ttft_s if mode == modes[1] else None
+    if mode == modes[1] and ttft is None:
+        st.info("No prefill plan meets the TTFT target: the decode pool cannot be timed.")
+        return
+    layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
+    with st.spinner("Sweeping the clients of each layout…"):
+        try:
+            curves = _layout_curves(
+                model,
+                gpu,
+                layouts,
+                tuple(p.redundant_experts for p in top),
+                precision,
+                workload,
+                stack,
+                assumptions,
+                domain,
+                ttft,
+            )
+        except ValueError as err:
+            st.info(f"The sweep cannot run: {md_escape(err)}")
+            return
+    data = pd.DataFrame(
+        [
+            {
+                "deployment": label,
+                "clients": p.concurrency,
+                "user": p.tokens_per_s_per_user,
+                "gpu": p.output_tokens_per_s_per_gpu,
+            }
+            for label, pts in curves
+            for p in pts
+        ]
+    )
+    chart(
+        frontier_chart,
+        data,
+        None,
+        y_title="output tokens/s per GPU",
+        title=f"{model.name} on {gpu.short_name}: output tokens/s per GPU vs per user, one replica of each layout",
+        subtitle=(
+            f"{workload.input_len:,} / {workload.output_len:,} tokens"
+            + (f", {workload.prefix_reuse:.0%} prefix hits" if workload.prefix_reuse else "")
+            + "; clients 1, 2, 4, … up to what the KV cache holds; "
+            + mode
+        ),
+    )
+    rows = [
+        {
+            "layout": label,
+            "clients": p.concurrency,
+            "tok/s per user": p.tokens_per_s_per_user,
+            "output tok/s per GPU": p.output_tokens_per_s_per_gpu,
+            "TTFT (s)": p.ttft_s,
+            "what limits it": p.regime,
+        }
+        for label, pts in curves
+        for p in serving.pareto(pts)
+    ]
+    with st.expander(f"The frontier points ({len(rows)})"):
+        num = st.column_config.NumberColumn
+        st.dataframe(
+            pd.DataFrame(rows),
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "tok/s per user": num(format="%.1f"),
+                "output tok/s per GPU": num(format="%,.0f"),
+                "TTFT (s)": num(format="%.2f"),
+            },
+        )
+    st.caption(
+        "Each layout's clients send their next request when the last one finishes (a benchmark's closed loop). "
+        "Colocated, prompt chunks share each step's token budget with the decodes and stretch them; a decode pool "
+        "has no prompts to compute. The Validation page sets this model beside published frontiers."
+    )

@@ -1,5 +1,7 @@
 """AppTest runs of the Layouts page."""
 
+import pandas as pd
+
 from tests.page._util import metrics, qp, run_page  # noqa: F401
 
 
@@ -11,7 +13,7 @@ def test_deepseek_on_18_h800_nodes():
     assert "Large MoE (DeepSeek-V3)" in at.info[0].value
     tables = [d.value for d in at.dataframe if "tokens/s per GPU" in d.value.columns]
     assert len(tables) == 2 and all(t["tokens/s per GPU"].is_monotonic_decreasing for t in tables)
-    assert len(at.get("vega_lite_chart")) == 3  # prefill and decode breakdowns, all-to-all vs EP
+    assert len(at.get("vega_lite_chart")) == 4  # prefill and decode breakdowns, the frontier, all-to-all vs EP
     at.button[0].click().run()  # use the best decode layout
     assert qp(at)["tp"] == "1"
 
@@ -121,3 +123,28 @@ def test_the_cli_report_and_the_layouts_page_agree_with_reuse(capsys):
     )
     assert f"**Best for prefill: {label}**" in page and f"— {rate} computed prompt tokens/s per GPU" in page
     assert f"TTFT {ttft}" in page
+
+
+def test_the_top_decode_layouts_swept_over_their_clients():
+    # Kimi-K2.6 on 8 x B200 under vLLM, 67,600-token prompts: the decode search offers DCP; each of the top three
+    # layouts is swept from 1 client up to what its cache holds, colocated and as a decode pool
+    import pyarrow as pa
+
+    def frontier(at, words):
+        charts = at.get("vega_lite_chart")
+        i = next(i for i, c in enumerate(charts) if words in c.proto.spec)
+        frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in charts[i].proto.datasets]
+        return pd.concat(frames, ignore_index=True)
+
+    at = run(model="kimi-k2.6", gpu="b200", nodes="1", stack="vllm", isl="67600", osl="400", w="nvfp4", kv="fp8")
+    assert not at.exception
+    rows = frontier(at, "one replica of each layout")
+    assert rows["deployment"].nunique() == 3
+    for _, pts in rows.groupby("deployment"):  # more clients: more output per GPU, less per user
+        pts = pts.sort_values("clients")
+        assert pts["clients"].iloc[0] == 1 and len(pts) >= 4
+        assert pts["gpu"].iloc[-1] > pts["gpu"].iloc[0] and pts["user"].iloc[-1] < pts["user"].iloc[0]
+    at.radio(key="frontier_mode").set_value("prefill in another pool (a decode pool)").run()
+    assert not at.exception
+    pool = frontier(at, "a decode pool")
+    assert pool["gpu"].max() > rows["gpu"].max()  # no prompt chunks in its steps: more output per GPU

@@ -146,3 +146,13 @@ def test_disaggregated_pools_by_hand():
     assert p.decoding == pytest.approx(2 * 0.505, rel=1e-4)
     assert p.ttft_s == pytest.approx(398.99, rel=1e-5)
     assert p.output_tokens_per_s_per_gpu == pytest.approx(100 / 20)
+
+
+def test_a_decode_pool_by_hand():
+    # prompts prefilled elsewhere in 10 ms: one client, n + 0.01 x = 1 with n = 100 x t(1) = 1.01 x: x = 1 / 1.02
+    p = serving.serve_decode_pool(COSTS, WL, 1, 0.010)
+    assert p.requests_per_s == pytest.approx(1 / 1.02, rel=1e-5)
+    assert p.tpot_s == pytest.approx(0.0101) and p.prefill_share == 0.0
+    assert p.ttft_s == pytest.approx(0.010, rel=1e-4)
+    with pytest.raises(ValueError, match="ttft_s must be seconds"):
+        serving.serve_decode_pool(COSTS, WL, 1, -1.0)
