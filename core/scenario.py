@@ -145,7 +145,7 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
         osl=str(s.workload.output_len),
     )
     if s.workload.prefix_reuse:
-        p["reuse"] = f"{100 * s.workload.prefix_reuse:g}"
+        p["reuse"] = _num(100 * s.workload.prefix_reuse)
     if s.layout is not None:
         lay = s.layout
         p.update(tp=str(lay.attention_tp), etp=str(lay.expert_tp), pp=str(lay.pp), dp=str(lay.dp))
@@ -334,7 +334,7 @@ def scenario_from_params(
                 kv_cache=kv,
                 dispatch=a2a,
             ),
-            workload=Workload(batch=batch, input_len=isl, output_len=osl, prefix_reuse=reuse / 100),
+            workload=Workload(batch=batch, input_len=isl, output_len=osl, prefix_reuse=round(reuse / 100, 12)),
             layout=layout,
             spec=spec,
             memory=memory,

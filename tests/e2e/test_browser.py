@@ -332,6 +332,29 @@ FAMILIES = {
     "deepseek-v2-lite-4090": "model=deepseek-v2-lite&gpu=rtx-4090&nodes=1&gpn=2&w=bf16",
     "dense-llama3": "model=llama-3-70b&gpu=h100-sxm&nodes=1&gpn=8&w=fp8",
 }
+# issue 23: five families run on a workload profile each (its prompt, output and prefix-cache hits in the URL, as
+# the sidebar's Preset sets them), so every profile crosses every page that depends on the workload, at no extra load
+PROFILE_OF = {
+    "qwen3-moe": "chat",
+    "mixtral": "coding_assistant",
+    "kimi-k2-nvl72": "agentic",
+    "llama4": "long_document",
+    "hunyuan": "batch_offline",
+}
+
+
+def _with_profile(family: str, query: str) -> str:
+    if family not in PROFILE_OF:
+        return query
+    from core.scenario import scenario_to_params
+    from core.specs import Scenario
+    from core.workload_profiles import profile
+
+    params = scenario_to_params(Scenario().model_copy(update={"workload": profile(PROFILE_OF[family]).workload()}))
+    return query + "".join(f"&{k}={params[k]}" for k in ("batch", "isl", "osl", "reuse") if k in params)
+
+
+FAMILIES = {f: _with_profile(f, q) for f, q in FAMILIES.items()}
 TOUR = {**FAMILIES, **{m: f"model={m}&gpu=b200&nodes=2&gpn=8&w=fp8" for m in CURRENT_GENERATION}}
 MODEL_FREE_PAGES = {"pages/6_Validation.py", "pages/8_Catalog.py", "pages/9_Compare.py"}
 

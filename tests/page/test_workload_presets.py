@@ -36,3 +36,5 @@ def test_every_page_runs_the_agentic_profile(page):
     # the longest prompts (121,906 tokens) and the highest reuse of the catalog: no exception (run_page checks)
     at = run_page(page, timeout=180, model="qwen3-235b-a22b", gpu="h200", **_query("agentic"))
     assert qp(at)["reuse"] == "95.7"
+    if page == "app.py":  # a link carrying the profile's numbers shows the profile (95.7 / 100 read back exactly)
+        assert at.sidebar.selectbox(key="_w_profile").value == "agentic"

@@ -112,3 +112,18 @@ def test_what_a_miss_does_to_a_plan_chosen_for_the_hits():
     assert miss.prompts_per_s_hit == pytest.approx(plan.tokens_per_s_per_gpu / 3277, rel=1e-12)
     assert miss.prompts_per_s_miss == pytest.approx(plan.tokens_per_gpu / step_s(plan.tokens_per_gpu) / 32_768)
     assert 5 < miss.prompts_per_s_hit / miss.prompts_per_s_miss < 10
+
+
+def test_every_profile_round_trips_through_the_url():
+    # "95.7" read back as 95.7 / 100 is 0.9570000000000001, not the agentic profile's 0.957: the sidebar's preset
+    # then showed "custom" for a link made from the preset itself
+    from core.scenario import scenario_from_params, scenario_to_params
+    from core.specs import Scenario
+    from core.workload_profiles import load_profiles
+
+    for p in load_profiles():
+        s = Scenario().model_copy(update={"workload": p.workload()})
+        back, warnings = scenario_from_params(scenario_to_params(s), cat)
+        assert not warnings and back.workload == s.workload, p.id
+    odd = Scenario().model_copy(update={"workload": Workload(prefix_reuse=0.123456789)})
+    assert scenario_from_params(scenario_to_params(odd), cat)[0].workload.prefix_reuse == 0.123456789
