@@ -15,6 +15,7 @@ from ui.frontier import show_layout_frontiers
 from ui.layout_check import launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
+from ui.slo import show_slo_goodput
 
 scenario, cat, model, gpu = page("Layouts", "🧩")
 wl, prec = scenario.workload, scenario.precision
@@ -285,6 +286,20 @@ show_layout_frontiers(
     scenario.memory,
     cluster.scale_up_domain_gpus,
     results["prefill"][0].latency_s if results.get("prefill") else None,
+)
+
+# ---- SLOs at a percentile under random arrivals, and goodput
+show_slo_goodput(
+    model,
+    gpu,
+    results.get("decode", []),
+    prec,
+    wl,
+    scenario.serving_stack,
+    scenario.memory,
+    cluster.scale_up_domain_gpus,
+    ttft,
+    tpot / 1e3,
 )
 
 # ---- all-to-all vs EP size on NVLink vs the network

@@ -11,7 +11,7 @@ from ui.charts import frontier_chart
 from ui.format import md_escape
 from ui.render import chart, table_height
 
-__all__ = ["show_layout_frontiers", "show_published_frontiers"]
+__all__ = ["layout_costs", "show_layout_frontiers", "show_published_frontiers", "top_layouts"]
 
 KIND_TITLE = {
     "output": "output tokens/s per GPU",
@@ -133,28 +133,45 @@ def show_published_frontiers() -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _layout_curves(
-    model, gpu, layouts: tuple, redundant: tuple, precision, workload, stack: str, assumptions, domain, ttft_s
-):
+def layout_costs(
+    model, gpu, layouts: tuple, redundant: tuple, precision, workload, stack: str, assumptions, domain
+) -> list[tuple[str, serving.ReplicaCosts]]:
+    """(label, one replica's step costs) of each layout (``core.serving.replica_costs``), shared by the Layouts
+    page's frontier and SLO sections."""
     from core.catalog import load_catalog
     from core.operating_point import layout_label
 
     eff = load_catalog().efficiency_for(gpu.id, stack)
-    out = []
-    for lay, red in zip(layouts, redundant, strict=True):
-        costs = serving.replica_costs(
-            model,
-            gpu,
-            lay,
-            precision,
-            workload,
-            eff=eff,
-            assumptions=assumptions,
-            domain_gpus=domain,
-            redundant_experts=red,
+    return [
+        (
+            layout_label(lay, model.moe is None),
+            serving.replica_costs(
+                model,
+                gpu,
+                lay,
+                precision,
+                workload,
+                eff=eff,
+                assumptions=assumptions,
+                domain_gpus=domain,
+                redundant_experts=red,
+            ),
         )
-        out.append((layout_label(lay, model.moe is None), serving.serving_sweep(costs, workload, ttft_s=ttft_s)))
-    return out
+        for lay, red in zip(layouts, redundant, strict=True)
+    ]
+
+
+def top_layouts(plans: list, most: int = 3) -> list:
+    """The best plans of distinct layouts (data-parallel copies of one replica are one layout)."""
+    top, seen = [], set()
+    for p in plans:
+        key = p.layout.model_copy(update={"dp": 1})
+        if key not in seen:
+            seen.add(key)
+            top.append(p)
+        if len(top) == most:
+            break
+    return top
 
 
 def show_layout_frontiers(
@@ -164,14 +181,7 @@ def show_layout_frontiers(
     if not plans:
         return
     st.subheader("Throughput vs interactivity: the top decode layouts")
-    top, seen = [], set()
-    for p in plans:
-        key = p.layout.model_copy(update={"dp": 1})
-        if key not in seen:
-            seen.add(key)
-            top.append(p)
-        if len(top) == 3:
-            break
+    top = top_layouts(plans)
     modes = ["prefill on the same GPUs (chunked)", "prefill in another pool (a decode pool)"]
     mode = st.radio(
         "Serving",
@@ -188,7 +198,7 @@ def show_layout_frontiers(
     layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
     with st.spinner("Sweeping the clients of each layout…"):
         try:
-            curves = _layout_curves(
+            costs = layout_costs(
                 model,
                 gpu,
                 layouts,
@@ -198,11 +208,11 @@ def show_layout_frontiers(
                 stack,
                 assumptions,
                 domain,
-                ttft,
             )
         except ValueError as err:
             st.info(f"The sweep cannot run: {md_escape(err)}")
             return
+        curves = [(label, serving.serving_sweep(c, workload, ttft_s=ttft)) for label, c in costs]
     data = pd.DataFrame(
         [
             {

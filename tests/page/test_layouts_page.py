@@ -13,7 +13,7 @@ def test_deepseek_on_18_h800_nodes():
     assert "Large MoE (DeepSeek-V3)" in at.info[0].value
     tables = [d.value for d in at.dataframe if "tokens/s per GPU" in d.value.columns]
     assert len(tables) == 2 and all(t["tokens/s per GPU"].is_monotonic_decreasing for t in tables)
-    assert len(at.get("vega_lite_chart")) == 4  # prefill and decode breakdowns, the frontier, all-to-all vs EP
+    assert len(at.get("vega_lite_chart")) == 6  # breakdowns, the frontier, TTFT and TPOT under load, all-to-all
     at.button[0].click().run()  # use the best decode layout
     assert qp(at)["tp"] == "1"
 

@@ -150,6 +150,12 @@ SENTINELS = {
     "live.spec_observation": ("nan", "SGLang reports no per-token acceptance: NaN (test_live, 4_Speculative)"),
     "roofline.gpu_arrays": ("nan", "NaN peak where the GPU lacks the dtype natively (its docstring; 2_Intensity)"),
     "roofline.attainable_tflops": ("nan", "propagates gpu_arrays' NaN peak (its docstring)"),
+    "slo.load_point": (
+        "+inf",
+        "a rate beyond what the replica serves: every latency infinite, stable False (test_slo)",
+    ),
+    "slo.rate_sweep": ("+inf", "as load_point, at a rate bisection left at the edge of stability"),
+    "slo.goodput": ("+inf", "as load_point: the LoadPoint it reports"),
 }
 
 
@@ -1050,6 +1056,12 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "step_compute_s": _f(0, 10),
     "replayed": _f(0, 1),
     "t_attn": _f(0, 1e4),
+    "rate": _f(0, 1e3),
+    "quantile": _f(0, 1),
+    "ttft_s": _f(0, 100),
+    "ttft_target_s": _f(0, 100),
+    "tpot_target_s": _f(0, 1),
+    "points": _i(1, 50),
     "accepted_length": _f(1, 3),
     "draft_tokens": _i(0, 4),
     "kv_budget_bytes_per_gpu": _f(0, 1e12),

@@ -1,0 +1,127 @@
+"""The Layouts page's SLO section (core.slo): each top decode layout, colocated, under random arrivals; its TTFT and
+TPOT at the chosen percentile as the request rate grows, and its goodput against the page's targets."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import slo
+from ui.charts import lines_chart
+from ui.format import md_escape
+from ui.frontier import layout_costs, top_layouts
+from ui.render import chart, table_height
+
+__all__ = ["show_slo_goodput"]
+
+
+def show_slo_goodput(
+    model, gpu, plans: list, precision, workload, stack: str, assumptions, domain: int, ttft_s: float, tpot_s: float
+) -> None:
+    """The section (nothing without decode plans)."""
+    if not plans:
+        return
+    st.subheader("SLOs under load: goodput of the top layouts")
+    pick = st.radio(
+        "Percentile the targets hold at",
+        list(slo.PERCENTILES),
+        index=2,
+        horizontal=True,
+        key="slo_percentile",
+        help="A target at P99 must hold for 99 of 100 requests: the tail of the prompt queue and the decode steps "
+        "that carry a prompt chunk set it, not the mean.",
+    )
+    q = slo.PERCENTILES[pick]
+    top = top_layouts(plans)
+    layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
+    try:
+        costs = layout_costs(
+            model,
+            gpu,
+            layouts,
+            tuple(p.redundant_experts for p in top),
+            precision,
+            workload,
+            stack,
+            assumptions,
+            domain,
+        )
+    except ValueError as err:
+        st.info(f"The load model cannot run: {md_escape(err)}")
+        return
+    rows, curves = [], []
+    for label, c in costs:
+        g = slo.goodput(c, workload, ttft_s, tpot_s, q)
+        at = g.at
+        rows.append(
+            {
+                "layout": label,
+                "goodput (requests/s per GPU)": g.rate / c.gpus,
+                "output tok/s per GPU at goodput": g.tokens_per_s_per_gpu(),
+                f"{pick} TTFT (s)": at.ttft_s if at else None,
+                f"{pick} TPOT (ms)": 1e3 * at.tpot_s if at else None,
+                f"{pick} gap between tokens (ms)": 1e3 * at.itl_s if at else None,
+                "what binds": {"none met": "not met even at a light load"}.get(g.binding, g.binding),
+            }
+        )
+        for p in slo.rate_sweep(c, workload, q, points=16):
+            curves.append({"layout": label, "rate": p.rate / c.gpus, "ttft": p.ttft_s, "tpot": 1e3 * p.tpot_s})
+    num = st.column_config.NumberColumn
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        height=table_height(len(rows)),
+        column_config={
+            "goodput (requests/s per GPU)": num(format="%.3g"),
+            "output tok/s per GPU at goodput": num(format="%,.0f"),
+            f"{pick} TTFT (s)": num(format="%.2f"),
+            f"{pick} TPOT (ms)": num(format="%.1f"),
+            f"{pick} gap between tokens (ms)": num(format="%.1f"),
+        },
+    )
+    data = pd.DataFrame(curves)
+    sub = (
+        f"{workload.input_len:,} / {workload.output_len:,} tokens"
+        + (f", {workload.prefix_reuse:.0%} prefix hits" if workload.prefix_reuse else "")
+        + "; random (Poisson) arrivals; colocated, chunked prefill"
+    )
+    cols = st.columns(2)
+    with cols[0]:
+        chart(
+            lines_chart,
+            data,
+            x="rate",
+            y="ttft",
+            series="layout",
+            x_title="requests/s per GPU",
+            y_title=f"{pick} time to first token (s)",
+            title=f"{pick} TTFT as the load grows",
+            subtitle=sub,
+            log_x=False,
+            hrules=pd.DataFrame({"value": [ttft_s], "label": [f"target {ttft_s:g} s"]}),
+        )
+    with cols[1]:
+        chart(
+            lines_chart,
+            data,
+            x="rate",
+            y="tpot",
+            series="layout",
+            x_title="requests/s per GPU",
+            y_title=f"{pick} time per output token (ms)",
+            title=f"{pick} TPOT as the load grows",
+            subtitle=sub,
+            log_x=False,
+            log_y=False,
+            y_format=",.0f",
+            hrules=pd.DataFrame({"value": [1e3 * tpot_s], "label": [f"target {1e3 * tpot_s:g} ms"]}),
+        )
+    st.caption(
+        "Goodput: the most requests per second whose TTFT and TPOT both meet the targets at the percentile "
+        "(DistServe's measure). Assumed: requests arrive at random (Poisson), all with this workload's lengths; a "
+        "prompt waits for the token budget the decodes leave (an M/D/1 queue, its tail taken as exponential) and "
+        "the decode steps that carry a prompt chunk are longer (chunked-prefill interference; a request's TPOT is "
+        "its mean over its tokens). The tables above rank layouts at one operating point; this is the same layouts "
+        "under load."
+    )
