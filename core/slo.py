@@ -31,7 +31,7 @@ from core._checks import is_number
 from core.serving import ReplicaCosts
 from core.specs import Workload
 
-__all__ = ["PERCENTILES", "Goodput", "LoadPoint", "goodput", "load_point", "rate_sweep"]
+__all__ = ["PERCENTILES", "Goodput", "LoadPoint", "goodput", "load_point", "queued_ttft_s", "rate_sweep"]
 
 PERCENTILES = {"P50": 0.50, "P90": 0.90, "P99": 0.99}
 
@@ -175,3 +175,23 @@ def goodput(
     beyond = load_point(costs, workload, hi, quantile)
     binding = "TTFT" if not beyond.stable or beyond.ttft_s > ttft_target_s else "TPOT"
     return Goodput(lo, load_point(costs, workload, lo, quantile), binding)
+
+
+def queued_ttft_s(lone_s: float, capacity_per_s: float, rate_per_s: float, quantile: float = 0.99) -> float:
+    """A prefill worker's time to first token at a percentile under random arrivals: one prompt's own time
+    ``lone_s`` plus its wait in an M/D/1 queue served at ``capacity_per_s`` prompts/s (each ``1 / capacity`` of the
+    worker) at ``rate_per_s`` (tail as in :func:`load_point`); infinite at or beyond capacity (the queue grows)."""
+    for name, v in (("lone_s", lone_s), ("capacity_per_s", capacity_per_s), ("rate_per_s", rate_per_s)):
+        if not (is_number(v) and 0 <= v <= 1e9):
+            raise ValueError(f"{name} must be a number in [0, 1e9], got {v!r}")
+    if not (is_number(quantile) and 0.0 < quantile < 1.0):
+        raise ValueError(f"quantile must be in (0, 1), e.g. 0.99 for P99, got {quantile!r}")
+    if capacity_per_s <= 0:
+        raise ValueError("capacity_per_s must be > 0 prompts per second")
+    rho = rate_per_s / capacity_per_s
+    if rho >= 1.0:
+        return math.inf
+    if rho <= 1.0 - quantile:
+        return float(lone_s)
+    mean_wait = rho / capacity_per_s / (2.0 * (1.0 - rho))
+    return float(lone_s) + mean_wait / rho * math.log(rho / (1.0 - quantile))

@@ -15,7 +15,7 @@ from ui.frontier import show_layout_frontiers
 from ui.layout_check import launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
-from ui.slo import show_slo_goodput
+from ui.slo import queue_note, show_slo_goodput
 
 scenario, cat, model, gpu = page("Layouts", "🧩")
 wl, prec = scenario.workload, scenario.precision
@@ -175,8 +175,7 @@ for phase, target, col in (
             f"{wl.input_len:,}-token prompts instead of {wl.computed_prompt_tokens:,} tokens each: one prompt alone "
             f"waits {miss.lone_ttft_miss_s * 1e3:,.0f} ms for its first token instead of "
             f"{miss.lone_ttft_hit_s * 1e3:,.0f} ms, and a GPU prefills {miss.prompts_per_s_miss:,.2f} prompts/s instead "
-            f"of {miss.prompts_per_s_hit:,.2f} at the same chunk: traffic sized for the hits queues behind the lost "
-            "capacity (queueing is not modelled yet)."
+            f"of {miss.prompts_per_s_hit:,.2f} at the same chunk. {queue_note(best, miss)}"
         )
     if len(tier) > 1:
         st.info(

@@ -12,7 +12,7 @@ from ui.format import md_escape
 from ui.frontier import layout_costs, top_layouts
 from ui.render import chart, table_height
 
-__all__ = ["show_slo_goodput"]
+__all__ = ["queue_note", "show_slo_goodput"]
 
 
 def show_slo_goodput(
@@ -125,3 +125,23 @@ def show_slo_goodput(
         "its mean over its tokens). The tables above rank layouts at one operating point; this is the same layouts "
         "under load."
     )
+
+
+def queue_note(plan, miss, load: float = 0.7) -> str:
+    """What a prefix-cache miss does to traffic sized for the hits (``load`` of the hit capacity, random arrivals):
+    a replica of ``plan``'s P99 TTFT with the hits, and on a miss (``miss``: core.operating_point.CacheMiss)."""
+    gpus = plan.replica_gpus
+    hit_cap, miss_cap = miss.prompts_per_s_hit * gpus, miss.prompts_per_s_miss * gpus
+    rate = load * hit_cap
+    warm = slo.queued_ttft_s(miss.lone_ttft_hit_s, hit_cap, rate)
+    cold = slo.queued_ttft_s(miss.lone_ttft_miss_s, miss_cap, rate)
+    head = (
+        f"Traffic at {100 * load:.0f}% of a replica's capacity with the hits ({rate:,.2f} prompts/s, random arrivals) "
+        f"waits {warm:,.2f} s at P99 for its first token"
+    )
+    if cold == float("inf"):
+        return (
+            f"{head}; on a miss that traffic is {rate / miss_cap:,.1f}× what the replica computes: the queue grows "
+            "without bound until the cache warms up or traffic is shed."
+        )
+    return f"{head}; on a miss, {cold:,.2f} s."

@@ -75,3 +75,18 @@ def test_bad_inputs_are_refused():
         slo.load_point(COSTS, WL, 0.0)
     with pytest.raises(ValueError, match="ttft_target_s must be"):
         slo.goodput(COSTS, WL, 0.0, 0.1)
+
+
+def test_a_prefill_worker_behind_a_cache_miss():
+    # 6.81 prompts/s with the hits, 0.98 on a miss (the Layouts page's Llama-3-8B example); traffic at 70% of the
+    # hit capacity, 4.767 prompts/s. Hits: rho = 0.7, mean wait 0.7 / 6.81 / 0.6 = 171.3 ms, P99 wait
+    # 0.1713 / 0.7 x ln(0.7 / 0.01) = 1.0397 s; TTFT = 0.148 + 1.0397 = 1.188 s. A miss: 4.87x its capacity
+    rate = 0.7 * 6.81
+    assert slo.queued_ttft_s(0.148, 6.81, rate) == pytest.approx(
+        0.148 + 0.7 / 6.81 / 0.6 / 0.7 * math.log(70), rel=1e-9
+    )
+    assert slo.queued_ttft_s(0.148, 6.81, rate) == pytest.approx(1.1877, rel=1e-3)
+    assert math.isinf(slo.queued_ttft_s(1.023, 0.98, rate))
+    assert slo.queued_ttft_s(0.148, 6.81, 0.05, 0.9) == 0.148  # rho 0.7% < 10%: the P90 prompt finds no queue
+    with pytest.raises(ValueError, match="capacity_per_s must be > 0"):
+        slo.queued_ttft_s(0.1, 0.0, 1.0)
