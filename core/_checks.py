@@ -17,6 +17,7 @@ __all__ = [
     "no_overflow",
     "nonneg",
     "nonneg_array",
+    "read_yaml_list",
     "scalar_or_array",
     "whole",
 ]
@@ -106,3 +107,19 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def load_yaml(text: str):
     """``yaml.safe_load`` of ``text`` through libyaml when available (raises ``yaml.YAMLError`` alike)."""
     return yaml.load(text, Loader=_SAFE_LOADER)  # a SafeLoader: no arbitrary objects
+
+
+def read_yaml_list(path, key: str, what: str, *, sole: bool = False) -> list:
+    """The list under ``key`` of the YAML mapping in the file at ``path`` (a ``pathlib.Path``); ``sole``: the only
+    key allowed. An unreadable file, bad YAML or another shape raises ValueError naming the file and ``what`` it is."""
+    name = path.name[:200]
+    try:
+        doc = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{name}: not a readable {what} ({type(e).__name__})") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"{name}: not valid YAML ({str(e)[:200]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list) or (sole and set(doc) != {key}):
+        only = f"with one key, {key!r}, a list" if sole else f"whose {key!r} is a list"
+        raise ValueError(f"{name}: must be a mapping {only}")
+    return doc[key]

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from core import serving
-from core._checks import file_stamp, load_yaml
+from core._checks import file_stamp, read_yaml_list
 from core.operating_point import layout_label
 from core.specs import MemoryAssumptions, ParallelLayout, Precision, Workload
-from core.validated import FROZEN, describe_validation_error
+from core.validated import FROZEN, validate_entries
 
 if TYPE_CHECKING:
     from core.catalog import Catalog
@@ -168,42 +167,19 @@ class FrontierCase(BaseModel):
     deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)
 
 
-def _read(path: Path, key: str, what: str) -> list:
-    name = path.name[:200]
-    try:
-        doc = load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{name}: not a readable {what} ({type(e).__name__})") from None
-    except yaml.YAMLError as e:
-        raise ValueError(f"{name}: not valid YAML ({str(e)[:200]})") from None
-    if not isinstance(doc, Mapping) or not isinstance(doc.get(key), list):
-        raise ValueError(f"{name}: must be a mapping whose {key!r} is a list")
-    return doc[key]
-
-
-def _validated(entries: list, cls, name: str) -> tuple:
-    out = []
-    for i, entry in enumerate(entries):
-        label = entry.get("id", f"#{i}") if isinstance(entry, Mapping) else f"#{i}"
-        try:
-            out.append(cls.model_validate(entry))
-        except ValidationError as e:
-            raise ValueError(f"{name}: {str(label)[:60]!r}: {describe_validation_error(e)}") from None
-    ids = [x.id for x in out]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
-    if twice:
-        raise ValueError(f"{name}: id(s) {', '.join(twice)} appear more than once")
-    return tuple(out)
-
-
 @functools.lru_cache(maxsize=8)
 def _points(path: Path, mtime_ns: int, size: int) -> dict[str, FrontierPoint]:
-    return {p.id: p for p in _validated(_read(path, "points", "frontier points file"), FrontierPoint, path.name)}
+    return {
+        p.id: p
+        for p in validate_entries(
+            read_yaml_list(path, "points", "frontier points file"), FrontierPoint, path.name, "point"
+        )
+    }
 
 
 @functools.lru_cache(maxsize=8)
 def _cases(path: Path, mtime_ns: int, size: int) -> tuple[FrontierCase, ...]:
-    return _validated(_read(path, "cases", "frontier cases file"), FrontierCase, path.name)
+    return validate_entries(read_yaml_list(path, "cases", "frontier cases file"), FrontierCase, path.name, "case")
 
 
 def load_frontier_points(path: str | Path | None = None) -> dict[str, FrontierPoint]:

@@ -12,7 +12,16 @@ from typing import Annotated, get_args
 import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["FROZEN", "MIN_DIVISOR", "NonNegInt", "PosInt", "bounds", "bounds_text", "describe_validation_error"]
+__all__ = [
+    "FROZEN",
+    "MIN_DIVISOR",
+    "NonNegInt",
+    "PosInt",
+    "bounds",
+    "bounds_text",
+    "describe_validation_error",
+    "validate_entries",
+]
 
 FROZEN = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
@@ -86,3 +95,22 @@ def bounds_text(model: type[BaseModel], field: str) -> str:
     if lo is not None:
         return f"above {_num(lo)}" if open_lo else f"at least {_num(lo)}"
     return f"up to {_num(hi)}" if hi is not None else "any value"
+
+
+def validate_entries(entries: list, cls: type[BaseModel], name: str, what: str) -> tuple:
+    """Each entry of a catalog file's list as a ``cls`` (pydantic), their ids unique: a bad entry raises
+    ValueError naming the file, the ``what`` (profile, point, ...), its id or position, and the field."""
+    from collections.abc import Mapping
+
+    out = []
+    for i, entry in enumerate(entries):
+        label = entry.get("id", f"#{i}") if isinstance(entry, Mapping) else f"#{i}"
+        try:
+            out.append(cls.model_validate(entry))
+        except ValidationError as e:
+            raise ValueError(f"{name}: {what} {str(label)[:60]!r}: {describe_validation_error(e)}") from None
+    ids = [x.id for x in out]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise ValueError(f"{name}: {what} id(s) {', '.join(twice)} appear more than once")
+    return tuple(out)

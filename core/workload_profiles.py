@@ -14,16 +14,14 @@ the pages that will price it (prefill work skipped, cache occupied) read it from
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, model_validator
 
-from core._checks import file_stamp, load_yaml
+from core._checks import file_stamp, read_yaml_list
 from core.specs import Workload
-from core.validated import FROZEN, describe_validation_error
+from core.validated import FROZEN, validate_entries
 
 __all__ = ["PROFILE_IDS", "WORKLOADS_PATH", "TokenStats", "WorkloadProfile", "load_profiles", "profile"]
 
@@ -88,27 +86,8 @@ class WorkloadProfile(BaseModel):
 
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int, size: int) -> tuple[WorkloadProfile, ...]:  # the file's stamp: an edit reloads
-    name = path.name[:200]
-    try:
-        doc = load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"{name}: not a readable workload catalog ({type(e).__name__})") from None
-    except yaml.YAMLError as e:
-        raise ValueError(f"{name}: not valid YAML ({str(e)[:200]})") from None
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("profiles"), list) or set(doc) != {"profiles"}:
-        raise ValueError(f"{name}: must be a mapping with one key, 'profiles', a list of profiles")
-    out: list[WorkloadProfile] = []
-    for i, entry in enumerate(doc["profiles"]):
-        label = entry.get("id", f"#{i}") if isinstance(entry, Mapping) else f"#{i}"
-        try:
-            out.append(WorkloadProfile.model_validate(entry))
-        except ValidationError as e:
-            raise ValueError(f"{name}: profile {str(label)[:40]!r}: {describe_validation_error(e)}") from None
-    ids = [p.id for p in out]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
-    if twice:
-        raise ValueError(f"{name}: profile id(s) {', '.join(twice)} appear more than once")
-    return tuple(out)
+    entries = read_yaml_list(path, "profiles", "workload catalog", sole=True)
+    return validate_entries(entries, WorkloadProfile, path.name[:200], "profile")
 
 
 def load_profiles(path: str | Path | None = None) -> tuple[WorkloadProfile, ...]:

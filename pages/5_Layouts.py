@@ -11,11 +11,10 @@ from core.validated import describe_validation_error
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape
-from ui.frontier import show_layout_frontiers
 from ui.layout_check import launch_commands
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
-from ui.slo import queue_note, show_slo_goodput
+from ui.slo import queue_note, show_under_load
 
 scenario, cat, model, gpu = page("Layouts", "🧩")
 wl, prec = scenario.workload, scenario.precision
@@ -274,24 +273,11 @@ for phase, plans in results.items():
             width="stretch",
         )
 
-# ---- throughput vs interactivity of the top decode layouts
-show_layout_frontiers(
+# ---- the top decode layouts under load: throughput vs interactivity, SLO percentiles and goodput
+show_under_load(
     model,
     gpu,
-    results.get("decode", []),
-    prec,
-    wl,
-    scenario.serving_stack,
-    scenario.memory,
-    cluster.scale_up_domain_gpus,
-    results["prefill"][0].latency_s if results.get("prefill") else None,
-)
-
-# ---- SLOs at a percentile under random arrivals, and goodput
-show_slo_goodput(
-    model,
-    gpu,
-    results.get("decode", []),
+    results,
     prec,
     wl,
     scenario.serving_stack,

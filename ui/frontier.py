@@ -11,7 +11,7 @@ from ui.charts import frontier_chart
 from ui.format import md_escape
 from ui.render import chart, table_height
 
-__all__ = ["layout_costs", "show_layout_frontiers", "show_published_frontiers", "top_layouts"]
+__all__ = ["layout_costs", "show_layout_frontiers", "show_published_frontiers", "top_costs", "top_layouts"]
 
 KIND_TITLE = {
     "output": "output tokens/s per GPU",
@@ -161,6 +161,13 @@ def layout_costs(
     ]
 
 
+def top_costs(model, gpu, top: list, precision, workload, stack: str, assumptions, domain):
+    """:func:`layout_costs` of the plans ``top`` (each one replica)."""
+    layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
+    redundant = tuple(p.redundant_experts for p in top)
+    return layout_costs(model, gpu, layouts, redundant, precision, workload, stack, assumptions, domain)
+
+
 def top_layouts(plans: list, most: int = 3) -> list:
     """The best plans of distinct layouts (data-parallel copies of one replica are one layout)."""
     top, seen = [], set()
@@ -195,20 +202,9 @@ def show_layout_frontiers(
     if mode == modes[1] and ttft is None:
         st.info("No prefill plan meets the TTFT target: the decode pool cannot be timed.")
         return
-    layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
     with st.spinner("Sweeping the clients of each layout…"):
         try:
-            costs = layout_costs(
-                model,
-                gpu,
-                layouts,
-                tuple(p.redundant_experts for p in top),
-                precision,
-                workload,
-                stack,
-                assumptions,
-                domain,
-            )
+            costs = top_costs(model, gpu, top, precision, workload, stack, assumptions, domain)
         except ValueError as err:
             st.info(f"The sweep cannot run: {md_escape(err)}")
             return

@@ -9,10 +9,10 @@ import streamlit as st
 from core import slo
 from ui.charts import lines_chart
 from ui.format import md_escape
-from ui.frontier import layout_costs, top_layouts
+from ui.frontier import show_layout_frontiers, top_costs, top_layouts
 from ui.render import chart, table_height
 
-__all__ = ["queue_note", "show_slo_goodput"]
+__all__ = ["queue_note", "show_slo_goodput", "show_under_load"]
 
 
 def show_slo_goodput(
@@ -33,19 +33,8 @@ def show_slo_goodput(
     )
     q = slo.PERCENTILES[pick]
     top = top_layouts(plans)
-    layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
     try:
-        costs = layout_costs(
-            model,
-            gpu,
-            layouts,
-            tuple(p.redundant_experts for p in top),
-            precision,
-            workload,
-            stack,
-            assumptions,
-            domain,
-        )
+        costs = top_costs(model, gpu, top, precision, workload, stack, assumptions, domain)
     except ValueError as err:
         st.info(f"The load model cannot run: {md_escape(err)}")
         return
@@ -145,3 +134,14 @@ def queue_note(plan, miss, load: float = 0.7) -> str:
             "without bound until the cache warms up or traffic is shed."
         )
     return f"{head}; on a miss, {cold:,.2f} s."
+
+
+def show_under_load(
+    model, gpu, results: dict, precision, workload, stack: str, assumptions, domain: int, ttft_s: float, tpot_s: float
+) -> None:
+    """The Layouts page's two sections on its top decode layouts: the frontier over clients (a decode pool waits the
+    best prefill plan's TTFT) and the SLO percentiles and goodput under random arrivals."""
+    decode, prefill = results.get("decode", []), results.get("prefill", [])
+    prefill_ttft = prefill[0].latency_s if prefill else None
+    show_layout_frontiers(model, gpu, decode, precision, workload, stack, assumptions, domain, prefill_ttft)
+    show_slo_goodput(model, gpu, decode, precision, workload, stack, assumptions, domain, ttft_s, tpot_s)
