@@ -102,6 +102,10 @@ def validate_entries(entries: list, cls: type[BaseModel], name: str, what: str) 
     ValueError naming the file, the ``what`` (profile, point, ...), its id or position, and the field."""
     from collections.abc import Mapping
 
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel) and "id" in cls.model_fields):
+        raise ValueError(f"cls must be a pydantic model class with an id field, got {cls!r}"[:200])
+    if not isinstance(entries, list):
+        raise TypeError(f"entries must be a list, got {type(entries).__name__}")
     out = []
     for i, entry in enumerate(entries):
         label = entry.get("id", f"#{i}") if isinstance(entry, Mapping) else f"#{i}"

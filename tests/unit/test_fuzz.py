@@ -983,6 +983,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.integers(0, 50)
     if name == "progress":
         return st.none()
+    if name == "entries":  # validated.validate_entries: a catalog file's list, valid or junk
+        return st.lists(st.one_of(st.dictionaries(text(8), text(8), max_size=3), text(8), it(0, 5)), max_size=4)
     if name in ("path", "points_path"):  # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
         return st.sampled_from([None, str(CATALOG_DIR), "/nonexistent/catalog", __file__, "x" * 5000, "bad\x00name"])
     if ann == "bool":
@@ -1062,6 +1064,9 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "ttft_target_s": _f(0, 100),
     "tpot_target_s": _f(0, 1),
     "points": _i(1, 50),
+    "lone_s": _f(0, 100),
+    "capacity_per_s": _f(0, 1e3),
+    "rate_per_s": _f(0, 1e3),
     "accepted_length": _f(1, 3),
     "draft_tokens": _i(0, 4),
     "kv_budget_bytes_per_gpu": _f(0, 1e12),
