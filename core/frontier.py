@@ -286,12 +286,26 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
 
 
 def model_case(case: FrontierCase | str, catalog: Catalog | None = None) -> CaseModel:
-    """Every deployment of ``case`` (or its id) through the serving model; see the module docstring."""
+    """Every deployment of ``case`` (or its id) through the serving model; see the module docstring. A case named by
+    its id against the repository's catalog is modelled once per process (the results depend on nothing else)."""
     from core.catalog import load_catalog
 
-    catalog = catalog or load_catalog()
     if not isinstance(case, (FrontierCase, str)):
         raise TypeError(f"case must be a FrontierCase or a case id, got {type(case).__name__}")
+    if isinstance(case, str) and catalog is None:
+        stamp = file_stamp(None, CASES_PATH, "frontier cases file"), file_stamp(None, POINTS_PATH, "frontier points")
+        return _shipped_case(case, stamp)
+    return _model_case(case, catalog or load_catalog())
+
+
+@functools.lru_cache(maxsize=32)
+def _shipped_case(case_id: str, stamp: tuple) -> CaseModel:  # the files' stamps: an edited file models again
+    from core.catalog import load_catalog
+
+    return _model_case(case_id, load_catalog())
+
+
+def _model_case(case: FrontierCase | str, catalog) -> CaseModel:
     if isinstance(case, str):
         found = {c.id: c for c in load_frontier_cases()}
         if case not in found:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core import memory, perf
 from core._checks import is_number, is_whole, whole
@@ -166,22 +166,13 @@ def replica_costs(
     )
 
 
-def _decoding(costs: ReplicaCosts, x: float, a: float, out: int, most: float) -> float | None:
-    """The sequences in decode at ``x`` requests/s: the root of ``n = x out t(n) / (1 - x a)`` up to ``most``
-    (None: none, the rate is beyond reach)."""
-    stretch = 1.0 - x * a
-    if stretch <= 0:
-        return None
-
-    def g(n: float) -> float:
-        return n - x * out * costs.decode_s(n) / stretch
-
-    lo, hi = 0.0, most
-    if g(hi) < 0:
-        return None
-    for _ in range(48):
+def _decoding_at(costs: ReplicaCosts, rate: float, steps: float) -> float:
+    """The sequences in decode of a replica finishing ``rate`` requests/s of ``steps`` decode steps each with no
+    prompt work in its steps (a decode pool): the root of ``n = rate x steps x t(n)``, at most the cache's."""
+    lo, hi = 0.0, float(costs.kv_capacity)
+    for _ in range(50):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if g(mid) < 0 else (lo, mid)
+        lo, hi = (mid, hi) if mid < rate * steps * costs.decode_s(mid) else (lo, mid)
     return hi
 
 
@@ -207,16 +198,16 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
         room = costs.budget_tokens - n * width
         return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n)
 
-    def clients(x: float) -> float:
-        n = _decoding(costs, x, a, out, held)
-        return math.inf if n is None else n + x * ttft0(n)
+    def rate(n: float) -> float:  # requests/s with n sequences in decode: n = x out t(n) / (1 - x a)
+        return n / (out * costs.decode_s(n) + n * a)
 
-    lo, hi = 0.0, (1.0 / a if a else held / (out * min(costs.decode_step_s)))
-    for _ in range(56):
+    # the clients: n in decode plus x x TTFT waiting for a first token (both grow with n): bisect on n
+    lo, hi = 0.0, held
+    for _ in range(50):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if clients(mid) < held else (lo, mid)
-    x = lo
-    n = _decoding(costs, x, a, out, held) or 0.0
+        lo, hi = (mid, hi) if mid + rate(mid) * ttft0(mid) < held else (lo, mid)
+    n = lo if lo > 0 else hi
+    x = rate(n)
     regime = "latency-bound"
     if n > busiest:  # the budget binds: every step full, prefill and decode finishing requests alike
         n = busiest
@@ -224,7 +215,7 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
         x, tpot = n / (out * step), step
         regime = "token budget full"
     else:
-        tpot = costs.decode_s(n) / (1.0 - x * a) if x > 0 else costs.decode_s(max(n, 1.0))
+        tpot = costs.decode_s(n) / (1.0 - x * a)
     ttft = max(c / x - out * tpot, ttft0(n)) if x > 0 else math.inf
     tpot /= al  # per output token
     if c > costs.kv_capacity:
@@ -276,12 +267,10 @@ def serve_disaggregated(
     gpus = rd * decode.gpus + rp * prefill.gpus
     p = _steady(decode, workload, c / rd, per_prompt)
     x = rd * p.requests_per_s
-    if x > most:  # prefill-bound: the decode side sees the clients the prefill pool lets through
-        lo, hi = 0.0, c / rd
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if rd * _steady(decode, workload, mid, per_prompt).requests_per_s < most else (lo, mid)
-        p, x = _steady(decode, workload, lo, per_prompt), most
+    if x > most:  # prefill-bound: each decode replica finishes the share of prompts the prefill pool lets through
+        x, steps = most, workload.output_len / decode.accepted_length
+        n = _decoding_at(decode, most / rd, steps)
+        p = replace(p, decoding=n, requests_per_s=most / rd, tpot_s=decode.decode_s(n) / decode.accepted_length)
     tpot = p.tpot_s
     ttft = max(c / x - workload.output_len * tpot, per_prompt)
     return ServingPoint(

@@ -85,7 +85,7 @@ def load_point(costs: ReplicaCosts, workload: Workload, rate: float, quantile: f
     lo, hi = 0.0, float(costs.kv_capacity)
     if hi - rate * steps * mean_step(hi) < 0:
         return _unstable(rate, quantile)
-    for _ in range(60):
+    for _ in range(40):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if mid - rate * steps * mean_step(mid) < 0 else (lo, mid)
     n = hi
@@ -131,7 +131,7 @@ def _max_rate(costs: ReplicaCosts, workload: Workload, quantile: float) -> float
     lo, hi = 0.0, 1.0
     while load_point(costs, workload, hi, quantile).stable and hi < 1e9:
         lo, hi = hi, hi * 2
-    for _ in range(50):
+    for _ in range(32):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if load_point(costs, workload, mid, quantile).stable else (lo, mid)
     return lo
@@ -169,7 +169,7 @@ def goodput(
     lo, hi = top * 1e-6, top
     if ok(load_point(costs, workload, top, quantile)):
         return Goodput(top, load_point(costs, workload, top, quantile), "capacity")
-    for _ in range(50):
+    for _ in range(32):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if ok(load_point(costs, workload, mid, quantile)) else (lo, mid)
     beyond = load_point(costs, workload, hi, quantile)
