@@ -169,8 +169,9 @@ def test_validation_page_renders(server, new_page):
     page.goto(f"{server.url}/Validation")
     wait_rendered(page, timeout_ms=120_000)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Validation")).to_be_visible()
-    # predicted vs measured, and the measured all-reduce curves
-    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(2)
+    # predicted vs measured, the measured all-reduce curves and the published frontier beside the model
+    charts = page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")
+    expect(charts).to_have_count(3, timeout=60_000)
     expect(page.get_by_test_id("stMetricValue").first).to_contain_text("%")
     # the case tables (canvas grids) have drawn before the screenshot
     page.wait_for_function("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
@@ -185,8 +186,10 @@ def test_layouts_page_renders(server, new_page):
     page.goto(f"{server.url}/Layouts?model=deepseek-v3&gpu=h800&nodes=18&gpn=8")
     wait_rendered(page, timeout_ms=120_000)
     expect(page.get_by_test_id("stMain").get_by_role("heading", name="Layouts", exact=True)).to_be_visible()
-    # the prefill and decode breakdowns and the all-to-all curve
-    expect(page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")).to_have_count(3)
+    # the prefill and decode breakdowns, the top decode layouts' frontier, their TTFT and TPOT under load, and the
+    # all-to-all curve
+    charts = page.locator("[data-testid='stVegaLiteChart'] :is(svg.marks, canvas.marks)")
+    expect(charts).to_have_count(6, timeout=60_000)
     expect(page.get_by_test_id("stAlertContentSuccess")).to_have_count(2)
     no_exception(page)
     page.screenshot(path=str(ARTIFACTS / "layouts.png"), full_page=True)
