@@ -43,7 +43,7 @@ MAX_REPLICA_GPUS = 16_384
 _MODEL_ID = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
 _CONT = " \\\n  "
 _INT_RANGES = {  # allowed range of each whole-number field
-    **dict.fromkeys(("attention_tp", "attention_dp", "ep", "expert_tp", "dp"), (1, 1024)),
+    **dict.fromkeys(("attention_tp", "attention_dp", "ep", "expert_tp", "dp", "dcp"), (1, 1024)),
     **{"pp": (1, 64), "gpus_per_node": (1, 64), "redundant_experts": (0, 4096), "num_speculative_tokens": (0, 32)},
     **{"max_batched_tokens": (1, 10_000_000), "max_num_seqs": (1, 1_000_000)},
 }
@@ -68,6 +68,7 @@ class LaunchSpec:
     expert_tp: int = 1
     pp: int = 1
     dp: int = 1
+    dcp: int = 1  # decode context parallel ranks inside attention TP (vLLM only)
     gpus_per_node: int = 8
     redundant_experts: int = 0
     max_batched_tokens: int = 8192
@@ -103,6 +104,8 @@ class LaunchSpec:
                 raise ValueError(f"speculative {self.speculative!r} needs num_speculative_tokens from 1 to 32")
         elif self.num_speculative_tokens:
             raise ValueError("num_speculative_tokens must be 0 when speculative is None (no speculative method)")
+        if self.attention_tp % self.dcp:
+            raise ValueError(f"dcp {self.dcp} must divide attention_tp {self.attention_tp}")
         attn, experts = self.attention_tp * self.attention_dp, self.ep * self.expert_tp
         if attn != experts:
             raise ValueError(
@@ -172,6 +175,7 @@ def _vllm(s: LaunchSpec, notes: list[str]) -> list[str]:
     par: Args = [("--tensor-parallel-size", str(s.attention_tp))]
     par += [("--pipeline-parallel-size", str(s.pp))] if s.pp > 1 else []
     par += [("--data-parallel-size", str(s.attention_dp))] if s.attention_dp > 1 else []
+    par += [("--decode-context-parallel-size", str(s.dcp))] if s.dcp > 1 else []
     rest: Args = []
     if s.is_moe and s.ep > 1:
         rest.append(("--enable-expert-parallel", None))
@@ -349,6 +353,8 @@ def launch_command(spec: LaunchSpec, engine: str) -> LaunchCommand:
         blocks, cfg = _trtllm(spec, notes)
     else:
         blocks = (_vllm if engine == "vllm" else _sglang)(spec, notes)
+    if spec.dcp > 1 and engine != "vllm":
+        notes.append(f"{entry['name']} has no decode context parallelism: 1/{spec.dcp} of the plan's sequences fit.")
     if spec.speculative == "eagle3":
         notes.append(f"{EAGLE3_DRAFT} stands for the EAGLE-3 draft head's Hugging Face id or path.")
     if spec.role != "aggregated":
@@ -389,5 +395,5 @@ def spec_from_plan(
     limits = {k: v for k, v in locals().items() if k not in ("model_id", "layout")}  # the keyword arguments
     if not isinstance(layout, ParallelLayout):
         raise ValueError(f"layout must be a ParallelLayout, got {type(layout).__name__}")
-    sizes = {f: getattr(layout, f) for f in ("attention_tp", "attention_dp", "ep", "expert_tp", "pp", "dp")}
+    sizes = {f: getattr(layout, f) for f in ("attention_tp", "attention_dp", "ep", "expert_tp", "pp", "dp", "dcp")}
     return LaunchSpec(model_id=model_id, **sizes, **limits)

@@ -149,6 +149,8 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
     if s.layout is not None:
         lay = s.layout
         p.update(tp=str(lay.attention_tp), etp=str(lay.expert_tp), pp=str(lay.pp), dp=str(lay.dp))
+        if lay.dcp > 1:
+            p["dcp"] = str(lay.dcp)
     if s.spec.enabled:
         p["sd"] = s.spec.method
         if s.spec.method == "draft_model" and s.spec.draft_model_id:
@@ -258,6 +260,12 @@ def scenario_from_params(
             warnings.append(
                 f"URL layout tp/etp/pp/dp is invalid for {nodes * gpn} GPUs ({msg}); using the default layout"
             )
+        dcp = number("dcp", 1, 1024, 1, "decode context parallel size")
+        if layout is not None and dcp > 1:
+            if layout.attention_tp % dcp:
+                warnings.append(f"URL parameter dcp={dcp} does not divide attention TP {layout.attention_tp}; using 1")
+            else:
+                layout = layout.model_copy(update={"dcp": dcp})
 
     method = choice("sd", SPEC_METHODS, "none", "speculative method")
     draft_id = choice("draft", sorted(catalog.models), None, "draft model id") if one(params, "draft") else None

@@ -106,7 +106,7 @@ class ServingPoint:
     output_tokens_per_s_per_gpu: float
     total_tokens_per_s_per_gpu: float
     prefill_share: float  # of the replica's time
-    regime: str  # "latency-bound", "token budget full" or "KV cache full"
+    regime: str  # "latency-bound", "token budget full", "KV cache full" or (two pools) "prefill pool full"
     computed_tokens_per_s_per_gpu: float = 0.0  # prompt tokens computed (prefix-cache hits excluded) + output
 
     @property

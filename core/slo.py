@@ -14,8 +14,9 @@ At ``rate`` requests/s, with ``n`` sequences in decode (Little's law, as :mod:`c
   ``P(W > t) = rho exp(-rho t / mean)`` (exact for M/M/1; an approximation here): the q-th percentile is
   ``mean / rho x ln(rho / (1 - q))`` where ``rho > 1 - q``, else 0. TTFT_q = S + that wait;
 * chunked-prefill interference: a share ``f = rho t / (t + (1 - rho)(t_mix - t))`` of the steps carries a prompt
-  chunk and takes ``t_mix`` instead of ``t(n)``; a request's TPOT is the mean over its ``output / accepted`` steps (binomial: its percentiles
-  from the normal approximation), the inter-token latency's percentile is ``t_mix`` when ``f > 1 - q``.
+  chunk and takes ``t_mix`` instead of ``t(n)``; a request's TPOT is the mean over its ``output / accepted`` steps
+  (binomial: its percentiles from the normal approximation), the inter-token latency's percentile is ``t_mix`` when
+  ``f > 1 - q``.
 
 Goodput: the highest rate at which the q-th percentile TTFT and TPOT both meet their targets (DistServe's
 definition, with the percentile the user picks).
@@ -99,8 +100,7 @@ def load_point(costs: ReplicaCosts, workload: Workload, rate: float, quantile: f
         return _unstable(rate, quantile)
     f = rho * t / (t + (1.0 - rho) * (t_mix - t))  # the share of steps carrying a chunk
     service = max(1.0, computed / room) * t_mix
-    mean_wait = rho * service / (2.0 * (1.0 - rho))
-    wait = mean_wait / rho * math.log(rho / (1.0 - quantile)) if rho > 1.0 - quantile else 0.0
+    wait = _md1_wait_s(rho, service, quantile)
     k = max(1.0, steps)
     z = NormalDist().inv_cdf(quantile)
     per_request = t + f * (t_mix - t) + z * (t_mix - t) * math.sqrt(f * (1.0 - f) / k)
@@ -189,9 +189,13 @@ def queued_ttft_s(lone_s: float, capacity_per_s: float, rate_per_s: float, quant
     if capacity_per_s <= 0:
         raise ValueError("capacity_per_s must be > 0 prompts per second")
     rho = rate_per_s / capacity_per_s
-    if rho >= 1.0:
-        return math.inf
+    return math.inf if rho >= 1.0 else float(lone_s) + _md1_wait_s(rho, 1.0 / capacity_per_s, quantile)
+
+
+def _md1_wait_s(rho: float, service_s: float, quantile: float) -> float:
+    """The ``quantile`` wait of an M/D/1 queue at load ``rho`` < 1 with service ``service_s``: Pollaczek-Khinchine's
+    mean ``rho S / (2 (1 - rho))``, the tail taken as exponential, ``P(W > t) = rho exp(-rho t / mean)``."""
     if rho <= 1.0 - quantile:
-        return float(lone_s)
-    mean_wait = rho / capacity_per_s / (2.0 * (1.0 - rho))
-    return float(lone_s) + mean_wait / rho * math.log(rho / (1.0 - quantile))
+        return 0.0
+    mean = rho * service_s / (2.0 * (1.0 - rho))
+    return mean / rho * math.log(rho / (1.0 - quantile))

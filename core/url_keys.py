@@ -48,6 +48,7 @@ URL_KEYS: dict[str, str] = {
     "etp": "expert tensor parallel size (EP = GPUs per stage / etp)",
     "pp": "pipeline stages",
     "dp": "data-parallel replicas",
+    "dcp": "decode context parallel size within attention TP (vLLM; with the layout keys; omit = 1)",
     "sd": "speculative method: " + " | ".join(SPEC_METHOD_KINDS),
     "draft": "draft model id (with sd=draft_model)",
     "dw": "draft weight dtype (omit = the target's)",

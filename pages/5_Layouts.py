@@ -5,7 +5,7 @@ import streamlit as st
 
 from core import layout as lay_mod
 from core import perf
-from core.operating_point import OVERLAP_LABELS, cold_prefill, per_gpu_text
+from core.operating_point import OVERLAP_LABELS, cold_prefill, layout_label, per_gpu_text
 from core.specs import ClusterSpec, ParallelLayout, Workload
 from core.validated import describe_validation_error
 from core.validation import calibration_note
@@ -92,6 +92,7 @@ def _table(plans) -> pd.DataFrame:
                 "attention DP": p.layout.attention_dp,
                 "EP": p.ep,
                 "expert TP": p.layout.expert_tp,
+                "DCP": p.layout.dcp,
                 "PP": p.pp,
                 "DP": p.dp,
                 "redundant experts": p.redundant_experts,
@@ -240,8 +241,7 @@ for phase, target, col in (
             pd.DataFrame(
                 [
                     {
-                        "layout": f"TP{lay.attention_tp} DP-attn{lay.attention_dp} EP{lay.ep} "
-                        f"expert-TP{lay.expert_tp} PP{lay.pp} DP{lay.dp}",
+                        "layout": layout_label(lay, model.moe is None),
                         "why": r,
                     }
                     for lay, r in rejected

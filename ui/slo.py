@@ -75,37 +75,27 @@ def show_slo_goodput(
         + (f", {workload.prefix_reuse:.0%} prefix hits" if workload.prefix_reuse else "")
         + "; random (Poisson) arrivals; colocated, chunked prefill"
     )
-    cols = st.columns(2)
-    with cols[0]:
-        chart(
-            lines_chart,
-            data,
-            x="rate",
-            y="ttft",
-            series="layout",
-            x_title="requests/s per GPU",
-            y_title=f"{pick} time to first token (s)",
-            title=f"{pick} TTFT as the load grows",
-            subtitle=sub,
-            log_x=False,
-            hrules=pd.DataFrame({"value": [ttft_s], "label": [f"target {ttft_s:g} s"]}),
-        )
-    with cols[1]:
-        chart(
-            lines_chart,
-            data,
-            x="rate",
-            y="tpot",
-            series="layout",
-            x_title="requests/s per GPU",
-            y_title=f"{pick} time per output token (ms)",
-            title=f"{pick} TPOT as the load grows",
-            subtitle=sub,
-            log_x=False,
-            log_y=False,
-            y_format=",.0f",
-            hrules=pd.DataFrame({"value": [1e3 * tpot_s], "label": [f"target {1e3 * tpot_s:g} ms"]}),
-        )
+    panels = (  # (column, what, unit, target, log y): TTFT spans seconds to minutes, TPOT stays in ms
+        ("ttft", "TTFT", "time to first token (s)", ttft_s, f"{ttft_s:g} s", True),
+        ("tpot", "TPOT", "time per output token (ms)", 1e3 * tpot_s, f"{1e3 * tpot_s:g} ms", False),
+    )
+    for col, (y, kind, axis, target, label, log_y) in zip(st.columns(2), panels, strict=True):
+        with col:
+            chart(
+                lines_chart,
+                data,
+                x="rate",
+                y=y,
+                series="layout",
+                x_title="requests/s per GPU",
+                y_title=f"{pick} {axis}",
+                title=f"{pick} {kind} as the load grows",
+                subtitle=sub,
+                log_x=False,
+                log_y=log_y,
+                y_format="," if log_y else ",.0f",
+                hrules=pd.DataFrame({"value": [target], "label": [f"target {label}"]}),
+            )
     st.caption(
         "Goodput: the most requests per second whose TTFT and TPOT both meet the targets at the percentile "
         "(DistServe's measure). Assumed: requests arrive at random (Poisson), all with this workload's lengths; a "

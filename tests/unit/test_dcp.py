@@ -108,3 +108,25 @@ def test_the_search_offers_dcp_to_vllm_decode_only():
     assert kinds("sglang", "decode")[0] == {1}
     assert kinds("vllm", "prefill")[0] == {1}
     assert "vLLM's" in layout.engine_problems("sglang", KIMI, tp8(8))[0]
+
+
+def test_a_dcp_layout_reaches_the_url_and_the_launch_commands():
+    # "Use the best decode layout" on a DCP plan: the URL and the vLLM command must carry it, not drop it silently
+    from core.launch import launch_command, spec_from_plan
+    from core.scenario import scenario_from_params, scenario_to_params
+    from core.specs import Scenario
+
+    s = Scenario(model_id="kimi-k2.6", gpu_id="b200", layout=tp8(8))
+    params = scenario_to_params(s)
+    assert params["dcp"] == "8"
+    back, warnings = scenario_from_params(params, cat)
+    assert not warnings and back.layout == tp8(8)
+    _, warnings = scenario_from_params({**params, "dcp": "3"}, cat)
+    assert warnings == ["URL parameter dcp=3 does not divide attention TP 8; using 1"]
+    assert "dcp" not in scenario_to_params(s.model_copy(update={"layout": tp8()}))
+    spec = spec_from_plan("moonshotai/Kimi-K2.6", tp8(8))
+    vllm = launch_command(spec, "vllm")
+    assert "--tensor-parallel-size 8" in vllm.command and "--decode-context-parallel-size 8" in vllm.command
+    sglang = launch_command(spec, "sglang")
+    assert "decode-context" not in sglang.command
+    assert any("no decode context parallelism: 1/8 of the plan's sequences fit" in n for n in sglang.notes)

@@ -472,6 +472,8 @@ def all_commands():
             is_moe=moe,
         )
         yield from launch_commands(spec).values()
+    # decode context parallelism (vLLM's flag; a note from the others)
+    yield from launch_commands(LaunchSpec("deepseek-ai/DeepSeek-V3", attention_tp=8, ep=8, dcp=8)).values()
 
 
 def test_every_generated_flag_and_yaml_key_is_documented():
