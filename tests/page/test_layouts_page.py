@@ -142,7 +142,7 @@ def test_the_top_decode_layouts_swept_over_their_clients():
 
     at = run(model="kimi-k2.6", gpu="b200", nodes="1", stack="vllm", isl="67600", osl="400", w="nvfp4", kv="fp8")
     assert not at.exception
-    decode = [d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns][0]
+    decode = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
     assert decode["DCP"].max() > 1  # the plans' table shows the DCP size the label names
     rows = frontier(at, "one replica of each layout")
     assert rows["deployment"].nunique() == 3
