@@ -206,6 +206,27 @@ class PointGap:
     point: FrontierPoint
     deployment: str
     modelled: serving.ServingPoint
+    prefill_ceiling_tokens_per_s: float | None = None  # the deployment's prompt tokens/s doing nothing else
+    prefix_reuse: float = 0.0  # the case's prefix-cache hit fraction
+
+    @property
+    def implied_prompt_tokens_per_s(self) -> float | None:
+        """The fewest prompt tokens per second (whole deployment, cache hits excluded) the engine must have computed
+        to publish the point: c clients streaming u tokens/s each take at most c x u output tokens/s, the rest of
+        its throughput x GPUs is prompt (for kind "total", (1 - prefix reuse) of it was computed). None for points
+        that count output only or lack their concurrency, per-user speed or GPU count."""
+        p = self.point
+        if p.throughput_kind == "output" or not (p.concurrency and p.tokens_per_s_per_user and p.gpus):
+            return None
+        prompt = max(0.0, p.tokens_per_s_per_gpu * p.gpus - p.concurrency * p.tokens_per_s_per_user)
+        return prompt if p.throughput_kind == "computed" else prompt * (1.0 - self.prefix_reuse)
+
+    @property
+    def beyond_prefill_ceiling(self) -> bool:
+        """The point needs more computed prompt tokens/s than the modelled deployment prefills doing nothing else:
+        no decode-side change can close its gap."""
+        need, ceiling = self.implied_prompt_tokens_per_s, self.prefill_ceiling_tokens_per_s
+        return need is not None and ceiling is not None and need > ceiling
 
     @property
     def modelled_tokens_per_s_per_gpu(self) -> float:
@@ -268,6 +289,7 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
             return serving.serve_closed_loop(c, wl, max(1, math.ceil(conc / reps)))
 
         cap = c.kv_capacity * reps
+        ceiling = reps / c.prefill_s_per_token
     else:
         d, p = costs(dep.decode, True), costs(dep.prefill, False)
 
@@ -275,12 +297,14 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
             return serving.serve_disaggregated(d, dep.decode.replicas, p, dep.prefill.replicas, wl, conc)
 
         cap = d.kv_capacity * dep.decode.replicas
+        ceiling = dep.prefill.replicas / p.prefill_s_per_token
     wanted = [points[i].concurrency for i in dep.points]
     top = max([cap, *(w for w in wanted if w)])
     grid = sorted({*(x for x in serving.CONCURRENCIES if x <= top), *(w for w in wanted if w)})
     curve = tuple(at(x) for x in grid)
     gaps = tuple(
-        PointGap(points[i], dep.label(model.moe is None), at(points[i].concurrency or cap)) for i in dep.points
+        PointGap(points[i], dep.label(model.moe is None), at(points[i].concurrency or cap), ceiling, case.prefix_reuse)
+        for i in dep.points
     )
     return curve, gaps
 

@@ -98,6 +98,8 @@ def show_published_frontiers() -> None:
             "per-user gap": g.user_ratio,
             "modelled TTFT (s)": g.modelled.ttft_s,
             "what limits it": g.modelled.regime,
+            "prompt tok/s the point implies": g.implied_prompt_tokens_per_s,
+            "modelled prefill ceiling": g.prefill_ceiling_tokens_per_s,
             "counts": g.point.throughput_kind,
             "source": g.point.source,
         }
@@ -118,8 +120,28 @@ def show_published_frontiers() -> None:
             "modelled tok/s/user": num(format="%.1f"),
             "per-user gap": num("per-user gap (×)", format="%.2f"),
             "modelled TTFT (s)": num(format="%.2f"),
+            "prompt tok/s the point implies": num(
+                "prompt tok/s the point implies (≥)",
+                format="%,.0f",
+                help="Computed prompt tokens/s, whole deployment: published tok/s/GPU × GPUs − clients × tok/s/user "
+                "(the most output the clients can take); for 'total' points × (1 − prefix hits).",
+            ),
+            "modelled prefill ceiling": num(
+                "modelled prefill ceiling (prompt tok/s)",
+                format="%,.0f",
+                help="The prompt tokens/s the modelled deployment computes at the case's length doing nothing else.",
+            ),
         },
     )
+    beyond = [g for g in m.gaps if g.beyond_prefill_ceiling]
+    if beyond:
+        st.markdown(
+            f"**{len(beyond)} of {len(m.gaps)} points need more computed prompt tokens per second than the modelled "
+            f"deployment can prefill at {case.isl:,} tokens doing nothing else** (e.g. {beyond[-1].point.id}: "
+            f"≥ {beyond[-1].implied_prompt_tokens_per_s:,.0f} against {beyond[-1].prefill_ceiling_tokens_per_s:,.0f} "
+            "prompt tok/s). Their gap is in the prefill (faster kernels than the measured ones the planner times, "
+            "or computed tokens that attend to shorter contexts than the case's one length), not in the decode."
+        )
     notes = [f"**Reading of the source:** {md_escape(case.reading)}"] if case.reading else []
     if spec:
         notes.append(f"**Speculative decoding:** {md_escape(spec.source)}")

@@ -60,6 +60,11 @@ def test_validation_page_sets_published_frontiers_beside_the_model():
     assert tp64["published tok/s/GPU"] == 1863.0  # the post's figure-3 table
     assert abs(tp64["throughput gap"] - 1) < 0.25 and tp64["what limits it"] == "KV cache full"
     assert any("Gap, modelled / published" in m.value for m in at.markdown)
+    # DCP at 512 clients: 6,091 x 8 - 512 x 5.0 = 46,168 computed prompt tok/s at least, beyond the model's ceiling
+    dcp512 = table[table["point"] == "vllm-kimik26-b200x8-dcp8-c512"].iloc[0]
+    assert dcp512["prompt tok/s the point implies"] == 46_168.0
+    assert dcp512["modelled prefill ceiling"] < 46_168.0
+    assert any("need more computed prompt tokens per second" in m.value for m in at.markdown)
     spec = next(c.spec for c in at.get("vega_lite_chart") if "TP vs DCP" in str(c.spec))
     assert "computed prompt + output tokens/s per GPU" in str(spec)
 

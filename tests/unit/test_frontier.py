@@ -100,6 +100,37 @@ def test_the_kimi_reference():
     assert 1.5 < ratio < 3.27 * 0.75  # a stated gap: modelled DCP gains less than measured
 
 
+def test_the_prompt_work_a_point_implies():
+    # vLLM's Kimi-K2.6 DCP 8 at 512 clients: 6,091 tok/s/GPU x 8 GPUs = 48,728 tok/s, of which 512 clients streaming
+    # 5.0 tok/s take at most 2,560: at least 46,168 computed prompt tokens/s. A "total" point counts every prompt
+    # token: with 90% prefix hits a tenth of them, 4,616.8; an "output" point implies nothing
+    m = serving.ServingPoint(4, 4, 3, 2.0, 0.1, 0.02, 25.0, 275.0, 0.1, "latency-bound", 50.0)
+    p = POINTS["vllm-kimik26-b200x8-dcp8-c512"]
+    gap = frontier.PointGap(p, "TP8 DCP8", m, 40_000.0, 0.9)
+    assert gap.implied_prompt_tokens_per_s == pytest.approx(46_168.0)
+    assert gap.beyond_prefill_ceiling
+    assert not frontier.PointGap(p, "TP8 DCP8", m, 50_000.0, 0.9).beyond_prefill_ceiling
+    total = frontier.PointGap(p.model_copy(update={"throughput_kind": "total"}), "TP8 DCP8", m, 40_000.0, 0.9)
+    assert total.implied_prompt_tokens_per_s == pytest.approx(4_616.8)
+    out = frontier.PointGap(p.model_copy(update={"throughput_kind": "output"}), "TP8 DCP8", m, 40_000.0, 0.9)
+    assert out.implied_prompt_tokens_per_s is None and not out.beyond_prefill_ceiling
+    assert frontier.PointGap(p, "TP8 DCP8", m).beyond_prefill_ceiling is False  # no ceiling known
+
+
+def test_the_kimi_dcp_points_need_more_prefill_than_the_model_has():
+    # the modelled TP 8 replica prefills the case's 67,600-token prompts (90% cached) at some R prompt tok/s doing
+    # nothing else; R is bounded by the B200's BF16 peak: each computed token's attention alone is 61 layers x 64
+    # heads x 2 x 64,220 average context x (192 + 128) = 1.605e11 FLOPs, so R < 8 x 2.25e15 / 1.605e11 = 112,150.
+    # DCP's points from 128 clients up need more than R (35,472, 41,664, 46,168): their gap is the prefill's
+    m = frontier.model_case("kimi-k2.6-b200-agentic-dcp")
+    by_id = {g.point.id: g for g in m.gaps}
+    ceiling = by_id["vllm-kimik26-b200x8-dcp8-c512"].prefill_ceiling_tokens_per_s
+    assert 10_000 < ceiling < 112_150
+    beyond = {g.point.id for g in m.gaps if g.beyond_prefill_ceiling}
+    assert {"vllm-kimik26-b200x8-dcp8-c256", "vllm-kimik26-b200x8-dcp8-c512"} <= beyond
+    assert not any("tp8ep8" in i for i in beyond)  # TP's points fit under it (13,104 to 14,200)
+
+
 def test_every_case_models_every_point():
     for cid in CASES:
         m = frontier.model_case(cid)
