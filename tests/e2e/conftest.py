@@ -52,6 +52,11 @@ def browser():
         _missing("the Python package 'playwright' (pip install -e '.[test]')")
     if not Path(CHROMIUM).exists():
         _missing("Debian's 'chromium' package (apt-get install chromium)")
+    from playwright.sync_api import expect
+
+    # web-first assertions return as soon as they hold; the default 5 s failed three chart counts on a loaded
+    # 2-core machine (charts drawn a few seconds later), so they wait as long as wait_drawn's charts may take
+    expect.set_options(timeout=30_000)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
