@@ -1,8 +1,8 @@
 """The current-generation models (issues 20 and 22) that the page and browser tests run on 2 x 8 B200 in FP8.
 
-Every one runs every page that reads the model through AppTest (tests/page/test_current_generation_pages.py);
-the browser tour (tests/e2e/test_browser.py) draws the pages of one model per architecture trait in TRAITS,
-so `make test` stays within CI's 25 minutes on two cores (the whole list in the browser cost ~9 minutes)."""
+The browser tour (tests/e2e/test_browser.py) draws every page of one model per architecture trait (TRAITS); the
+others run every page that reads the model through AppTest (tests/page/test_current_generation_pages.py), so
+`make test` stays within CI's 25 minutes on two cores (the whole list in the browser cost ~9 minutes)."""
 
 CURRENT_GENERATION = [
     "deepseek-v4-flash",

@@ -290,8 +290,8 @@ def test_fit_page_for_current_generation_models(server, new_page, model, nodes):
 
 # The tour: every page on the default scenario (no query: DeepSeek-V3 FP8 on 8 x H200) and on one scenario per
 # model family, on the hardware that family is served on; then one current-generation model per architecture trait
-# (tests/current_generation.py TRAITS) on 2 x 8 B200. All current-generation models run every page through AppTest
-# (tests/page/test_current_generation_pages.py): the browser adds the drawn charts and the browser's errors.
+# (tests/current_generation.py TRAITS) on 2 x 8 B200. The other current-generation models run every page through
+# AppTest (tests/page/test_current_generation_pages.py); the browser adds the drawn charts and the browser's errors.
 FAMILIES = {
     "default": "",
     "qwen3-moe": "model=qwen3-235b-a22b&gpu=h100-sxm&nodes=1&gpn=8&w=fp8",

@@ -1,7 +1,7 @@
 """Every current-generation model on every page that reads the model (issues 20, 22), through AppTest, on the
 browser tour's cluster (2 x 8 B200, FP8 weights). The browser draws the pages of one model per architecture
 trait (tests/current_generation.py TRAITS); this runs the page code of the others: no exception, the scenario keeps
-the model, the page names it, and each page draws its charts or says in an error box why it cannot."""
+the model, the page names it, and each chart page draws at least the charts it draws on the default scenario."""
 
 import pytest
 
@@ -11,15 +11,17 @@ from tests.page._util import run_page
 from ui.scenario import PAGES
 
 MODEL_PAGES = [s for s, _ in PAGES if s not in MODEL_FREE_PAGES]
-# the pages whose content is charts; Home and Report are text, tables and metrics
-CHART_PAGES = {
-    "pages/1_Fit.py",
-    "pages/2_Intensity.py",
-    "pages/3_Balance.py",
-    "pages/4_Speculative.py",
-    "pages/5_Layouts.py",
-    "pages/7_Disaggregation_and_cost.py",
-    "pages/11_Single_box.py",
+# the charts each page draws at least, as the browser tests count them on the default scenario (Speculative draws a
+# sixth, the measured acceptance curves, where the catalog has them for the model; Single box draws its three beside
+# the error box that says the box cannot hold the model)
+MIN_CHARTS = {
+    "pages/1_Fit.py": 3,
+    "pages/2_Intensity.py": 4,
+    "pages/3_Balance.py": 3,
+    "pages/4_Speculative.py": 5,
+    "pages/5_Layouts.py": 6,
+    "pages/7_Disaggregation_and_cost.py": 2,
+    "pages/11_Single_box.py": 3,
 }
 
 
@@ -32,5 +34,4 @@ def test_every_model_page_runs_the_model(model_id):
         assert at.session_state.scenario.model_id == model_id, script
         shown = [e.value for e in (*at.title, *at.header, *at.subheader, *at.markdown, *at.caption, *at.info)]
         assert any(name in t for t in shown), (script, name)
-        if script in CHART_PAGES:
-            assert at.get("vega_lite_chart") or at.error, (script, "no chart and no error saying why")
+        assert len(at.get("vega_lite_chart")) >= MIN_CHARTS.get(script, 0), script
