@@ -48,11 +48,12 @@ system-deps:
 	fi
 
 # The unit and page tests in two processes (pytest-xdist, one per core of the 2-core CI machine), then the
-# browser tests one at a time (each starts a server and Chromium; side by side they would slow each other
-# past their waits). `pytest` alone still runs everything in one process.
+# integration tests (races between sessions, stores, the proxy in front of replicas) and the browser tests
+# one at a time (each starts servers; side by side they would slow each other past their waits).
+# `pytest` alone still runs everything in one process.
 test: install-test system-deps
 	$(PY) -m pytest -n 2 tests/unit tests/page
-	$(PY) -m pytest tests/e2e
+	$(PY) -m pytest tests/integration tests/e2e
 
 bench: install-test
 	$(PY) -m bench
