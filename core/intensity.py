@@ -11,6 +11,7 @@ import numpy as np
 
 from core import memory, roofline
 from core._checks import amount, scalar_or_array
+from core.model import ffn
 from core.routing import token_counts, tokens_per_expert
 from core.specs import GPUSpec, ModelSpec, Precision
 
@@ -57,21 +58,23 @@ def element_bytes(gpu: GPUSpec, weight_dtype: str) -> GemmElementBytes:
     return GemmElementBytes(memory.bytes_per_param(weight_dtype), act, 2.0, support.compute_dtype)
 
 
+def _gemms_flops_bytes(shapes, tokens, eb: GemmElementBytes):
+    """(FLOPs, bytes) of the GEMMs ``shapes`` ((k, n) each) over ``tokens`` tokens, each operand moved
+    once; ``eb``'s sizes may be arrays (a sweep over GPUs)."""
+    flops = sum(roofline.gemm_flops(tokens, k, n) for k, n in shapes)
+    moved = sum(
+        roofline.gemm_bytes(tokens, k, n, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out) for k, n in shapes
+    )
+    return flops, moved
+
+
 def expert_ffn_flops_bytes(model: ModelSpec, tokens_per_expert, eb: GemmElementBytes | None = None):
     """(FLOPs, bytes) of one expert's FFN at ``tokens_per_expert`` tokens: the fused gate/up GEMM
-    ``[t, h] x [h, (m-1) f]`` and the down GEMM ``[t, f] x [f, h]`` (m = 3 for SwiGLU), each operand
-    moved once."""
-    if model.moe is None:
-        raise ValueError(f"{model.name} is dense: it has no experts")
-    eb = _element_bytes(eb)
-    h, f, mats = model.hidden_size, model.moe.expert_intermediate_size, model.ffn_matrices
-    t = token_counts(tokens_per_expert)
-    up_n = (mats - 1) * f
-    flops = roofline.gemm_flops(t, h, up_n) + roofline.gemm_flops(t, f, h)
-    moved = roofline.gemm_bytes(
-        t, h, up_n, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out
-    ) + roofline.gemm_bytes(t, f, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out)
-    return flops, moved
+    ``[t, w] x [w, (m-1) f]`` and the down GEMM ``[t, f] x [f, w]`` (m = 3 for SwiGLU; w the latent width
+    of a latent MoE, else the hidden size: :func:`core.model.ffn.expert_gemm_shapes`), each operand
+    moved once. At one token the FLOPs are 2 x the expert's parameters."""
+    shapes = ffn.expert_gemm_shapes(model)
+    return _gemms_flops_bytes(shapes, token_counts(tokens_per_expert), _element_bytes(eb))
 
 
 def expert_gemm_intensity(model: ModelSpec, tokens_per_expert, eb: GemmElementBytes | None = None):
@@ -104,13 +107,9 @@ def _solve_tokens(flops_fn, target_intensity):
 
 
 def _ffn_flops_bytes(model: ModelSpec, width: int, tokens, eb: GemmElementBytes):
-    h, mats = model.hidden_size, model.ffn_matrices
-    t = token_counts(tokens)
-    flops = roofline.gemm_flops(t, h, (mats - 1) * width) + roofline.gemm_flops(t, width, h)
-    moved = roofline.gemm_bytes(
-        t, h, (mats - 1) * width, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out
-    ) + (roofline.gemm_bytes(t, width, h, weight_bytes=eb.weight, act_bytes=eb.act, out_bytes=eb.out))
-    return flops, moved
+    """A dense FFN of intermediate ``width`` at the hidden size over ``tokens`` tokens."""
+    shapes = ffn.ffn_gemm_shapes(model.hidden_size, width, model.ffn_matrices)
+    return _gemms_flops_bytes(shapes, token_counts(tokens), eb)
 
 
 def active_ffn_width(model: ModelSpec) -> int:
@@ -152,19 +151,18 @@ def intensity_sweep(
     b = np.atleast_1d(token_counts(batches))
     t = tokens_per_expert(b, model.moe.top_k, model.moe.n_routed_experts) if model.moe else b
     ebs = [element_bytes(g, prec.expert_dtype) for g in gpus]
-    w = np.array([e.weight for e in ebs])[:, None]
-    a = np.array([e.act for e in ebs])[:, None]
-    o = np.array([e.out for e in ebs])[:, None]
-    h = model.hidden_size
-    if model.moe is not None:
-        f, k_up = model.moe.expert_intermediate_size, (model.ffn_matrices - 1) * model.moe.expert_intermediate_size
-    else:
-        f, k_up = model.dense_intermediate_size, (model.ffn_matrices - 1) * model.dense_intermediate_size
-    tt = np.asarray(t)[None, :]
-    flops = roofline.gemm_flops(tt, h, k_up) + roofline.gemm_flops(tt, f, h)
-    moved = roofline.gemm_bytes(tt, h, k_up, weight_bytes=w, act_bytes=a, out_bytes=o) + roofline.gemm_bytes(
-        tt, f, h, weight_bytes=w, act_bytes=a, out_bytes=o
+    sizes = GemmElementBytes(
+        np.array([e.weight for e in ebs])[:, None],
+        np.array([e.act for e in ebs])[:, None],
+        np.array([e.out for e in ebs])[:, None],
+        "per GPU",
     )
+    if model.moe is not None:
+        shapes = ffn.expert_gemm_shapes(model)
+    else:
+        shapes = ffn.ffn_gemm_shapes(model.hidden_size, model.dense_intermediate_size, model.ffn_matrices)
+    tt = np.asarray(t)[None, :]
+    flops, moved = _gemms_flops_bytes(shapes, tt, sizes)
     intensity = flops / moved
     peak = np.array([g.dense_tflops[e.compute_dtype] for g, e in zip(gpus, ebs, strict=True)])[:, None]
     bw = np.array([g.hbm_bandwidth_gbps / 1000.0 for g in gpus])[:, None]

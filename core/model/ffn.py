@@ -14,12 +14,30 @@ if TYPE_CHECKING:
 
 __all__ = [
     "dense_ffn_params",
+    "expert_gemm_shapes",
     "expert_params",
+    "ffn_gemm_shapes",
     "moe_layer_parts",
     "parallel_mlp_params",
     "router_params",
     "shared_experts_params",
 ]
+
+
+def ffn_gemm_shapes(width_in: int, intermediate: int, ffn_matrices: int) -> tuple[tuple[int, int], ...]:
+    """The (k, n) of each weight GEMM a token passes through in one FFN: the fused gate/up projection
+    ``[width_in, (ffn_matrices - 1) x intermediate]`` and the down projection ``[intermediate, width_in]``.
+    FLOPs per token are ``2 x sum(k x n)`` = 2 x the FFN's weight count (biases aside)."""
+    return ((width_in, (ffn_matrices - 1) * intermediate), (intermediate, width_in))
+
+
+def expert_gemm_shapes(m: ModelSpec) -> tuple[tuple[int, int], ...]:
+    """One routed expert's GEMMs (:func:`ffn_gemm_shapes`) at the width the expert sees: the latent width
+    for a latent MoE (Nemotron-3, Kimi-K3: the tokens are projected down before the experts), the hidden
+    size otherwise. The one owner of the expert GEMM shapes: Intensity and the step model read it here."""
+    if m.moe is None:
+        raise ValueError(f"{m.name} is dense: it has no experts")
+    return ffn_gemm_shapes(m.moe.latent_size or m.hidden_size, m.moe.expert_intermediate_size, m.ffn_matrices)
 
 
 def expert_params(m: ModelSpec) -> int:

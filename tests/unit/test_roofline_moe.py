@@ -154,3 +154,29 @@ def test_each_step_gemm_is_rated_against_its_own_dtype():
     assert 0.30 < head["peak_fraction"] < 0.31
     experts = moe.step_gemms(m, H200, "fp8", 64)[0]
     assert experts["compute_dtype"] == "fp8" and experts["ridge"] == pytest.approx(1978.9 / 4.8, rel=1e-3)
+
+
+def test_latent_moe_batch_to_ridge_by_hand():
+    # Nemotron-3-Super: experts run at the latent width w = 1024 (not the hidden 4096), f = 2688, relu2 (2
+    # matrices), 512 experts, top-22; FP8 on H200: weights 1 B (+ one fp32 scale per 128 x 128 block: x 1.000244),
+    # activations 1 B, outputs 2 B; ridge R = 1978 / 4.8 = 412.083 FLOP/byte.
+    # Per token A = 2 x (w f + f w) = 4 x 1024 x 2688 = 11,010,048 FLOPs; weights B = 2 x 1024 x 2688 x 1.000244
+    # = 5,506,368 bytes; activations in + out per token C = (w + 2 f) + (f + 2 w) = 3 x (1024 + 2688) = 11,136.
+    # t = R B / (A - R C) = 2.26908e9 / 6.42109e6 = 353.38 tokens per expert; batch = t x 512 / 22 = 8,224.
+    m = cat.model("nemotron-3-super-120b-a12b")
+    eb = moe.element_bytes(H200, "fp8")
+    assert moe.batch_for_expert_intensity(m, 1978 / 4.8, eb) == pytest.approx(8224.1, rel=1e-4)
+
+
+def test_expert_flops_are_twice_the_expert_parameters_for_every_moe_model():
+    # one token through one expert multiplies each weight once: 2 FLOPs per parameter (biases aside, < 0.1%)
+    from core.model import ffn
+
+    checked = 0
+    for mid, m in cat.models.items():
+        if m.moe is None:
+            continue
+        flops, _ = moe.expert_ffn_flops_bytes(m, 1)
+        assert flops == pytest.approx(2 * ffn.expert_params(m), rel=1e-3), mid
+        checked += 1
+    assert checked >= 40
