@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from core import memory, perf
 from core._checks import is_number, is_whole, whole
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.speculative import speculative_step_s
 
 __all__ = [
     "ReplicaCosts",
@@ -153,10 +154,13 @@ def replica_costs(
     ctx, k = workload.decode_context_len, draft_tokens
 
     def decode_s(n: float) -> float:
-        plain = step("decode", n / gpus, ctx).step_s
-        return (
-            plain if not k else step("decode", n * (k + 1) / gpus, ctx, per_seq=k + 1.0).step_s + k * draft_cost * plain
+        _, verify, draft = speculative_step_s(
+            lambda seqs, per_seq: step("decode", seqs * per_seq / gpus, ctx, per_seq=per_seq).step_s,
+            n,
+            k,
+            draft_cost=draft_cost,
         )
+        return verify + draft
 
     budget = a.max_num_batched_tokens * one.attention_dp
     chunk = step("prefill", budget / gpus, workload.input_len, workload.cached_prompt_tokens)

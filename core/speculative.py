@@ -42,6 +42,7 @@ __all__ = [
     "resolved_alpha_cost",
     "sensitivity",
     "short_output_speedup",
+    "speculative_step_s",
     "speedup",
     "speedup_curves",
     "speedup_surface",
@@ -224,6 +225,21 @@ class BatchSpeedup:
         return self.speedup >= 1.0
 
 
+def speculative_step_s(step_s, sequences, gamma: int, *, draft_cost: float = 0.0, draft_s=None):
+    """The one price of a speculative decode step (the Speculative page, the serving model and the layouts
+    under load all use it): a verification step over ``gamma + 1`` tokens per sequence plus ``gamma`` draft
+    passes, ``verify + gamma x draft``. ``step_s(sequences, tokens_per_sequence)`` is the target's step time
+    (vectorised or not); a draft pass is ``draft_s`` when given (a separate draft model's own step, already
+    per pass) else ``draft_cost`` x the plain step (a built-in head: MTP, EAGLE). Returns
+    ``(plain, verify, draft)``, each in seconds, with ``draft`` the gamma passes together."""
+    plain = step_s(sequences, 1.0)
+    if gamma == 0:
+        return plain, plain, 0.0 * plain
+    verify = step_s(sequences, float(gamma + 1))
+    draft = gamma * (draft_s if draft_s is not None else draft_cost * plain)
+    return plain, verify, draft
+
+
 def batch_speedup(
     model,
     gpu,
@@ -285,8 +301,7 @@ def batch_speedup(
             ]
         )
 
-    base = steps(model, layout, b, 1.0, a.redundant_experts)
-    verify = steps(model, layout, b, float(g + 1), a.redundant_experts)
+    draft_s = None
     if draft_model is not None:
         tp = fitting_tp(draft_model, layout.attention_tp)
         d_layout = (
@@ -299,9 +314,14 @@ def batch_speedup(
             )
         )
         per_replica = np.ceil(b / max(layout.attention_dp, 1))  # each attention-DP group drafts its own
-        draft = g * steps(draft_model, d_layout, per_replica, 1.0, 0)
-    else:
-        draft = g * float(_cost(draft_cost)) * base
+        draft_s = steps(draft_model, d_layout, per_replica, 1.0, 0)
+    base, verify, draft = speculative_step_s(
+        lambda n, per_seq: steps(model, layout, n, per_seq, a.redundant_experts),
+        b,
+        g,
+        draft_cost=float(_cost(draft_cost)) if draft_model is None else 0.0,
+        draft_s=draft_s,
+    )
     e = float(expected_tokens(alpha, g))
     if accepted_tokens is not None:  # a measured mean accepted length at this gamma replaces the closed form
         if not (isinstance(accepted_tokens, (int, float)) and 1 <= accepted_tokens <= g + 1):
