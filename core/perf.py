@@ -196,16 +196,30 @@ def step_time(
         n = index.count(j)
         for k, v in parts.items():
             components[k] = components.get(k, 0.0) + n * halves * v
-    stage_s = tuple(times[j] for j in index)
     compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
-    if model.host_tables:  # Engram / n-gram rows a micro-batch waits for (core.host_tables): tier, link, overlap
-        exposed = host_tables.table_read(
-            model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp, replayed
-        ).exposed_s
+    exposed = _tables_s(model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp, replayed)
+    if model.host_tables:
         components["host_tables"] = exposed
-        stage_s = (stage_s[0] + exposed, *stage_s[1:])  # the tables feed early layers: the first stage waits
-    total = max(sum(stage_s), micro * max(stage_s))
+    stage_s, total = _pipeline([times[j] for j in index], micro, exposed)
     return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
+
+
+def _tables_s(
+    model: ModelSpec, gpu: GPUSpec, tier: str, per_gpu: float, compute_s: float, tp: int, replayed: float = 1.0
+) -> float:
+    """Seconds a micro-batch waits for a model's off-GPU table rows (Engram / n-gram, :mod:`core.host_tables`:
+    tier, link, overlap with ``compute_s``); 0 for every other model."""
+    if not model.host_tables:
+        return 0.0
+    return host_tables.table_read(model, gpu, tier, per_gpu, compute_s, tp, replayed).exposed_s
+
+
+def _pipeline(stage_s: list[float], micro: float, tables_s: float) -> tuple[tuple[float, ...], float]:
+    """The one pipeline rule of the timed step and the roofline: the tables feed early layers, so the first
+    stage waits ``tables_s``; a sequence's next step comes after ``max(sum of stage times, micro-batches x
+    busiest stage)``. Returns (the stage times, the step)."""
+    stages = (stage_s[0] + tables_s, *stage_s[1:])
+    return stages, max(sum(stages), micro * max(stages))
 
 
 def _microbatches(layout: ParallelLayout, sequences_per_gpu: float) -> float:
@@ -276,11 +290,10 @@ def decode_roofline(
                 compute += n * w.flops / w.peak_flops
                 stage += n * kernel_s(w, bw, IDEAL[w.family])
         totals.append((stage, i, {"weight_bytes": wb, "cache_bytes": cb, "flops": flops, "compute_s": compute}))
-    if model.host_tables:  # the off-GPU table rows the first stage waits for, as step_time charges them
-        reads = host_tables.table_read(model, gpu, "host", per_gpu, sum(t[0] for t in totals), layout.attention_tp)
-        totals[0] = (totals[0][0] + reads.exposed_s, *totals[0][1:])
-    stage_s, busiest, sums = max(totals, key=lambda t: t[0])
-    step = max(sum(t[0] for t in totals), micro * stage_s)
+    tables = _tables_s(model, gpu, "host", per_gpu, sum(t[0] for t in totals), layout.attention_tp)
+    stages, step = _pipeline([t[0] for t in totals], micro, tables)
+    busiest = max(range(len(stages)), key=stages.__getitem__)
+    stage_s, sums = stages[busiest], totals[busiest][2]
     return Roofline(
         float(tokens),
         micro,
