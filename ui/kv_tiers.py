@@ -22,10 +22,20 @@ def show_kv_tiers(
     eff,
     kv_budget_bytes_per_gpu: float,
 ) -> None:
-    """The section (nothing when the workload has no prefix reuse)."""
+    """The section (nothing when the workload has no prefix reuse; a message instead of the table when the
+    weights leave no KV budget on the GPU: the tiers hold prefixes in, or load them into, that budget)."""
     if not workload.cached_prompt_tokens:
         return
     st.subheader("Prefix cache: where a session's prefix lives")
+    if kv_budget_bytes_per_gpu <= 0:  # the weights do not fit: a verdict (shown above), not a table to draw
+        st.info(
+            f"**No KV budget left on the GPU:** the weights, activations and runtime reserve take "
+            f"{-kv_budget_bytes_per_gpu / 1e9:,.1f} GB more than the usable memory of each GPU (the verdict above), so "
+            "no session's prefix can be cached in HBM, nor loaded from host DRAM or a store into it. The prefix tiers "
+            "need a KV budget above 0 GB per GPU: more GPUs, a lower-precision checkpoint, a higher "
+            "gpu_memory_utilization or a smaller runtime reserve would leave one."
+        )
+        return
     c = st.columns(2)
     host_gb = c[0].number_input(
         "Host DRAM for the KV cache per node (GB)",

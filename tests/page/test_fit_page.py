@@ -1,5 +1,7 @@
 """AppTest runs of the Fit page: verdicts, widgets that edit the scenario, bad input."""
 
+import re
+
 import pytest
 
 from tests.page._util import metrics, qp, run_page
@@ -199,3 +201,28 @@ def test_prefix_cache_tiers_with_reuse():
     # without reuse the section is absent
     at = run_page("pages/1_Fit.py", model="llama-3-8b", gpu="h100-sxm")
     assert not [d for d in at.dataframe if "load one prefix (ms)" in d.value.columns]
+
+
+# the probe's crash URLs (issue 37, CR-1): prefix reuse where the weights leave no KV budget
+NO_BUDGET_URLS = [
+    dict(model="deepseek-v3", gpu="h100-sxm", nodes="1", gpn="8", reuse="90"),
+    dict(model="qwen3-235b-a22b", gpu="rtx-4090", nodes="1", gpn="8", reuse="40"),
+    dict(reuse="1", util="0.05"),
+    dict(reuse="10", red="100000"),
+    dict(reuse="99", reserve="1000"),
+]
+
+
+@pytest.mark.parametrize("query", NO_BUDGET_URLS, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
+def test_prefix_reuse_without_a_kv_budget_is_explained_not_a_crash(query):
+    """A negative KV budget raised ValueError in core.kv_tiers (kv_budget_bytes_per_gpu must be in [0, 1e15]):
+    now the verdict stands and the prefix tiers say why they are not drawn."""
+    at = run_page("pages/1_Fit.py", **query)
+    assert at.error and at.error[0].value.startswith("**Does not fit.**")
+    (note,) = [i.value for i in at.info if "No KV budget left on the GPU" in i.value]
+    assert "The prefix tiers need a KV budget above 0 GB per GPU" in note
+    assert not [d for d in at.dataframe if "load one prefix (ms)" in d.value.columns]
+    # the shortfall it states is the verdict's: needed - usable
+    need, usable = (float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) GB", at.error[0].value)[:2])
+    over = float(re.search(r"take ([\d,.]+) GB more", note).group(1).replace(",", ""))
+    assert over == pytest.approx(need - usable, abs=0.11)
