@@ -266,13 +266,20 @@ def build_report(
             host = cat.host(b.host_id)
             box_gpu = cat.gpu(b.gpu_id) if b.gpu_id else None
             ctx = min(b.context_len, model.max_position_embeddings)
+            ncm = b.n_cpu_moe
+            if ncm is not None and ncm > model.num_layers:  # the URL allows 0-10,000 whatever the model
+                sec.notes.append(
+                    f"--n-cpu-moe {ncm:,} is more than the model's {model.num_layers:,} layers: "
+                    f"{model.num_layers:,} used (allowed: 0-{model.num_layers:,})"
+                )
+                ncm = model.num_layers
             pl = offload.placement(
                 model,
                 host,
                 Precision(weights=b.quant, kv_cache=prec.kv_cache),
                 gpu=box_gpu,
                 n_gpus=b.n_gpus if box_gpu else 1,
-                n_cpu_moe=b.n_cpu_moe,
+                n_cpu_moe=ncm,
                 context_len=ctx,
             )
             sec.figures += [

@@ -228,8 +228,9 @@ def offered_methods(cat: Catalog, target: ModelSpec) -> list[str]:
 
 
 def shown_scenario(cat: Catalog, s: Scenario) -> tuple[Scenario, list[str]]:
-    """``s`` with each value the sidebar cannot offer replaced by one it shows, and a sentence per replacement:
-    the pages compute what the sidebar shows (a URL, a saved scenario or a model change may bring either)."""
+    """``s`` with each value the sidebar (or the Single box page's ``--n-cpu-moe`` slider, 0 to the model's
+    layers) cannot offer replaced by one it shows, and a sentence per replacement: the pages compute what the
+    controls show (a URL, a saved scenario or a model change may bring either)."""
     target = all_models(cat)[s.model_id]
     spec, notes = s.spec, []
     if spec.method not in offered_methods(cat, target):
@@ -242,4 +243,13 @@ def shown_scenario(cat: Catalog, s: Scenario) -> tuple[Scenario, list[str]]:
         name = target.name if spec.draft_model_id == target.id else spec.draft_model_id
         notes.append(f"the draft model {what} ({name}); using {cat.models[new].name}")
         spec = SpecDecodeConfig(**{**spec.model_dump(), "draft_model_id": new})
-    return (s.model_copy(update={"spec": spec}) if notes else s), notes
+    box = s.box
+    if box is not None and box.n_cpu_moe is not None and box.n_cpu_moe > target.num_layers:
+        # the URL key allows 0-10,000 (any model); the Single box slider offers 0 to this model's layers
+        layers = target.num_layers
+        notes.append(
+            f"--n-cpu-moe (URL key ncm={box.n_cpu_moe:,}) is more than {target.name}'s {layers:,} layers; using "
+            f"{layers:,} (every layer's routed experts in host RAM). Allowed for this model: 0-{layers:,}"
+        )
+        box = box.model_copy(update={"n_cpu_moe": layers})
+    return (s.model_copy(update={"spec": spec, "box": box}) if notes else s), notes

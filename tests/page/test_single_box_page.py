@@ -1,5 +1,7 @@
 """AppTest runs of the Single box page (issue 11)."""
 
+import pytest
+
 from tests.page._util import metrics, qp, run_page
 
 
@@ -61,3 +63,30 @@ def test_bad_box_url_falls_back_with_a_warning():
     assert "ncm='abc' is not a whole number" in warnings
     assert "q='q9_k' is not a known quantisation" in warnings
     assert metrics(at)["Decode"].endswith(" tok/s")
+
+
+# issue 37 (probe 3, CR-2): the URL allows ncm 0-10,000 for any model; above the model's layers it is clamped
+@pytest.mark.parametrize(
+    "model_id, ncm, layers, moe_layers",
+    [
+        ("deepseek-v3", "62", 61, 58),  # 61 layers, the first 3 dense
+        ("deepseek-v3", "10000", 61, 58),  # the README's maximum
+        ("mixtral-8x7b", "33", 32, 32),
+        ("qwen3-30b-a3b", "49", 48, 48),
+    ],
+)
+def test_ncm_above_the_models_layers_is_clamped_with_a_warning(model_id, ncm, layers, moe_layers):
+    at = run(model=model_id, ncm=ncm)
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert f"URL key ncm={int(ncm):,}" in warnings and f"{layers:,} layers; using {layers:,}" in warnings
+    assert f"Allowed for this model: 0-{layers:,}" in warnings
+    assert qp(at)["ncm"] == str(layers)
+    assert any(f"`--n-cpu-moe {layers}`: routed experts of {moe_layers} of {moe_layers} MoE layers" in c.value
+               for c in at.caption)  # fmt: skip
+    assert at.slider(key="_w_box_ncm").value == layers
+
+
+def test_ncm_within_the_models_layers_is_kept_without_a_warning():
+    at = run(model="mixtral-8x7b", ncm="32")
+    assert not any("ncm" in w.value for w in at.sidebar.warning)
+    assert qp(at)["ncm"] == "32"

@@ -271,3 +271,18 @@ def test_cli_into_a_closed_pipe_exits_quietly():
     err = proc.stderr.read()
     assert proc.wait(timeout=180) == 141
     assert b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_report_clamps_n_cpu_moe_above_the_models_layers_with_a_note():
+    """Issue 37 (CR-2): a URL's ncm may be 0-10,000 for any model; the CLI's report used to say 'not computed'."""
+    from core.specs import SingleBox
+
+    box = SingleBox(
+        host_id="server-ddr5-8ch-512", gpu_id="rtx-4090", quant="iq4_xs", n_cpu_moe=10_000, context_len=4096
+    )
+    r = build_report(Scenario(box=box), cat, with_layouts=False)
+    sec = {s.title: s for s in r.sections}["Single box"]
+    figures = dict(sec.figures)
+    # DeepSeek-V3 has 61 layers: the same placement as n_cpu_moe=61 (test above)
+    assert figures["Host RAM"].startswith("355.4 GB of 512 GB (--n-cpu-moe 61: 58 MoE layers")
+    assert "--n-cpu-moe 10,000 is more than the model's 61 layers: 61 used (allowed: 0-61)" in sec.notes
