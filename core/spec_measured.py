@@ -18,7 +18,7 @@ from core import acceptance
 from core import speculative as sd
 from core.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
 
-__all__ = ["GammaAdvice", "MeasuredGamma", "gamma_limit", "measured_speedups", "recommend_gamma"]
+__all__ = ["GammaAdvice", "MeasuredGamma", "best_measured", "gamma_limit", "measured_speedups", "recommend_gamma"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,42 @@ def measured_speedups(
     )
 
 
+def best_measured(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    curves,
+    *,
+    batch: float,
+    context_len: int,
+    draft_cost: float,
+    assumptions: MemoryAssumptions | None = None,
+) -> MeasuredGamma:
+    """Of every published curve for the model and method, the one whose best draft length gives the highest
+    speedup at ``batch`` (:func:`measured_speedups` of each; the first listed wins a tie). Curves differ in
+    engine, temperature and how far they were measured (SGLang's k = 1 vs a k = 7 card): each is a measured
+    option, and the advice is the best of them."""
+    curves = tuple(curves)
+    if not curves:
+        raise ValueError("best_measured needs at least one published acceptance curve")
+    found = [
+        measured_speedups(
+            model,
+            gpu,
+            layout,
+            precision,
+            c,
+            batch=batch,
+            context_len=context_len,
+            draft_cost=draft_cost,
+            assumptions=assumptions,
+        )
+        for c in curves
+    ]
+    return max(found, key=lambda mg: mg.best_speedup)
+
+
 def gamma_limit(model: ModelSpec, method: str, has_curve: bool) -> int | None:
     """The most draft tokens a page may recommend for ``method`` on ``model`` without a measured curve: MTP's
     module depth (the checkpoint's MTP layers; engines reuse the last module beyond it, at an acceptance
@@ -98,7 +134,7 @@ class GammaAdvice:
     speedup: float
     note: str
     curves: tuple[acceptance.AcceptanceCurve, ...]  # published curves for the model and method
-    at_batch1: MeasuredGamma | None  # the first curve's speedups at batch 1
+    at_batch1: MeasuredGamma | None  # the best curve's speedups at batch 1 (best_measured)
     limit: int | None  # MTP's module depth when nothing is measured
 
 
@@ -118,12 +154,12 @@ def recommend_gamma(
     curves = tuple(acceptance.curves_for(model.id, method))
     limit = gamma_limit(model, method, bool(curves))
     if curves:
-        mg = measured_speedups(
+        mg = best_measured(
             model,
             gpu,
             layout,
             precision,
-            curves[0],
+            curves,
             batch=1,
             context_len=context_len,
             draft_cost=draft_cost,
@@ -132,7 +168,9 @@ def recommend_gamma(
         return GammaAdvice(
             mg.best_gamma,
             mg.best_speedup,
-            f"step-time model at batch 1 (fixed step costs, unlike the low-batch closed form), measured ({curves[0].id})",
+            f"step-time model at batch 1 (fixed step costs, unlike the low-batch closed form), measured ({mg.curve_id}"
+            + (f", the best of {len(curves)} published curves" if len(curves) > 1 else "")
+            + ")",
             curves,
             mg,
             None,

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core import acceptance
-from core.spec_measured import GammaAdvice, measured_speedups, recommend_gamma
+from core.spec_measured import GammaAdvice, best_measured, recommend_gamma
 from ui.charts import lines_chart
 from ui.render import chart
 
@@ -86,12 +86,12 @@ def show_measured(view: MeasuredView, alpha: float, model, method: str, target: 
     if view.at_batch1 is not None:
         gpu, layout, prec, ctx, cost, assumptions = target
         per_batch = [
-            measured_speedups(
+            best_measured(
                 model,
                 gpu,
                 layout,
                 prec,
-                view.curves[0],
+                view.curves,
                 batch=b,
                 context_len=ctx,
                 draft_cost=cost,

@@ -102,3 +102,22 @@ def test_no_batch_is_sent_past_where_a_measured_curve_flattens():
             assert 1.0 < mg.best_speedup <= table[mg.best_gamma], (c.id, batch)
             checked += 1
     assert checked >= 24  # six models x four batches at least
+
+
+def test_best_gamma_looks_at_every_published_curve_for_the_model_and_method():
+    # numbers audit 3, B4.8: DeepSeek-V3 MTP on 8 x H200 as DP-attention 8 with EP8 (fp8, context 2,304, c 0.04).
+    # The catalog holds SGLang's k = 1 curve (1.9 tokens) and Nebius' k = 7 curves (3.20 at T = 0, 3.09 at T = 1);
+    # under the planner's own step model they give 1.729x, 1.934x and 1.867x at batch 1, so the advice is
+    # gamma 7 at ~1.93x from the T = 0 curve, not gamma 1 at 1.73x from the first curve listed.
+    from core.spec_measured import recommend_gamma
+
+    dp8 = ParallelLayout(attention_tp=1, attention_dp=8, ep=8)
+    m, g = cat.model("deepseek-v3"), cat.gpu("h200")
+    advice = recommend_gamma(m, g, dp8, "fp8", "mtp", 0.87, 0.04, 2304)
+    assert advice.gamma == 7
+    assert advice.speedup == pytest.approx(1.934, abs=0.01)
+    assert advice.at_batch1.curve_id == "deepseek-v3/mtp/nebius-card/t0"
+    assert "nebius-card/t0" in advice.note
+    # on TP8 the k = 1 curve wins (the audit: 1.62 vs 1.50)
+    tp8 = recommend_gamma(m, g, TP8, "fp8", "mtp", 0.87, 0.04, 2304)
+    assert tp8.gamma == 1 and tp8.at_batch1.curve_id == "deepseek-v3/mtp/sglang-pr3582"
