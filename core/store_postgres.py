@@ -4,6 +4,13 @@
 The URL is parsed here, not by libpq, so a password pasted with an unencoded ``%``, ``@``, ``/`` or
 ``:`` still connects, and no message ever shows it: connections get the parts as keywords, and every
 message names the server by :func:`redact_url` (``postgresql://user:***@host:5432/db``).
+
+Nothing waits without bound: every transaction, reads included, starts with ``lock_timeout`` set to the
+store's busy timeout (``timeout_s``, 2 s) and ``statement_timeout`` to :data:`STATEMENT_TIMEOUT_S`, so a
+read stuck behind another client's ``LOCK TABLE ... ACCESS EXCLUSIVE`` (``VACUUM FULL``, ``ALTER TABLE``, a
+DBA's open transaction) fails after about 2 s with :class:`StoreBusyError` ("busy ... try again in a
+moment"), like a write. They are set per transaction (``set_config(..., true)``), not as connection
+options, so they also hold behind a connection pooler such as PgBouncer.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ _SCHEMES = ("postgresql", "postgres")
 _MIGRATION_LOCK = 727_312_021  # pg_advisory_xact_lock key: one replica migrates at a time
 _NEW_ID = "md5(random()::text || clock_timestamp()::text)"
 CONNECT_TIMEOUT_S = 10  # reaching the server (the busy timeout, timeout_s, bounds waiting for another writer)
+STATEMENT_TIMEOUT_S = 10.0  # any one statement, lock waits included (a lock wait alone ends after timeout_s)
+MIGRATION_TIMEOUT_S = 60.0  # the one-off migration may wait for another replica's
 
 
 def _split(url: str) -> tuple[str, str, str | None, str]:
@@ -100,7 +109,9 @@ class PostgresStore(SQLStoreBase):
     _TIE = "name"
     _LOCK_TABLE = True
 
-    def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S, statement_timeout_s: float = STATEMENT_TIMEOUT_S
+    ) -> None:
         try:
             import psycopg
         except ImportError:
@@ -113,6 +124,7 @@ class PostgresStore(SQLStoreBase):
         forms = {password, quote(password, safe=""), _split(url)[2] or ""}
         self._secrets = sorted((s for s in forms if s), key=len, reverse=True)
         self.timeout_s = float(timeout_s)
+        self.statement_timeout_s = max(float(statement_timeout_s), self.timeout_s)
         self._migrate()
 
     def __repr__(self) -> str:
@@ -125,19 +137,31 @@ class PostgresStore(SQLStoreBase):
         return text
 
     @contextlib.contextmanager
-    def _connect(self):
+    def _connect(self, lock_timeout_s: float | None = None):
+        """A connection in one transaction whose lock waits end after ``lock_timeout_s`` (default: the busy
+        timeout) and statements after the statement timeout, either as StoreBusyError."""
         psycopg = self._psycopg
+        lock_s = self.timeout_s if lock_timeout_s is None else lock_timeout_s
+        statement_s = max(self.statement_timeout_s, lock_s)
         try:
             conn = psycopg.connect(**self._args, connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as e:
             raise ValueError(f"cannot reach the PostgreSQL scenario store at {self.url}: {self._redact(e)}") from None
         try:
             with conn.transaction():
+                conn.execute(
+                    "SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true)",
+                    (f"{max(1, round(lock_s * 1000))}ms", f"{max(1, round(statement_s * 1000))}ms"),
+                )
                 yield conn
-        except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):
+        except psycopg.errors.LockNotAvailable:
             raise StoreBusyError(
-                f"the scenario store is busy (another writer has held it for more than {self.timeout_s:g} s); "
+                f"the scenario store is busy (another writer has held it for more than {lock_s:g} s); "
                 "try again in a moment"
+            ) from None
+        except psycopg.errors.QueryCanceled:
+            raise StoreBusyError(
+                f"the scenario store is busy (it did not answer within {statement_s:g} s); try again in a moment"
             ) from None
         except psycopg.Error as e:
             raise ValueError(f"the PostgreSQL scenario store at {self.url} failed: {self._redact(e)}") from None
@@ -147,7 +171,6 @@ class PostgresStore(SQLStoreBase):
     @contextlib.contextmanager
     def _write(self):
         with self._connect() as conn:
-            conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(self.timeout_s * 1000))}ms'")
             if self._LOCK_TABLE:  # serialises writers; SELECTs go on
                 conn.execute("LOCK TABLE scenarios IN SHARE ROW EXCLUSIVE MODE")
             yield conn
@@ -155,7 +178,7 @@ class PostgresStore(SQLStoreBase):
     def _migrate(self) -> None:
         """Create the table, or add id and version to one from before stable ids (once, whichever replica
         comes first); rows that a replica of that release inserts later get an id from the column default."""
-        with self._connect() as conn:
+        with self._connect(MIGRATION_TIMEOUT_S) as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             conn.execute(SCHEMA)
             cols = dict(

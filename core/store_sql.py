@@ -2,11 +2,14 @@
 
 Every scenario has a stable ``id`` (32 hex digits, kept across renames) and a ``version`` (1 when saved,
 +1 on every rename or save over it). A session addresses what it read by a :class:`ScenarioRef`
-(id, version, name): :meth:`SQLStoreBase.rename_ref`, :meth:`~SQLStoreBase.delete_ref` and
-:meth:`~SQLStoreBase.get_ref` refuse, and change nothing, when that scenario was deleted
-(:class:`ScenarioGoneError`) or changed (:class:`ScenarioChangedError`) since. That is optimistic
-concurrency: nobody locks a scenario while looking at it, and a stale click never reaches another row.
-The name-based ``rename`` / ``delete`` / ``get`` stay for scripts and the command line.
+(id, version, name): :meth:`SQLStoreBase.save_ref` (save over it), :meth:`~SQLStoreBase.rename_ref`,
+:meth:`~SQLStoreBase.delete_ref` and :meth:`~SQLStoreBase.get_ref` refuse, and change nothing, when that
+scenario was deleted (:class:`ScenarioGoneError`) or changed (:class:`ScenarioChangedError`, which
+carries the reference of what is stored now) since: each write is ``... WHERE id = ? AND version = ?``.
+That is optimistic concurrency: nobody locks a scenario while looking at it, a stale click never reaches
+another row, and a save over a scenario someone else saved since never discards their change. The
+name-based ``save(..., overwrite=True)`` / ``rename`` / ``delete`` / ``get`` stay for scripts and the
+command line (each reads and writes in one transaction).
 
 Writers are serialised (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: a table lock), so the checks of a write
 (the name is free, no look-alike name exists, the version is still the one read) and the write itself
@@ -28,7 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pydantic import ValidationError
 
 from core.specs import Scenario, describe_validation_error
-from core.store_names import confusable_chars, name_key, normalize_name
+from core.store_names import confusable_chars, lookup_name, name_key, normalize_name, stored_name_key
 from core.store_types import (
     BadRow,
     SavedScenario,
@@ -82,6 +85,19 @@ def _check_ref(ref: object) -> ScenarioRef:
     return ref
 
 
+def _lookup(name: object) -> tuple[str, ValueError | None]:
+    """A name to look up: its stored form, or (for a row stored before a name rule refused its name) the
+    name as typed with NFC and stripping only, with the rule's error to raise if no such row exists."""
+    try:
+        return normalize_name(name), None
+    except ValueError as e:
+        return lookup_name(name), e
+
+
+def _not_found(name: str, refused: ValueError | None) -> ValueError:
+    return refused if refused is not None else ScenarioNotFoundError(f"no saved scenario named {name!r}")
+
+
 _clock_lock = threading.Lock()
 _last_stamp: datetime | None = None
 
@@ -96,13 +112,6 @@ def _now() -> str:
             t = _last_stamp + timedelta(microseconds=1)
         _last_stamp = t
     return t.isoformat(timespec="microseconds")
-
-
-def _key_or_none(name: object) -> str | None:
-    try:
-        return name_key(name)
-    except ValueError:  # a row written outside this app with a name the rules refuse
-        return None
 
 
 class SQLStoreBase:
@@ -157,11 +166,11 @@ class SQLStoreBase:
         return conn.execute(f"SELECT {COLUMNS} FROM scenarios {where} {order}", params).fetchall()
 
     def get(self, name: str) -> SavedScenario:
-        name = normalize_name(name)
+        name, refused = _lookup(name)
         with self._connect() as conn:
             rows = self._select(conn, f"WHERE name = {self._PH}", (name,))
         if not rows:
-            raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+            raise _not_found(name, refused)
         return self._decode(rows[0])
 
     def list(self) -> builtins.list[SavedScenario]:
@@ -190,14 +199,18 @@ class SQLStoreBase:
 
     # writing -------------------------------------------------------------------------------------
     @staticmethod
-    def _unchanged(ref: ScenarioRef, current: tuple | None) -> None:
+    def _unchanged(
+        ref: ScenarioRef, current: tuple | None, hint: str = "reload it and try again", gone_hint: str = ""
+    ) -> None:
         """ScenarioGoneError / ScenarioChangedError unless ``current`` (name, version) is what ``ref`` saw."""
         if current is None:
-            raise ScenarioGoneError(f"{ref.name!r} was deleted by someone else since you read it")
+            raise ScenarioGoneError(f"{ref.name!r} was deleted by someone else since you read it{gone_hint}")
         name, version = current
         if version != ref.version:
-            what = f"now {name!r}" if name != ref.name else "saved again by someone else"
-            raise ScenarioChangedError(f"{ref.name!r} changed since you opened it ({what}): reload it and try again")
+            what = f"now {name!r}" if name != ref.name else f"saved again by someone else, now version {version}"
+            raise ScenarioChangedError(
+                f"{ref.name!r} changed since you opened it ({what}): {hint}", ScenarioRef(ref.id, version, name)
+            )
 
     @staticmethod
     def _free(rows: builtins.list[tuple], new: str, own_id: str | None, hint: str) -> None:
@@ -207,7 +220,7 @@ class SQLStoreBase:
             if rname == new and rid != own_id:
                 raise ScenarioExistsError(f"a scenario named {new!r} exists; {hint}")
         for rid, rname in rows:
-            if rid != own_id and rname != new and _key_or_none(rname) == key:
+            if rid != own_id and rname != new and stored_name_key(rname) == key:
                 chars = confusable_chars(new)
                 detail = f"; it has {', '.join(chars)}" if chars else ""
                 raise ScenarioExistsError(
@@ -215,14 +228,20 @@ class SQLStoreBase:
                     f"dashes, spaces or look-alike letters count as the same{detail}); choose another name"
                 )
 
-    def save(
-        self, name: str, scenario: Scenario, *, model_config_json: str | None = None, overwrite: bool = False
-    ) -> SavedScenario:
-        name = normalize_name(name)
+    @staticmethod
+    def _encode(scenario: object, model_config_json: object) -> tuple[str, str | None]:
         if not isinstance(scenario, Scenario):
             raise ValueError(f"can only save a Scenario, not {type(scenario).__name__}")
         model_config_json = _check_model_config(model_config_json)
-        scenario_json = json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return json.dumps(scenario.model_dump(mode="json"), sort_keys=True, separators=(",", ":")), model_config_json
+
+    def save(
+        self, name: str, scenario: Scenario, *, model_config_json: str | None = None, overwrite: bool = False
+    ) -> SavedScenario:
+        """Store ``scenario`` under a new ``name``, or with ``overwrite`` over the scenario of that very name
+        whatever its version (for scripts: a page saves over what it read with :meth:`save_ref`)."""
+        name = normalize_name(name)
+        scenario_json, model_config_json = self._encode(scenario, model_config_json)
         ph, now = self._PH, _now()
         hint = "choose another name or overwrite it"
         with self._write() as conn:
@@ -239,21 +258,50 @@ class SQLStoreBase:
                 return SavedScenario(name, scenario, model_config_json, now, now, sid, 1)
             if not overwrite:
                 raise ScenarioExistsError(f"a scenario named {name!r} exists; {hint}")
-            conn.execute(
+            n = conn.execute(  # the version read just above, in this transaction
                 f"UPDATE scenarios SET scenario_json = {ph}, model_config_json = {ph}, updated_at = {ph}, "
-                f"version = version + 1 WHERE name = {ph}",
-                (scenario_json, model_config_json, now, name),
-            )
+                f"version = version + 1 WHERE name = {ph} AND version = {ph}",
+                (scenario_json, model_config_json, now, name, same[2]),
+            ).rowcount
+            if n != 1:  # a writer that does not take the lock got there first
+                raise ScenarioChangedError(f"{name!r} changed while saving over it: try again")
         return SavedScenario(name, scenario, model_config_json, same[3] or now, now, same[0] or "", same[2] + 1)
 
+    def save_ref(self, ref: ScenarioRef, scenario: Scenario, *, model_config_json: str | None = None) -> SavedScenario:
+        """Save ``scenario`` over the scenario ``ref`` names (keeping its id and name), only if it is still at
+        the version ``ref`` saw: ``UPDATE ... WHERE id = ? AND version = ?``. ScenarioGoneError if it was
+        deleted since, ScenarioChangedError (with ``.current``) if someone renamed or saved over it since;
+        either way nothing is written. The saved record, at ``ref.version + 1``."""
+        ref = _check_ref(ref)
+        scenario_json, model_config_json = self._encode(scenario, model_config_json)
+        ph, now = self._PH, _now()
+        with self._write() as conn:
+            row = conn.execute(f"SELECT name, version, created_at FROM scenarios WHERE id = {ph}", (ref.id,)).fetchone()
+            self._unchanged(
+                ref,
+                (row[0], row[1]) if row else None,
+                hint="nothing was saved; open it again to see their change, or save yours under another name",
+                gone_hint=": nothing was saved; save again to store yours as a new scenario",
+            )
+            n = conn.execute(
+                f"UPDATE scenarios SET scenario_json = {ph}, model_config_json = {ph}, updated_at = {ph}, "
+                f"version = version + 1 WHERE id = {ph} AND version = {ph}",
+                (scenario_json, model_config_json, now, ref.id, ref.version),
+            ).rowcount
+            if n != 1:  # a writer that does not take the lock got there first
+                raise ScenarioChangedError(
+                    f"{ref.name!r} changed while saving over it: nothing was saved; open it again"
+                )
+        return SavedScenario(row[0], scenario, model_config_json, row[2] or now, now, ref.id, ref.version + 1)
+
     def rename(self, old: str, new: str) -> None:
-        old, new = normalize_name(old), normalize_name(new)
+        (old, refused), new = _lookup(old), normalize_name(new)
         ph = self._PH
         with self._write() as conn:
             rows = conn.execute("SELECT id, name FROM scenarios").fetchall()
             current = next((r for r in rows if r[1] == old), None)
             if current is None:
-                raise ScenarioNotFoundError(f"no saved scenario named {old!r}")
+                raise _not_found(old, refused)
             if old == new:
                 return
             self._free(rows, new, current[0], "choose another name")
@@ -264,10 +312,10 @@ class SQLStoreBase:
                 )
 
     def delete(self, name: str) -> None:
-        name = normalize_name(name)
+        name, refused = _lookup(name)
         with self._write() as conn:
             if conn.execute(f"DELETE FROM scenarios WHERE name = {self._PH}", (name,)).rowcount == 0:
-                raise ScenarioNotFoundError(f"no saved scenario named {name!r}")
+                raise _not_found(name, refused)
 
     def rename_ref(self, ref: ScenarioRef, new: str) -> ScenarioRef:
         ref, new = _check_ref(ref), normalize_name(new)

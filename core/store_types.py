@@ -1,7 +1,9 @@
 """Saved scenarios: the interface every backend implements, its records and its errors.
 
 A scenario has a stable ``id`` (kept across renames) and a ``version`` (+1 on every rename or save over
-it); a session addresses what it read by a :class:`ScenarioRef`. Every error is a ``ValueError`` with a
+it); a session addresses what it read by a :class:`ScenarioRef`, and every change it makes to a saved
+scenario (rename, delete, save over it) carries that reference, so a change made by someone else since is
+never overwritten silently. Every error is a ``ValueError`` with a
 message a page can show as it is. See :mod:`core.store_sql` for the semantics of each operation.
 """
 
@@ -44,7 +46,12 @@ class ScenarioGoneError(ScenarioNotFoundError):
 
 
 class ScenarioChangedError(ValueError):
-    """The scenario a session read has been renamed or saved over since; nothing was done."""
+    """The scenario a session read has been renamed or saved over since; nothing was done. ``current`` is
+    the reference of what is stored now (when known), for a page to show both versions."""
+
+    def __init__(self, message: str, current: ScenarioRef | None = None) -> None:
+        super().__init__(message)
+        self.current = current
 
 
 class StoreBusyError(ValueError):
@@ -142,3 +149,9 @@ class ScenarioStore(Protocol):
     def delete_ref(self, ref: ScenarioRef) -> None:
         """Delete what ``ref`` names if unchanged since."""
         ...
+
+    # Not listed here yet, so that a wrapper without it (core.auth.GuardedStore) still passes
+    # ``isinstance(..., ScenarioStore)``; both SQL backends have it:
+    # def save_ref(self, ref, scenario, *, model_config_json=None) -> SavedScenario:
+    #     """Save ``scenario`` over what ``ref`` names, if unchanged since (ScenarioGoneError /
+    #     ScenarioChangedError otherwise); the saved record, at ``ref.version + 1``."""

@@ -551,3 +551,153 @@ def test_a_postgres_password_never_shows_in_a_message(url):
     assert "127.0.0.1:1" in message
     for secret in ("s3cr", "pa55", "%t", "%zz"):
         assert secret not in message, message
+
+
+# -- issue 37: no lost update (DL-1) -------------------------------------------------------------------
+
+
+def _batch(n: int) -> Scenario:
+    return PLAIN.model_copy(update={"workload": Workload(batch=n)})
+
+
+def lost_update(a, b) -> None:
+    """Sessions A and B on one store (SQLite or PostgreSQL) both open `plan` and save over it: the first
+    save lands, the second is refused and says what happened; nothing of A's is lost. Deleted or renamed
+    since: refused too. The name-based overwrite (scripts) still works."""
+    first = a.save("plan", _batch(8))
+    assert (first.version, len(first.id)) == (1, 32)
+    seen_a, seen_b = a.get("plan").ref, b.get("plan").ref  # both open it: version 1
+    assert seen_a == seen_b == ScenarioRef(first.id, 1, "plan")
+
+    mine = a.save_ref(seen_a, _batch(100), model_config_json=HF_CONFIG)  # A saves over it
+    assert (mine.name, mine.id, mine.version, mine.scenario.workload.batch) == ("plan", first.id, 2, 100)
+    assert mine.created_at == first.created_at and mine.updated_at > first.updated_at
+    with pytest.raises(ScenarioChangedError) as info:  # B saves over what it opened: refused
+        b.save_ref(seen_b, _batch(200))
+    assert str(info.value) == (
+        "'plan' changed since you opened it (saved again by someone else, now version 2): nothing was saved; "
+        "open it again to see their change, or save yours under another name"
+    )
+    assert info.value.current == ScenarioRef(first.id, 2, "plan")
+    stored = a.get("plan")
+    assert (stored.version, stored.scenario.workload.batch, stored.model_config_json) == (2, 100, HF_CONFIG)
+    assert b.get_ref(info.value.current).scenario.workload.batch == 100  # B can see theirs
+    assert b.save_ref(info.value.current, _batch(200)).version == 3  # ... and, having seen it, replace it
+    assert a.get("plan").scenario.workload.batch == 200
+
+    b.rename("plan", "plan 2")  # renamed since A's last save (version 3 -> 4)
+    with pytest.raises(ScenarioChangedError, match=r"^'plan' changed since you opened it \(now 'plan 2'\): nothing"):
+        a.save_ref(mine.ref, _batch(300))
+    b.delete("plan 2")
+    with pytest.raises(
+        ScenarioGoneError, match=r"^'plan' was deleted by someone else .*: nothing was saved; save again"
+    ):
+        a.save_ref(mine.ref, _batch(300))
+    assert a.list() == []
+
+    a.save("script", _batch(1))  # the name-based overwrite, for scripts and the command line
+    assert a.save("script", _batch(2), overwrite=True).version == 2 and b.get("script").version == 2
+    with pytest.raises(ValueError, match="a Scenario"):
+        a.save_ref(b.get("script").ref, {"batch": 3})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="a ScenarioRef"):
+        a.save_ref("script", _batch(3))  # type: ignore[arg-type]
+    assert b.get("script").version == 2
+
+
+def test_a_save_over_a_scenario_someone_saved_since_is_refused(tmp_path):
+    lost_update(SQLiteStore(tmp_path / "s.db"), SQLiteStore(tmp_path / "s.db"))
+
+
+# -- issue 37: invisible and blank names (SEC-4) -------------------------------------------------------
+
+# each hostile name of the probe and the character the message must name (written out by hand)
+HOSTILE_NAMES = [
+    ("beta\u3164", "U+3164 HANGUL FILLER"),
+    ("beta\u115f", "U+115F HANGUL CHOSEONG FILLER"),
+    ("beta\u2800", "U+2800 BRAILLE PATTERN BLANK"),
+    ("beta\u034f", "U+034F COMBINING GRAPHEME JOINER"),
+    ("be\u034fta", "U+034F COMBINING GRAPHEME JOINER"),
+    ("beta\ufe0f", "U+FE0F VARIATION SELECTOR-16"),
+    ("\u3164", "U+3164 HANGUL FILLER"),
+    ("\u2800\u2800", "U+2800 BRAILLE PATTERN BLANK"),
+    ("beta\u00ad", "U+00AD SOFT HYPHEN"),
+    ("beta\u17b4", "U+17B4 KHMER VOWEL INHERENT AQ"),
+    ("beta\u180b", "U+180B MONGOLIAN FREE VARIATION SELECTOR ONE"),
+    ("beta\u2061", "U+2061 FUNCTION APPLICATION"),
+    ("beta\uffa0", "U+FFA0 HALFWIDTH HANGUL FILLER"),
+    ("beta\U0001d173", "U+1D173 MUSICAL SYMBOL BEGIN BEAM"),
+    ("beta\U000e0100", "U+E0100 VARIATION SELECTOR-17"),
+]
+
+
+def hostile_names(store, insert_raw) -> None:
+    """Names that render like `beta` (or like nothing) are refused, naming the character and saying what is
+    allowed; rows stored with such a name before this rule still list, block their look-alikes, rename and
+    delete. ``insert_raw(name)`` writes a row past the rules, as an older release or another tool would."""
+    store.save("alpha", PLAIN)
+    store.save("beta", PLAIN)
+    alpha = store.get("alpha").ref
+    for name, shown in HOSTILE_NAMES:
+        for op in (
+            lambda n=name: store.save(n, RICH),
+            lambda n=name: store.save(n, RICH, overwrite=True),
+            lambda n=name: store.rename("alpha", n),
+            lambda n=name: store.rename_ref(alpha, n),
+        ):
+            with pytest.raises(ValueError) as info:
+                op()
+            assert not isinstance(info.value, ScenarioExistsError)
+            message = str(info.value)
+            assert f"({shown})" in message, (name, message)
+            assert message.endswith("use letters, digits, spaces, punctuation, symbols and emoji"), message
+    assert sorted(s.name for s in store.list()) == ["alpha", "beta"]
+    assert store.get("alpha").version == 1
+
+    # still fine: emoji with their joiner and presentation selector, a keycap, accents
+    for name in (
+        "team \U0001f469\u200d\U0001f4bb",
+        "\u2764\ufe0f plan",
+        "1\ufe0f\u20e3 first",
+        "caf\u00e9 \u203c\ufe0f",
+    ):
+        assert store.save(name, PLAIN).name == name
+        store.delete(name)
+    store.save("\u2764\ufe0f", PLAIN)
+    with pytest.raises(ScenarioExistsError, match="too close to the saved scenario '\u2764\ufe0f'"):
+        store.save("\u2764", PLAIN)  # the selector does not make a new name
+
+    # a row stored before the rule
+    insert_raw("beta\u3164")
+    insert_raw("\u2800\u2800")
+    listed = {s.name: s for s in store.scan().saved}
+    assert set(listed) == {"alpha", "beta", "beta\u3164", "\u2800\u2800", "\u2764\ufe0f"}
+    assert store.get("beta\u3164").scenario == PLAIN  # readable by name
+    store.delete("beta")
+    with pytest.raises(ScenarioExistsError, match=re.escape("'beta' is too close to the saved scenario 'beta\u3164'")):
+        store.save("beta", RICH)  # the old row still counts as `beta`
+    ref = store.rename_ref(listed["beta\u3164"].ref, "beta (was padded)")
+    assert ref.name == "beta (was padded)" and store.get("beta (was padded)").version == 2
+    store.delete("\u2800\u2800")  # by name, as the command line does
+    store.delete_ref(store.get("alpha").ref)
+    assert sorted(s.name for s in store.list()) == ["beta (was padded)", "\u2764\ufe0f"]
+
+
+def test_invisible_and_blank_names_are_refused_and_old_ones_still_work(tmp_path):
+    db = tmp_path / "s.db"
+    store = SQLiteStore(db)
+
+    def insert_raw(name: str) -> None:
+        with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+            conn.execute(OLD_INSERT, (name, PLAIN.model_dump_json(), None, "2025-01-01T00:00:00+00:00", None))
+
+    hostile_names(store, insert_raw)
+
+
+def test_a_blank_name_says_what_is_allowed():
+    from core.store_names import normalize_name
+
+    for name in ("\u0301", " \u20e3 "):  # only a combining mark: nothing to see
+        with pytest.raises(ValueError, match="needs at least one visible character") as info:
+            normalize_name(name)
+        assert "use letters, digits, punctuation, symbols or emoji" in str(info.value)
+    assert normalize_name(" a\u0301 ") == "\u00e1"

@@ -13,7 +13,7 @@ import pytest
 from core.specs import Scenario
 from core.store import ScenarioChangedError, ScenarioExistsError, StoreBusyError, open_store
 from core.store_postgres import PostgresStore
-from tests.unit.test_store import OLD_SCHEMA, PLAIN, RICH, stale_operations
+from tests.unit.test_store import OLD_SCHEMA, PLAIN, RICH, hostile_names, lost_update, stale_operations
 
 
 def test_round_trip_rename_delete(pg_url):
@@ -200,3 +200,62 @@ def test_a_writer_held_up_past_the_timeout_is_a_busy_message(pg_url):
         assert 0.25 <= time.perf_counter() - t0 < 5
         assert [s.name for s in store.list()] == ["kept"]  # reading goes on
     assert store.save("new", PLAIN).name == "new"  # the retry
+
+
+# -- issue 37 ----------------------------------------------------------------------------------------
+
+
+def test_a_save_over_a_scenario_someone_saved_since_is_refused(pg_url):
+    url = _database(pg_url, "lost")
+    lost_update(PostgresStore(url), PostgresStore(url))
+
+
+def test_invisible_and_blank_names_are_refused_and_old_ones_still_work(pg_url):
+    import psycopg
+
+    url = _database(pg_url, "names")
+
+    def insert_raw(name: str) -> None:
+        with psycopg.connect(url) as conn:  # as a replica of the previous release inserts
+            conn.execute("INSERT INTO scenarios (name, scenario_json) VALUES (%s, %s)", (name, PLAIN.model_dump_json()))
+
+    hostile_names(PostgresStore(url), insert_raw)
+
+
+def test_a_read_behind_a_table_lock_is_a_busy_message_after_the_busy_timeout(pg_url):
+    """UX-1: what VACUUM FULL, ALTER TABLE or a DBA's open transaction holds; reads used to wait for it (58 s)."""
+    import psycopg
+
+    url = _database(pg_url, "readlock")
+    store = PostgresStore(url)  # the default busy timeout, 2 s
+    ref = store.save("kept", PLAIN).ref
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another client holds the lock, for 20 s at most (so a regression fails, not hangs)
+        with psycopg.connect(url) as holder:
+            holder.execute("LOCK TABLE scenarios IN ACCESS EXCLUSIVE MODE")
+            locked.set()
+            release.wait(20)
+            holder.rollback()
+
+    th = threading.Thread(target=hold)
+    th.start()
+    try:
+        assert locked.wait(30), "the other client never got the lock"
+        for read in (store.scan, store.list, lambda: store.get("kept"), lambda: store.get_ref(ref)):
+            t0 = time.monotonic()
+            with pytest.raises(StoreBusyError) as info:
+                read()
+            waited = time.monotonic() - t0
+            assert 1.9 <= waited < 6, waited  # the busy timeout, then a message; not until the lock goes
+            assert str(info.value) == (
+                "the scenario store is busy (another writer has held it for more than 2 s); try again in a moment"
+            )
+        t0 = time.monotonic()
+        with pytest.raises(StoreBusyError):
+            store.save("new", PLAIN)  # and a write, as before
+        assert 1.9 <= time.monotonic() - t0 < 6
+    finally:
+        release.set()
+        th.join(30)
+    assert [s.name for s in store.scan().saved] == ["kept"]  # the lock gone, the same store reads at once
