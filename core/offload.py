@@ -169,7 +169,7 @@ def text_weights_bytes(model: ModelSpec, precision: Precision | str) -> float:
 
 def bytes_per_token(model: ModelSpec, precision: Precision | str, offloaded_layers: int) -> tuple[float, float]:
     """Weight bytes one decoded token reads (GPU side, host side) with ``offloaded_layers`` MoE layers'
-    routed experts on the host. The KV cache read is added by ``placement``."""
+    routed experts on the host. The KV cache a step reads is added by ``placement``."""
     p = Precision.of(precision)
     b = _bytes(model, p)
     n_moe = model.num_moe_layers
@@ -189,7 +189,14 @@ def _check_common(model: ModelSpec, context_len: int, n_gpus: int) -> None:
 
 
 def _kv_bytes(model: ModelSpec, context_len: int, kv_dtype: str) -> float:
+    """The cache one sequence stores (what the GPU or pool must hold)."""
     return float(memory.kv_bytes_per_sequence(model, context_len, kv_dtype))
+
+
+def _kv_read_bytes(model: ModelSpec, context_len: int, kv_dtype: str) -> float:
+    """The cache one decode step reads for one sequence (the mixers' own account: a sparse layer reads its
+    top-k tokens and scans its index keys, a sliding window its window), which is what a token's time pays."""
+    return float(memory.decode_read_bytes_per_sequence(model, context_len, kv_dtype))
 
 
 def placement(
@@ -214,7 +221,10 @@ def placement(
     _check_common(model, context_len, n_gpus)
     b = _bytes(model, p)
     kv = _kv_bytes(model, context_len, p.kv_cache)
+    kv_read = _kv_read_bytes(model, context_len, p.kv_cache)
     kv_note = f"KV cache {kv / GB:,.2f} GB at {context_len:,} tokens ({p.kv_cache}); batch 1"
+    if kv_read < 0.99 * kv:
+        kv_note += f"; a decoded token reads {kv_read / GB:,.2f} GB of it"
     notes = [kv_note]
     if model.vision_params:
         notes.append("vision tower left out (llama.cpp loads it as a separate mmproj file)")
@@ -226,7 +236,7 @@ def placement(
         weights = b.non_routed + n_moe * b.routed_per_layer
         gpu_bytes_tok, _ = bytes_per_token(model, p, 0)
         bw = host.peak_bandwidth_gbps * 1e9 * eff.unified_bandwidth
-        decode_s = (gpu_bytes_tok + kv) / bw
+        decode_s = (gpu_bytes_tok + kv_read) / bw
         flops = 2 * (b.active_non_routed_params + n_moe * b.routed_per_layer_per_token_params)
         pp = host.igpu_tflops * 1e12 * eff.gpu_compute / flops
         share = host.gpu_share or 1.0
@@ -269,7 +279,7 @@ def placement(
     gpu_w = b.non_routed + (n_moe - off) * b.routed_per_layer
     host_w = off * b.routed_per_layer
     gpu_tok, host_tok = bytes_per_token(model, p, off)
-    gpu_s = (gpu_tok + kv) / (gpu.hbm_bandwidth_gbps * 1e9 * eff.gpu_bandwidth)
+    gpu_s = (gpu_tok + kv_read) / (gpu.hbm_bandwidth_gbps * 1e9 * eff.gpu_bandwidth)
     host_mem_s = host_tok / (host.peak_bandwidth_gbps * 1e9 * eff.host_bandwidth)
     host_flops_tok = 2 * off * b.routed_per_layer_per_token_params
     host_cpu_s = host_flops_tok / (host.cpu_tflops * 1e12 * eff.cpu_compute)

@@ -198,3 +198,20 @@ def test_speed_vs_offload_is_monotone():
     assert [p.offloaded_layers for p in sweep] == list(range(59))
     speeds = [p.decode_tokens_per_s for p in sweep]
     assert all(a > b for a, b in itertools.pairwise(speeds))  # every layer moved to DDR5 costs time
+
+
+def test_decode_reads_the_cache_a_step_reads_not_the_stored_cache():
+    # design review 3, P1. GLM-5.2 (78 MLA layers, all with DSA top-2,048 sparse attention; 21 carry their own
+    # indexer, 57 share one) at 131,072 tokens with a bf16 cache. Stored: 78 x 131,072 x (512 + 64) x 2 B
+    # = 11.78 GB of latents + 21 x 131,072 x 132 B of index keys (128 fp8 + a 4-byte scale) = 0.36 GB: 12.14 GB.
+    # A decode step reads the top-2,048 latents of every layer and scans the index keys of the 21 indexers:
+    # 78 x 2,048 x 1,152 = 184,025,088 B + 21 x 131,072 x 132 = 363,331,584 B = 547,356,672 B (0.55 GB).
+    glm = cat.model("glm-5.2")
+    m3 = cat.host("apple-m3-ultra-512")
+    eff = offload.OffloadEfficiency()
+    pl = offload.placement(glm, m3, "q4_k_m", context_len=131_072, eff=eff)
+    weights_read, _ = offload.bytes_per_token(glm, "q4_k_m", 0)
+    kv_read = pl.decode_s_per_token * 819.2e9 * eff.unified_bandwidth - weights_read
+    assert kv_read == pytest.approx(547_356_672, rel=1e-6)
+    # the memory it must hold is still the stored cache
+    assert pl.gpu_kv_bytes == pytest.approx(78 * 131_072 * 1_152 + 21 * 131_072 * 132, rel=1e-6)
