@@ -55,6 +55,7 @@ from ui.state import (
     offered_methods,
     page_setup,
     register_model,
+    reset_widgets,
     scenario_params,
     seed_from_url,
     shown_scenario,
@@ -180,6 +181,7 @@ def _on_spec() -> None:
 def sidebar() -> Scenario:
     """Draw the shared scenario sidebar and return the current scenario."""
     cat = catalog()
+    reset_widgets()  # after this rerun's on_change callbacks, before any widget is drawn
     if "scenario" not in st.session_state:
         seed_from_url(cat)
     bound_imports()  # whichever way a model came in (a URL, the Catalog, a saved scenario)

@@ -33,6 +33,7 @@ __all__ = [
     "offered_methods",
     "page_setup",
     "register_model",
+    "reset_widgets",
     "scenario_params",
     "seed_from_url",
     "shown_scenario",
@@ -171,9 +172,21 @@ def update_scenario(**changes) -> None:
         return
     st.session_state.scenario_warnings = []  # URL warnings are about a scenario the user has now changed
     # every widget that shows a scenario field re-reads it on the next run (a preset or a reset may have
-    # changed fields whose widgets still hold their old state)
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_w_")]:
-        del st.session_state[key]
+    # changed fields whose widgets still hold their old state): its key is deleted by reset_widgets() when the
+    # script starts, not here, because another on_change callback of the same rerun (two widgets changed in one
+    # rerun message) still reads its own key and its siblings' after this one has run
+    st.session_state[_RESET_WIDGETS] = True
+
+
+_RESET_WIDGETS = "_reset_widgets"
+
+
+def reset_widgets() -> None:
+    """Delete every ``_w_*`` widget key once the rerun's callbacks have applied their changes (the sidebar calls
+    this first, before any widget is drawn), so each widget takes its value from the scenario again."""
+    if st.session_state.pop(_RESET_WIDGETS, False):
+        for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("_w_")]:
+            del st.session_state[key]
 
 
 def draft_candidates(cat: Catalog, target: ModelSpec) -> list[str]:

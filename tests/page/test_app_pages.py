@@ -242,3 +242,37 @@ def test_sidebar_shows_every_url_value_it_computes_with(query, kept, warning):
     assert warnings == ([] if warning is None else [warning])
     if query.get("dw"):
         assert s.spec.draft_weights == "fp32"
+
+
+# issue 37 (probe 3, CR-5): two sidebar widgets changed in one rerun (AppTest sends both, as a coalesced rerun
+# message does, and runs both on_change callbacks before the script); the first callback's update_scenario
+# deleted every widget key and the second read its own: AttributeError 'st.session_state has no attribute "_w_isl"'
+TWO_WIDGETS = [
+    (("number_input", "_w_batch", 32), ("number_input", "_w_isl", 4096), {"batch": "32", "isl": "4096"}),
+    (("number_input", "_w_gpn", 4), ("number_input", "_w_batch", 16), {"gpn": "4", "batch": "16"}),
+    (("selectbox", "_w_kv", "fp8"), ("selectbox", "_w_weights", "bf16"), {"kv": "fp8", "w": "bf16"}),
+    (("selectbox", "_w_gpu", "h100-sxm"), ("number_input", "_w_osl", 1024), {"gpu": "h100-sxm", "osl": "1024"}),
+]
+
+
+@pytest.mark.parametrize("first, second, url", TWO_WIDGETS, ids=lambda x: x[1] if isinstance(x, tuple) else "")
+def test_two_sidebar_widgets_changed_in_one_rerun_both_apply(first, second, url):
+    at = run("app.py")
+    for kind, key, value in (first, second):
+        getattr(at.sidebar, kind)(key=key).set_value(value)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {k: _qp(at)[k] for k in url} == url  # both changes reached the scenario and the URL
+    for kind, key, value in (first, second):  # and the widgets show them
+        assert getattr(at.sidebar, kind)(key=key).value == value
+
+
+def test_a_sidebar_widget_and_a_page_widget_changed_in_one_rerun_both_apply():
+    at = AppTest.from_file(str(ROOT / "pages/11_Single_box.py"), default_timeout=120)
+    at.query_params["model"] = "mixtral-8x7b"
+    at.run()
+    at.sidebar.number_input(key="_w_batch").set_value(8)
+    at.selectbox(key="_w_box_q").set_value("q8_0")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert _qp(at)["batch"] == "8" and _qp(at)["q"] == "q8_0"
