@@ -16,7 +16,25 @@ __all__ = ["warm_up"]
 
 
 def warm_up() -> dict[str, float]:
-    """Import, load and build what pages share; return the seconds each step took (for the log)."""
+    """Import, load and build what pages share; return the seconds each step took (for the log).
+
+    It runs before Streamlit's runtime exists (serve.py is imported before the server starts), where every
+    ``st.cache_data`` decorator warns "No runtime found, using MemoryCacheStorageManager": the in-memory store
+    it falls back to is the one a local server uses anyway, so those warnings are silenced while it runs."""
+    import logging
+
+    import streamlit.runtime.caching.cache_data_api  # noqa: F401  (Streamlit sets its logger's level on import)
+
+    quiet = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        return _warm_up()
+    finally:
+        quiet.setLevel(level)
+
+
+def _warm_up() -> dict[str, float]:
     took: dict[str, float] = {}
     t = time.perf_counter()
     # pandas, pyarrow (Streamlit serialises every dataframe and chart's data through Arrow) and every module of the
