@@ -4,8 +4,9 @@ arithmetic)."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["bytes_h", "md_escape", "params_h"]
+__all__ = ["bytes_h", "md_escape", "params_h", "visible_text"]
 
 
 def params_h(n: float) -> str:
@@ -42,20 +43,36 @@ _SHORTCODE = re.compile(r":(?=[\w/+-]+:)")  # :smile:, :material/home: (replaced
 _DIRECTIVE = re.compile(r":(?=[A-Za-z])")  # :red[...], :small[...]; a bare :name is a directive too
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp)(?=:)|\b(www)(?=\.)|(@)")
 _LINE_START = re.compile(r"^(\s*)(?:([#+\-=>])|(\d+)([.)]))")  # "1." or "1)" starts a list: escape the dot
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 _WJ = "\u2060"
+
+# C0 and C1 controls (a newline, an escape sequence) and the line / paragraph separators: a space
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def visible_text(text: object) -> str:
+    """``text`` as the characters a reader sees: a control character or a line / paragraph separator becomes a
+    space; an invisible format character (Unicode category Cf: the bidirectional embeddings, overrides and
+    isolates U+202A-U+202E and U+2066-U+2069, the marks U+200E, U+200F and U+061C, zero-width characters, the
+    byte-order mark, tags) is dropped, so that an imported model's name such as ``org/`` + U+202E + ``exe.live`` cannot be
+    displayed reversed or hide text; a lone surrogate (not encodable as UTF-8) becomes U+FFFD. Every renderer of
+    user text goes through this: :func:`md_escape` (the app, the Markdown report) and the HTML report."""
+    s = _CONTROL.sub(" ", str(text))
+    if s.isascii():
+        return s
+    return "".join("\ufffd" if (cat := unicodedata.category(ch)) == "Cs" else "" if cat == "Cf" else ch for ch in s)
 
 
 def md_escape(text: object) -> str:
     r"""``text`` as Markdown that renders as exactly that text: no link, image, HTML, emphasis, code, table cell,
-    formula, icon or block can come out of it (a newline or a control character becomes a space).
+    formula, icon or block can come out of it (a newline or a control character becomes a space, an invisible
+    format character such as a right-to-left override is dropped: :func:`visible_text`).
 
     >>> md_escape("[x](y) <b> 1. *z*")
     '\\[x\\](y) \\<b\\> 1. \\*z\\*'
     >>> md_escape("1. first")
     '1\\. first'
     """
-    s = _CONTROL.sub(" ", str(text))
+    s = visible_text(text)
     s = _ALWAYS.sub(r"\\\1", s)
     s = _UNDERSCORE.sub(r"\\_", s)
     s = _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or m.group(3)) + _WJ, s)

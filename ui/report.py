@@ -13,7 +13,7 @@ import pandas as pd
 from core import speculative as sd
 from core.report import Report
 from ui.charts import COMPONENT_LABELS, Spec, lines_chart, memory_stack_chart, speedup_vs_alpha_chart
-from ui.format import md_escape
+from ui.format import md_escape, visible_text
 
 __all__ = ["chart_png", "fenced", "render_html", "render_markdown", "report_charts"]
 
@@ -130,8 +130,12 @@ def render_markdown(report: Report, *, images: bool = True) -> str:
 
 
 def render_html(report: Report) -> str:
-    """A self-contained HTML page: figures, tables, PNG charts inline, sources."""
-    esc = html.escape
+    """A self-contained HTML page: figures, tables, PNG charts inline, sources. Every text is escaped and shown as
+    its visible characters (``visible_text``: a right-to-left override in an imported model's name is dropped)."""
+
+    def esc(text: object) -> str:
+        return html.escape(visible_text(text))
+
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(report.title)}</title>",
         "<style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;line-height:1.45;color:#222}"

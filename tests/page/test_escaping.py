@@ -182,3 +182,15 @@ def test_imports_per_session_are_bounded_oldest_first_never_the_one_in_use():
     assert [plain(t.value) for t in at.toast] == [
         "At most 20 imported models are kept per session: dropped the oldest, m1 (imported). Import it again to use it."
     ]
+
+
+def test_visible_text_drops_invisible_format_characters_and_blanks_controls():
+    """Issue 37 (SEC-5): one helper for the app, the Markdown and the HTML report."""
+    from ui.format import visible_text
+
+    for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200d\u2060\ufeff":
+        assert visible_text(f"a{c}b") == "ab", hex(ord(c))
+        assert md_escape(f"a{c}b") == "ab", hex(ord(c))
+    assert visible_text("a\x1b[31m\nb\u2028c\x85d") == "a [31m b c d"
+    assert visible_text("a\ud800b") == "a\ufffdb"  # a lone surrogate (JSON "\ud800") cannot be written as UTF-8
+    assert visible_text("DeepSeek-V3 (imported) 🙂 é 中文 العربية") == "DeepSeek-V3 (imported) 🙂 é 中文 العربية"

@@ -286,3 +286,37 @@ def test_report_clamps_n_cpu_moe_above_the_models_layers_with_a_note():
     # DeepSeek-V3 has 61 layers: the same placement as n_cpu_moe=61 (test above)
     assert figures["Host RAM"].startswith("355.4 GB of 512 GB (--n-cpu-moe 61: 58 MoE layers")
     assert "--n-cpu-moe 10,000 is more than the model's 61 layers: 61 used (allowed: 0-61)" in sec.notes
+
+
+# issue 37 (probe 3, SEC-5): bidi controls and other invisible format characters from an imported config's name
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+INVISIBLE = BIDI + "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+
+
+def test_a_right_to_left_override_in_an_imported_name_is_dropped_from_both_reports(no_charts):
+    spec, _ = _imported("org/\u202eevil.exe")
+    r = build_report(Scenario(model_id=spec.id, gpu_id="h100-sxm", precision=Precision(weights="bf16")), cat, spec)
+    assert "\u202e" in r.title  # the report's data keeps the name as given; the renderers show what is visible
+    page, md = render_html(r), render_markdown(r, images=False)
+    assert "<title>evil.exe (imported) on 8 × NVIDIA H100 SXM5 80GB</title>" in page
+    assert "<h1>evil.exe (imported) on 8 × NVIDIA H100 SXM5 80GB</h1>" in page
+    assert "<li><b>Model:</b> evil.exe (imported) (46.7B total" in page
+    assert md.startswith("# evil.exe (imported) on 8 × NVIDIA H100 SXM5 80GB\n")
+    # (md_escape itself puts a word joiner, U+2060, into the report's own autolink-like text: http\u2060://)
+    for text, chars in ((page, INVISIBLE), (md, INVISIBLE.replace("\u2060", ""))):
+        assert not [c for c in text if c in chars], [hex(ord(c)) for c in text if c in chars]
+
+
+@pytest.mark.parametrize("char", list(INVISIBLE), ids=lambda c: f"U+{ord(c):04X}")
+def test_every_invisible_format_character_is_dropped_from_both_reports(char, no_charts):
+    spec, _ = _imported(f"ab{char}cd")
+    r = build_report(Scenario(model_id=spec.id, gpu_id="h100-sxm", precision=Precision(weights="bf16")), cat, spec)
+    page, md = render_html(r), render_markdown(r, images=False)
+    assert "<h1>abcd (imported) on 8" in page and md.startswith("# abcd (imported) on 8")
+    assert char not in page and char not in md.split("\n")[0]  # the title line: md_escape's own joiners aside
+    assert md.count(char) == render_markdown(_report_of("abcd"), images=False).count(char)
+
+
+def _report_of(name: str):
+    spec, _ = _imported(name)
+    return build_report(Scenario(model_id=spec.id, gpu_id="h100-sxm", precision=Precision(weights="bf16")), cat, spec)
