@@ -39,12 +39,15 @@ KV_CACHE_DTYPES = ("auto", "fp8")
 SPECULATIVE_METHODS = ("mtp", "eagle3", "ngram")
 EAGLE3_DRAFT = "EAGLE3_DRAFT_MODEL"  # placeholder: the spec carries no draft-model id
 TRTLLM_YAML = "extra_llm_api_options.yaml"
-MAX_REPLICA_GPUS = 16_384
+# What a scenario allows bounds what a command may be written for (issue 37): the largest cluster (the README's
+# 65,536 GPUs, core.hardware.ClusterSpec), Scenario's GPUs per node and MemoryAssumptions' redundant experts.
+MAX_GPUS = 65_536
+MAX_REPLICA_GPUS = MAX_GPUS
 _MODEL_ID = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
 _CONT = " \\\n  "
 _INT_RANGES = {  # allowed range of each whole-number field
-    **dict.fromkeys(("attention_tp", "attention_dp", "ep", "expert_tp", "dp", "dcp"), (1, 1024)),
-    **{"pp": (1, 64), "gpus_per_node": (1, 64), "redundant_experts": (0, 4096), "num_speculative_tokens": (0, 32)},
+    **dict.fromkeys(("attention_tp", "attention_dp", "ep", "expert_tp", "pp", "dp", "dcp"), (1, MAX_GPUS)),
+    **{"gpus_per_node": (1, 1024), "redundant_experts": (0, 100_000), "num_speculative_tokens": (0, 32)},
     **{"max_batched_tokens": (1, 10_000_000), "max_num_seqs": (1, 1_000_000)},
 }
 
@@ -113,7 +116,15 @@ class LaunchSpec:
                 "of one pipeline stage"
             )
         if attn * self.pp > MAX_REPLICA_GPUS:
-            raise ValueError(f"one replica would use {attn * self.pp} GPUs; at most {MAX_REPLICA_GPUS} are allowed")
+            raise ValueError(
+                f"one replica would use {attn * self.pp:,} GPUs; at most {MAX_REPLICA_GPUS:,} are allowed (the largest "
+                "cluster a scenario allows)"
+            )
+        if attn * self.pp * self.dp > MAX_GPUS:
+            raise ValueError(
+                f"{self.dp:,} replicas of {attn * self.pp:,} GPUs would use {attn * self.pp * self.dp:,} GPUs; at most "
+                f"{MAX_GPUS:,} are allowed (the largest cluster a scenario allows)"
+            )
 
     @property
     def gpus_per_stage(self) -> int:

@@ -327,7 +327,13 @@ def _launch_code(sec: Section, plan, model: ModelSpec, prec, scenario: Scenario,
     from core.launch import TRTLLM_YAML
     from core.plan_commands import plan_commands
 
-    cmds, notes = plan_commands(plan, model, prec, gpus_per_node=scenario.gpus_per_node, spec=scenario.spec, role=role)
+    try:
+        cmds, notes = plan_commands(
+            plan, model, prec, gpus_per_node=scenario.gpus_per_node, spec=scenario.spec, role=role
+        )
+    except ValueError as e:  # a layout the engines' commands cannot be written for: the figures stand without them
+        sec.notes.append(f"launch commands for {plan.label} left out: {e}")
+        return
     what = "aggregated serving" if role == "aggregated" else f"the {role} worker of a disaggregated pair"
     for engine, c in cmds.items():
         text = c.command + (f"\n\n# {TRTLLM_YAML}\n{c.config_yaml}" if c.config_yaml else "")

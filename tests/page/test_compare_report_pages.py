@@ -176,7 +176,7 @@ def headers(monkeypatch):
 
 def test_a_reader_opens_and_compares_but_cannot_change(headers):
     open_store().save("baseline", SMALL)
-    headers["X-Forwarded-Email"] = "rob@example.com"
+    headers["X-Forwarded-User"] = "rob@example.com"
     at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
     for key in ("save_button", "rename_button", "delete_button"):
         assert at.button(key=key).disabled, key
@@ -194,7 +194,7 @@ def test_a_reader_opens_and_compares_but_cannot_change(headers):
 
 def test_an_editor_can_change_and_a_stranger_sees_nothing(headers):
     open_store().save("baseline", SMALL)
-    headers["X-Forwarded-Email"] = "Alice@Example.com"  # e-mail addresses compare without case
+    headers["X-Forwarded-User"] = "Alice@Example.com"  # e-mail addresses compare without case
     at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
     assert not any(at.button(key=k).disabled for k in ("save_button", "rename_button", "delete_button"))
     assert "Signed in as Alice@Example.com, with edit access." in _texts(at)
@@ -204,7 +204,7 @@ def test_an_editor_can_change_and_a_stranger_sees_nothing(headers):
 
     headers.clear()  # a request that did not come through the sign-in proxy
     at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
-    assert _plain(at.error[0].value).startswith("Saved scenarios need a signed-in user: no X-Forwarded-Email")
+    assert _plain(at.error[0].value).startswith("Saved scenarios need a signed-in user: no X-Forwarded-User")
     assert not at.dataframe and not at.button
 
 

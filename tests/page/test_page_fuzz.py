@@ -96,3 +96,15 @@ def test_report_on_4096_gpus_is_built():
         at = run_page("pages/10_Report.py", timeout=120, nodes="512", gpn="8", **extra)
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert at.get("download_button")
+
+
+def test_report_on_65536_gpus_is_built_with_its_launch_commands():
+    """Issue 37 (probe 3, UX-2): the README allows 65,536 GPUs (4,096 nodes x 16); the report refused anything
+    above 8,192 with core.launch's "dp must be a whole number in 1..1,024" although the user set no dp."""
+    at = run_page("pages/10_Report.py", timeout=120, nodes="4096", gpn="16")
+    assert not at.error, [e.value for e in at.error]
+    assert at.get("download_button")
+    preview = " ".join(md.value for md in at.markdown)
+    assert "dp must be a whole number" not in preview and "launch commands" not in preview
+    # 65,536 GPUs of 8 per replica (the best prefill plan here): the commands size one replica, run 8,192 times
+    assert "dp = 8192: the command sizes one replica of 8 GPUs" in preview

@@ -532,7 +532,11 @@ def test_json_arguments_are_single_quoted_and_parse():
         (dict(num_speculative_tokens=3), "must be 0 when speculative is None"),
         (dict(two_batch_overlap="yes"), "two_batch_overlap must be true or false"),
         (dict(is_moe=1), "is_moe must be true or false"),
-        (dict(attention_tp=1024, ep=1, expert_tp=1024, pp=64), "at most 16384"),
+        (dict(attention_tp=1024, ep=1, expert_tp=1024, pp=128), "one replica would use 131,072 GPUs; at most 65,536"),
+        (dict(attention_tp=8, ep=8, dp=8193), "8,193 replicas of 8 GPUs would use 65,544 GPUs; at most 65,536"),
+        (dict(dp=65_537), r"dp must be a whole number in 1\.\.65,536"),
+        (dict(gpus_per_node=1025), r"gpus_per_node must be a whole number in 1\.\.1,024"),
+        (dict(redundant_experts=100_001), r"redundant_experts must be a whole number in 0\.\.100,000"),
     ],
 )
 def test_bad_spec_is_refused(kwargs, match):

@@ -320,3 +320,35 @@ def test_every_invisible_format_character_is_dropped_from_both_reports(char, no_
 def _report_of(name: str):
     spec, _ = _imported(name)
     return build_report(Scenario(model_id=spec.id, gpu_id="h100-sxm", precision=Precision(weights="bf16")), cat, spec)
+
+
+# issue 37 (probe 3, UX-2): README-valid clusters above 8,192 GPUs
+
+
+def test_cli_writes_the_report_and_launch_commands_for_65536_gpus(capsys):
+    assert cli.main(["--url", "model=kimi-k2&gpu=gb200&nodes=4096&gpn=16", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    layouts = next(s for s in data["sections"] if s["title"] == "Layouts")
+    assert not [n for n in layouts["notes"] if "left out" in n or "must be a whole number" in n], layouts["notes"]
+    assert any(c["label"].startswith("vllm ") for c in layouts["code"]) and len(layouts["code"]) == 6
+    # the replicas a command is run for fill the 65,536 GPUs: dp x GPUs per replica
+    for n in layouts["notes"]:
+        if m := re.search(r"dp = (\d+): the command sizes one replica of (\d+) GPUs", n):
+            assert int(m[1]) * int(m[2]) == 65_536, n
+
+
+def test_a_plan_the_engines_cannot_be_written_for_leaves_the_commands_out_with_a_note(monkeypatch):
+    import core.plan_commands
+
+    def refuse(*a, **k):
+        raise ValueError("pp must be a whole number in 1..65,536, got 70000")
+
+    monkeypatch.setattr(core.plan_commands, "plan_commands", refuse)
+    r = build_report(Scenario(), cat)
+    sec = {s.title: s for s in r.sections}["Layouts"]
+    assert not sec.code
+    assert any(
+        n.endswith("left out: pp must be a whole number in 1..65,536, got 70000")
+        and n.startswith("launch commands for")
+        for n in sec.notes
+    )
