@@ -6,9 +6,12 @@ PYTHON  ?= python3.11
 VENV    ?= .venv
 PY       = $(VENV)/bin/python
 PORT    ?= 8501
-# The address `make run` listens on: this machine only. `make run ADDRESS=0.0.0.0` serves the network,
-# where anyone who reaches the port can edit and delete the saved scenarios: put authentication in front
-# (README) and name the host people use in PLANNER_ALLOWED_HOSTS (other Host headers are refused).
+# The address `make run` listens on: this machine only, where everyone can edit the saved scenarios.
+# `make run ADDRESS=0.0.0.0` serves the network: with no sign-in (PLANNER_AUTH unset) the saved scenarios
+# are then read-only for everyone (core/auth.py), because anyone who reaches the port could change them.
+# To edit there, put sign-in in front (PLANNER_AUTH=header behind a proxy, or oidc: README), or accept
+# that risk with PLANNER_AUTH=none. The Host allow-list (PLANNER_ALLOWED_HOSTS) only keeps browsers on
+# other sites out (DNS rebinding); it is no sign-in: any client can send an allowed Host header.
 ADDRESS ?= 127.0.0.1
 
 .PHONY: run test install install-test system-deps bench clean
@@ -32,12 +35,14 @@ run: install
 	$(PY) -m streamlit run serve.py --server.address $(ADDRESS) --server.port $(PORT)
 
 # Installs what the tests need from Debian when we are root and it is missing: chromium (browser
-# tests) and postgresql (the PostgreSQL scenario-store tests). Otherwise those tests skip with a
-# notice naming the package (and fail under CI=true).
+# tests), postgresql (the PostgreSQL scenario-store tests) and nginx (the proxy tests,
+# tests/integration/test_proxy_*.py). Otherwise those tests skip with a notice naming the package (and
+# fail under CI=true).
 system-deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium fonts-dejavu-core"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx-light"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing Debian packages for the tests:$$missing"; \

@@ -1,9 +1,10 @@
 """Two browser sessions with different roles on one server behind a (simulated) sign-in proxy (issue 21).
 
-The server runs with PLANNER_AUTH=header; each browser context sends the header a proxy such as oauth2-proxy
-would add (``X-Forwarded-Email``) on every request, the websocket upgrade included, which is where Streamlit
-reads ``st.context.headers``. The reader can open a saved scenario but cannot save, rename or delete; the
-editor can.
+The server runs with PLANNER_AUTH=header; each browser context sends the header the proxy's sign-in snippet
+sets (``X-Forwarded-User``, deploy/nginx.conf.template) on every request, the websocket upgrade included,
+which is where Streamlit reads ``st.context.headers``. The reader can open a saved scenario but cannot save,
+rename or delete; the editor can; a reader who adds an editor's name in a second user header gets nothing
+(issue 37). What reaches a replica through the real proxy is tests/integration/test_proxy_forged_headers.py.
 """
 
 from __future__ import annotations
@@ -46,8 +47,13 @@ def test_a_reader_cannot_change_or_delete_and_an_editor_can(proxied, new_page):
     store = SQLiteStore(ARTIFACTS / f"scenarios-{proxied.port}.db")  # the server's PLANNER_DB
     store.save("baseline", Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm", gpus_per_node=4))
 
-    reader = new_page(extra_http_headers={"X-Forwarded-Email": READER})
-    editor = new_page(extra_http_headers={"X-Forwarded-Email": EDITOR})
+    # the server says at startup who may change what (serve.py, core.auth.access_summary)
+    assert (
+        "Saved scenarios: sign-in by the user in the X-Forwarded-User header, set by the sign-in proxy in front"
+        in proxied.log.read_text()
+    )
+    reader = new_page(extra_http_headers={"X-Forwarded-User": READER})
+    editor = new_page(extra_http_headers={"X-Forwarded-User": EDITOR})
     for page in (reader, editor):
         page.goto(f"{proxied.url}/Compare?model=mixtral-8x7b&gpu=h100-sxm&nodes=1&gpn=2&w=bf16")  # quick to compare
         wait_rendered(page)
@@ -77,3 +83,21 @@ def test_a_reader_cannot_change_or_delete_and_an_editor_can(proxied, new_page):
 
     assert reader.errors == [] and editor.errors == []
     assert reader.get_by_test_id("stException").count() == 0 and editor.get_by_test_id("stException").count() == 0
+
+
+def test_a_second_user_header_that_disagrees_gets_nothing(proxied, new_page):
+    from playwright.sync_api import expect
+
+    forger = new_page(extra_http_headers={"X-Forwarded-User": READER, "X-Auth-Request-Email": EDITOR})
+    forger.goto(f"{proxied.url}/Compare?model=mixtral-8x7b&gpu=h100-sxm&nodes=1&gpn=2&w=bf16")
+    wait_rendered(forger)
+    main = forger.get_by_test_id("stMain")
+    expect(main.get_by_test_id("stAlertContentError")).to_contain_text(
+        "Saved scenarios are closed to this request: X-Forwarded-User names "
+    )
+    expect(main.get_by_test_id("stAlertContentError")).to_contain_text(
+        "carried a second user header that disagrees (X-Auth-Request-Email)"
+    )
+    for key in ("save_button", "rename_button", "delete_button", "open_button"):
+        assert _button(main, key).count() == 0, key
+    assert forger.errors == [] and forger.get_by_test_id("stException").count() == 0

@@ -256,15 +256,106 @@ def test_proxy_is_sticky_upgrades_websockets_and_protects_frames_and_hosts(compo
     assert _find(loc, "proxy_pass", "http://planner") and _find(loc, "proxy_http_version", "1.1")
     assert sets["Upgrade"] == "$http_upgrade" and sets["Connection"] == "$connection_upgrade"
     assert sets["Host"] == "$http_host"
-    # identity only from the proxy's own authentication: every header the app may read the user from
-    # (PLANNER_AUTH=header) is set by the proxy, so what a client sends there never reaches a replica
-    from core.auth import DEFAULT_USER_HEADERS
+    # identity only from the proxy's own sign-in (SEC-1, issue 37): the user header comes from $planner_user,
+    # which is empty unless an included snippet sets it; every other user header the app or oauth2-proxy
+    # know, and Authorization, are set to nothing, so what a client sends there never reaches a replica
+    from core.auth import DEFAULT_USER_HEADER, USER_HEADERS
 
-    assert {h: sets.get(h) for h in DEFAULT_USER_HEADERS} == {
-        "X-Forwarded-Email": "",
-        "X-Forwarded-User": "$remote_user",
-        "X-Auth-Request-Email": "",
-        "X-Auth-Request-User": "",
+    assert {h: sets.get(h) for h in USER_HEADERS} == {
+        h: ("$planner_user" if h == DEFAULT_USER_HEADER else "") for h in USER_HEADERS
     }
+    assert sets["Authorization"] == ""
+    order = [w[:2] for w, _ in loc if w[0] in ("set", "include")]
+    assert order == [["set", "$planner_user"], ["include", "/etc/nginx/planner-auth/*.conf"]]
+    assert next(w for w, _ in _find(loc, "set", "$planner_user")) == ["set", "$planner_user", ""]
+    # nginx parses $remote_user from the client's own Authorization header, checked or not: never used here
+    assert "$remote_user" not in _directives_text(conf)
     ((_, upgrade),) = _find(conf, "map", "$http_upgrade", "$connection_upgrade")
     assert {tuple(w) for w, _ in upgrade} >= {("default", "upgrade"), ("", "close")}
+
+
+def _directives_text(blocks: list) -> str:
+    """Every directive word in a parsed config (comments are gone), for a search."""
+    return " ".join(" ".join(w) + (" " + _directives_text(c) if c else "") for w, c in blocks)
+
+
+def test_sign_in_snippets_are_examples_that_set_the_user_only_after_checking(compose):
+    """deploy/auth/: the snippets the template includes. Shipped as *.example (none active); the real ones and
+    the password file stay out of git. tests/integration/test_proxy_forged_headers.py runs both in nginx."""
+    auth = ROOT / "deploy/auth"
+    assert sorted(p.name for p in auth.glob("*.conf")) == []  # nothing active as shipped
+    basic = _nginx_blocks((auth / "basic.conf.example").read_text())
+    assert _find(basic, "auth_basic") and _find(basic, "auth_basic_user_file", "/etc/nginx/planner-auth/htpasswd")
+    assert [w for w, _ in _find(basic, "set")] == [["set", "$planner_user", "$remote_user"]]  # checked by auth_basic
+    sso = _nginx_blocks((auth / "oauth2-proxy.conf.example").read_text())
+    assert _find(sso, "auth_request", "/oauth2/auth")
+    assert [w for w, _ in _find(sso, "auth_request_set", "$planner_user")] == [
+        ["auth_request_set", "$planner_user", "$upstream_http_x_auth_request_email"]
+    ]
+    assert not _find(sso, "set") and "$remote_user" not in _directives_text(sso)
+    assert not _find(sso, "add_header")  # one would drop the server's frame-protection headers in location /
+    for _, body in _find(sso, "location"):
+        assert _find(body, "auth_request", "off")  # oauth2-proxy's own pages are not behind itself
+    for name in ("basic.conf", "oauth2-proxy.conf", "htpasswd"):
+        r = subprocess.run(["git", "check-ignore", "-q", f"deploy/auth/{name}"], cwd=ROOT)
+        assert r.returncode == 0, f"deploy/auth/{name} must be git-ignored"
+    # compose mounts the directory where the template includes it, read-only
+    assert "./deploy/auth:/etc/nginx/planner-auth:ro" in compose["services"]["proxy"]["volumes"]
+
+
+def test_streamlit_secrets_reach_every_replica(compose):
+    """PLANNER_AUTH=oidc needs [auth] in .streamlit/secrets.toml: compose mounts the file the env file names
+    where Streamlit reads it in the image; the default is the shipped example, with no [auth], so compose
+    starts without one."""
+    import tomllib
+
+    workdir = next(x.split()[1] for x in _dockerfile() if x.startswith("WORKDIR "))
+    for name, s in _app_services(compose).items():
+        assert {"source": "streamlit_secrets", "target": f"{workdir}/.streamlit/secrets.toml"} in s["secrets"], name
+    source = _interpolated(compose["secrets"]["streamlit_secrets"]["file"])
+    assert (source["var"], source["op"]) == ("PLANNER_STREAMLIT_SECRETS", ":-")
+    example = ROOT / source["arg"]
+    assert example == ROOT / "deploy/secrets.toml.example"
+    assert "auth" not in tomllib.loads(example.read_text())  # as shipped: no [auth] section
+    # uncommented, the example is the section Streamlit's login wants
+    tail = example.read_text().split("\n# [auth]\n", 1)[1]
+    body = "\n".join(ln[2:] for ln in tail.splitlines() if ln.startswith("# ") and not ln.startswith("# # "))
+    section = tomllib.loads("[auth]\n" + body)["auth"]
+    assert set(section) == {"redirect_uri", "cookie_secret", "client_id", "client_secret", "server_metadata_url"}
+    assert section["redirect_uri"].endswith("/oauth2callback")
+    r = subprocess.run(["git", "check-ignore", "-q", "deploy/secrets.toml"], cwd=ROOT)
+    assert r.returncode == 0, "deploy/secrets.toml must be git-ignored"
+    assert {"deploy/secrets.toml", "deploy/auth/htpasswd"} <= set((ROOT / ".dockerignore").read_text().split())
+    env_example = (ROOT / "deploy/planner.env.example").read_text()
+    assert re.search(r"(?m)^PLANNER_STREAMLIT_SECRETS=$", env_example)
+
+
+def test_authlib_is_a_pinned_dependency():
+    """st.login needs Authlib>=1.3.2 (SEC-3): a lower bound in pyproject.toml, an exact pin in the image's lock."""
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert "Authlib>=1.3.2" in deps
+    pins = dict(ln.split("==") for ln in (ROOT / "requirements.txt").read_text().split() if "==" in ln)
+    version = tuple(int(x) for x in pins["Authlib"].split(".")[:3])
+    assert version >= (1, 3, 2)
+    for needed in ("cryptography", "joserfc"):  # Authlib's own dependencies, pinned too
+        assert needed in pins, needed
+
+
+def test_no_sign_in_beyond_loopback_is_documented_as_read_only():
+    """SEC-2: the Makefile, Dockerfile, env example and README say what an exposed server without sign-in
+    does (saved scenarios read-only) and how to change it (PLANNER_AUTH=none or a sign-in mode)."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "other Host headers are refused" not in makefile  # the allow-list is no protection of the data
+    comment = makefile.split("ADDRESS ?=")[0]
+    assert "read-only" in comment and "PLANNER_AUTH=none" in comment
+    target = re.search(r"(?ms)^system-deps:\n(.*?)\n\n", makefile)[1]
+    assert "nginx" in target  # the proxy tests' nginx is installed like chromium and postgresql
+    docker = (ROOT / "Dockerfile").read_text()
+    assert "read-only" in docker and "-e PLANNER_AUTH=none" in docker
+    env_example = (ROOT / "deploy/planner.env.example").read_text()
+    assert "READ-ONLY" in env_example and re.search(r"(?m)^#\s+none\s", env_example)
+    readme = (ROOT / "README.md").read_text()
+    for word in ("PLANNER_AUTH=none", "read-only", "deploy/auth/basic.conf.example", "deploy/secrets.toml.example"):
+        assert word in readme, word
