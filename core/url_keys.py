@@ -58,7 +58,9 @@ URL_KEYS: dict[str, str] = {
     "cfg": "an imported config.json (zlib + base64url) when model is custom-...",
     "c": _range(SpecDecodeConfig, "draft_cost", "draft cost relative to a target forward")
     + " (omit = the method's default)",
-    "util": _range(MemoryAssumptions, "gpu_memory_utilization", "gpu_memory_utilization"),
+    # the URL reader's range (core.scenario), narrower than MemoryAssumptions' "above 0": below 5% of a GPU's memory
+    # no engine starts
+    "util": "gpu_memory_utilization, 0.05-1",
     "reserve": _range(MemoryAssumptions, "runtime_reserve_gb", "runtime reserve per GPU in GB"),
     "mbt": _range(MemoryAssumptions, "max_num_batched_tokens", "max batched tokens per step"),
     "act": _range(MemoryAssumptions, "activation_factor", "activation factor"),

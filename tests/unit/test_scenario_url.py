@@ -187,3 +187,13 @@ def test_speculative_knobs_without_a_method_are_named_not_dropped_silently():
     s, warnings = scenario_from_params({"gamma": "3", "alpha": "0.8", "c": "0.05"}, cat)
     assert s.spec.method == "none"
     assert len(warnings) == 1 and warnings[0].startswith("URL gamma, alpha, c ignored: no speculative method")
+
+
+def test_the_util_help_text_states_the_range_the_url_reader_accepts():
+    """Issue 37 (probe 3 minor note): URL_KEYS said "above 0 up to 1" while the reader refuses below 0.05."""
+    assert URL_KEYS["util"] == "gpu_memory_utilization, 0.05-1"
+    for value, kept in (("0.05", True), ("1", True), ("0.049", False), ("0.01", False), ("1.01", False)):
+        s, warnings = scenario_from_params({"util": value}, cat)
+        assert (s.memory.gpu_memory_utilization == float(value)) is kept and bool(warnings) is not kept, value
+        if not kept:
+            assert f"util={value} is outside 0.05-1" in warnings[0]
