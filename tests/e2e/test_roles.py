@@ -4,18 +4,24 @@ The server runs with PLANNER_AUTH=header; each browser context sends the header 
 sets (``X-Forwarded-User``, deploy/nginx.conf.template) on every request, the websocket upgrade included,
 which is where Streamlit reads ``st.context.headers``. The reader can open a saved scenario but cannot save,
 rename or delete; the editor can; a reader who adds an editor's name in a second user header gets nothing
-(issue 37). What reaches a replica through the real proxy is tests/integration/test_proxy_forged_headers.py.
+(issue 37). serve.py on 0.0.0.0 with no sign-in settings keeps saved scenarios read-only (SEC-2). What reaches
+a replica through the real proxy is tests/integration/test_proxy_forged_headers.py.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import time
+import urllib.request
 
 import pytest
 
 from core.specs import Scenario
 from core.store import SQLiteStore
-from tests.e2e.conftest import ARTIFACTS, Server, wait_rendered
+from tests.e2e.conftest import ARTIFACTS, ROOT, Server, _free_port, wait_rendered
 
 pytestmark = pytest.mark.e2e
 
@@ -101,3 +107,61 @@ def test_a_second_user_header_that_disagrees_gets_nothing(proxied, new_page):
     for key in ("save_button", "rename_button", "delete_button", "open_button"):
         assert _button(main, key).count() == 0, key
     assert forger.errors == [] and forger.get_by_test_id("stException").count() == 0
+
+
+@pytest.fixture(scope="module")
+def on_every_interface():
+    """serve.py as `make run ADDRESS=0.0.0.0` starts it, with no sign-in settings (SEC-2 of probe 3)."""
+    port = _free_port()
+    log = ARTIFACTS / f"server-{port}.log"
+    db = ARTIFACTS / f"scenarios-{port}.db"
+    ARTIFACTS.mkdir(exist_ok=True)
+    db.unlink(missing_ok=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PLANNER_AUTH") and k not in ("PLANNER_EDITORS", "PLANNER_READERS")
+    }
+    env.update(PLANNER_DB=str(db), PLANNER_VALIDATE_CHARTS="0")
+    argv = [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true"]
+    argv += ["--server.address", "0.0.0.0", "--server.port", str(port), "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            healthy = urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
+            if healthy and "Warmed up" in log.read_text():
+                break
+        except OSError:
+            pass
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.1)  # polling the server's health endpoint and log, not waiting for a result
+    yield url, log, db
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_no_sign_in_on_every_interface_is_read_only(on_every_interface, new_page):
+    from playwright.sync_api import expect
+
+    url, log, db = on_every_interface
+    assert (
+        "Saved scenarios: read-only for everyone: this server listens on 0.0.0.0 (every network interface) with "
+        "no sign-in (PLANNER_AUTH unset)" in log.read_text()
+    )
+    SQLiteStore(db).save("team-draft", Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm"))
+    page = new_page()
+    page.goto(f"{url}/Compare?model=mixtral-8x7b&gpu=h100-sxm&nodes=1&gpn=2&w=bf16")
+    wait_rendered(page)
+    main = page.get_by_test_id("stMain")
+    expect(main).to_contain_text("Saved scenarios are read-only: this server listens on 0.0.0.0")
+    expect(main).to_contain_text("PLANNER_AUTH=none")
+    for key in ("save_button", "rename_button", "delete_button"):
+        expect(_button(main, key)).to_be_disabled()
+    expect(_button(main, "open_button")).to_be_enabled()  # reading still works
+    assert [s.name for s in SQLiteStore(db).list()] == ["team-draft"]
+    assert page.errors == [] and page.get_by_test_id("stException").count() == 0
