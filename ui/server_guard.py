@@ -16,6 +16,10 @@ they stay allowed for healthchecks), the address the server is bound to when it 
 the names in ``PLANNER_ALLOWED_HOSTS`` (comma-separated: ``planner.example.com``, ``*.example.com``, an
 IP address; ``*`` turns the check off). Ports are ignored. Any other Host gets ``400 Invalid host
 header``, on a websocket handshake too (the handshake is denied with that response).
+
+The allow-list keeps browsers on other sites out; it is no sign-in: any client that is not a browser can
+send an allowed Host (``Host: localhost``). Who may change the saved scenarios is core/auth.py's business:
+with no sign-in on an address other than loopback they are read-only for everyone.
 """
 
 from __future__ import annotations

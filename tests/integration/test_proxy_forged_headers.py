@@ -332,13 +332,20 @@ def test_sticky_and_both_replicas_reached(proxy, replicas):
         assert {_via(p, [], cookie)[0] for _ in range(5)} == {replica}  # the same browser, the same replica
 
 
+WEBSOCKET = [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Version", "13")]
+
+
 def test_as_shipped_no_forged_identity_reaches_either_replica(proxy, replicas):
     p = proxy()
     attack = forged()
     for replica, cookie in _one_cookie_per_replica(p, attack).items():
+        # a page request, and the websocket handshake (where Streamlit reads st.context.headers)
         got, received = _via(p, attack, cookie)
-        assert got == replica
-        assert _user_headers(received) == {}, f"{replica} received forged identity headers"
+        got_ws, received_ws = _via(p, [*attack, *WEBSOCKET], cookie)
+        assert got == got_ws == replica
+        assert ("Upgrade", "websocket") in received_ws  # the handshake was passed on as one
+        assert _user_headers(received) == _user_headers(received_ws) == {}, f"{replica} received forged headers"
+        assert not any(ATTACKER_NAME in v for _, v in received_ws), received_ws
         assert not any(ATTACKER_NAME in v for _, v in received), received
         who = identify(auth_config(EDITORS_ENV, bound_address="0.0.0.0"), headers=received)
         assert (who.user, who.role) == (None, None)
