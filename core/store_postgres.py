@@ -177,20 +177,31 @@ class PostgresStore(SQLStoreBase):
 
     def _migrate(self) -> None:
         """Create the table, or add id and version to one from before stable ids (once, whichever replica
-        comes first); rows that a replica of that release inserts later get an id from the column default."""
+        comes first); rows that a replica of that release inserts later get an id from the column default.
+        A table already up to date is only looked up in the catalog, which never waits on a table lock: a
+        server that starts while another client locks the table opens at once (and then says "busy")."""
+        with self._connect() as conn:
+            if self._up_to_date(conn):
+                return
         with self._connect(MIGRATION_TIMEOUT_S) as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             conn.execute(SCHEMA)
-            cols = dict(
-                conn.execute(
-                    "SELECT column_name, column_default FROM information_schema.columns "
-                    "WHERE table_schema = current_schema() AND table_name = 'scenarios'"
-                ).fetchall()
-            )
-            if cols.get("id") is not None and "version" in cols:
+            if self._up_to_date(conn):
                 return
             conn.execute("ALTER TABLE scenarios ADD COLUMN IF NOT EXISTS id TEXT")
             conn.execute("ALTER TABLE scenarios ADD COLUMN IF NOT EXISTS version INTEGER NOT NULL DEFAULT 1")
             conn.execute(f"ALTER TABLE scenarios ALTER COLUMN id SET DEFAULT {_NEW_ID}")
             conn.execute(f"UPDATE scenarios SET id = {_NEW_ID} WHERE id IS NULL")
             conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS scenarios_id ON scenarios (id)")
+
+    @staticmethod
+    def _up_to_date(conn) -> bool:
+        """Whether the table exists with an id column that has its default, and a version column (from the
+        catalog: no lock on the table itself, unlike information_schema's column_default)."""
+        cols = dict(
+            conn.execute(
+                "SELECT a.attname, a.atthasdef FROM pg_attribute a WHERE a.attrelid = to_regclass('scenarios') "
+                "AND a.attnum > 0 AND NOT a.attisdropped"
+            ).fetchall()
+        )
+        return bool(cols.get("id")) and "version" in cols

@@ -1,9 +1,15 @@
 """Compare & saved: save the scenario under a name, reopen, rename or delete it, compare two to four.
 
 Saved scenarios are shared by everyone on the server. Each operation addresses the scenario this session
-listed (its id and version, bound to the button when the page was drawn): one that someone else has
-deleted or changed since is refused with a message, never applied to another row. Rows that cannot be
-used are listed apart, with the reason, and can be deleted. Readers (PLANNER_AUTH) open and compare only.
+last saw (its id and version, bound to the button when the page was drawn): one that someone else has
+deleted or changed since is refused with a message, never applied to another row. Saving over a name
+(Overwrite) goes through the version this session last opened or saved under that name; a save over a
+version someone else saved since, or over a scenario this session never opened, is refused and shows both
+(theirs as saved, yours) with the choices: open theirs, save yours under another name, or replace theirs
+(bound to the version shown). When the selected scenario is deleted elsewhere, nothing stays selected;
+when it is renamed or saved again elsewhere, the page says so and the next click made on the old version
+is refused. Rows that cannot be used are listed apart, with the reason, and can be deleted. Readers
+(PLANNER_AUTH) open and compare only.
 """
 
 import pandas as pd
@@ -11,7 +17,14 @@ import streamlit as st
 
 from core.hf_config import model_from_config_text
 from core.report import compare_row
-from core.store import open_store
+from core.store import (
+    ScenarioChangedError,
+    ScenarioExistsError,
+    ScenarioGoneError,
+    StoreBusyError,
+    normalize_name,
+    open_store,
+)
 from ui.auth import access_note, guarded, identity, sentence, sign_in_controls
 from ui.format import md_escape
 from ui.scenario import catalog, current_model, imported_models, page, update_scenario
@@ -39,6 +52,10 @@ def _store():
 try:
     store = guarded(_store(), who)
     listing = store.scan()
+except StoreBusyError as err:
+    st.error(sentence(f"Saved scenarios cannot be shown right now: {err}"))
+    st.button("Try again", key="retry_store")
+    st.stop()
 except (ValueError, OSError) as err:
     st.error(
         f"The scenario store is not available: {md_escape(err)}. Check PLANNER_DB (a writable file path, "
@@ -65,8 +82,58 @@ def _unusable(model_id: str, gpu_id: str, cfg_json: str | None) -> str | None:
     return None
 
 
-def _note(kind: str, text: str) -> None:
-    st.session_state["store_note"] = (kind, text)
+def _note(kind: str, text: str, where: str = "store_note") -> None:
+    st.session_state[where] = (kind, text)
+
+
+# What this session has seen of saved scenarios: the ref (id, version, name) it last opened or saved under
+# each name (Save + Overwrite goes through it), and the ref the manage buttons were last drawn with.
+def _opened() -> dict:
+    return st.session_state.setdefault("store_opened", {})
+
+
+def _remember(ref) -> None:
+    """This session has now opened or saved ``ref``: later saves over its name go through this version."""
+    opened = _opened()
+    for n in [n for n, r in opened.items() if r.id == ref.id]:
+        del opened[n]
+    opened[ref.name] = ref
+    seen = st.session_state.get("manage_seen")
+    if seen is not None and seen.id == ref.id:
+        st.session_state["manage_seen"] = ref  # this session's own change is no news to it
+
+
+def _forget(ref) -> None:
+    """``ref``'s scenario is gone: nothing to save over, nothing selected."""
+    opened = _opened()
+    for n in [n for n, r in opened.items() if r.id == ref.id]:
+        del opened[n]
+    if st.session_state.get("manage_pick") == ref.id:
+        st.session_state["manage_pick"] = None  # so a second click cannot reach the next row
+    st.session_state.pop("manage_seen", None)
+    conflict = st.session_state.get("save_conflict")
+    if conflict and conflict["theirs"].id == ref.id:
+        del st.session_state["save_conflict"]
+
+
+def _refused(err: ValueError, ref) -> None:
+    """After a refused operation on ``ref``: the message has told the user what changed, so the next draw
+    binds what is stored now, without a second notice."""
+    if isinstance(err, ScenarioGoneError):
+        _forget(ref)
+    elif isinstance(err, ScenarioChangedError):
+        st.session_state.pop("manage_seen", None)
+
+
+def _save_over(store, ref, scen, cfg):
+    """``store.save_ref``; through a GuardedStore that does not forward it yet, the same role check it makes
+    for a save, then the store's own."""
+    save_ref = getattr(store, "save_ref", None)
+    if save_ref is None:
+        if not who.can_edit:
+            raise ValueError(f"{who.user or 'this session'} cannot save: saving needs the edit role")
+        save_ref = _store().save_ref
+    return save_ref(ref, scen, model_config_json=cfg)
 
 
 def _open(store, ref) -> None:
@@ -77,17 +144,24 @@ def _open(store, ref) -> None:
             imported_models()[spec.id] = (spec, norm)
         update_scenario(**item.scenario.model_dump())
     except ValueError as err:
+        _refused(err, ref)
         _note("error", f"Not opened: {err}")
     else:
-        _note("success", f"Opened “{ref.name}”")
+        _remember(item.ref)
+        conflict = st.session_state.get("save_conflict")
+        if conflict and conflict["theirs"].id == ref.id:
+            del st.session_state["save_conflict"]
+        _note("success", f"Opened “{ref.name}” (version {item.version})")
 
 
 def _rename(store, ref) -> None:
     try:
         new = store.rename_ref(ref, st.session_state.get("rename_to", ""))
     except ValueError as err:
+        _refused(err, ref)
         _note("error", f"Not renamed: {err}")
     else:
+        _remember(new)
         _note("success", f"Renamed “{ref.name}” to “{new.name}”")
 
 
@@ -95,11 +169,130 @@ def _delete(store, ref) -> None:
     try:
         store.delete_ref(ref)
     except ValueError as err:
+        _refused(err, ref)
         _note("error", f"Not deleted: {err}")
     else:
+        _forget(ref)
         _note("success", f"Deleted “{ref.name}”")
-    if st.session_state.get("manage_pick") == ref.id:
-        del st.session_state["manage_pick"]  # gone (deleted here or elsewhere): said once, by the note
+
+
+def _conflict(theirs, why: str) -> None:
+    """Show ``theirs`` (a SavedScenario) beside this session's scenario, with the ways on."""
+    st.session_state["save_conflict"] = {"theirs": theirs, "why": why}
+
+
+def _save(store, typed: str, scen, cfg, overwrite: bool) -> tuple[str, str]:
+    """The Save button: a new name, or (Overwrite) over the version this session last opened or saved
+    under that name. Never over a version this session has not seen: that becomes a conflict to resolve."""
+    st.session_state.pop("save_conflict", None)
+    try:
+        name = normalize_name(typed)
+    except ValueError as err:
+        return "error", f"Not saved: {err}"
+    ref = _opened().get(name) if overwrite else None
+    try:
+        if ref is not None:
+            done = _save_over(store, ref, scen, cfg)
+        else:
+            done = store.save(name, scen, model_config_json=cfg)  # a new name: nothing to lose
+    except ScenarioExistsError as err:
+        if not overwrite:
+            return "error", f"Not saved: {err}"
+        try:
+            theirs = store.get(name)
+        except ValueError:  # a look-alike of a saved name, not that name: overwrite never replaces another
+            return "error", f"Not saved: {err}"
+        _conflict(theirs, "this session has not opened it, so saving over it could discard someone's work")
+        return "error", (
+            f"Not saved: “{name}” is saved already and this session has not opened it: compare below, then open "
+            "theirs, save yours under another name, or replace theirs"
+        )
+    except ScenarioChangedError as err:
+        _refused(err, ref)
+        try:
+            theirs = store.get_ref(err.current) if err.current else None
+        except ValueError:
+            theirs = None
+        if theirs is not None:
+            _conflict(theirs, "someone else saved it after you opened it")
+        return "error", f"Not saved: {err}"
+    except ScenarioGoneError as err:
+        _forget(ref)
+        return "error", f"Not saved: {err}"
+    except ValueError as err:
+        return "error", f"Not saved: {err}"
+    _remember(done.ref)
+    return "success", f"Saved “{done.name}”."
+
+
+def _replace(store, ref, scen, cfg) -> None:
+    """The conflict's "Replace theirs": over the version shown, and only that one."""
+    try:
+        done = _save_over(store, ref, scen, cfg)
+    except ScenarioChangedError as err:
+        try:
+            _conflict(store.get_ref(err.current), "someone else saved it again while you compared")
+        except ValueError:
+            st.session_state.pop("save_conflict", None)
+        _note("error", f"Not saved: {err}", "save_note")
+    except ValueError as err:
+        if isinstance(err, ScenarioGoneError):
+            _forget(ref)
+        _note("error", f"Not saved: {err}", "save_note")
+    else:
+        st.session_state.pop("save_conflict", None)
+        _remember(done.ref)
+        _note("success", f"Saved “{done.name}” over version {ref.version} (now version {done.version}).", "save_note")
+
+
+def _cancel() -> None:
+    st.session_state.pop("save_conflict", None)
+
+
+def _save_new(store, scen, cfg) -> None:
+    """The conflict's "Save yours as a new scenario"."""
+    try:
+        done = store.save(st.session_state.get("conflict_new_name", ""), scen, model_config_json=cfg)
+    except ValueError as err:
+        _note("error", f"Not saved: {err}", "save_note")
+    else:
+        st.session_state.pop("save_conflict", None)
+        _remember(done.ref)
+        _note("success", f"Saved “{done.name}”.", "save_note")
+
+
+# field paths of a Scenario, as the sidebar calls them
+_LABELS = {
+    "model_id": "model",
+    "gpu_id": "GPU",
+    "num_nodes": "nodes",
+    "gpus_per_node": "GPUs per node",
+    "serving_stack": "serving stack",
+    "workload.batch": "concurrent sequences (batch)",
+    "workload.input_len": "input tokens / sequence (ISL)",
+    "workload.output_len": "output tokens / sequence (OSL)",
+    "workload.prefix_reuse": "prefix-cache hits",
+}
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_shown(v)}" for k, v in value.items() if v is not None) or "—"
+    return str(value)
+
+
+def _differences(theirs: dict, mine: dict, prefix: str = "") -> list[dict]:
+    """The fields of two ``Scenario.model_dump()`` that differ: one row each (field, theirs, yours)."""
+    rows = []
+    for k in dict.fromkeys([*theirs, *mine]):
+        a, b, path = theirs.get(k), mine.get(k), f"{prefix}{k}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            rows += _differences(a, b, f"{path}.")
+        elif a != b:
+            rows.append({"field": _LABELS.get(path, path), "saved": _shown(a), "yours": _shown(b)})
+    return rows
 
 
 # ---- save
@@ -108,20 +301,66 @@ c = st.columns([3, 1, 1])
 name = c[0].text_input(
     "Name", key="save_name", max_chars=100, placeholder="e.g. baseline-8xH200", disabled=read_only, help=why_not
 )
-overwrite = c[1].checkbox("Overwrite", key="save_overwrite", disabled=read_only)
+overwrite = c[1].checkbox(
+    "Overwrite",
+    key="save_overwrite",
+    disabled=read_only,
+    help="Save over the scenario of that name, as you last opened or saved it (refused if someone else has "
+    "saved it since, or if you have not opened it)",
+)
+mine_cfg = imported_models().get(current_model(scenario).id, (None, None))[1]
 if c[2].button("Save", type="primary", key="save_button", disabled=read_only, help=why_not):
-    model = current_model(scenario)
-    cfg = imported_models().get(model.id, (None, None))[1]
-    try:
-        done = store.save(name, scenario, model_config_json=cfg, overwrite=overwrite)
-    except ValueError as err:
-        st.error(sentence(f"Not saved: {err}"))
-    else:
-        st.success(f"Saved “{md_escape(done.name)}”.")
+    kind, text = _save(store, name, scenario, mine_cfg, overwrite)
+    if kind == "success":
+        st.success(md_escape(text))
         try:
             listing = store.scan()
         except ValueError:  # the store went away between the save and the listing: show the one read before
             pass
+    else:
+        st.error(sentence(text))
+if note := st.session_state.pop("save_note", None):
+    (st.error if note[0] == "error" else st.success)(sentence(note[1]))
+
+conflict = st.session_state.get("save_conflict")
+if conflict:
+    theirs = conflict["theirs"]
+    with st.container(border=True, key="save_conflict_box"):
+        st.markdown(
+            f"**“{md_escape(theirs.name)}” as saved (version {theirs.version}, "
+            f"{theirs.updated_at[:19].replace('T', ' ')} UTC) and yours** — not saved: "
+            f"{md_escape(conflict['why'])}. Nothing is lost until you choose."
+        )
+        diff = _differences(theirs.scenario.model_dump(mode="json"), scenario.model_dump(mode="json"))
+        if (theirs.model_config_json or None) != (mine_cfg or None):
+            diff.append({"field": "imported model config", "saved": "differs", "yours": "differs"})
+        if diff:
+            st.dataframe(pd.DataFrame(diff), hide_index=True, width="stretch")
+        else:
+            st.caption("The saved scenario has the same settings as yours.")
+        k = st.columns([1, 1, 2, 1, 1])
+        k[0].button("Open theirs", key="conflict_open", on_click=_open, args=(store, theirs.ref))
+        k[1].button(
+            f"Replace theirs (version {theirs.version}) with yours",
+            key="conflict_replace",
+            on_click=_replace,
+            args=(store, theirs.ref, scenario, mine_cfg),
+            disabled=read_only,
+            help="Saves over the version shown here only; refused if it changes again",
+        )
+        if "conflict_new_name" not in st.session_state:
+            st.session_state["conflict_new_name"] = f"{theirs.name[:93]} (mine)"
+        k[2].text_input("Save yours as", key="conflict_new_name", max_chars=100, disabled=read_only)
+        k[3].button(
+            "Save as new",
+            key="conflict_save_new",
+            on_click=_save_new,
+            args=(store, scenario, mine_cfg),
+            disabled=read_only,
+        )
+        k[4].button("Cancel", key="conflict_cancel", on_click=_cancel)
+else:
+    st.session_state.pop("conflict_new_name", None)
 
 # ---- saved list
 kind, text = st.session_state.pop("store_note", (None, None))
@@ -175,16 +414,60 @@ else:
     if held is not None and held not in by_id:  # the selection vanished since the last run
         gone = st.session_state.get("manage_names", {}).get(held)
         if gone and held not in {ref.id for *_, ref in bad}:
-            st.warning(f"“{md_escape(gone)}”, which you had selected, is no longer saved: someone else deleted it.")
-        del st.session_state["manage_pick"]
+            st.warning(
+                f"“{md_escape(gone)}”, which you had selected, is no longer saved: someone else deleted it. "
+                "Nothing is selected now: pick a saved scenario to open, rename or delete it."
+            )
+        st.session_state["manage_pick"] = None  # nothing selected: a retry click cannot reach another row
+        st.session_state.pop("manage_seen", None)
     st.session_state["manage_names"] = {s.id: s.name for s in saved}
     m = st.columns([2, 1, 2, 1, 1])
-    pick = m[0].selectbox("Saved scenario", list(by_id), format_func=lambda i: by_id[i].name, key="manage_pick")
-    ref = by_id[pick].ref
-    m[1].button("Open", key="open_button", on_click=_open, args=(store, ref), help="Make it the current scenario")
+    pick = m[0].selectbox(
+        "Saved scenario",
+        list(by_id),
+        format_func=lambda i: by_id[i].name,
+        key="manage_pick",
+        placeholder="Pick a saved scenario",
+    )
+    ref = None
+    if pick is not None:
+        ref = now = by_id[pick].ref
+        seen = st.session_state.get("manage_seen")
+        if seen is not None and seen.id == now.id and now.version > seen.version:  # changed elsewhere since
+            if seen.name != now.name:
+                news = f"“{md_escape(seen.name)}” was renamed to “{md_escape(now.name)}” by someone else"
+            else:
+                news = f"“{md_escape(now.name)}” was saved again by someone else (now version {now.version})"
+            st.info(
+                f"{news} since this page last showed it. A click made on what you saw before is refused; "
+                "check it is still the one you mean, then open, rename or delete it."
+            )
+            ref = seen  # the buttons act on the version the session saw: a click on it is refused, not applied
+        st.session_state["manage_seen"] = now
+    else:
+        st.session_state.pop("manage_seen", None)
+    no_pick = "Pick a saved scenario first" if ref is None else None
+    m[1].button(
+        "Open",
+        key="open_button",
+        on_click=_open,
+        args=(store, ref),
+        disabled=ref is None,
+        help=no_pick or "Make it the current scenario",
+    )
     m[2].text_input("Rename to", key="rename_to", max_chars=100, disabled=read_only, help=why_not)
-    m[3].button("Rename", key="rename_button", on_click=_rename, args=(store, ref), disabled=read_only, help=why_not)
-    m[4].button("Delete", key="delete_button", on_click=_delete, args=(store, ref), disabled=read_only, help=why_not)
+    for col, label, key, action in (
+        (m[3], "Rename", "rename_button", _rename),
+        (m[4], "Delete", "delete_button", _delete),
+    ):
+        col.button(
+            label,
+            key=key,
+            on_click=action,
+            args=(store, ref),
+            disabled=read_only or ref is None,
+            help=why_not or no_pick,
+        )
 
     # ---- comparison
     st.subheader("Side by side")

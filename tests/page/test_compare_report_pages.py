@@ -105,10 +105,57 @@ def test_a_stale_delete_or_rename_from_another_session_says_so_and_changes_nothi
     _pick(at, "alice")
     open_store().delete("alice")  # B deletes what A has selected; A's next run says so
     at.text_input(key="rename_to").input("x").run()
-    assert (
-        _plain(at.warning[0].value) == "“alice”, which you had selected, is no longer saved: someone else deleted it."
+    assert _plain(at.warning[0].value) == (
+        "“alice”, which you had selected, is no longer saved: someone else deleted it. "
+        "Nothing is selected now: pick a saved scenario to open, rename or delete it."
     )
     assert _listed(at) == {"robert"}
+    assert at.selectbox(key="manage_pick").value is None  # not robert: a retry click cannot reach him
+    assert all(at.button(key=k).disabled for k in ("open_button", "rename_button", "delete_button"))
+    at.text_input(key="rename_to").input("y").run()  # and it stays so until one is picked
+    assert at.selectbox(key="manage_pick").value is None and at.button(key="delete_button").disabled
+    assert not at.warning
+    _pick(at, "robert")
+    assert not at.button(key="delete_button").disabled
+
+
+def test_a_second_click_on_delete_cannot_reach_the_next_scenario():
+    store = open_store()
+    for n in ("older", "newer"):
+        store.save(n, SMALL)
+    at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
+    assert at.selectbox(key="manage_pick").value == store.get("newer").id  # a fresh page shows the newest
+    at.button(key="delete_button").click().run()
+    assert at.success[0].value == "Deleted “newer”."
+    assert at.selectbox(key="manage_pick").value is None and at.button(key="delete_button").disabled
+    assert [s.name for s in store.list()] == ["older"]
+
+
+def test_a_save_over_a_version_saved_elsewhere_shows_both_and_open_theirs_takes_theirs():
+    store = open_store()
+    store.save("plan", SMALL)  # 8 GPUs per node
+    at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
+    _pick(at, "plan")
+    at.button(key="open_button").click().run()
+    assert qp(at)["gpn"] == "8"
+    store.save("plan", SMALL.model_copy(update={"gpus_per_node": 4}), overwrite=True)  # a script saves over it
+    at.text_input(key="save_name").input("plan")
+    at.checkbox(key="save_overwrite").check()
+    at.button(key="save_button").click().run()
+    assert _plain(at.error[0].value).startswith(
+        "Not saved: 'plan' changed since you opened it (saved again by someone else, now version 2)"
+    )
+    diff = next(d.value for d in at.dataframe if "field" in d.value.columns)
+    assert diff.to_dict("records") == [{"field": "GPUs per node", "saved": "4", "yours": "8"}]
+    at.button(key="conflict_open").click().run()  # take theirs
+    assert at.success[0].value == "Opened “plan” (version 2)." and qp(at)["gpn"] == "4"
+    assert not any(b.key == "conflict_open" for b in at.button)  # the comparison is closed
+    at.button(key="save_button").click().run()  # saving over it now goes through version 2
+    assert at.success[0].value == "Saved “plan”."
+    assert store.get("plan").version == 3 and store.get("plan").scenario.gpus_per_node == 4
+
+    at.button(key="save_button").click().run()  # the session's own save is no news to it: again, version 4
+    assert at.success[0].value == "Saved “plan”." and store.get("plan").version == 4 and not at.info
 
 
 def test_a_bad_row_is_listed_as_bad_deletable_and_the_rest_still_work(_store):
