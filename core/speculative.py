@@ -232,6 +232,20 @@ def speculative_step_s(step_s, sequences, gamma: int, *, draft_cost: float = 0.0
     (vectorised or not); a draft pass is ``draft_s`` when given (a separate draft model's own step, already
     per pass) else ``draft_cost`` x the plain step (a built-in head: MTP, EAGLE). Returns
     ``(plain, verify, draft)``, each in seconds, with ``draft`` the gamma passes together."""
+    if not callable(step_s):
+        raise ValueError(f"step_s must be a function of (sequences, tokens per sequence), not {type(step_s).__name__}")
+    g = _gamma(gamma)
+    if np.ndim(g) or g > 64:
+        raise ValueError(f"gamma (draft tokens per step) must be one whole number in 0..64, got {gamma!r}")
+    gamma = int(g)
+    draft_cost = float(_cost(draft_cost))
+    n = np.asarray(sequences, dtype=np.float64)
+    if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0) or np.any(n > 1e9):
+        raise ValueError("sequences must be numbers of sequences in (0, 1,000,000,000]")
+    if draft_s is not None:
+        d = np.asarray(draft_s, dtype=np.float64)
+        if not np.all(np.isfinite(d)) or np.any(d < 0):
+            raise ValueError("draft_s (seconds of one draft pass) must be finite and >= 0")
     plain = step_s(sequences, 1.0)
     if gamma == 0:
         return plain, plain, 0.0 * plain

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core._checks import whole
+
 if TYPE_CHECKING:
     from core.model.spec import ModelSpec
 
@@ -28,6 +30,9 @@ def ffn_gemm_shapes(width_in: int, intermediate: int, ffn_matrices: int) -> tupl
     """The (k, n) of each weight GEMM a token passes through in one FFN: the fused gate/up projection
     ``[width_in, (ffn_matrices - 1) x intermediate]`` and the down projection ``[intermediate, width_in]``.
     FLOPs per token are ``2 x sum(k x n)`` = 2 x the FFN's weight count (biases aside)."""
+    width_in = whole("width_in", width_in, 1, 10_000_000)
+    intermediate = whole("intermediate", intermediate, 1, 10_000_000)
+    ffn_matrices = whole("ffn_matrices", ffn_matrices, 2, 3)
     return ((width_in, (ffn_matrices - 1) * intermediate), (intermediate, width_in))
 
 

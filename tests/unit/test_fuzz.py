@@ -1301,6 +1301,18 @@ OVERRIDES.update(
             st.sampled_from(ACCEPTANCE_CURVES[:3]), st.just(WrongType({"k": 1}))
         ),
         "speculative.batch_speedup.accepted_tokens": st.one_of(st.none(), fl(1, 3)),
+        # a step-time function as the pages pass one (seconds from sequences and tokens per sequence), or garbage
+        "speculative.speculative_step_s.step_s": st.one_of(
+            st.just(lambda n, per_seq: 0.01 + 1e-4 * np.asarray(n) * per_seq), st.just(WrongType(None))
+        ),
+        "speculative.speculative_step_s.sequences": st.one_of(fl(1, 1e4, wrong=False), st.just(np.array([1.0, 64.0]))),
+        "speculative.speculative_step_s.draft_s": st.one_of(st.none(), fl(0, 1, wrong=False)),
+        "spec_measured.best_measured.curves": st.one_of(
+            st.lists(st.sampled_from(ACCEPTANCE_CURVES[:3]), min_size=0, max_size=2), st.just([WrongType({"k": 1})])
+        ),
+        "model.ffn.ffn_gemm_shapes.width_in": it(1, 100_000),
+        "model.ffn.ffn_gemm_shapes.intermediate": it(1, 100_000),
+        "model.ffn.ffn_gemm_shapes.ffn_matrices": it(2, 3),
         "acceptance.accepted_length.curve": acceptance_curves(),
         "acceptance.accepted_length.k": it(0, 10),
         "acceptance.constant_alpha_length.k": it(0, 64),
@@ -1379,6 +1391,7 @@ EXAMPLES = {
     "spec_measured.measured_speedups": 10,
     "eplb_published.compare_case": 3,
     "spec_measured.recommend_gamma": 10,
+    "spec_measured.best_measured": 10,
     "operating_point.operating_point": 15,
     "layout.recommend_with_rejections": 15,
     "disagg.size_pools": 15,
