@@ -181,6 +181,29 @@ def test_a_bad_row_is_listed_as_bad_deletable_and_the_rest_still_work(_store):
     assert [s.name for s in store.scan().saved] == ["good"] and not at.warning
 
 
+def test_an_old_row_with_a_name_now_refused_still_lists_renames_and_deletes(_store):
+    store = open_store()
+    store.save("beta", SMALL)
+    with sqlite3.connect(_store) as conn:  # saved before the rule on invisible characters
+        for old in ("beta\u3164", "\u2800\u2800"):
+            conn.execute(
+                "INSERT INTO scenarios (name, scenario_json, id) VALUES (?, ?, ?)",
+                (old, SMALL.model_dump_json(), old.encode().hex()),
+            )
+    at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
+    assert _listed(at) == {"beta", "beta\u3164", "\u2800\u2800"}
+    at.text_input(key="save_name").input("beta\u2800").run()  # a new one is refused, naming the character
+    at.button(key="save_button").click().run()
+    assert "(U+2800 BRAILLE PATTERN BLANK)" in _plain(at.error[0].value)
+    _pick(at, "beta\u3164")
+    at.text_input(key="rename_to").input("beta old")
+    at.button(key="rename_button").click().run()
+    assert at.success[0].value == "Renamed “beta\u3164” to “beta old”."
+    _pick(at, "\u2800\u2800")
+    at.button(key="delete_button").click().run()
+    assert _listed(at) == {"beta", "beta old"} == {s.name for s in store.list()}
+
+
 def test_a_busy_store_is_a_message_and_saving_again_works(_store):
     open_store().save("kept", SMALL)
     at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
