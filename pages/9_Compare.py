@@ -326,9 +326,10 @@ conflict = st.session_state.get("save_conflict")
 if conflict:
     theirs = conflict["theirs"]
     with st.container(border=True, key="save_conflict_box"):
+        stamp = theirs.updated_at[:19].replace("T", " ")
         st.markdown(
-            f"**“{md_escape(theirs.name)}” as saved (version {theirs.version}, "
-            f"{theirs.updated_at[:19].replace('T', ' ')} UTC) and yours** — not saved: "
+            f"**“{md_escape(theirs.name)}” as saved (version {theirs.version}{f', {stamp} UTC' if stamp else ''}) "
+            "and yours** — not saved: "
             f"{md_escape(conflict['why'])}. Nothing is lost until you choose."
         )
         diff = _differences(theirs.scenario.model_dump(mode="json"), scenario.model_dump(mode="json"))
