@@ -149,6 +149,9 @@ def main() -> None:
             median_ms(eplb_kimi),
         ),
     ]
+    from bench import engine_sim  # issue 35: the simulator's frontiers against its 1 s target
+
+    rows += engine_sim.rows()
 
     import logging
 

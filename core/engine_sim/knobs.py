@@ -174,12 +174,20 @@ def acceptance_rate(draft_tokens: int, accepted_length: float) -> float:
 
 
 def emitted_per_step(draft_tokens: int, accepted_length: float, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Tokens one sequence's decode step emits, ``size`` draws: 1 + min(accepted drafts, k), the accepted drafts
-    geometric at :func:`acceptance_rate` (mean ``accepted_length``)."""
+    """Tokens one sequence's decode step emits, ``size`` draws (int16): 1 + the drafts accepted in order, the j-th
+    reached with probability ``alpha^j`` (:func:`acceptance_rate`; mean ``accepted_length``). One 16-bit uniform
+    per step against the thresholds ``alpha^j x 65536`` (alpha rounded to 1/65,536)."""
     k = draft_tokens
     if k == 0 or accepted_length <= 1.0:
-        return np.ones(size, dtype=np.int64)
+        return np.ones(size, dtype=np.int16)
     if accepted_length >= k + 1:
-        return np.full(size, k + 1, dtype=np.int64)
+        return np.full(size, k + 1, dtype=np.int16)
     alpha = acceptance_rate(k, accepted_length)
-    return 1 + np.minimum(rng.geometric(1.0 - alpha, size) - 1, k)
+    u = rng.integers(0, 65536, size, dtype=np.uint16)
+    out = np.ones(size, dtype=np.int16)
+    for j in range(1, k + 1):
+        bar = round(alpha**j * 65536)
+        if bar < 1:
+            break
+        out += u < bar
+    return out

@@ -21,7 +21,7 @@ import numpy as np
 
 from core._checks import amount, whole
 from core.engine_sim.engine import Trace, run_engine
-from core.engine_sim.knobs import EngineKnobs, Lengths, Resolved, emitted_per_step
+from core.engine_sim.knobs import EngineKnobs, Lengths, Resolved, acceptance_rate, emitted_per_step
 from core.engine_sim.results import Goodput, SimResult, goodput
 from core.serving import ReplicaCosts
 
@@ -48,13 +48,26 @@ def decode_steps(tokens: np.ndarray, res: Resolved, rng: np.random.Generator) ->
         return tokens.astype(np.int64)
     if al >= k + 1:
         return -(-tokens // (k + 1))
-    # one block of draws per request, as long as its tokens (each step emits at least one)
-    draws = emitted_per_step(k, al, int(tokens.sum()), rng)
-    cum = np.cumsum(draws)
-    start = np.cumsum(tokens) - tokens
+    # a block of draws per request: its mean steps + 4 standard deviations (a renewal count: variance
+    # tokens x var(E) / E^3); the few it does not cover are drawn again, a block as long as their tokens
+    alpha = acceptance_rate(k, al)
+    var = sum((2 * j + 1) * alpha**j for j in range(k + 1)) - al**2
+    size = np.minimum(tokens, np.ceil(tokens / al + 4 * np.sqrt(tokens * var / al**3)) + 4).astype(np.int64)
+    steps, short = _steps_in_blocks(tokens, size, res, rng)
+    if short.any():
+        steps[short], _ = _steps_in_blocks(tokens[short], tokens[short], res, rng)
+    return steps
+
+
+def _steps_in_blocks(tokens: np.ndarray, size: np.ndarray, res: Resolved, rng: np.random.Generator):
+    """Steps to emit ``tokens`` from blocks of ``size`` draws each, and which blocks fell short."""
+    cum = np.cumsum(emitted_per_step(res.draft_tokens, res.accepted_length, int(size.sum()), rng), dtype=np.int64)
+    start = np.cumsum(size) - size
     base = np.where(start > 0, cum[np.maximum(start - 1, 0)], 0)
+    end = np.where(size > 0, cum[np.maximum(start + size - 1, 0)], 0)
+    short = (tokens > 0) & (end - base < tokens)
     last = np.searchsorted(cum, base + tokens, side="left")
-    return np.where(tokens > 0, last - start + 1, 0).astype(np.int64)
+    return np.where(tokens > 0, last - start + 1, 0).astype(np.int64), short
 
 
 def _generators(seed: int) -> list[np.random.Generator]:
