@@ -9,7 +9,7 @@ from core.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
 from ui.format import md_escape
-from ui.render import chart, table_height
+from ui.render import chart, model_errors, table_height
 from ui.scenario import page
 
 scenario, cat, model, gpu = page("Intensity", "📈")
@@ -282,7 +282,9 @@ step_batches = batches[batches <= max(fit_max, 1)]
 if fit_max < 1:
     st.warning("Not one sequence fits in this layout's KV cache (see the Fit page); the bound below is hypothetical.")
     step_batches = batches
-step = moe.decode_step(model, gpu, layout, prec, step_batches, ctx, assumptions=scenario.memory)
+with model_errors("The decode step"):
+    step = moe.decode_step(model, gpu, layout, prec, step_batches, ctx, assumptions=scenario.memory)
+    now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
 df = pd.concat(
     [
         pd.DataFrame(
@@ -295,7 +297,6 @@ df = pd.concat(
     ]
 )
 cross = step_batches[np.argmax(~step.memory_bound)] if (~step.memory_bound).any() else None
-now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
 pipeline = (
     f"; PP {layout.pp}: up to {layout.pp} micro-batches in flight, the busiest stage's GPU" if layout.pp > 1 else ""
 )

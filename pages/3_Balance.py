@@ -11,7 +11,7 @@ from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.eplb_published import show_published_eplb
 from ui.format import md_escape
 from ui.layout_check import runnable_layout
-from ui.render import chart, table_height
+from ui.render import chart, model_errors, table_height
 from ui.scenario import catalog, page
 
 scenario, cat, model, gpu = page("Balance", "⚖️")
@@ -203,8 +203,11 @@ lost_after = 100 * (1 - plan.throughput_after)
 eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
 dec_tokens = max(wl.batch / scenario.total_gpus, 1e-3)
 pre_tokens = scenario.memory.max_num_batched_tokens / layout.attention_tp
-dec = bcost.imbalance_cost(model, gpu, layout, prec, plan, "decode", dec_tokens, wl.decode_context_len, eff, int(red))
-pre = bcost.imbalance_cost(model, gpu, layout, prec, plan, "prefill", pre_tokens, wl.input_len, eff, int(red))
+with model_errors("The throughput lost to imbalance"):
+    dec = bcost.imbalance_cost(
+        model, gpu, layout, prec, plan, "decode", dec_tokens, wl.decode_context_len, eff, int(red)
+    )
+    pre = bcost.imbalance_cost(model, gpu, layout, prec, plan, "prefill", pre_tokens, wl.input_len, eff, int(red))
 m[4].metric(
     f"Lost to imbalance (decode, EP {ep})",
     f"{100 * dec.lost_before:.1f}%",

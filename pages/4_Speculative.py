@@ -13,7 +13,7 @@ from ui.format import md_escape
 from ui.layout_check import runnable_layout
 from ui.live_scrape import show_live_scrape
 from ui.measured_acceptance import measured_view, show_measured
-from ui.render import chart, table_height
+from ui.render import chart, model_errors, table_height
 from ui.scenario import default_draft_id, page, update_scenario
 from ui.spec_simulator import show_simulator
 
@@ -131,17 +131,8 @@ s_now = sd.speedup(alpha, gamma, cost)
 lay_now = runnable_layout(scenario, model)  # None after an error naming why the model cannot run it
 if lay_now is None:
     st.stop()
-mv = measured_view(
-    model,
-    gpu,
-    lay_now,
-    prec,
-    spec.method,
-    alpha,
-    cost,
-    wl.decode_context_len,
-    scenario.memory,
-)
+with model_errors("The speedups on the published acceptance curves"):
+    mv = measured_view(model, gpu, lay_now, prec, spec.method, alpha, cost, wl.decode_context_len, scenario.memory)
 g_best = mv.gamma
 be = sd.break_even_alpha(gamma, cost)
 by_alpha, by_gamma = sd.sensitivity(alpha, gamma, cost, d_alpha=0.05)
@@ -191,7 +182,8 @@ m[5].metric(
     help="Where to invest: a better draft (α) or more draft tokens (γ).",
 )
 
-show_measured(mv, alpha, model, spec.method, (gpu, lay_now, prec, wl.decode_context_len, cost, scenario.memory))
+with model_errors("The best draft length as the batch grows"):
+    show_measured(mv, alpha, model, spec.method, (gpu, lay_now, prec, wl.decode_context_len, cost, scenario.memory))
 
 # ---- surfaces
 st.subheader("Speedup surface")
@@ -304,19 +296,20 @@ else:
                 (other, other_layout, None, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)")
             )
     for tgt, lay, dm, label in targets:
-        r = sd.batch_speedup(
-            tgt,
-            gpu,
-            lay,
-            prec,
-            batches,
-            alpha=alpha,
-            gamma=gamma,
-            context_len=ctx,
-            draft_cost=cost,
-            draft_model=dm,
-            assumptions=scenario.memory,
-        )
+        with model_errors(f"The speedup vs batch of {md_escape(tgt.name)}"):
+            r = sd.batch_speedup(
+                tgt,
+                gpu,
+                lay,
+                prec,
+                batches,
+                alpha=alpha,
+                gamma=gamma,
+                context_len=ctx,
+                draft_cost=cost,
+                draft_model=dm,
+                assumptions=scenario.memory,
+            )
         rows.append(pd.DataFrame({"batch": batches, "speedup": r.speedup, "series": label}))
         if r.crossover_batch:
             marks.append({"value": r.crossover_batch, "label": f"{tgt.name}: < 1× from {r.crossover_batch:,.0f}"})

@@ -55,12 +55,12 @@ def _args(argv):
 
 def _import(text, where: str):
     """A config.json imported as the Catalog page imports it; any failure is one message naming ``where``
-    (TypeError / KeyError too: what the importer does not catch must not become a traceback here)."""
+    (TypeError / KeyError / OverflowError too: what the importer does not catch must not become a traceback here)."""
     from core.hf_config import model_from_config_text
 
     try:
         return model_from_config_text(text)[0]
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError, KeyError, ArithmeticError) as e:
         raise ValueError(f"{where}: {e}") from None
 
 

@@ -3,10 +3,11 @@ arithmetic)."""
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
-__all__ = ["bytes_h", "md_escape", "params_h", "visible_text"]
+__all__ = ["billions", "bytes_h", "md_escape", "params_h", "visible_text"]
 
 
 def params_h(n: float) -> str:
@@ -16,6 +17,16 @@ def params_h(n: float) -> str:
     if n >= 1e6:
         return f"{n / 1e6:,.1f}M"
     return f"{n:,.0f}"
+
+
+def billions(n: object, decimals: int = 0) -> str:
+    """A parameter count in billions, "671B" (``decimals`` after the point); "?B" for anything that is not a
+    finite number a float holds (a label, e.g. the sidebar's model picker, must never raise)."""
+    try:
+        x = float(n) / 1e9  # type: ignore[arg-type]
+    except (ArithmeticError, TypeError, ValueError):
+        return "?B"
+    return f"{x:,.{decimals}f}B" if math.isfinite(x) else "?B"
 
 
 def bytes_h(n: float) -> str:

@@ -16,13 +16,28 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from ui.format import md_escape
+
 VALIDATE_ENV = "PLANNER_VALIDATE_CHARTS"
+
+
+@contextmanager
+def model_errors(what: str) -> Iterator[None]:
+    """Run a block of the model's computations: a ``ValueError`` from the model (an input its formulas refuse,
+    with a message naming the value and the allowed range) is shown as ``st.error`` saying ``what`` could not be
+    computed and why, and the page stops there, instead of a traceback (issue 37)."""
+    try:
+        yield
+    except ValueError as e:
+        st.error(f"**{what} could not be computed for this scenario:** {md_escape(e)}")
+        st.stop()
 
 
 def _frame_digest(df: pd.DataFrame) -> bytes:

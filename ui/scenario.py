@@ -40,7 +40,7 @@ from core.specs import (
 )
 from core.speculative import default_gamma
 from core.summary import accelerator_caveat, model_caveats
-from ui.format import md_escape
+from ui.format import billions, md_escape
 from ui.state import (
     PAGES,
     ROOT,
@@ -88,6 +88,16 @@ _DTYPE_HELP = (
 def _int_bounds(model, field: str) -> tuple[int, int]:
     lo, hi = bounds(model, field)
     return int(lo), int(hi)
+
+
+def _model_label(m: ModelSpec) -> str:
+    """The model picker's entry, "DeepSeek-V3 (671B / 37B)": never raises, whatever the counts (a label that raised
+    broke every page of the session, issue 37)."""
+    try:
+        total, active = m.total_params, m.active_params
+    except (ArithmeticError, TypeError, ValueError):
+        total = active = None
+    return f"{m.name} ({billions(total)} / {billions(active)})"
 
 
 def _method_label(cat: Catalog, method: str) -> str:
@@ -205,9 +215,7 @@ def sidebar() -> Scenario:
             index=model_ids.index(s.model_id),
             key="_w_model",
             on_change=_on_model,
-            format_func=lambda i: (
-                f"{models[i].name} ({models[i].total_params / 1e9:,.0f}B / {models[i].active_params / 1e9:,.0f}B)"
-            ),
+            format_func=lambda i: _model_label(models[i]),
             help="Catalog models (MoE first). Each entry is its published config.json.",
         )
         for caveat in model_caveats(current_model(s)):
@@ -346,7 +354,7 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
                 index=ids.index(current_draft),
                 key="_w_draft",
                 on_change=_on_spec,
-                format_func=lambda i: f"{cat.models[i].name} ({cat.models[i].total_params / 1e9:,.1f}B)",
+                format_func=lambda i: f"{cat.models[i].name} ({billions(cat.models[i].total_params, 1)})",
             )
             opts = [_SAME_TARGET, *offered_dtypes(s.spec.draft_weights)]
             st.selectbox(

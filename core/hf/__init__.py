@@ -6,11 +6,12 @@ its own module (``deepseek``, ``qwen``, ``llama4``, ``gemma4``, ``nemotron``, ``
 the config fields it uses and builds the layer groups with their mixers. A missing or mistyped field
 raises ``ValueError`` naming the field and the family; an unsupported architecture names what is supported
 (``SUPPORTED_MODEL_TYPES``). Counts are bounded by what the pages draw (``MAX_LAYERS``,
-``MAX_ROUTED_EXPERTS``: at most ``CHART_MAX_ROWS`` rows per chart) and every integer by ``MAX_FIELD_INT``,
-so a config the importer accepts renders every page.
+``MAX_ROUTED_EXPERTS``: at most ``CHART_MAX_ROWS`` rows per chart), every integer anywhere in the config (list
+elements included) by ``MAX_FIELD_INT``, a vision tower's fields by ``vision.VISION_BOUNDS`` and the whole
+model by ``MAX_TOTAL_PARAMS`` parameters, so a config the importer accepts renders every page.
 """
 
-from core.hf.build import SUPPORTED_MODEL_TYPES, model_from_hf_config
+from core.hf.build import MAX_TOTAL_PARAMS, SUPPORTED_MODEL_TYPES, model_from_hf_config
 from core.hf.fields import (
     CHART_MAX_ROWS,
     MAX_CONFIG_BYTES,
@@ -35,6 +36,7 @@ __all__ = [
     "MAX_FIELD_INT",
     "MAX_LAYERS",
     "MAX_ROUTED_EXPERTS",
+    "MAX_TOTAL_PARAMS",
     "MAX_URL_CONFIG_CHARS",
     "SUPPORTED_MODEL_TYPES",
     "decode_config",

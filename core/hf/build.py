@@ -10,12 +10,51 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.hf.fields import Fields
+from core.hf.fields import Fields, check_integers
 from core.hf.quant import quant_preset
 from core.hf.registry import READERS, family_of
 from core.model import ModelSpec, PublishedCounts
+from core.model.params import COMPONENTS, breakdown
 
-__all__ = ["SUPPORTED_MODEL_TYPES", "model_from_hf_config"]
+__all__ = ["MAX_TOTAL_PARAMS", "SUPPORTED_MODEL_TYPES", "model_from_hf_config"]
+
+# The most parameters an imported model may have, the vision tower and MTP module included (issue 37): 10**15, the
+# most weights core.kernels takes for one GEMM (any GEMM's weights are part of the total), about 400 times the
+# catalog's largest (Qwen3.8-2.4T). Bounding each field is not enough: their products are what the formulas see
+# (10**12 shared experts passed every field's bound and gave 3.1e18-parameter GEMMs; a [10**300, 10**300] merge
+# kernel a 1,207-digit count no float can hold).
+MAX_TOTAL_PARAMS = 10**15
+
+
+# what each component of core.model.params.breakdown is, and the model's values that multiply into it (the
+# config's own field names vary by family: n_shared_experts, num_shared_experts, ...)
+def _component(c: str, m: ModelSpec) -> str:
+    h, moe = m.hidden_size, m.moe
+    n_moe = f"{m.num_moe_layers:,} MoE layers"
+    parts = {
+        "embedding": f"the embedding (vocab_size {m.vocab_size:,} x hidden_size {h:,})",
+        "lm_head": f"the LM head (vocab_size {m.vocab_size:,} x hidden_size {h:,})",
+        "attention": f"attention (its heads, head_dim and ranks x hidden_size {h:,} x {m.num_layers:,} layers)",
+        "dense_ffn": f"the dense FFNs (intermediate size {m.dense_intermediate_size:,} x hidden_size {h:,} x "
+        f"{m.num_dense_layers:,} dense layers)",
+        "parallel_mlp": f"the MLP beside the experts (x hidden_size {h:,} x {n_moe})",
+        "norms": f"the norms (hidden_size {h:,} x {m.num_layers:,} layers)",
+        "vision": "the vision tower (the fields of vision_config)",
+        "mtp": f"the MTP module ({m.num_mtp_layers:,} decoder layers)",
+    }
+    if moe is not None:
+        parts["shared_experts"] = (
+            f"the shared experts ({moe.n_shared_experts:,} of them, e.g. n_shared_experts, each of intermediate "
+            f"size {moe.shared_intermediate_size:,}, e.g. shared_expert_intermediate_size or moe_intermediate_size, "
+            f"x hidden_size {h:,} x {n_moe})"
+        )
+        parts["routed_experts"] = (
+            f"the routed experts ({moe.n_routed_experts:,} of them, each of intermediate size "
+            f"{moe.expert_intermediate_size:,}, e.g. moe_intermediate_size, x hidden_size {h:,} x {n_moe})"
+        )
+        parts["router"] = f"the router ({moe.n_routed_experts:,} experts x hidden_size {h:,} x {n_moe})"
+    return parts.get(c, c)
+
 
 # Every module of this package is imported, so a family module registers its readers by existing: a new
 # family is one new file here (its ``@reader`` functions), nothing to list. Skipped: this module and
@@ -37,9 +76,34 @@ def model_from_hf_config(
         raise ValueError("config.json must be a JSON object")
     family = family_of(config)
     try:
-        return _build(config, family, model_id=model_id, name=name, meta=meta)
+        spec = _build(config, family, model_id=model_id, name=name, meta=meta)
     except ValidationError as e:  # a bound of the model's own classes, said without pydantic's boilerplate
         raise ValueError(_described(e, family)) from None
+    # after the reader, so that a field it reads is refused with its own, tighter bound (and its reason); every
+    # integer it reads is already bounded (Fields.int, Fields.int_list), so nothing large was multiplied yet
+    check_integers(config, family)
+    _check_size(spec, family)
+    return spec
+
+
+def _check_size(spec: ModelSpec, family: str) -> None:
+    """At most MAX_TOTAL_PARAMS parameters in all (vision tower and MTP module included), checked on exact
+    integers before any formula turns them into floats; the message names the largest component and its fields."""
+    b = breakdown(spec)
+    parts = {**{c: getattr(b, c) for c in COMPONENTS}, "mtp": b.mtp}
+    total = sum(parts.values())
+    if total <= MAX_TOTAL_PARAMS:
+        return
+    worst = max(parts, key=lambda c: parts[c])
+    raise ValueError(
+        f"config.json ({family}): the model would have {_count(total)} parameters, {_count(parts[worst])} of them in "
+        f"{_component(worst, spec)}; allowed: at most {MAX_TOTAL_PARAMS:,} (10^15) parameters in all"
+    )
+
+
+def _count(n: float) -> str:
+    """A parameter count for a message: 3.15e+18, or "about 10^1,206" past what a float holds."""
+    return f"{float(n):.3g}" if n < 10**300 else f"about 10^{len(str(int(n))) - 1:,}"
 
 
 def _build(

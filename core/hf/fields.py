@@ -17,6 +17,7 @@ __all__ = [
     "MAX_LAYERS",
     "MAX_ROUTED_EXPERTS",
     "Fields",
+    "check_integers",
     "parse_config_text",
 ]
 
@@ -36,6 +37,8 @@ MAX_LAYERS = CHART_MAX_ROWS // 3
 LAYERS_WHY = f"the Single box page draws three rows per layer, at most {CHART_MAX_ROWS:,}"
 # Any integer field. Contexts are computed arithmetically (never by enumerating positions), so
 # max_position_embeddings needs no tighter bound: 10**12 positions size as fast as Llama 4 Scout's 10,485,760.
+# Every integer anywhere in a config (list elements and fields the planner does not read included) is within
+# +-MAX_FIELD_INT (check_integers); a field the planner reads may have a tighter bound, said in its message.
 MAX_FIELD_INT = 10**12
 
 
@@ -68,6 +71,31 @@ def parse_config_text(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES) -
     if _depth(data) > _MAX_DEPTH:
         raise ValueError(f"config.json is nested more than {_MAX_DEPTH} levels deep")
     return data
+
+
+def check_integers(config: Any, family: str = "") -> None:
+    """Every integer in ``config`` (nested objects and list elements included) within +-MAX_FIELD_INT: a
+    ValueError naming the first one outside, by its path (``vision_config.merge_kernel_size[0]``)."""
+    stack: list[tuple[str, Any]] = [("", config)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, Mapping):
+            stack += [(f"{path}.{k}" if path else str(k), x) for k, x in reversed(list(v.items()))]
+        elif isinstance(v, list):
+            stack += [(f"{path}[{i}]", x) for i, x in reversed(list(enumerate(v)))]
+        elif isinstance(v, int) and not isinstance(v, bool) and not -MAX_FIELD_INT <= v <= MAX_FIELD_INT:
+            where = f"config.json ({family})" if family else "config.json"
+            raise ValueError(
+                f"{where}: field '{path if len(path) <= 120 else path[:119] + '…'}' must be between "
+                f"-{MAX_FIELD_INT:,} and {MAX_FIELD_INT:,} (the bound on every integer in a config.json), got "
+                f"{_int_text(v)}"
+            )
+
+
+def _int_text(v: int) -> str:
+    """An integer for a message: written out up to 20 digits, else its size ("a 301-digit integer")."""
+    digits = len(str(abs(v)))
+    return f"{v:,}" if digits <= 20 else f"a {digits:,}-digit {'negative ' if v < 0 else ''}integer"
 
 
 def _reject_constant(name: str) -> Any:
@@ -129,9 +157,9 @@ class Fields:
                     raise ValueError(f"{self.where(key)} must be an integer, got {_short(v)}")
                 v = int(v)
                 if v < minimum:
-                    raise ValueError(f"{self.where(key)} must be >= {minimum:,}, got {v:,}")
+                    raise ValueError(f"{self.where(key)} must be >= {minimum:,}, got {_int_text(v)}")
                 if v > top:
-                    raise ValueError(f"{self.where(key)} must be <= {top:,}{reason}, got {v:,}")
+                    raise ValueError(f"{self.where(key)} must be <= {top:,}{reason}, got {_int_text(v)}")
                 return v
         if default is ...:
             names = "' or '".join(keys)
@@ -158,12 +186,28 @@ class Fields:
             raise ValueError(f"{self.where(key)} must be a string, got {_short(v)}")
         return v
 
-    def int_list(self, key: str, default: list[int] | None = None) -> list[int]:
+    def int_list(
+        self,
+        key: str,
+        default: list[int] | None = None,
+        *,
+        minimum: int = -MAX_FIELD_INT,
+        maximum: int = MAX_FIELD_INT,
+        why: str = "",
+    ) -> list[int]:
+        """A list of integers, each in ``minimum..maximum`` (``why``: the reason for a maximum tighter than
+        MAX_FIELD_INT, said in the message, which names the element: ``'merge_kernel_size[0]'``)."""
         v = self.cfg.get(key)
         if v is None:
             return list(default or [])
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             raise ValueError(f"{self.where(key)} must be a list of integers")
+        top = min(maximum, MAX_FIELD_INT)
+        reason = f" ({why})" if why and maximum < MAX_FIELD_INT else ""
+        for i, x in enumerate(v):
+            if not max(minimum, -MAX_FIELD_INT) <= x <= top:
+                where = self.where(f"{key}[{i}]")
+                raise ValueError(f"{where} must be {minimum:,} to {top:,}{reason}, got {_int_text(x)}")
         return v
 
     def first_int(self, key: str, default: Any = ..., **bounds: Any) -> int:

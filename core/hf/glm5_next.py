@@ -29,6 +29,7 @@ from typing import Any
 from core.hf._common import MAX_HEAD_DIM, MAX_HEADS, moe_spec, text_common
 from core.hf.fields import Fields
 from core.hf.registry import reader
+from core.hf.vision import VisionFields
 from core.model import group_layers
 from core.model.mixers import Indexer
 from core.model.mixers.linear import KDA
@@ -115,7 +116,7 @@ def glm5_next_vision_params(vc: Mapping[str, Any], text_hidden: int) -> int:
     two norms; a ``merge x merge`` Conv2d down to ``out_hidden_size`` (+ bias); a merger (proj out^2, a
     LayerNorm, SwiGLU out -> ``projection_intermediate_size`` -> out). GLM-5.3-Flash: 0.564B, which with the
     MTP layer reproduces the 321.3B its checkpoint stores."""
-    f = Fields(vc, "glm5_next vision_config")
+    f = VisionFields(vc, "glm5_next vision_config")
     d, inter, depth = f.int("hidden_size"), f.int("intermediate_size"), f.int("depth")
     p, tp, ch = f.int("patch_size"), f.int("temporal_patch_size", default=1), f.int("in_channels", default=3)
     out = f.int("out_hidden_size", default=text_hidden)

@@ -19,6 +19,7 @@ from core.catalog import CATALOG_DIR, load_catalog
 from core.hf import CHART_MAX_ROWS, MAX_FIELD_INT, MAX_LAYERS, MAX_ROUTED_EXPERTS, encode_config, model_from_config_text
 from core.specs import Workload
 from tests.page._util import metrics, run_page
+from ui.format import md_escape
 
 cat = load_catalog()
 TRILLION = 10**12
@@ -252,3 +253,140 @@ def test_a_toy_import_whose_sequences_need_160_bytes_a_token_renders_fit():
     )
     at = run_page("pages/1_Fit.py", **query)  # today: AssertionError, Workload's "batch ... <= 1000000"
     assert any(a.value.startswith("**Fits.**") for a in at.success)  # 160 B a token fits anywhere
+
+
+# ---- issue 37 (probe 3): configs inside the old bounds that broke pages, and the pages' own guard
+
+
+def _catalog_config(model_id: str, path: tuple, value) -> dict:
+    cfg = json.loads((CATALOG_DIR / "models" / model_id / "config.json").read_text())
+    (cfg[path[0]] if len(path) == 2 else cfg)[path[-1]] = value
+    return cfg
+
+
+def _link(cfg: dict) -> dict:
+    """The URL query a session that imported ``cfg`` wrote (model id and cfg token), built without the importer."""
+    from core.hf import imported_model_id
+
+    text = json.dumps(cfg, sort_keys=True, separators=(",", ":"))
+    return {"model": imported_model_id(text), "cfg": encode_config(text)}
+
+
+K3_MERGE = _catalog_config("kimi-k3", ("vision_config", "merge_kernel_size"), [10**300, 10**300])
+K3_FIELD = (
+    "config.json (kimi_k25 vision_config): field 'merge_kernel_size[0]' must be 1 to 64 (a vision tower's patch "
+    "merge), got a 301-digit integer"
+)
+
+
+@pytest.mark.parametrize("page", ["app.py", "pages/1_Fit.py", "pages/5_Layouts.py"])
+def test_the_probes_2_7_kb_link_is_refused_with_the_field_named(page):
+    """CR-3: the 2,706-character link broke every page (OverflowError in the sidebar's model picker): the import
+    is refused with the field, and the page runs on the catalog's default model."""
+    query = _link(K3_MERGE)
+    assert query["model"] == "custom-539cd6ecb8"  # the probe's link: the same config, normalised as the app does
+    at = run_page(page, timeout=120, **query)
+    warnings = [w.value for w in at.sidebar.warning]
+    shown = md_escape(f"URL parameter cfg: {K3_FIELD}; using the catalog models only")  # the sidebar shows text
+    assert shown in warnings, warnings
+    assert any("model='custom-539cd6ecb8' is not a known model id" in w for w in warnings), warnings
+    assert at.session_state.scenario.model_id == "deepseek-v3"
+
+
+def test_the_probes_kimi_k3_config_pasted_on_the_catalog_is_refused_with_the_field_named():
+    at = run_page("pages/8_Catalog.py")
+    at.text_area(key="cfg_paste").input(json.dumps(K3_MERGE)).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Could not import this config.json: " + md_escape(K3_FIELD)]
+
+
+CR4 = {
+    "deepseek-v4-flash n_shared_experts": (("n_shared_experts",), "the shared experts (1,000,000,000,000 of them"),
+    "kimi-k3 text_config.moe_intermediate_size": (
+        ("text_config", "moe_intermediate_size"),
+        "896 of them, each of intermediate size 1,000,000,000,000",
+    ),
+    "qwen3.8-2.4t-a95b shared_expert_intermediate_size": (
+        ("shared_expert_intermediate_size",),
+        "the shared experts (1 of them, e.g. n_shared_experts, each of intermediate size 1,000,000,000,000",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CR4))
+@pytest.mark.parametrize("page", ["pages/2_Intensity.py", "pages/3_Balance.py", "pages/4_Speculative.py"])
+def test_the_probes_configs_that_broke_three_pages_are_refused_with_the_component_named(case, page):
+    """CR-4: each field within its old bound (10**12) multiplied into GEMMs core.kernels refuses (weights above
+    1e15): Intensity, Balance and Speculative raised ValueError. The import now refuses the model's size."""
+    path, named = CR4[case]
+    at = run_page(page, timeout=120, **_link(_catalog_config(case.split()[0], path, 10**12)))
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert "URL parameter cfg: config.json (" in warnings and named in warnings, warnings
+    assert "allowed: at most 1,000,000,000,000,000 (10^15) parameters in all" in warnings
+
+
+GUARDED = {  # the page, the function it calls, which of its calls refuse, what the error says was not computed
+    "intensity": ("pages/2_Intensity.py", "core.moe", "decode_step", None, "The decode step"),
+    "balance": ("pages/3_Balance.py", "core.balance_cost", "imbalance_cost", None, "The throughput lost to imbalance"),
+    "speculative measured": (
+        "pages/4_Speculative.py",
+        "core.speculative",
+        "batch_speedup",
+        True,  # the calls with a published accepted length (core.spec_measured)
+        "The speedups on the published acceptance curves",
+    ),
+    "speculative vs batch": (
+        "pages/4_Speculative.py",
+        "core.speculative",
+        "batch_speedup",
+        False,  # the page's own speedup-vs-batch calls
+        "The speedup vs batch of DeepSeek-V3",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(GUARDED))
+def test_a_value_error_from_the_model_is_an_error_message_not_a_crash(case, monkeypatch):
+    """CR-4's other half: whatever the importer lets through, a ValueError from the step-time model is explained."""
+    import importlib
+
+    page, module, name, measured, what = GUARDED[case]
+    mod = importlib.import_module(module)
+    real = getattr(mod, name)
+
+    def refuse(*args, **kwargs):
+        if measured is not None and ("accepted_tokens" in kwargs) is not measured:
+            return real(*args, **kwargs)
+        raise ValueError("weights must be a finite number in [0, 1e+15], got 3.145728e+18")
+
+    monkeypatch.setattr(mod, name, refuse)
+    at = run_page(page, timeout=120)
+    assert [e.value for e in at.error][-1] == (
+        f"**{what} could not be computed for this scenario:** weights must be a finite number in \\[0, 1e+15\\], "
+        "got 3.145728e+18"
+    )
+
+
+def test_the_model_pickers_label_never_raises():
+    """CR-3: the sidebar's format_func divided a 1,207-digit count by 1e9 (OverflowError) on every page."""
+    from ui.format import billions
+    from ui.scenario import _model_label
+
+    class Counted:
+        name = "huge"
+        total_params, active_params = 10**1206, 37 * 10**9
+
+    class Broken:
+        name = "broken"
+
+        @property
+        def total_params(self):
+            raise OverflowError("int too large to convert to float")
+
+        active_params = total_params
+
+    assert _model_label(cat.model("deepseek-v3")) == "DeepSeek-V3 (671B / 37B)"
+    assert _model_label(Counted()) == "huge (?B / 37B)"
+    assert _model_label(Broken()) == "broken (?B / ?B)"
+    assert [billions(x) for x in (10**1206, float("nan"), float("inf"), None, "x", 1.5e9)] == [*["?B"] * 5, "2B"]
+    assert billions(46_702_792_704, 1) == "46.7B"

@@ -1,5 +1,6 @@
 import copy
 import json
+import re
 
 import pytest
 
@@ -449,4 +450,128 @@ def test_a_model_pydantic_refuses_is_reported_without_the_pydantic_boilerplate()
     cfg = raw("mixtral-8x7b")
     cfg["hidden_size"] = 10**9  # the ModelSpec bound, named as the config's field
     with pytest.raises(ValueError, match=r"field 'hidden_size' must be <= 1,000,000, got 1,000,000,000"):
+        model_from_hf_config(cfg, model_id="x")
+
+
+# ---- issue 37 (probe 3, CR-3 / CR-4): every integer bounded, list elements included; vision fields have real
+# bounds; the whole model's parameter count is checked before any formula sees it
+
+
+@pytest.mark.parametrize(
+    "where, value, field",
+    [
+        (("eos_token_id",), [1, 10**13], "eos_token_id[1]"),  # a list element of a field the planner does not read
+        (("rope_scaling",), {"factor": 10**13}, "rope_scaling.factor"),  # nested
+        (("pad_token_id",), -(10**13), "pad_token_id"),
+        (("architectures",), [["x", 2**63]], "architectures[0][1]"),
+    ],
+)
+def test_every_integer_anywhere_in_a_config_is_bounded(where, value, field):
+    cfg = raw("mixtral-8x7b")
+    cfg[where[0]] = value
+    with pytest.raises(ValueError) as e:
+        model_from_hf_config(cfg, model_id="x")
+    assert str(e.value).startswith(f"config.json (mixtral): field '{field}' must be between -1,000,000,000,000 and ")
+    assert "1,000,000,000,000 (the bound on every integer in a config.json), got " in str(e.value)
+    cfg[where[0]] = json.loads(json.dumps(value).replace(str(10**13), str(10**12)).replace(str(2**63), "7"))
+    assert model_from_hf_config(cfg, model_id="x").total_params == 46_702_792_704  # at the bound: accepted
+
+
+def _moonvit_merger(h: int, k0: int, k1: int, text_hidden: int) -> int:
+    """MoonViT's patch merger by hand (its docstring): LayerNorm 2h, then MLP (h k0 k1 -> h k0 k1 -> text) with biases."""
+    m = h * k0 * k1
+    return 2 * h + m * m + m + m * text_hidden + text_hidden
+
+
+@pytest.mark.parametrize(
+    "kernel, message",
+    [
+        ([10**300, 10**300], "got a 301-digit integer"),  # the probe's 2.7 KB link: a 1,207-digit parameter count
+        ([2**63, 2**63], "got 9,223,372,036,854,775,808"),  # accepted before: 7.6e81 parameters
+        ([10**12, 10**12], "got 1,000,000,000,000"),  # within every integer's bound, not a vision tower's
+        ([65, 2], "got 65"),
+        ([0, 2], "got 0"),
+    ],
+)
+def test_a_vision_merge_kernel_is_bounded_element_by_element(kernel, message):
+    cfg = raw("kimi-k3")
+    cfg["vision_config"]["merge_kernel_size"] = kernel
+    with pytest.raises(ValueError) as e:
+        model_from_hf_config(cfg, model_id="x")
+    assert str(e.value) == (
+        "config.json (kimi_k25 vision_config): field 'merge_kernel_size[0]' must be 1 to 64 (a vision tower's patch "
+        f"merge), {message}"
+    )
+
+
+def test_the_largest_vision_merge_kernel_is_counted_exactly():
+    base = model_from_hf_config(raw("kimi-k3"), model_id="x")
+    cfg = raw("kimi-k3")
+    cfg["vision_config"]["merge_kernel_size"] = [64, 64]
+    big = model_from_hf_config(cfg, model_id="x")
+    # Kimi-K3's tower: vt_hidden_size 1,024, text hidden 7,168; only the merger depends on the kernel
+    assert big.vision_params - base.vision_params == _moonvit_merger(1024, 64, 64, 7168) - _moonvit_merger(
+        1024, 2, 2, 7168
+    )
+    assert big.vision_params < 10**15
+
+
+@pytest.mark.parametrize(
+    "model_id, key, value, message",
+    [
+        ("qwen3.5-397b-a17b", "patch_size", 1025, "field 'patch_size' must be <= 1,024 (a vision tower's patch, in"),
+        (
+            "qwen3.5-397b-a17b",
+            "hidden_size",
+            10**7,
+            "field 'hidden_size' must be <= 1,000,000 (a vision tower's width)",
+        ),
+        ("qwen3.5-397b-a17b", "depth", 1_667, "field 'depth' must be <= 1,666 (a vision tower's blocks)"),
+        ("qwen3.5-397b-a17b", "deepstack_visual_indexes", [8, 27], "'deepstack_visual_indexes[1]' must be 0 to 26"),
+        ("llama-4-scout", "image_size", 100_001, "field 'image_size' must be <= 100,000 (a vision tower's image side"),
+        ("gemma-4-26b-a4b", "intermediate_size", 10**12, "field 'intermediate_size' must be <= 1,000,000"),
+        ("kimi-k3", "init_pos_emb_height", 10**9, "field 'init_pos_emb_height' must be <= 1,000,000"),
+    ],
+)
+def test_vision_fields_have_real_bounds(model_id, key, value, message):
+    cfg = raw(model_id)
+    cfg["vision_config"][key] = value
+    with pytest.raises(ValueError, match=re.escape(message)):
+        model_from_hf_config(cfg, model_id="x")
+
+
+# DeepSeek-V3: one shared expert per MoE layer is 3 x 7,168 x 2,048 = 44,040,192 parameters; 58 MoE layers
+SHARED_V3 = 3 * 7_168 * 2_048 * 58
+
+
+@pytest.mark.parametrize(
+    "model_id, path, component",
+    [
+        ("deepseek-v4-flash", ("n_shared_experts",), "the shared experts (1,000,000,000,000 of them, e.g. n_shared"),
+        ("kimi-k3", ("text_config", "moe_intermediate_size"), "each of intermediate size 1,000,000,000,000, e.g. moe"),
+        (
+            "qwen3.8-2.4t-a95b",
+            ("shared_expert_intermediate_size",),
+            "each of intermediate size 1,000,000,000,000, e.g.",
+        ),
+    ],
+)
+def test_the_probes_configs_that_three_pages_could_not_draw_are_refused_at_import(model_id, path, component):
+    """10**12 in a field whose own bound is 10**12 multiplied into 3.1e18-parameter GEMMs (core.kernels takes 1e15)."""
+    cfg = raw(model_id)
+    (cfg[path[0]] if len(path) == 2 else cfg)[path[-1]] = 10**12
+    with pytest.raises(ValueError) as e:
+        model_from_hf_config(cfg, model_id="x")
+    msg = str(e.value)
+    assert component in msg and "allowed: at most 1,000,000,000,000,000 (10^15) parameters in all" in msg, msg
+
+
+def test_the_parameter_bound_is_the_whole_models_count():
+    base = model_from_hf_config(raw("deepseek-v3"), model_id="x")
+    cfg = raw("deepseek-v3")
+    cfg["n_shared_experts"] = 100_000  # 2.55e14 parameters of shared experts: accepted
+    m = model_from_hf_config(cfg, model_id="x")
+    assert m.total_params == base.total_params + (100_000 - 1) * SHARED_V3
+    cfg["n_shared_experts"] = 400_000  # 1.02e15: refused
+    with pytest.raises(ValueError, match=r"the model would have 1\.0\de\+15 parameters, 1\.02e\+15 of them in the "):
         model_from_hf_config(cfg, model_id="x")

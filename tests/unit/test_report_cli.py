@@ -352,3 +352,22 @@ def test_a_plan_the_engines_cannot_be_written_for_leaves_the_commands_out_with_a
         and n.startswith("launch commands for")
         for n in sec.notes
     )
+
+
+def test_cli_refuses_the_probes_kimi_k3_config_in_one_line(capsys, tmp_path):
+    """Issue 37 (probe 3, CR-3): `moe-planner --config k3.json` with vision_config.merge_kernel_size
+    [10**300, 10**300] printed an OverflowError traceback (exit 1); the same config in a URL's cfg too."""
+    from core.catalog import CATALOG_DIR
+    from core.hf_config import encode_config
+
+    cfg = json.loads((CATALOG_DIR / "models" / "kimi-k3" / "config.json").read_text())
+    cfg["vision_config"]["merge_kernel_size"] = [10**300, 10**300]
+    k3 = tmp_path / "k3.json"
+    k3.write_text(json.dumps(cfg))
+    field = (
+        "config.json (kimi_k25 vision_config): field 'merge_kernel_size[0]' must be 1 to 64 (a vision tower's patch "
+        "merge), got a 301-digit integer"
+    )
+    _fails(capsys, ["--config", str(k3)], f"--config {str(k3)!r}: {field}")
+    token = encode_config(json.dumps(cfg, sort_keys=True, separators=(",", ":")))
+    _fails(capsys, ["--url", f"model=custom-539cd6ecb8&cfg={token}"], f"--url cfg: {field}")
