@@ -29,19 +29,16 @@ server listens on (Streamlit's ``server.address``, passed in by ``ui.auth`` and 
 A header is only as trustworthy as the proxy that sets it: the app must be reachable only through that
 proxy (bind it to 127.0.0.1 or a private network), and the proxy must set the header itself and drop every
 user header a client sends (``deploy/nginx.conf.template`` does; tests/integration/test_proxy_forged_headers.py
-sends forged ones through it). The role decides what the Compare page offers, and :class:`GuardedStore`
+sends forged ones through it). The role decides what the Compare page offers, and :class:`core.store_guard.GuardedStore`
 refuses the same operations server-side, so a crafted request cannot do more than the buttons.
 """
 
 from __future__ import annotations
 
-import builtins
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-
-from core.store_types import SavedScenario, ScenarioRef, ScenarioStore, StoreListing
 
 __all__ = [
     "DEFAULT_USER_HEADER",
@@ -50,9 +47,7 @@ __all__ = [
     "ROLES",
     "USER_HEADERS",
     "AuthConfig",
-    "GuardedStore",
     "Identity",
-    "NotAllowedError",
     "access_summary",
     "auth_config",
     "identify",
@@ -95,10 +90,6 @@ _TO_EDIT = (
     "PLANNER_AUTH=oidc) with PLANNER_EDITORS, listen on 127.0.0.1 only, or set PLANNER_AUTH=none to let "
     "everyone who reaches this server edit"
 )
-
-
-class NotAllowedError(ValueError):
-    """The session's role does not allow that operation."""
 
 
 @dataclass(frozen=True)
@@ -348,59 +339,3 @@ def identify(config: AuthConfig, headers: object = None, user: Mapping[str, obje
     if not claims:
         return Identity(None, None, "saved scenarios need a signed-in user: sign in to open them")
     return _role(config, claims[0], frozenset(v.casefold() for v in claims))
-
-
-class GuardedStore:
-    """A :class:`~core.store_types.ScenarioStore` seen through a session's role: reads need "read" or "edit",
-    writes need "edit"; anything else raises :class:`NotAllowedError` and reaches no store."""
-
-    def __init__(self, store: ScenarioStore, identity: Identity) -> None:
-        self.store, self.identity = store, identity
-
-    def __repr__(self) -> str:
-        return f"GuardedStore({self.store!r}, role={self.identity.role!r})"
-
-    def _need(self, edit: bool, action: str) -> None:
-        ok = self.identity.can_edit if edit else self.identity.can_read
-        if not ok:
-            who = self.identity.user or "this session"
-            has = f"{self.identity.role} access only" if self.identity.role else "no access to saved scenarios"
-            raise NotAllowedError(f"{who} has {has}: {action} needs the {'edit' if edit else 'read'} role")
-
-    def get(self, name: str) -> SavedScenario:
-        self._need(False, "opening")
-        return self.store.get(name)
-
-    def list(self) -> builtins.list[SavedScenario]:
-        self._need(False, "listing")
-        return self.store.list()
-
-    def scan(self) -> StoreListing:
-        self._need(False, "listing")
-        return self.store.scan()
-
-    def get_ref(self, ref: ScenarioRef) -> SavedScenario:
-        self._need(False, "opening")
-        return self.store.get_ref(ref)
-
-    def save(
-        self, name: str, scenario, *, model_config_json: str | None = None, overwrite: bool = False
-    ) -> SavedScenario:
-        self._need(True, "saving")
-        return self.store.save(name, scenario, model_config_json=model_config_json, overwrite=overwrite)
-
-    def rename(self, old: str, new: str) -> None:
-        self._need(True, "renaming")
-        self.store.rename(old, new)
-
-    def delete(self, name: str) -> None:
-        self._need(True, "deleting")
-        self.store.delete(name)
-
-    def rename_ref(self, ref: ScenarioRef, new: str) -> ScenarioRef:
-        self._need(True, "renaming")
-        return self.store.rename_ref(ref, new)
-
-    def delete_ref(self, ref: ScenarioRef) -> None:
-        self._need(True, "deleting")
-        self.store.delete_ref(ref)

@@ -150,8 +150,7 @@ class ScenarioStore(Protocol):
         """Delete what ``ref`` names if unchanged since."""
         ...
 
-    # Not listed here yet, so that a wrapper without it (core.auth.GuardedStore) still passes
-    # ``isinstance(..., ScenarioStore)``; both SQL backends have it:
-    # def save_ref(self, ref, scenario, *, model_config_json=None) -> SavedScenario:
-    #     """Save ``scenario`` over what ``ref`` names, if unchanged since (ScenarioGoneError /
-    #     ScenarioChangedError otherwise); the saved record, at ``ref.version + 1``."""
+    def save_ref(self, ref: ScenarioRef, scenario: Scenario, *, model_config_json: str | None = None) -> SavedScenario:
+        """Save ``scenario`` over what ``ref`` names, if unchanged since (ScenarioGoneError /
+        ScenarioChangedError otherwise); the saved record, at ``ref.version + 1``."""
+        ...

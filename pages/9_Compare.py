@@ -125,17 +125,6 @@ def _refused(err: ValueError, ref) -> None:
         st.session_state.pop("manage_seen", None)
 
 
-def _save_over(store, ref, scen, cfg):
-    """``store.save_ref``; through a GuardedStore that does not forward it yet, the same role check it makes
-    for a save, then the store's own."""
-    save_ref = getattr(store, "save_ref", None)
-    if save_ref is None:
-        if not who.can_edit:
-            raise ValueError(f"{who.user or 'this session'} cannot save: saving needs the edit role")
-        save_ref = _store().save_ref
-    return save_ref(ref, scen, model_config_json=cfg)
-
-
 def _open(store, ref) -> None:
     try:
         item = store.get_ref(ref)
@@ -192,7 +181,7 @@ def _save(store, typed: str, scen, cfg, overwrite: bool) -> tuple[str, str]:
     ref = _opened().get(name) if overwrite else None
     try:
         if ref is not None:
-            done = _save_over(store, ref, scen, cfg)
+            done = store.save_ref(ref, scen, model_config_json=cfg)
         else:
             done = store.save(name, scen, model_config_json=cfg)  # a new name: nothing to lose
     except ScenarioExistsError as err:
@@ -228,7 +217,7 @@ def _save(store, typed: str, scen, cfg, overwrite: bool) -> tuple[str, str]:
 def _replace(store, ref, scen, cfg) -> None:
     """The conflict's "Replace theirs": over the version shown, and only that one."""
     try:
-        done = _save_over(store, ref, scen, cfg)
+        done = store.save_ref(ref, scen, model_config_json=cfg)
     except ScenarioChangedError as err:
         try:
             _conflict(store.get_ref(err.current), "someone else saved it again while you compared")

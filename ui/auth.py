@@ -8,7 +8,8 @@ import os
 
 import streamlit as st
 
-from core.auth import GuardedStore, Identity, auth_config, identify
+from core.auth import Identity, auth_config, identify
+from core.store_guard import GuardedStore
 from core.store_types import ScenarioStore
 from ui.format import md_escape
 

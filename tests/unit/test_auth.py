@@ -9,9 +9,7 @@ from core.auth import (
     DEFAULT_USER_HEADER,
     USER_HEADERS,
     AuthConfig,
-    GuardedStore,
     Identity,
-    NotAllowedError,
     access_summary,
     auth_config,
     identify,
@@ -19,6 +17,7 @@ from core.auth import (
 )
 from core.specs import Scenario
 from core.store import ScenarioStore, SQLiteStore
+from core.store_guard import GuardedStore, NotAllowedError
 
 HEADER = {"PLANNER_AUTH": "header", "PLANNER_EDITORS": "alice@example.com, Bob"}
 LOCAL = "127.0.0.1"
