@@ -10,7 +10,7 @@ analytical models and this one disagree (a lone prompt's TTFT under :mod:`core.s
 audit 3 B3.7), this one is the reference. Pure Python + numpy.
 
     from core.engine_sim import EngineKnobs, Lengths, closed_frontier, simulate_open
-    pts = closed_frontier(costs, Lengths.exact(1024, 1024))            # 10 clients counts, 2,000 requests each
+    pts = closed_frontier(costs, Lengths.exact(1024, 1024))   # 1, 2, 4 .. 512 clients, 2,000 requests each
     r = simulate_open(costs, Lengths.from_profile(chat), rate=4.0, knobs=EngineKnobs(prefix_hit=0.4))
     r.summary().ttft_s["P99"]
 
@@ -29,7 +29,7 @@ from core.engine_sim.loops import (
     simulate_disaggregated,
     simulate_open,
 )
-from core.engine_sim.results import PERCENTILES, Goodput, SimResult, Summary, goodput, weighted_quantile
+from core.engine_sim.results import PERCENTILES, Goodput, SimResult, Summary, goodput, miss, weighted_quantile
 
 __all__ = [
     "FRONTIER",
@@ -46,6 +46,7 @@ __all__ = [
     "emitted_per_step",
     "goodput",
     "goodput_rate",
+    "miss",
     "open_sweep",
     "simulate_closed",
     "simulate_disaggregated",

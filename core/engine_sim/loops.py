@@ -15,14 +15,13 @@ engine, or come too close to its capacity to settle within the run (more ``reque
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
 from core._checks import amount, whole
 from core.engine_sim.engine import Trace, run_engine
 from core.engine_sim.knobs import EngineKnobs, Lengths, Resolved, acceptance_rate, emitted_per_step
-from core.engine_sim.results import Goodput, SimResult, goodput
+from core.engine_sim.results import Goodput, SimResult, goodput, miss
 from core.serving import ReplicaCosts
 
 __all__ = [
@@ -239,34 +238,28 @@ def goodput_rate(
     """The highest Poisson rate whose ``quantile`` TTFT and TPOT meet both targets, by bisection between a light
     load and the closed loop's most (the engine full of clients); the same seed at every rate."""
     whole("iterations", iterations, 1, 60)
+    goodput([], ttft_target_s, tpot_target_s, quantile)  # the targets checked before any run
     res = knobs.resolve(costs)
     most = simulate_closed(costs, lengths, min(res.cap, 4096), knobs, requests=requests).requests_per_s
 
-    def at(rate: float) -> Goodput:
-        return goodput(
-            [simulate_open(costs, lengths, rate, knobs, requests=requests)], ttft_target_s, tpot_target_s, quantile
-        )
+    def at(rate: float) -> tuple[SimResult, str | None]:
+        r = simulate_open(costs, lengths, rate, knobs, requests=requests)
+        return r, miss(r, ttft_target_s, tpot_target_s, quantile)
 
-    lo = at(most * 0.01)
-    if lo.at is None:
-        return lo
-    hi_rate, binding = most, "capacity"
-    top = at(most)
-    if top.at is not None:
-        return replace(top, binding="capacity")
+    best, why = at(most * 0.01)
+    if why is not None:
+        return Goodput(0.0, 0.0, 0.0, None, "none met")
+    top, why = at(most)
+    if why is None:
+        return Goodput(top.load, top.requests_per_s, top.output_tokens_per_s_per_gpu, top, "capacity")
+    hi, binding = most, why
     for _ in range(iterations):
-        mid = (lo.load + hi_rate) / 2
-        g = at(mid)
-        if g.at is not None:
-            lo = g
+        r, why = at((best.load + hi) / 2)
+        if why is None:
+            best = r
         else:
-            hi_rate, binding = mid, _why(costs, lengths, mid, knobs, requests, ttft_target_s, quantile)
-    return replace(lo, binding=binding)
-
-
-def _why(costs, lengths, rate, knobs, requests, ttft_target_s, quantile) -> str:
-    r = simulate_open(costs, lengths, rate, knobs, requests=requests)
-    return "unstable" if not r.stable else "TTFT" if r.percentile("ttft", quantile) > ttft_target_s else "TPOT"
+            hi, binding = r.load, why
+    return Goodput(best.load, best.requests_per_s, best.output_tokens_per_s_per_gpu, best, binding)
 
 
 def simulate_disaggregated(

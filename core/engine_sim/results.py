@@ -16,7 +16,7 @@ import numpy as np
 
 from core._checks import amount
 
-__all__ = ["PERCENTILES", "Goodput", "SimResult", "Summary", "goodput", "weighted_quantile"]
+__all__ = ["PERCENTILES", "Goodput", "SimResult", "Summary", "goodput", "miss", "weighted_quantile"]
 
 PERCENTILES = {"P50": 0.50, "P90": 0.90, "P99": 0.99}
 
@@ -136,12 +136,22 @@ def goodput(results: list[SimResult], ttft_target_s: float, tpot_target_s: float
     best: SimResult | None = None
     binding = "sweep end"
     for r in sorted(results, key=lambda r: r.load):
-        ttft, tpot = r.percentile("ttft", quantile), r.percentile("tpot", quantile)
-        if r.stable and ttft <= ttft_target_s and not tpot > tpot_target_s:
-            best = r
-            continue
-        binding = "unstable" if not r.stable else "TTFT" if ttft > ttft_target_s else "TPOT"
-        break
+        why = miss(r, ttft_target_s, tpot_target_s, quantile)
+        if why is not None:
+            binding = why
+            break
+        best = r
     if best is None:
         return Goodput(0.0, 0.0, 0.0, None, "none met")
     return Goodput(best.load, best.requests_per_s, best.output_tokens_per_s_per_gpu, best, binding)
+
+
+def miss(result: SimResult, ttft_target_s: float, tpot_target_s: float, quantile: float = 0.99) -> str | None:
+    """What a run misses at the ``quantile``: "unstable", "TTFT" or "TPOT" (the first that fails), or None."""
+    if not result.stable:
+        return "unstable"
+    if result.percentile("ttft", quantile) > ttft_target_s:
+        return "TTFT"
+    if result.percentile("tpot", quantile) > tpot_target_s:  # NaN (one-token outputs only) meets it
+        return "TPOT"
+    return None
