@@ -18,16 +18,13 @@ import streamlit as st
 from core.hf_config import model_from_config_text
 from core.report import compare_row
 from core.store import (
-    ScenarioChangedError,
-    ScenarioExistsError,
-    ScenarioGoneError,
     StoreBusyError,
-    normalize_name,
     open_store,
 )
+from ui import saved as actions
 from ui.auth import access_note, guarded, identity, sentence, sign_in_controls
 from ui.format import md_escape
-from ui.scenario import catalog, current_model, imported_models, page, update_scenario
+from ui.scenario import catalog, current_model, imported_models, page
 
 scenario, cat, *_ = page("Compare & saved", "🗂️")
 st.title("Compare & saved scenarios")
@@ -82,208 +79,6 @@ def _unusable(model_id: str, gpu_id: str, cfg_json: str | None) -> str | None:
     return None
 
 
-def _note(kind: str, text: str, where: str = "store_note") -> None:
-    st.session_state[where] = (kind, text)
-
-
-# What this session has seen of saved scenarios: the ref (id, version, name) it last opened or saved under
-# each name (Save + Overwrite goes through it), and the ref the manage buttons were last drawn with.
-def _opened() -> dict:
-    return st.session_state.setdefault("store_opened", {})
-
-
-def _remember(ref) -> None:
-    """This session has now opened or saved ``ref``: later saves over its name go through this version."""
-    opened = _opened()
-    for n in [n for n, r in opened.items() if r.id == ref.id]:
-        del opened[n]
-    opened[ref.name] = ref
-    seen = st.session_state.get("manage_seen")
-    if seen is not None and seen.id == ref.id:
-        st.session_state["manage_seen"] = ref  # this session's own change is no news to it
-
-
-def _forget(ref) -> None:
-    """``ref``'s scenario is gone: nothing to save over, nothing selected."""
-    opened = _opened()
-    for n in [n for n, r in opened.items() if r.id == ref.id]:
-        del opened[n]
-    if st.session_state.get("manage_pick") == ref.id:
-        st.session_state["manage_pick"] = None  # so a second click cannot reach the next row
-    st.session_state.pop("manage_seen", None)
-    conflict = st.session_state.get("save_conflict")
-    if conflict and conflict["theirs"].id == ref.id:
-        del st.session_state["save_conflict"]
-
-
-def _refused(err: ValueError, ref) -> None:
-    """After a refused operation on ``ref``: the message has told the user what changed, so the next draw
-    binds what is stored now, without a second notice."""
-    if isinstance(err, ScenarioGoneError):
-        _forget(ref)
-    elif isinstance(err, ScenarioChangedError):
-        st.session_state.pop("manage_seen", None)
-
-
-def _open(store, ref) -> None:
-    try:
-        item = store.get_ref(ref)
-        if item.model_config_json:
-            spec, norm = model_from_config_text(item.model_config_json)
-            imported_models()[spec.id] = (spec, norm)
-        update_scenario(**item.scenario.model_dump())
-    except ValueError as err:
-        _refused(err, ref)
-        _note("error", f"Not opened: {err}")
-    else:
-        _remember(item.ref)
-        conflict = st.session_state.get("save_conflict")
-        if conflict and conflict["theirs"].id == ref.id:
-            del st.session_state["save_conflict"]
-        _note("success", f"Opened “{ref.name}” (version {item.version})")
-
-
-def _rename(store, ref) -> None:
-    try:
-        new = store.rename_ref(ref, st.session_state.get("rename_to", ""))
-    except ValueError as err:
-        _refused(err, ref)
-        _note("error", f"Not renamed: {err}")
-    else:
-        _remember(new)
-        _note("success", f"Renamed “{ref.name}” to “{new.name}”")
-
-
-def _delete(store, ref) -> None:
-    try:
-        store.delete_ref(ref)
-    except ValueError as err:
-        _refused(err, ref)
-        _note("error", f"Not deleted: {err}")
-    else:
-        _forget(ref)
-        _note("success", f"Deleted “{ref.name}”")
-
-
-def _conflict(theirs, why: str) -> None:
-    """Show ``theirs`` (a SavedScenario) beside this session's scenario, with the ways on."""
-    st.session_state["save_conflict"] = {"theirs": theirs, "why": why}
-
-
-def _save(store, typed: str, scen, cfg, overwrite: bool) -> tuple[str, str]:
-    """The Save button: a new name, or (Overwrite) over the version this session last opened or saved
-    under that name. Never over a version this session has not seen: that becomes a conflict to resolve."""
-    st.session_state.pop("save_conflict", None)
-    try:
-        name = normalize_name(typed)
-    except ValueError as err:
-        return "error", f"Not saved: {err}"
-    ref = _opened().get(name) if overwrite else None
-    try:
-        if ref is not None:
-            done = store.save_ref(ref, scen, model_config_json=cfg)
-        else:
-            done = store.save(name, scen, model_config_json=cfg)  # a new name: nothing to lose
-    except ScenarioExistsError as err:
-        if not overwrite:
-            return "error", f"Not saved: {err}"
-        try:
-            theirs = store.get(name)
-        except ValueError:  # a look-alike of a saved name, not that name: overwrite never replaces another
-            return "error", f"Not saved: {err}"
-        _conflict(theirs, "this session has not opened it, so saving over it could discard someone's work")
-        return "error", (
-            f"Not saved: “{name}” is saved already and this session has not opened it: compare below, then open "
-            "theirs, save yours under another name, or replace theirs"
-        )
-    except ScenarioChangedError as err:
-        _refused(err, ref)
-        try:
-            theirs = store.get_ref(err.current) if err.current else None
-        except ValueError:
-            theirs = None
-        if theirs is not None:
-            _conflict(theirs, "someone else saved it after you opened it")
-        return "error", f"Not saved: {err}"
-    except ScenarioGoneError as err:
-        _forget(ref)
-        return "error", f"Not saved: {err}"
-    except ValueError as err:
-        return "error", f"Not saved: {err}"
-    _remember(done.ref)
-    return "success", f"Saved “{done.name}”."
-
-
-def _replace(store, ref, scen, cfg) -> None:
-    """The conflict's "Replace theirs": over the version shown, and only that one."""
-    try:
-        done = store.save_ref(ref, scen, model_config_json=cfg)
-    except ScenarioChangedError as err:
-        try:
-            _conflict(store.get_ref(err.current), "someone else saved it again while you compared")
-        except ValueError:
-            st.session_state.pop("save_conflict", None)
-        _note("error", f"Not saved: {err}", "save_note")
-    except ValueError as err:
-        if isinstance(err, ScenarioGoneError):
-            _forget(ref)
-        _note("error", f"Not saved: {err}", "save_note")
-    else:
-        st.session_state.pop("save_conflict", None)
-        _remember(done.ref)
-        _note("success", f"Saved “{done.name}” over version {ref.version} (now version {done.version}).", "save_note")
-
-
-def _cancel() -> None:
-    st.session_state.pop("save_conflict", None)
-
-
-def _save_new(store, scen, cfg) -> None:
-    """The conflict's "Save yours as a new scenario"."""
-    try:
-        done = store.save(st.session_state.get("conflict_new_name", ""), scen, model_config_json=cfg)
-    except ValueError as err:
-        _note("error", f"Not saved: {err}", "save_note")
-    else:
-        st.session_state.pop("save_conflict", None)
-        _remember(done.ref)
-        _note("success", f"Saved “{done.name}”.", "save_note")
-
-
-# field paths of a Scenario, as the sidebar calls them
-_LABELS = {
-    "model_id": "model",
-    "gpu_id": "GPU",
-    "num_nodes": "nodes",
-    "gpus_per_node": "GPUs per node",
-    "serving_stack": "serving stack",
-    "workload.batch": "concurrent sequences (batch)",
-    "workload.input_len": "input tokens / sequence (ISL)",
-    "workload.output_len": "output tokens / sequence (OSL)",
-    "workload.prefix_reuse": "prefix-cache hits",
-}
-
-
-def _shown(value) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_shown(v)}" for k, v in value.items() if v is not None) or "—"
-    return str(value)
-
-
-def _differences(theirs: dict, mine: dict, prefix: str = "") -> list[dict]:
-    """The fields of two ``Scenario.model_dump()`` that differ: one row each (field, theirs, yours)."""
-    rows = []
-    for k in dict.fromkeys([*theirs, *mine]):
-        a, b, path = theirs.get(k), mine.get(k), f"{prefix}{k}"
-        if isinstance(a, dict) and isinstance(b, dict):
-            rows += _differences(a, b, f"{path}.")
-        elif a != b:
-            rows.append({"field": _LABELS.get(path, path), "saved": _shown(a), "yours": _shown(b)})
-    return rows
-
-
 # ---- save
 st.subheader("Save the current scenario")
 c = st.columns([3, 1, 1])
@@ -299,7 +94,7 @@ overwrite = c[1].checkbox(
 )
 mine_cfg = imported_models().get(current_model(scenario).id, (None, None))[1]
 if c[2].button("Save", type="primary", key="save_button", disabled=read_only, help=why_not):
-    kind, text = _save(store, name, scenario, mine_cfg, overwrite)
+    kind, text = actions.save_typed(store, name, scenario, mine_cfg, overwrite)
     if kind == "success":
         st.success(md_escape(text))
         try:
@@ -321,7 +116,7 @@ if conflict:
             "and yours** — not saved: "
             f"{md_escape(conflict['why'])}. Nothing is lost until you choose."
         )
-        diff = _differences(theirs.scenario.model_dump(mode="json"), scenario.model_dump(mode="json"))
+        diff = actions.differences(theirs.scenario.model_dump(mode="json"), scenario.model_dump(mode="json"))
         if (theirs.model_config_json or None) != (mine_cfg or None):
             diff.append({"field": "imported model config", "saved": "differs", "yours": "differs"})
         if diff:
@@ -329,11 +124,11 @@ if conflict:
         else:
             st.caption("The saved scenario has the same settings as yours.")
         k = st.columns([1, 1, 2, 1, 1])
-        k[0].button("Open theirs", key="conflict_open", on_click=_open, args=(store, theirs.ref))
+        k[0].button("Open theirs", key="conflict_open", on_click=actions.open_ref, args=(store, theirs.ref))
         k[1].button(
             f"Replace theirs (version {theirs.version}) with yours",
             key="conflict_replace",
-            on_click=_replace,
+            on_click=actions.replace_theirs,
             args=(store, theirs.ref, scenario, mine_cfg),
             disabled=read_only,
             help="Saves over the version shown here only; refused if it changes again",
@@ -344,11 +139,11 @@ if conflict:
         k[3].button(
             "Save as new",
             key="conflict_save_new",
-            on_click=_save_new,
+            on_click=actions.save_new,
             args=(store, scenario, mine_cfg),
             disabled=read_only,
         )
-        k[4].button("Cancel", key="conflict_cancel", on_click=_cancel)
+        k[4].button("Cancel", key="conflict_cancel", on_click=actions.cancel_conflict)
 else:
     st.session_state.pop("conflict_new_name", None)
 
@@ -375,7 +170,7 @@ if bad:
         cols[i % len(cols)].button(
             f"Delete “{md_escape(n)}”",
             key=f"delete_bad_{ref.id or i}",
-            on_click=_delete,
+            on_click=actions.delete_ref,
             args=(store, ref),
             disabled=read_only or not ref.id,
             help=why_not,
@@ -440,15 +235,15 @@ else:
     m[1].button(
         "Open",
         key="open_button",
-        on_click=_open,
+        on_click=actions.open_ref,
         args=(store, ref),
         disabled=ref is None,
         help=no_pick or "Make it the current scenario",
     )
     m[2].text_input("Rename to", key="rename_to", max_chars=100, disabled=read_only, help=why_not)
     for col, label, key, action in (
-        (m[3], "Rename", "rename_button", _rename),
-        (m[4], "Delete", "delete_button", _delete),
+        (m[3], "Rename", "rename_button", actions.rename_ref),
+        (m[4], "Delete", "delete_button", actions.delete_ref),
     ):
         col.button(
             label,
