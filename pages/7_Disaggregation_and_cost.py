@@ -12,7 +12,7 @@ from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape
 from ui.layout_check import launch_commands
-from ui.render import chart
+from ui.render import chart, model_errors
 from ui.scenario import catalog, page
 
 scenario, cat, model, gpu = page("Disaggregation & cost", "💰")
@@ -114,18 +114,20 @@ except ValueError as err:
 if spec.enabled:
     alpha, c_cost = sd.resolved_alpha_cost(spec, cat.draft_methods)
     dplan = pools.decode_plan
-    bs = sd.batch_speedup(
-        model,
-        gpu,
-        dplan.layout,
-        prec,
-        [dplan.tokens_per_gpu * dplan.layout.gpus_per_stage],
-        alpha=alpha,
-        gamma=spec.num_speculative_tokens,
-        context_len=Workload(input_len=isl, output_len=osl).decode_context_len,
-        draft_cost=c_cost,
-        assumptions=scenario.memory,
-    )
+    with model_errors("The speculative speedup of the decode plan"):
+        bs = sd.batch_speedup(
+            model,
+            gpu,
+            dplan.layout,
+            prec,
+            [dplan.tokens_per_gpu * dplan.layout.gpus_per_stage],
+            alpha=alpha,
+            gamma=spec.num_speculative_tokens,
+            context_len=Workload(input_len=isl, output_len=osl).decode_context_len,
+            draft_cost=c_cost,
+            # the decode plan's own redundant experts (the layout search adds them where EP must divide the experts)
+            assumptions=scenario.memory.model_copy(update={"redundant_experts": dplan.redundant_experts}),
+        )
     default_speedup = float(max(bs.speedup[0], 0.1))
     note = (
         f"{spec.method} at α {alpha:.2f}, γ {spec.num_speculative_tokens}, c {c_cost:g}, at the decode plan's "

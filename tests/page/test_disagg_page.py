@@ -110,3 +110,13 @@ def test_prefix_reuse_shrinks_the_prefill_work():
     assert caption.startswith(
         "Prefill: 10,250 prompt tokens/s computed (102,400 arrive; a warm prefix cache serves 90%"
     )
+
+
+def test_speculative_speedup_on_a_decode_plan_with_redundant_experts():
+    """Found by the README-range property (issue 37): on 98 GPUs Hy3's decode plan is EP 98 over its 192 routed
+    experts plus 4 redundant ones (196 = 2 x 98); the speculative speedup was priced without them and raised
+    'EP 98 does not divide the 192 routed experts'."""
+    at = run(model="hy3", nodes="1", gpn="98", pp="2", dp="7", tp="1", etp="1", sd="eagle3")
+    assert not at.error, [e.value for e in at.error]
+    (w,) = [n for n in at.number_input if n.label == "Speculative decode speedup (×)"]
+    assert w.help.startswith("eagle3 at α") and "at the decode plan's" in w.help and w.value > 1
