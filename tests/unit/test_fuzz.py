@@ -2279,3 +2279,98 @@ def test_url_round_trip_keeps_every_digit():
     assert w == [] and s.memory.runtime_reserve_gb == 0.001953125
     assert scenario_from_params(scenario_to_params(s), CAT) == (s, [])
     assert scenario_to_params(Scenario(memory=MemoryAssumptions(gpu_memory_utilization=0.85)))["util"] == "0.85"
+
+
+# ------------------------------------------- issue 37: configs within the importer's bounds compute or name the field
+
+# what an imported config's integers may be (every integer anywhere, list elements included): values up to the
+# importer's bounds, with a few just past them (and far past: the probe's 2**63 and 10**300)
+WITHIN_BOUNDS = (0, 1, 2, 3, 7, 64, 1_024, 1_666, 5_000, 10**6, 10**9, 10**12)
+PAST_BOUNDS = (65, 1_667, 5_001, 10**6 + 1, 10**12 + 1, -(10**12) - 1, 2**63, 10**300)
+
+
+def _int_leaves(obj) -> list[tuple]:
+    """Paths to the integers of a JSON-like object (booleans aside), list elements included."""
+    return [p for p in _leaves(obj) if p and isinstance(_at(obj, p), int) and not isinstance(_at(obj, p), bool)]
+
+
+def _at(obj, path):
+    for k in path:
+        obj = obj[k]
+    return obj
+
+
+@st.composite
+def mutated_within_bounds(draw, n_max: int = 2, past: bool = True):
+    """(catalog model id, its config.json with one to ``n_max`` integers replaced, [(path, value)]): any integer of
+    the config (nested objects and list elements included), most often by a value within the importer's bounds
+    (WITHIN_BOUNDS, or the original halved, doubled or plus one), a fifth of the time (``past``) past them."""
+    model_id = draw(st.sampled_from(sorted(CONFIGS)))
+    cfg = copy.deepcopy(CONFIGS[model_id])
+    paths = _int_leaves(cfg)
+    changes = []
+    for _ in range(draw(st.integers(1, n_max))):
+        path = draw(st.sampled_from(paths))
+        orig = _at(cfg, path)
+        if past and draw(st.integers(0, 4)) == 0:
+            value = draw(st.sampled_from(PAST_BOUNDS))
+        else:
+            value = draw(st.sampled_from((*WITHIN_BOUNDS, orig + 1, 2 * orig, orig // 2)))
+        _at(cfg, path[:-1])[path[-1]] = value
+        changes.append((path, value))
+    return model_id, cfg, changes
+
+
+def named_field(changes: list[tuple]) -> str | None:
+    """The field a refusal of this mutation must name, where that is checkable: one integer beyond +-10**12
+    (every integer's bound), or a vision merge kernel element beyond 64 (read by MoonViT's reader)."""
+    from core.hf.vision import VISION_BOUNDS
+
+    if len(changes) != 1:
+        return None
+    path, value = changes[0]
+    key = next(str(k) for k in reversed(path) if isinstance(k, str))
+    if abs(value) > hf_config.MAX_FIELD_INT:
+        return key
+    if key == "merge_kernel_size" and value > VISION_BOUNDS[key][0]:
+        return key
+    return None
+
+
+def _pages_compute(m) -> None:
+    """What the pages compute for a model, on a default layout of 8 GPUs (the step-time model's kernels refused
+    weights above 1e15 on Intensity, Balance and Speculative: probe 3 CR-4)."""
+    from core import memory, moe, params, perf
+    from core.perf import StepConfig
+
+    assert_finite([params.total_params(m), params.active_params(m), params.flops_per_token(m)], "counts")
+    assert params.total_params(m, include_mtp=True) <= hf_config.MAX_TOTAL_PARAMS
+    gpu, prec = CAT.gpu("h200"), Precision(weights="fp8")
+    layout = memory.default_layout(m, 8, 8, prec)
+    if memory.check_layout(m, layout):
+        return
+    assert_finite(memory.stage_memories(m, gpu, layout, prec, Workload()), "stage memories")
+    eff = CAT.efficiency_for("h200", "sglang")
+    for phase, tokens in (("decode", 8.0), ("prefill", 4096.0)):
+        assert_finite(perf.step_time(m, gpu, layout, prec, StepConfig(phase, tokens, 4096), eff).latency_s, phase)
+    if m.is_moe:
+        assert_finite(moe.decode_step(m, gpu, layout, prec, [1, 64], 4096).time_s, "decode step")
+
+
+@settings(FUZZ, max_examples=_examples(400))  # about 1 s: an import and a few step times each
+@given(mutated_within_bounds())
+def test_a_config_within_the_importers_bounds_computes_or_is_refused_naming_the_field(drawn):
+    """Every config the importer accepts gives what the pages compute (finite, no ValueError from the step-time
+    model); every config it refuses gets a message, naming the field where that is checkable (issue 37)."""
+    _, cfg, changes = drawn
+    try:
+        with _deadline(HANG_S):
+            m, _ = hf_config.model_from_config_text(json.dumps(cfg))
+    except ValueError as e:
+        assert str(e).strip()
+        key = named_field(changes)
+        assert key is None or key in str(e), (changes, str(e)[:300])
+        return
+    assert named_field(changes) is None, (changes, "accepted")
+    with _deadline(HANG_S):
+        _pages_compute(m)
