@@ -78,12 +78,15 @@ def test_4096_gpus_are_searched_or_explained():
     assert "DP-attn" in prefill and "DP-attn" in decode
 
 
-def test_launch_commands_beyond_the_engines_limits_are_a_note():
+def test_launch_commands_for_1024_gpus_per_node():
     """1 x 1,024 GPUs (the README allows 1-1,024 per node): the launch commands' check (at most 64 GPUs per node,
-    core.launch) raised in the middle of the page; now a note names the limit and the plans still show."""
+    core.launch) raised in the middle of the page (issue 21), then left the commands out with a note; their bounds
+    now cover every cluster the README allows (issue 37): prefill and decode commands for the three engines."""
     at = run(nodes="1", gpn="1024")
     assert not at.exception and any("Best for decode" in s.value for s in at.success)
-    assert any("gpus_per_node must be a whole number in 1..64, got 1024" in i.value for i in at.info)
+    assert not any("must be a whole number" in i.value for i in at.info)
+    heads = [c.value.splitlines()[0] for c in at.code if c.value.startswith("# written for")]
+    assert len(heads) == 6 and sum(h.startswith("# written for SGLang") for h in heads) == 2
 
 
 def test_a_warm_prefix_cache_and_what_a_miss_costs():
