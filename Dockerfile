@@ -6,7 +6,7 @@
 # own interface, not on its loopback); `-p 127.0.0.1:8501:8501` publishes it on the host's loopback only.
 # Publish it further only with authentication in front: compose.yaml (two replicas, PostgreSQL, nginx).
 # Saved scenarios in a single container are read-only: the server listens on 0.0.0.0 with no sign-in
-# (core/auth.py). `docker run -e PLANNER_AUTH=none ...` lets everyone who reaches the port edit them; use it
+# (core/store/auth.py). `docker run -e PLANNER_AUTH=none ...` lets everyone who reaches the port edit them; use it
 # with `-p 127.0.0.1:...` only, or put sign-in in front (PLANNER_AUTH=header behind a proxy, or oidc).
 # Saved scenarios: SQLite in the /data volume, or PostgreSQL with PLANNER_DB=postgresql://... (the driver is in).
 FROM python:3.11-slim-bookworm

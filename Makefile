@@ -8,7 +8,7 @@ PY       = $(VENV)/bin/python
 PORT    ?= 8501
 # The address `make run` listens on: this machine only, where everyone can edit the saved scenarios.
 # `make run ADDRESS=0.0.0.0` serves the network: with no sign-in (PLANNER_AUTH unset) the saved scenarios
-# are then read-only for everyone (core/auth.py), because anyone who reaches the port could change them.
+# are then read-only for everyone (core/store/auth.py), because anyone who reaches the port could change them.
 # To edit there, put sign-in in front (PLANNER_AUTH=header behind a proxy, or oidc: README), or accept
 # that risk with PLANNER_AUTH=none. The Host allow-list (PLANNER_ALLOWED_HOSTS) only keeps browsers on
 # other sites out (DNS rebinding); it is no sign-in: any client can send an allowed Host header.

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from core import memory, params
+from core import memory
+from core.deployment.specs import ClusterSpec
+from core.model import params
 from core.scenario import resolved_layout
-from core.specs import ClusterSpec
 from ui.format import bytes_h, md_escape, params_h
 from ui.scenario import PAGES, page
 

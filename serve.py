@@ -5,7 +5,7 @@
 front of every HTTP request and websocket handshake. `streamlit run app.py` still works (tests, AppTest)
 but has no Host allow-list and no frame protection: do not expose it.
 
-At startup it prints who may change the saved scenarios (core.auth.access_summary): with no sign-in
+At startup it prints who may change the saved scenarios (core.store.auth.access_summary): with no sign-in
 (PLANNER_AUTH unset) on an address other than loopback they are read-only for everyone.
 """
 
@@ -14,7 +14,7 @@ import sys
 
 import streamlit as st
 
-from core.auth import access_summary, auth_config
+from core.store.auth import access_summary, auth_config
 from ui.auth import server_address
 from ui.server_guard import guard_middleware
 from ui.warmup import warm_up
@@ -24,7 +24,7 @@ try:
 except ValueError as err:  # a bad PLANNER_ALLOWED_HOSTS: say which entry and what is allowed, no traceback
     raise SystemExit(f"Not started: {err}") from None
 
-# who may change the saved scenarios, in one line (core/auth.py: no sign-in beyond loopback = read-only)
+# who may change the saved scenarios, in one line (core/store/auth.py: no sign-in beyond loopback = read-only)
 try:
     _access = access_summary(auth_config(os.environ, bound_address=server_address()))
 except ValueError as err:  # the pages fail closed with the same reason

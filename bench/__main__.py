@@ -24,7 +24,8 @@ HEAVY_LABEL = "Kimi K2 (1.04T) FP8 on a GB200 NVL72 rack (18 x 4 GPUs)"
 
 def main() -> None:
     from core import catalog as catalog_mod
-    from core import memory, params
+    from core import memory
+    from core.model import params
 
     def cold_catalog():
         catalog_mod._load.cache_clear()
@@ -40,8 +41,9 @@ def main() -> None:
 
     import numpy as np
 
-    from core import moe, speculative_sim
+    from core import moe
     from core import speculative as sd
+    from core.speculative import sim as speculative_sim
 
     alphas, gammas = np.linspace(0, 1, 201), np.arange(1, 17)
 
@@ -76,8 +78,8 @@ def main() -> None:
     def eplb_global():
         balance.rebalance_experts(w, 288, 8, 3, 24)
 
-    from core import layout as layout_mod
-    from core.specs import ClusterSpec, Workload
+    from core.deployment.specs import ClusterSpec, Workload
+    from core.serving import layout as layout_mod
 
     big = ClusterSpec(gpu=cat.gpu("h100-sxm"), num_nodes=144, gpus_per_node=8)
 
@@ -97,7 +99,7 @@ def main() -> None:
     def predict_one():
         validation.predict(case)
 
-    from core import offload
+    from core.single_box import offload
 
     hosts = list(cat.hosts.values())
 

@@ -349,7 +349,7 @@ def kernel_path(c: Config, wide_ep: bool) -> str:
 def planner_run(c: Config, kv: str, path: str, gpu: str | None = None) -> PlannerRun:
     from core import perf
     from core.catalog import load_catalog
-    from core.specs import ParallelLayout, Precision
+    from core.deployment.specs import ParallelLayout, Precision
 
     cat = load_catalog()
     gpu = gpu or c.gpu

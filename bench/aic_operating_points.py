@@ -1,6 +1,6 @@
 """Operating points side by side (issue #19): for the same layout, the largest decode batch that meets a TPOT
 target and the output tokens/s per GPU it gives, from the planner's layout search
-(:func:`core.operating_point.operating_point`) and from NVIDIA aiconfigurator 0.12.0 (AIC).
+(:func:`core.serving.operating_point.operating_point`) and from NVIDIA aiconfigurator 0.12.0 (AIC).
 
 AIC is optional and separate (see ``bench/aic_compare.py``)::
 
@@ -87,8 +87,8 @@ def aic_point(aic, c: Config, cap: float) -> tuple[float, float] | None:
 
 def planner_point(c: Config):
     from core.catalog import load_catalog
-    from core.operating_point import operating_point
-    from core.specs import ParallelLayout, Precision, Workload
+    from core.deployment.specs import ParallelLayout, Precision, Workload
+    from core.serving.operating_point import operating_point
 
     cat = load_catalog()
     weights, experts = PLANNER_WEIGHTS.get(c.model, ("fp8", None))
@@ -97,7 +97,7 @@ def planner_point(c: Config):
     gpu = cat.gpu(c.gpu)
     red = (-cat.model(c.model).moe.n_routed_experts) % c.ep
     from core import memory
-    from core.specs import MemoryAssumptions
+    from core.deployment.specs import MemoryAssumptions
 
     seqs = memory.max_concurrent_sequences(
         cat.model(c.model), gpu, lay, prec, ISL + OSL, assumptions=MemoryAssumptions(redundant_experts=red)

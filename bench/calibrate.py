@@ -21,7 +21,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-HEADER = """# Efficiency factors per GPU type and serving stack (core/perf.py). Each profile names the stack it
+HEADER = """# Efficiency factors per GPU type and serving stack (core/perf/step.py). Each profile names the stack it
 # describes; a family a profile leaves out is inherited from `inherits` (the closest relative), and
 # the app says so. Two kinds of values (see each profile's `provenance`):
 #   documented: read from a published kernel benchmark (docs/kernel_reference.md)
@@ -125,11 +125,11 @@ def main() -> None:
 
 def write_loo_table(results, root) -> None:
     """The per-case leave-one-out table the Validation page reads, fingerprinted with the files just written
-    (core.loo_table). The results were computed with the fitted profiles: check that the efficiency.yaml
+    (core.validation.loo_table). The results were computed with the fitted profiles: check that the efficiency.yaml
     now on disk gives the same in-sample predictions, so the fingerprint describes what the table holds."""
     from core import catalog as catalog_mod
     from core import validation
-    from core.loo_table import LOO_TABLE, format_loo_table, inputs_fingerprint
+    from core.validation.loo_table import LOO_TABLE, format_loo_table, inputs_fingerprint
 
     catalog_mod._load.cache_clear()  # re-read the efficiency.yaml written above
     cat = catalog_mod.load_catalog(root)

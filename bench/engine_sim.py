@@ -27,9 +27,9 @@ def scenarios() -> list[tuple[str, object]]:
     """(label, a call to time) for each scenario."""
     from core import serving
     from core.catalog import load_catalog
-    from core.engine_sim import EngineKnobs, Lengths, closed_frontier, open_sweep
-    from core.specs import ParallelLayout
-    from core.workload_profiles import profile
+    from core.deployment.specs import ParallelLayout
+    from core.serving.engine_sim import EngineKnobs, Lengths, closed_frontier, open_sweep
+    from core.serving.workload_profiles import profile
 
     cat = load_catalog()
     ds, h200, eff = cat.model("deepseek-v3"), cat.gpu("h200"), cat.efficiency_for("h200", "vllm")

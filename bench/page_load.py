@@ -416,7 +416,10 @@ def trace_report(trace_dir: Path, counts: list[int]) -> None:
 CATEGORIES = [
     ("imports (every module the page pulls in)", r"<frozen importlib._bootstrap>.*\(_find_and_load\)"),
     ("catalog load (core.catalog)", r"core/catalog.py.*\(_load\)"),
-    ("layout search (core.layout)", r"core/layout.py.*\((recommend|recommend_with_rejections|rank_layouts)\)"),
+    (
+        "layout search (core.serving.layout)",
+        r"core/serving/layout.py.*\((recommend|recommend_with_rejections|rank_layouts)\)",
+    ),
     ("charts: specs built (ui.render.chart)", r"ui/render.py.*\(chart\)"),
     (
         "charts: st.altair_chart / vega_lite_chart",

@@ -20,12 +20,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from core._checks import load_yaml
-from core.collectives import CollectiveTable, load_collectives
-from core.efficiency import Efficiency, resolve_efficiency
-from core.hf_config import model_from_hf_config
-from core.offload import OffloadEfficiency
-from core.specs import (
+from core._util.checks import load_yaml
+from core.deployment.specs import (
     DraftMethod,
     EfficiencyProfile,
     GPUSpec,
@@ -35,6 +31,10 @@ from core.specs import (
     SpecDecodeConfig,
     describe_validation_error,
 )
+from core.hardware.collectives import CollectiveTable, load_collectives
+from core.hardware.efficiency import Efficiency, resolve_efficiency
+from core.hardware.offload_efficiency import OffloadEfficiency
+from core.hf import model_from_hf_config
 
 __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core._checks import amount, no_overflow, nonneg, whole
+from core._util.checks import amount, no_overflow, nonneg, whole
 
 __all__ = [
     "AllToAllSplit",

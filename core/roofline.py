@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core._checks import no_overflow, nonneg
-from core.specs import COMPUTE_DTYPES, GPUSpec
+from core._util.checks import no_overflow, nonneg
+from core.deployment.specs import COMPUTE_DTYPES, GPUSpec
 
 __all__ = [
     "attainable_tflops",

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
+from core._util.validated import describe_validation_error
 from core.report import build_report
-from core.validated import describe_validation_error
 from ui.format import md_escape
 from ui.layout_check import runnable_layout
 from ui.report import render_html, render_markdown

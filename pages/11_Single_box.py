@@ -1,12 +1,13 @@
-"""Single box: routed experts in host RAM beside one or two PCIe GPUs (llama.cpp --n-cpu-moe), or one
-unified-memory pool (Apple M-series, Strix Halo, DGX Spark). Where does each tensor go, does it fit,
-and how many tokens per second does it decode?"""
+"""Single box: routed experts in host RAM beside PCIe GPUs (llama.cpp --n-cpu-moe), or one unified pool (Apple
+M-series, Strix Halo, DGX Spark). Where does each tensor go, does it fit, and how fast does it decode?"""
 
 import pandas as pd
 import streamlit as st
 
-from core import memory, offload
-from core.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
+from core import memory
+from core.deployment.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
+from core.hardware.offload_efficiency import OffloadEfficiency
+from core.single_box import offload
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.format import md_escape
 from ui.host_tables import single_box_tables_note
@@ -377,13 +378,12 @@ st.dataframe(
     },
 )
 st.caption(
-    "The single-socket case sets the host-bandwidth efficiency (0.40 of peak); the dual-socket cases are "
-    "predictions: the model over-estimates them by 15-27% because two NUMA nodes do not deliver twice the "
-    "bandwidth to one token's experts. Sources: catalogs/offload_cases.yaml."
+    "The single-socket case sets the host-bandwidth efficiency (0.40 of peak); dual-socket cases are predictions, "
+    "15-27% high as two NUMA nodes do not give one token's experts twice the bandwidth. Sources: offload_cases.yaml."
 )
 
 with st.expander("Assumptions and GGUF types"):
-    eff = offload.OffloadEfficiency()
+    eff = OffloadEfficiency()
     st.markdown(
         f"- Achieved fraction of peak bandwidth: GPU {eff.gpu_bandwidth:.0%}, host DDR5 {eff.host_bandwidth:.0%} "
         f"(fitted, see above), unified pool {eff.unified_bandwidth:.0%} (assumption).\n"

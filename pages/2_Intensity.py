@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import memory, moe, roofline
-from core.specs import COMPUTE_DTYPES
+from core.deployment.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
 from ui.format import md_escape

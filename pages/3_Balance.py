@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import balance as bal
-from core import balance_cost as bcost
+from core.balance import cost as bcost
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.eplb_published import show_published_eplb

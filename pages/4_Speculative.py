@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import memory
 from core import speculative as sd
-from core.specs import SpecDecodeConfig
+from core.deployment.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
 from ui.controls import current_layout
 from ui.format import md_escape

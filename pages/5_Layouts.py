@@ -3,11 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from core import layout as lay_mod
 from core import perf
-from core.operating_point import OVERLAP_LABELS, cold_prefill, layout_label, per_gpu_text
-from core.specs import ClusterSpec, ParallelLayout, Workload
-from core.validated import describe_validation_error
+from core._util.validated import describe_validation_error
+from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
+from core.serving import layout as lay_mod
+from core.serving.operating_point import OVERLAP_LABELS, cold_prefill, layout_label, per_gpu_text
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape

@@ -4,10 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from core import perf, validation
-from core.collectives import allreduce_curves
-from core.comparison import comparison_summary, load_comparison
-from core.loo_table import read_loo_table
+from core.hardware.collectives import allreduce_curves
 from core.validation import METRIC_UNITS
+from core.validation.comparison import comparison_summary, load_comparison
+from core.validation.loo_table import read_loo_table
 from ui.charts import lines_chart, predicted_vs_measured_chart
 from ui.controls import current_layout
 from ui.format import md_escape

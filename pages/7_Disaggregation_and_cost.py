@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import cost, disagg
 from core import speculative as sd
-from core.specs import ClusterSpec, Workload, bounds
-from core.validated import describe_validation_error
+from core._util.validated import describe_validation_error
+from core.deployment.specs import ClusterSpec, Workload, bounds
+from core.serving import cost, disagg
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape
@@ -19,7 +19,7 @@ scenario, cat, model, gpu = page("Disaggregation & cost", "💰")
 wl, prec, spec = scenario.workload, scenario.precision, scenario.spec
 block = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
 MAX_TOKENS = int(bounds(Workload, "input_len")[1])  # the prompt and output lengths a scenario (and the URL) allow
-MAX_SPEEDUP = 20.0  # the decode speedup core.disagg.size_pools sizes pools for
+MAX_SPEEDUP = 20.0  # the decode speedup core.serving.disagg.size_pools sizes pools for
 
 st.title("Disaggregation & cost")
 st.markdown(

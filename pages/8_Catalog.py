@@ -3,10 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from core import memory, params
-from core.hf_config import MAX_CONFIG_BYTES, parse_config_text, quant_preset
-from core.specs import Precision
-from core.summary import gpu_rows, model_rows, workload_rows
+from core import memory
+from core.deployment.specs import Precision
+from core.hf import MAX_CONFIG_BYTES, parse_config_text, quant_preset
+from core.model import params
+from core.report.catalog_rows import gpu_rows, model_rows, workload_rows
 from ui.controls import paste_box
 from ui.format import md_escape
 from ui.render import table_height

@@ -15,7 +15,7 @@ is refused. Rows that cannot be used are listed apart, with the reason, and can 
 import pandas as pd
 import streamlit as st
 
-from core.hf_config import model_from_config_text
+from core.hf import model_from_config_text
 from core.report import compare_row
 from core.store import (
     StoreBusyError,

@@ -1,4 +1,4 @@
-"""Streamlit glue for :mod:`core.auth`: who this session is (a trusted proxy's header from ``st.context.headers``,
+"""Streamlit glue for :mod:`core.store.auth`: who this session is (a trusted proxy's header from ``st.context.headers``,
 or Streamlit's OIDC login through ``st.user``, under the address this server listens on), and the sign-in,
 sign-out and access notes a page shows."""
 
@@ -8,9 +8,9 @@ import os
 
 import streamlit as st
 
-from core.auth import Identity, auth_config, identify
-from core.store_guard import GuardedStore
-from core.store_types import ScenarioStore
+from core.store.auth import Identity, auth_config, identify
+from core.store.guard import GuardedStore
+from core.store.types import ScenarioStore
 from ui.format import md_escape
 
 __all__ = [

@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from core.catalog import load_catalog
-from core.efficiency import SERVING_STACKS
+from core.hardware.efficiency import SERVING_STACKS
 from core.report import build_report
 from core.scenario import scenario_from_params
 
@@ -56,7 +56,7 @@ def _args(argv):
 def _import(text, where: str):
     """A config.json imported as the Catalog page imports it; any failure is one message naming ``where``
     (TypeError / KeyError / OverflowError too: what the importer does not catch must not become a traceback here)."""
-    from core.hf_config import model_from_config_text
+    from core.hf import model_from_config_text
 
     try:
         return model_from_config_text(text)[0]
@@ -65,7 +65,7 @@ def _import(text, where: str):
 
 
 def _config_file(path: str):
-    from core.hf_config import MAX_CONFIG_BYTES
+    from core.hf import MAX_CONFIG_BYTES
 
     try:
         with Path(path).open("rb") as f:
@@ -125,7 +125,7 @@ def _scenario(a, cat):
         params.pop("cfg", None)
         params["model"] = model.id
     elif params.get("cfg"):
-        from core.hf_config import decode_config
+        from core.hf import decode_config
 
         model = _import(decode_config(params["cfg"][-1]), "--url cfg")
     scenario, warnings = scenario_from_params(

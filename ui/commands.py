@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.launch import TRTLLM_YAML
-from core.plan_commands import plan_commands
-from core.specs import ModelSpec, Scenario
+from core.deployment.specs import ModelSpec, Scenario
+from core.serving.launch import TRTLLM_YAML
+from core.serving.plan_commands import plan_commands
 from ui.format import md_escape
 
 __all__ = ["show_launch_commands"]

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.parallel import divisors
+from core.deployment.parallel import divisors
+from core.deployment.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario, bounds
 from core.scenario import layout_from_sizes, resolved_layout
-from core.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario, bounds
 from ui.scenario import update_scenario
 
 __all__ = ["PASTE_MAX_CHARS", "assumption_controls", "current_layout", "layout_controls", "paste_box"]
 
-# a pasted CSV of expert loads or a Prometheus scrape: what their parsers read (core.loads_io, core.live), and the
+# a pasted CSV of expert loads or a Prometheus scrape: what their parsers read (core.balance.loads_io, core.speculative.live), and the
 # 5 MB upload cap of .streamlit/config.toml
 PASTE_MAX_CHARS = 5_000_000
 

@@ -1,4 +1,4 @@
-"""The Balance page's check of the priced imbalance against published EPLB runs (:mod:`core.eplb_published`)."""
+"""The Balance page's check of the priced imbalance against published EPLB runs (:mod:`core.balance.published`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 import pandas as pd
 import streamlit as st
 
+from core.balance.published import compare_case, load_eplb_cases
 from core.catalog import load_catalog
-from core.eplb_published import compare_case, load_eplb_cases
 
 __all__ = ["published_eplb_frame", "show_published_eplb"]
 

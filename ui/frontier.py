@@ -1,12 +1,13 @@
 """Throughput vs interactivity sections: the published frontiers beside the planner's model of each deployment
-(Validation page, :mod:`core.frontier`)."""
+(Validation page, :mod:`core.serving.frontier`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from core import frontier, serving
+from core import serving
+from core.serving import frontier
 from ui.charts import frontier_chart
 from ui.format import md_escape
 from ui.render import chart, table_height
@@ -161,7 +162,7 @@ def layout_costs(
     """(label, one replica's step costs) of each layout (``core.serving.replica_costs``), shared by the Layouts
     page's frontier and SLO sections."""
     from core.catalog import load_catalog
-    from core.operating_point import layout_label
+    from core.serving.operating_point import layout_label
 
     eff = load_catalog().efficiency_for(gpu.id, stack)
     return [

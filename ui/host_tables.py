@@ -1,5 +1,5 @@
 """Off-GPU lookup tables (Engram, n-gram embeddings) on the Fit and Single box pages: where each tier keeps them,
-what that costs in memory, and what reading them costs a decode step and a prefill chunk (:mod:`core.host_tables`,
+what that costs in memory, and what reading them costs a decode step and a prefill chunk (:mod:`core.memory.host_tables`,
 the same call the step-time model makes)."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import host_tables, perf
-from core.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core import perf
+from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core.memory import host_tables
 from ui.format import md_escape
 
 __all__ = ["host_tables_frame", "show_host_tables", "single_box_tables_note"]
@@ -21,7 +22,7 @@ def host_tables_frame(
     """One row per tier: where the tables live, the memory they take, and the exposed read time of a decode step of
     ``batch`` sequences and of a ``chunk``-token prefill step on the busiest GPU."""
     rows = []
-    # tokens per GPU as the step-time model counts them (core.operating_point): a decode batch over a stage's GPUs
+    # tokens per GPU as the step-time model counts them (core.serving.operating_point): a decode batch over a stage's GPUs
     # and the replicas; a prefill chunk over its attention-TP group
     per_gpu = {"decode": batch / (layout.gpus_per_stage * layout.dp), "prefill": chunk / layout.attention_tp}
     for tier in host_tables.TIERS:

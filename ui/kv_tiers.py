@@ -1,4 +1,4 @@
-"""The Fit page's prefix-cache tiers (core.kv_tiers): for a workload with prefix reuse, where each request's cached
+"""The Fit page's prefix-cache tiers (core.serving.kv_tiers): for a workload with prefix reuse, where each request's cached
 prefix can live, what loading it costs against recomputing it, and how many sessions' prefixes each tier keeps."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import kv_tiers
-from core.specs import GPUSpec, ModelSpec, ParallelLayout, Precision, Workload
+from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision, Workload
+from core.serving import kv_tiers
 from ui.render import table_height
 
 __all__ = ["show_kv_tiers"]
@@ -97,5 +97,5 @@ def show_kv_tiers(
         f"({100 * workload.prefix_reuse:g}% hits). Loading a prefix from a tier pays when it is faster than "
         f"recomputing it ({1e3 * recompute_s:,.1f} ms of prefill on this layout); the sessions a tier holds are "
         "what it adds to the concurrency HBM alone allows at this context. Link efficiency "
-        f"{kv_tiers.LINK_EFF:.0%} and per-fetch latencies are stated assumptions (core/kv_tiers.py)."
+        f"{kv_tiers.LINK_EFF:.0%} and per-fetch latencies are stated assumptions (core/serving/kv_tiers.py)."
     )

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.parallel import check_layout
-from core.specs import ModelSpec, ParallelLayout, Scenario
+from core.deployment.parallel import check_layout
+from core.deployment.specs import ModelSpec, ParallelLayout, Scenario
 from ui.commands import show_launch_commands
 from ui.controls import current_layout
 from ui.format import md_escape

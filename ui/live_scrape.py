@@ -1,12 +1,12 @@
 """The Speculative page's live-server panel: a pasted Prometheus scrape of vLLM or SGLang read for its
-speculative-decoding acceptance (:mod:`core.live`), next to the page's constant-alpha assumption."""
+speculative-decoding acceptance (:mod:`core.speculative.live`), next to the page's constant-alpha assumption."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core import live
 from core import speculative as sd
+from core.speculative import live
 from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.format import md_escape
 

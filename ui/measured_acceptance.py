@@ -1,14 +1,14 @@
 """The Speculative page's measured-acceptance view: the published accepted length per draft length next to the
 constant-alpha what-if, and the draft length that pays most at batch 1 from the step-time model
-(:mod:`core.spec_measured`)."""
+(:mod:`core.speculative.measured`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from core import acceptance
-from core.spec_measured import GammaAdvice, best_measured, recommend_gamma
+from core.speculative import acceptance
+from core.speculative.measured import GammaAdvice, best_measured, recommend_gamma
 from ui.charts import lines_chart
 from ui.render import chart
 
@@ -16,7 +16,7 @@ __all__ = ["MeasuredView", "measured_view", "show_measured"]
 
 
 class MeasuredView(GammaAdvice):
-    """:class:`core.spec_measured.GammaAdvice` with the page's "+1 γ" figure."""
+    """:class:`core.speculative.measured.GammaAdvice` with the page's "+1 γ" figure."""
 
     def gain(self, gamma: int, closed_form: float) -> str:
         """The speedup one more draft token adds at batch 1: measured where both lengths are published; the
@@ -33,7 +33,7 @@ class MeasuredView(GammaAdvice):
 def measured_view(
     model, gpu, layout, prec, method: str, alpha: float, cost: float, ctx: int, assumptions
 ) -> MeasuredView:
-    """What the page recommends (:func:`core.spec_measured.recommend_gamma`)."""
+    """What the page recommends (:func:`core.speculative.measured.recommend_gamma`)."""
     a = recommend_gamma(model, gpu, layout, prec, method, alpha, cost, ctx, assumptions)
     return MeasuredView(a.gamma, a.speedup, a.note, a.curves, a.at_batch1, a.limit)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.hf_config import model_from_config_text
+from core.hf import model_from_config_text
 from core.store import ScenarioChangedError, ScenarioExistsError, ScenarioGoneError, normalize_name
 from ui.scenario import imported_models, update_scenario
 

@@ -9,7 +9,7 @@ headless Chromium, see the project's STREAMLIT notes):
    (the "shadow"), and copy a changed widget back into the scenario in an ``on_change`` callback;
 3. write the scenario back into the URL on every run, so a copied URL reopens it on any page.
 
-Every widget's limits and choices come from the model that validates them (``core.specs.bounds``, the dtype
+Every widget's limits and choices come from the model that validates them (``core.deployment.specs.bounds``, the dtype
 lists, the draft-method catalog), so a widget, the URL help and the validation agree. The session state the
 sidebar edits (catalog, imported models, ``update_scenario``) is in :mod:`ui.state`, re-exported here.
 """
@@ -20,14 +20,9 @@ from typing import NamedTuple
 
 import streamlit as st
 from pydantic import ValidationError
-from streamlit.errors import StreamlitPageNotFoundError
 
 from core.catalog import Catalog
-from core.efficiency import SERVING_STACKS, STACK_NAMES
-from core.hardware import GPUSpec
-from core.memory import check_layout
-from core.model import ModelSpec
-from core.specs import (
+from core.deployment.specs import (
     DISPATCH_DTYPES,
     KV_DTYPES,
     ClusterSpec,
@@ -38,12 +33,15 @@ from core.specs import (
     bounds,
     describe_validation_error,
 )
+from core.hardware import GPUSpec
+from core.hardware.efficiency import SERVING_STACKS, STACK_NAMES
+from core.memory import check_layout
+from core.model import ModelSpec
+from core.report.catalog_rows import accelerator_caveat, model_caveats
 from core.speculative import default_gamma
-from core.summary import accelerator_caveat, model_caveats
 from ui.format import billions, md_escape
 from ui.state import (
     PAGES,
-    ROOT,
     all_models,
     bound_imports,
     catalog,
@@ -51,6 +49,7 @@ from ui.state import (
     default_draft_id,
     draft_candidates,
     imported_models,
+    navigation,
     offered_dtypes,
     offered_methods,
     page_setup,
@@ -207,7 +206,7 @@ def sidebar() -> Scenario:
     gpu_ids = sorted(cat.gpus, key=lambda i: (cat.gpus[i].vendor, -(cat.gpus[i].release_year or 0), i))
 
     with st.sidebar:
-        _navigation(scenario_params(s))
+        navigation(scenario_params(s))
         st.markdown("### Scenario")
         st.selectbox(
             "Model",
@@ -379,18 +378,6 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
             key="_w_gamma",
             on_change=_on_spec,
         )
-
-
-def _navigation(query: dict[str, str]) -> None:
-    st.markdown("### MoE Deployment Planner")
-    for path, label in PAGES:
-        if (ROOT / path).is_file():
-            try:
-                st.page_link(path, label=label, query_params=query)
-            except StreamlitPageNotFoundError:
-                # a page run on its own (AppTest.from_file("pages/...")) has no multipage app around it
-                break
-    st.divider()
 
 
 class Page(NamedTuple):

@@ -18,7 +18,7 @@ IP address; ``*`` turns the check off). Ports are ignored. Any other Host gets `
 header``, on a websocket handshake too (the handshake is denied with that response).
 
 The allow-list keeps browsers on other sites out; it is no sign-in: any client that is not a browser can
-send an allowed Host (``Host: localhost``). Who may change the saved scenarios is core/auth.py's business:
+send an allowed Host (``Host: localhost``). Who may change the saved scenarios is core/store/auth.py's business:
 with no sign-in on an address other than loopback they are read-only for everyone.
 """
 

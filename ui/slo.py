@@ -1,4 +1,4 @@
-"""The Layouts page's SLO section (core.slo): each top decode layout, colocated, under random arrivals; its TTFT and
+"""The Layouts page's SLO section (core.serving.slo): each top decode layout, colocated, under random arrivals; its TTFT and
 TPOT at the chosen percentile as the request rate grows, and its goodput against the page's targets."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import slo
+from core.serving import slo
 from ui.charts import lines_chart
 from ui.format import md_escape
 from ui.frontier import show_layout_frontiers, top_costs, top_layouts
@@ -108,7 +108,7 @@ def show_slo_goodput(
 
 def queue_note(plan, miss, load: float = 0.7) -> str:
     """What a prefix-cache miss does to traffic sized for the hits (``load`` of the hit capacity, random arrivals):
-    a replica of ``plan``'s P99 TTFT with the hits, and on a miss (``miss``: core.operating_point.CacheMiss)."""
+    a replica of ``plan``'s P99 TTFT with the hits, and on a miss (``miss``: core.serving.operating_point.CacheMiss)."""
     gpus = plan.replica_gpus
     hit_cap, miss_cap = miss.prompts_per_s_hit * gpus, miss.prompts_per_s_miss * gpus
     rate = load * hit_cap

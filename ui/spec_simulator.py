@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import speculative_sim
+from core.speculative import sim as speculative_sim
 from ui.charts import lines_chart
 from ui.render import chart
 

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import streamlit as st
 from pydantic import BaseModel, ValidationError
+from streamlit.errors import StreamlitPageNotFoundError
 
 from core.catalog import Catalog, load_catalog
+from core.deployment.specs import DTYPES, SPEC_METHOD_KINDS, Scenario, SpecDecodeConfig, describe_validation_error
 from core.hf import decode_config, encode_config, model_from_config_text
 from core.model import ModelSpec
 from core.scenario import scenario_from_params, scenario_to_params
-from core.specs import DTYPES, SPEC_METHOD_KINDS, Scenario, SpecDecodeConfig, describe_validation_error
 from ui.format import md_escape
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "default_draft_id",
     "draft_candidates",
     "imported_models",
+    "navigation",
     "offered_dtypes",
     "offered_methods",
     "page_setup",
@@ -266,3 +268,16 @@ def shown_scenario(cat: Catalog, s: Scenario) -> tuple[Scenario, list[str]]:
         )
         box = box.model_copy(update={"n_cpu_moe": layers})
     return (s.model_copy(update={"spec": spec, "box": box}) if notes else s), notes
+
+
+def navigation(query: dict[str, str]) -> None:
+    """The sidebar's links to every page, each carrying the scenario's URL keys."""
+    st.markdown("### MoE Deployment Planner")
+    for path, label in PAGES:
+        if (ROOT / path).is_file():
+            try:
+                st.page_link(path, label=label, query_params=query)
+            except StreamlitPageNotFoundError:
+                # a page run on its own (AppTest.from_file("pages/...")) has no multipage app around it
+                break
+    st.divider()

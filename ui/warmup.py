@@ -83,7 +83,7 @@ def _warm_up() -> dict[str, float]:
 
     published_eplb_frame()
     # and the published throughput-vs-interactivity cases beside the serving model (Validation)
-    from core.frontier import load_frontier_cases, model_case
+    from core.serving.frontier import load_frontier_cases, model_case
 
     for case in load_frontier_cases():
         model_case(case.id)

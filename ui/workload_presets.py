@@ -1,4 +1,4 @@
-"""The sidebar's workload preset: apply a published workload profile (core.workload_profiles) to the scenario.
+"""The sidebar's workload preset: apply a published workload profile (core.serving.workload_profiles) to the scenario.
 
 Choosing a profile sets the prompt and output lengths (its means where published, else its medians) and its
 prefix-cache hit rate, keeping the number of concurrent sequences; every field stays editable and the URL carries
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.specs import Scenario
-from core.workload_profiles import WorkloadProfile, load_profiles
+from core.deployment.specs import Scenario
+from core.serving.workload_profiles import WorkloadProfile, load_profiles
 from ui.state import update_scenario
 
 __all__ = ["CUSTOM", "preset_control", "profile_workload"]

@@ -19,7 +19,7 @@ from core.model.params import COMPONENTS, breakdown
 __all__ = ["MAX_TOTAL_PARAMS", "SUPPORTED_MODEL_TYPES", "model_from_hf_config"]
 
 # The most parameters an imported model may have, the vision tower and MTP module included (issue 37): 10**15, the
-# most weights core.kernels takes for one GEMM (any GEMM's weights are part of the total), about 400 times the
+# most weights core.perf.kernels takes for one GEMM (any GEMM's weights are part of the total), about 400 times the
 # catalog's largest (Qwen3.8-2.4T). Bounding each field is not enough: their products are what the formulas see
 # (10**12 shared experts passed every field's bound and gave 3.1e18-parameter GEMMs; a [10**300, 10**300] merge
 # kernel a 1,207-digit count no float can hold).

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core._checks import whole
+from core._util.checks import whole
 from core.hf._common import MAX_HEADS, MAX_HIDDEN
 from core.hf.fields import MAX_FIELD_INT, MAX_LAYERS, Fields
 

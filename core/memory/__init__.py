@@ -4,10 +4,11 @@ Units: bytes unless a name says otherwise; GB = 1e9 bytes. Formulas accept numpy
 drawn (context lengths). Split by concern: :mod:`.formats` (dtypes and their scales), :mod:`.weights`
 (per component, per GPU, drafts), :mod:`.kv` (cache and state per sequence, per GPU), :mod:`.budget` (per-GPU
 budgets, fit, max sequences / context, min GPUs). Layout validity and pipeline stages live in
-:mod:`core.parallel`, precision support in :mod:`core.hardware`; both are re-exported here, where the
+:mod:`core.deployment.parallel`, precision support in :mod:`core.hardware`; both are re-exported here, where the
 pages have always found them.
 """
 
+from core.deployment.parallel import check_layout, default_layout, pipeline_stages
 from core.hardware import PrecisionSupport, precision_support
 from core.memory.budget import (
     MAX_CLUSTER_GPUS,
@@ -48,7 +49,6 @@ from core.memory.kv import (
     state_layers,
 )
 from core.memory.weights import component_dtypes, draft_params, weight_bytes_by_component, weights_bytes
-from core.parallel import check_layout, default_layout, pipeline_stages
 
 __all__ = [
     "DTYPE_BYTES",

@@ -2,7 +2,7 @@
 vLLM's budget (``gpu_memory_utilization x device memory``); fit verdicts, the most sequences or the longest
 context that fit, the fewest GPUs that hold a model.
 
-Stated, editable assumptions: :class:`core.specs.MemoryAssumptions`. The KV cache of the workload's
+Stated, editable assumptions: :class:`core.deployment.specs.MemoryAssumptions`. The KV cache of the workload's
 sequences is split over attention-DP ranks and DP replicas; each GPU holds its stage's share (:mod:`.kv`).
 """
 
@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core._checks import whole
+from core._util.checks import whole
+from core.deployment.parallel import check_layout, default_layout, pipeline_stages, stage_counts
+from core.deployment.specs import GPUSpec, MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 from core.hardware import precision_support
 from core.memory.kv import kv_bytes_per_sequence_on_gpu
 from core.memory.weights import draft_weights_and_kv, stage_weights, weights_bytes
 from core.model import ModelSpec
-from core.parallel import check_layout, default_layout, pipeline_stages, stage_counts
-from core.specs import GPUSpec, MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 
 __all__ = [
     "MAX_CLUSTER_GPUS",

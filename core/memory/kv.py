@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from core._checks import is_whole
+from core._util.checks import is_whole
+from core.deployment.parallel import stage_counts
 from core.model import ModelSpec
-from core.parallel import stage_counts
 
 __all__ = [
     "MAX_CONTEXT",

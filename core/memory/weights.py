@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
+from core.deployment.parallel import fitting_tp, stage_counts
+from core.deployment.specs import ParallelLayout, Precision, SpecDecodeConfig
 from core.memory.formats import bytes_per_param
 from core.memory.kv import kv_bytes_per_sequence_on_gpu
 from core.model import ModelSpec, ffn
 from core.model import params as model_params
-from core.parallel import fitting_tp, stage_counts
-from core.specs import ParallelLayout, Precision, SpecDecodeConfig
 
 __all__ = [
     "component_dtypes",

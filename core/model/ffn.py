@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core._checks import whole
+from core._util.checks import whole
 
 if TYPE_CHECKING:
     from core.model.spec import ModelSpec

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core._checks import whole
+from core._util.checks import whole
 from core.model import ffn
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from core._memo import by_identity
+from core._util.memo import by_identity
 from core.model import params as _params
 from core.model.mixers import Mixer, MixerSpec
 

@@ -319,9 +319,9 @@ PROFILE_OF = {
 def _with_profile(family: str, query: str) -> str:
     if family not in PROFILE_OF:
         return query
+    from core.deployment.specs import Scenario
     from core.scenario import scenario_to_params
-    from core.specs import Scenario
-    from core.workload_profiles import profile
+    from core.serving.workload_profiles import profile
 
     params = scenario_to_params(Scenario().model_copy(update={"workload": profile(PROFILE_OF[family]).workload()}))
     return query + "".join(f"&{k}={params[k]}" for k in ("batch", "isl", "osl", "reuse") if k in params)

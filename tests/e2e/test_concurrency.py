@@ -130,7 +130,7 @@ def signature(case: Case) -> list[str]:
 
 def home_metrics(case: Case) -> tuple[str, str]:
     """Home's first and last metric: total parameters and cluster HBM."""
-    from core import params
+    from core.model import params
     from ui.format import params_h
 
     m, g = cat().model(case.model), cat().gpu(case.gpu)

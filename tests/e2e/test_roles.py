@@ -19,7 +19,7 @@ import urllib.request
 
 import pytest
 
-from core.specs import Scenario
+from core.deployment.specs import Scenario
 from core.store import SQLiteStore
 from tests.e2e.conftest import ARTIFACTS, ROOT, Server, _free_port, wait_rendered
 
@@ -53,7 +53,7 @@ def test_a_reader_cannot_change_or_delete_and_an_editor_can(proxied, new_page):
     store = SQLiteStore(ARTIFACTS / f"scenarios-{proxied.port}.db")  # the server's PLANNER_DB
     store.save("baseline", Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm", gpus_per_node=4))
 
-    # the server says at startup who may change what (serve.py, core.auth.access_summary)
+    # the server says at startup who may change what (serve.py, core.store.auth.access_summary)
     assert (
         "Saved scenarios: sign-in by the user in the X-Forwarded-User header, set by the sign-in proxy in front"
         in proxied.log.read_text()

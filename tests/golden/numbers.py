@@ -59,7 +59,9 @@ def _guard(out: dict[str, VALUE], key: str, fn: Callable[[], Any], record: Calla
 
 
 def _model_numbers(m, out: dict[str, VALUE]) -> None:
-    from core import memory, params, summary
+    from core import memory
+    from core.model import params
+    from core.report import catalog_rows as summary
 
     p = f"{m.id}"
     for k, v in params.breakdown(m).as_dict().items():
@@ -117,7 +119,7 @@ def _model_numbers(m, out: dict[str, VALUE]) -> None:
 
 def _layouts(m, total: int, gpn: int, prec):
     from core import memory
-    from core.specs import ParallelLayout
+    from core.deployment.specs import ParallelLayout
 
     lays = {"default": memory.default_layout(m, total, gpn, prec)}
     if total >= 8:
@@ -133,7 +135,7 @@ def _layouts(m, total: int, gpn: int, prec):
 
 def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
     from core import memory, moe, perf, speculative
-    from core.specs import MemoryAssumptions, Precision, Workload
+    from core.deployment.specs import MemoryAssumptions, Precision, Workload
 
     gpu_id, nodes, gpn, w, kv = SCENARIOS[sid]
     gpu = cat.gpu(gpu_id)
@@ -213,7 +215,7 @@ def _validation_numbers(cat, out: dict[str, VALUE]) -> None:
 
 
 def _offload_numbers(cat, out: dict[str, VALUE]) -> None:
-    from core import offload
+    from core.single_box import offload
 
     host, gpu = cat.host("server-ddr5-8ch-512"), cat.gpu("rtx-4090")
     for mid in ("deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3.5-397b-a17b", "nemotron-3-super-120b-a12b"):

@@ -5,8 +5,8 @@ and the upstream addresses substituted, and the snippet directory pointed at a t
 ``deploy/auth/``) in front of TWO replicas. The replicas are small header-echo servers, so each test sees
 exactly the headers that reach the app. The client plays the attacker: it sends ``Authorization: Basic
 alice@corp.example:x`` (nginx parses ``$remote_user`` from it whether or not it checked it) and every user
-header in ``core.auth.USER_HEADERS`` naming alice, in two spellings. What arrives is then fed to
-``core.auth.identify`` with ``PLANNER_EDITORS=alice@corp.example``.
+header in ``core.store.auth.USER_HEADERS`` naming alice, in two spellings. What arrives is then fed to
+``core.store.auth.identify`` with ``PLANNER_EDITORS=alice@corp.example``.
 
 - As shipped (no sign-in snippet): no user header and no ``Authorization`` reach either replica, and the
   app gives that request no access.
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from core.auth import USER_HEADERS, auth_config, identify
+from core.store.auth import USER_HEADERS, auth_config, identify
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "deploy/nginx.conf.template"

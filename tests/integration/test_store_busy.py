@@ -12,7 +12,7 @@ import time
 import pytest
 from streamlit import config
 
-from core.specs import Scenario
+from core.deployment.specs import Scenario
 from core.store import open_store
 from tests.page._util import run_page
 

@@ -20,7 +20,7 @@ import pytest
 from streamlit import config
 from streamlit.testing.v1 import AppTest
 
-from core.specs import Scenario, Workload
+from core.deployment.specs import Scenario, Workload
 from core.store import open_store
 from tests.page._util import qp, run_page
 

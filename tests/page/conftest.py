@@ -17,6 +17,6 @@ def _show_error_details():
 
     config.set_option("client.showErrorDetails", "full")
     # AppTest is one local user, as `make run` is: a loopback server, where saved scenarios are editable
-    # without sign-in (core/auth.py; beyond loopback they would be read-only)
+    # without sign-in (core/store/auth.py; beyond loopback they would be read-only)
     config.set_option("server.address", "127.0.0.1")
     yield

@@ -199,7 +199,7 @@ def _sidebar_shows(at):
 
 
 def test_sidebar_shows_the_weight_dtype_the_pages_compute_with():
-    # fp32 is a valid weight dtype (core.specs.DTYPES) that the picker does not list by default: it was shown as
+    # fp32 is a valid weight dtype (core.deployment.specs.DTYPES) that the picker does not list by default: it was shown as
     # bf16 while the pages computed fp32, and the next precision change switched the weights to bf16
     at = run("app.py", w="fp32")
     _sidebar_shows(at)

@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from core.specs import Scenario
+from core.deployment.specs import Scenario
 from core.store import open_store
 from tests.page._util import qp, run_page
 

@@ -69,7 +69,7 @@ def test_readme_prompt_length_is_accepted():
 
 
 def test_computed_speedup_above_the_widget_maximum_is_clamped_with_a_note():
-    """Issue #21: the speedup box (0.1-20x, the range core.disagg sizes pools for) was handed the scenario's
+    """Issue #21: the speedup box (0.1-20x, the range core.serving.disagg sizes pools for) was handed the scenario's
     computed speedup, 22.99x for Mixtral-8x7B with n-gram drafts at alpha 1, gamma 64, c 0 and 30K / 30K tokens
     under relaxed targets: it raised. It now starts at 20x with a note giving the computed value."""
     at = run(model="mixtral-8x7b", sd="ngram", gamma="64", alpha="1", c="0", isl="30000", osl="30000")

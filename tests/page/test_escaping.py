@@ -15,7 +15,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from core.catalog import CATALOG_DIR
-from core.hf_config import encode_config, model_from_config_text
+from core.hf import encode_config, model_from_config_text
 from tests.page._util import run_page
 from ui.format import md_escape
 
@@ -150,7 +150,7 @@ def test_every_text_box_has_a_character_limit():
 
 
 def test_a_paste_over_the_limit_is_refused_by_the_box():
-    from core.hf_config import MAX_CONFIG_BYTES
+    from core.hf import MAX_CONFIG_BYTES
 
     at = run_page("pages/8_Catalog.py")
     box = at.text_area(key="cfg_paste")

@@ -215,7 +215,7 @@ NO_BUDGET_URLS = [
 
 @pytest.mark.parametrize("query", NO_BUDGET_URLS, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()))
 def test_prefix_reuse_without_a_kv_budget_is_explained_not_a_crash(query):
-    """A negative KV budget raised ValueError in core.kv_tiers (kv_budget_bytes_per_gpu must be in [0, 1e15]):
+    """A negative KV budget raised ValueError in core.serving.kv_tiers (kv_budget_bytes_per_gpu must be in [0, 1e15]):
     now the verdict stands and the prefix tiers say why they are not drawn."""
     at = run_page("pages/1_Fit.py", **query)
     assert at.error and at.error[0].value.startswith("**Does not fit.**")

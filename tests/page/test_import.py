@@ -3,7 +3,7 @@
 import json
 
 from core.catalog import CATALOG_DIR, load_catalog
-from core.hf_config import encode_config, model_from_config_text
+from core.hf import encode_config, model_from_config_text
 from tests.page._util import metrics, qp, run_page
 
 cat = load_catalog()

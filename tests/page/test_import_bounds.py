@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from core import memory
 from core.catalog import CATALOG_DIR, load_catalog
+from core.deployment.specs import Workload
 from core.hf import CHART_MAX_ROWS, MAX_FIELD_INT, MAX_LAYERS, MAX_ROUTED_EXPERTS, encode_config, model_from_config_text
-from core.specs import Workload
 from tests.page._util import metrics, run_page
 from ui.format import md_escape
 
@@ -316,7 +316,7 @@ CR4 = {
 @pytest.mark.parametrize("case", list(CR4))
 @pytest.mark.parametrize("page", ["pages/2_Intensity.py", "pages/3_Balance.py", "pages/4_Speculative.py"])
 def test_the_probes_configs_that_broke_three_pages_are_refused_with_the_component_named(case, page):
-    """CR-4: each field within its old bound (10**12) multiplied into GEMMs core.kernels refuses (weights above
+    """CR-4: each field within its old bound (10**12) multiplied into GEMMs core.perf.kernels refuses (weights above
     1e15): Intensity, Balance and Speculative raised ValueError. The import now refuses the model's size."""
     path, named = CR4[case]
     at = run_page(page, timeout=120, **_link(_catalog_config(case.split()[0], path, 10**12)))
@@ -327,12 +327,12 @@ def test_the_probes_configs_that_broke_three_pages_are_refused_with_the_componen
 
 GUARDED = {  # the page, the function it calls, which of its calls refuse, what the error says was not computed
     "intensity": ("pages/2_Intensity.py", "core.moe", "decode_step", None, "The decode step"),
-    "balance": ("pages/3_Balance.py", "core.balance_cost", "imbalance_cost", None, "The throughput lost to imbalance"),
+    "balance": ("pages/3_Balance.py", "core.balance.cost", "imbalance_cost", None, "The throughput lost to imbalance"),
     "speculative measured": (
         "pages/4_Speculative.py",
-        "core.speculative",
+        "core.speculative.closed_form",
         "batch_speedup",
-        True,  # the calls with a published accepted length (core.spec_measured)
+        True,  # the calls with a published accepted length (core.speculative.measured)
         "The speedups on the published acceptance curves",
     ),
     "speculative vs batch": (

@@ -80,7 +80,7 @@ def test_4096_gpus_are_searched_or_explained():
 
 def test_launch_commands_for_1024_gpus_per_node():
     """1 x 1,024 GPUs (the README allows 1-1,024 per node): the launch commands' check (at most 64 GPUs per node,
-    core.launch) raised in the middle of the page (issue 21), then left the commands out with a note; their bounds
+    core.serving.launch) raised in the middle of the page (issue 21), then left the commands out with a note; their bounds
     now cover every cluster the README allows (issue 37): prefill and decode commands for the three engines."""
     at = run(nodes="1", gpn="1024")
     assert not at.exception and any("Best for decode" in s.value for s in at.success)

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, Phase, event, example, given, seed, settings
 from hypothesis import strategies as st
 
 from core.catalog import CATALOG_DIR, load_catalog
-from core.efficiency import SERVING_STACKS
+from core.deployment.specs import DTYPES, KV_DTYPES
+from core.hardware.efficiency import SERVING_STACKS
 from core.hf import encode_config, imported_model_id, model_from_config_text
 from core.scenario import SPEC_METHODS, URL_KEYS
-from core.specs import DTYPES, KV_DTYPES
 from tests.page._util import ROOT, run_page
 from tests.unit.test_fuzz import mutated_within_bounds, named_field
 from ui.format import md_escape
@@ -109,7 +109,7 @@ def test_report_on_4096_gpus_is_built():
 
 def test_report_on_65536_gpus_is_built_with_its_launch_commands():
     """Issue 37 (probe 3, UX-2): the README allows 65,536 GPUs (4,096 nodes x 16); the report refused anything
-    above 8,192 with core.launch's "dp must be a whole number in 1..1,024" although the user set no dp."""
+    above 8,192 with core.serving.launch's "dp must be a whole number in 1..1,024" although the user set no dp."""
     at = run_page("pages/10_Report.py", timeout=120, nodes="4096", gpn="16")
     assert not at.error, [e.value for e in at.error]
     assert at.get("download_button")

@@ -76,7 +76,8 @@ def _refit_forbidden(*args, **kwargs):
 def test_validation_page_reads_the_shipped_leave_one_out_table(monkeypatch):
     """A newcomer's first load does not refit (~22 s): the page reads the table `bench.calibrate --write` ships,
     and shows its numbers."""
-    from core import calibration, validation
+    from core import validation
+    from core.validation import calibration
 
     monkeypatch.setattr(validation, "leave_one_out", _refit_forbidden)
     monkeypatch.setattr(calibration, "leave_one_out", _refit_forbidden)
@@ -86,7 +87,7 @@ def test_validation_page_reads_the_shipped_leave_one_out_table(monkeypatch):
     assert not [i.value for i in at.info if "leave-one-out table" in i.value]  # no "computed here": it is current
 
     from core.catalog import load_catalog
-    from core.loo_table import read_loo_table
+    from core.validation.loo_table import read_loo_table
 
     shipped, why = read_loo_table(load_catalog())
     assert why == "" and shipped is not None
@@ -104,8 +105,9 @@ def test_validation_page_reads_the_shipped_leave_one_out_table(monkeypatch):
 def test_validation_page_refits_with_a_note_when_the_table_is_stale(monkeypatch):
     """A stale (or missing) table: the page computes the leave-one-out itself, once, and says why. The refit is
     stubbed with the shipped rows to stay fast; what is checked is that the page called it and said so."""
-    from core import loo_table, validation
+    from core import validation
     from core.catalog import load_catalog
+    from core.validation import loo_table
 
     shipped, _ = loo_table.read_loo_table(load_catalog())
     calls = []

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from core.workload_profiles import load_profiles
+from core.serving.workload_profiles import load_profiles
 from tests.page._util import ROOT, qp, run_page
 
 PAGES = ["app.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))]

@@ -1,11 +1,12 @@
-"""Measured acceptance curves (issue #20): ``catalogs/acceptance.yaml`` and ``core/acceptance.py``."""
+"""Measured acceptance curves (issue #20): ``catalogs/acceptance.yaml`` and ``core/speculative/acceptance.py``."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from core.acceptance import (
+from core.catalog import load_catalog
+from core.speculative.acceptance import (
     ACCEPTANCE_PATH,
     CONFIDENCES,
     METHODS,
@@ -16,7 +17,6 @@ from core.acceptance import (
     load_curves,
     per_position_acceptance,
 )
-from core.catalog import load_catalog
 
 CURVES = load_curves()
 BY_ID = {c.id: c for c in CURVES}

@@ -5,6 +5,8 @@
 * no private name (``_x``) is imported from another module;
 * nothing outside ``core/model`` and the config readers (``core/hf``) names a mixer kind: every other module
   sums over ``model.mixers`` through the Mixer interface;
+* ``core`` is grouped by package, each on a floor (``CORE_FLOORS``): a package imports only from its own floor's
+  packages' lower floors, never up, so no circle runs across packages;
 * no module over 400 lines, except the allow-list below, which may only shrink;
 * ruff's lint and formatter pass.
 """
@@ -117,6 +119,65 @@ def test_only_the_model_and_its_readers_name_mixer_kinds(path):
     )
     imported = [m for m, _, _ in _imports(path) if m.startswith("core.model.mixers")]
     assert not named and not imported, f"{_rel(path)} names mixer kinds {named or imported}"
+
+
+# The packages of core from the ground up (docs/ARCHITECTURE.md draws them). A package may import from any package on a
+# lower floor, never from its own floor or above (so no circle runs between packages); a module inside a package
+# imports its siblings freely. Function-level imports count too.
+CORE_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("_util",),
+    ("model", "comms"),
+    ("hf", "hardware"),
+    ("deployment",),
+    ("catalog", "store"),
+    ("memory", "roofline"),
+    ("perf", "single_box"),
+    ("moe", "speculative", "balance", "validation"),
+    ("serving",),
+    ("scenario",),
+    ("report",),
+)
+_FLOOR = {pkg: i for i, floor in enumerate(CORE_FLOORS) for pkg in floor}
+
+
+def _core_package(module: str) -> str:
+    """``core.perf.step`` -> ``perf``; ``core.catalog`` -> ``catalog``."""
+    return module.split(".")[1] if module.count(".") else module
+
+
+def _core_imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.split(".")[0] == "core":
+            names = [f"core.{a.name}" for a in node.names] if node.module == "core" else [node.module]
+            out += [(node.lineno, n) for n in names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "core"]
+    return out
+
+
+def test_every_core_package_has_a_floor():
+    found = {p.name for p in (ROOT / "core").iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    found |= {p.stem for p in (ROOT / "core").glob("*.py") if p.stem != "__init__"}
+    assert found == set(_FLOOR), (
+        f"packages without a floor: {sorted(found - set(_FLOOR))}; gone: {sorted(set(_FLOOR) - found)}"
+    )
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("core/**/*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_packages_import_only_downward(path):
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    if len(parts) < 2:
+        return  # core/__init__.py
+    own = parts[1]
+    bad = [
+        f"line {line}: {mod} ({_core_package(mod)}, floor {_FLOOR[_core_package(mod)]})"
+        for line, mod in _core_imports(path)
+        if _core_package(mod) != own and _FLOOR[_core_package(mod)] >= _FLOOR[own]
+    ]
+    assert not bad, f"{own} (floor {_FLOOR[own]}) imports from its own floor or above: {bad}"
 
 
 def test_modules_stay_under_400_lines():

@@ -1,11 +1,13 @@
-"""core.auth: roles for saved scenarios in a shared deployment (issues 21 and 37): identity from exactly one
+"""core.store.auth: roles for saved scenarios in a shared deployment (issues 21 and 37): identity from exactly one
 header, a request whose user headers disagree gets nothing, and no sign-in beyond loopback is read-only."""
 
 from __future__ import annotations
 
 import pytest
 
-from core.auth import (
+from core.deployment.specs import Scenario
+from core.store import ScenarioStore, SQLiteStore
+from core.store.auth import (
     DEFAULT_USER_HEADER,
     USER_HEADERS,
     AuthConfig,
@@ -15,9 +17,7 @@ from core.auth import (
     identify,
     is_loopback,
 )
-from core.specs import Scenario
-from core.store import ScenarioStore, SQLiteStore
-from core.store_guard import GuardedStore, NotAllowedError
+from core.store.guard import GuardedStore, NotAllowedError
 
 HEADER = {"PLANNER_AUTH": "header", "PLANNER_EDITORS": "alice@example.com, Bob"}
 LOCAL = "127.0.0.1"

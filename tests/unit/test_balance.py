@@ -105,7 +105,7 @@ def test_eplb_matches_reference_outputs():
 
 
 def test_introsort_order_is_a_descending_sort():
-    from core._introsort import introsort_order_desc
+    from core.balance._introsort import introsort_order_desc
 
     rng = np.random.default_rng(0)
     for n in (1, 2, 16, 17, 100, 1000):

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from core import balance as bal
-from core import balance_cost as bc
+from core.balance import cost as bc
 from core.catalog import load_catalog
-from core.specs import ParallelLayout, Workload
+from core.deployment.specs import ParallelLayout, Workload
 
 cat = load_catalog()
 DSV3, H200 = cat.model("deepseek-v3"), cat.gpu("h200")

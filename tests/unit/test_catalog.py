@@ -125,16 +125,16 @@ def test_gpu_link_must_exist(tmp_path):
 
 
 def test_yaml_reader_is_safe_and_uses_libyaml():
-    """Every catalog file goes through core._checks.load_yaml: libyaml's C parser where PyYAML has it (the
+    """Every catalog file goes through core._util.checks.load_yaml: libyaml's C parser where PyYAML has it (the
     1,128 validation cases in 0.4 s instead of 2.4 s, bench/RESULTS.md), with safe constructors only."""
     import yaml
 
-    from core._checks import load_yaml
+    from core._util.checks import load_yaml
 
     assert load_yaml("a: 1\nb: [x, 2.5]") == {"a": 1, "b": ["x", 2.5]}
     with pytest.raises(yaml.YAMLError):  # a python object tag is refused, as by yaml.safe_load
         load_yaml("!!python/object/apply:os.system ['echo hi']")
     if hasattr(yaml, "CSafeLoader"):
-        from core import _checks
+        from core._util import checks as _checks
 
         assert _checks._SAFE_LOADER is yaml.CSafeLoader

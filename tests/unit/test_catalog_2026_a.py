@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from core import hf_config, memory, params
+from core import hf as hf_config
+from core import memory
 from core.catalog import load_catalog
+from core.model import params
 from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import GatedDeltaNet, Mamba2
 from core.model.mixers.mla import MLA

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from core import hf_config, memory, params
+from core import hf as hf_config
+from core import memory
 from core.catalog import load_catalog
+from core.model import params
 from core.model.mixers.gqa import GQA
 from tests.page._util import run_page
 from tests.unit._layers import groups
@@ -140,8 +142,8 @@ def test_step_layers_and_counts_by_hand():
 def test_dense_mtp_weights_on_a_gpu(model_id, per_layer):
     # a dense MTP FFN has no routed experts: EP 8 x attention TP 1 holds every MTP weight on each GPU (fp8: 1 B per
     # weight + the block scales of the fp8 matrices; the norms stay bf16): between 1 and 1.02 B per parameter
+    from core.deployment.specs import ParallelLayout, Precision
     from core.memory.weights import mtp_bytes_per_rank
-    from core.specs import ParallelLayout, Precision
 
     m = cat.model(model_id)
     assert params.mtp_routed_expert_params(m) == 0

@@ -12,7 +12,7 @@ import pytest
 
 from core import perf
 from core.catalog import load_catalog
-from core.specs import ParallelLayout
+from core.deployment.specs import ParallelLayout
 
 cat = load_catalog()
 V41 = cat.model("deepseek-v4.1-flash")

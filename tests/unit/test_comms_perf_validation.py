@@ -7,7 +7,7 @@ import pytest
 
 from core import comms, perf, validation
 from core.catalog import load_catalog
-from core.specs import KernelFactors, LinkFactors, ParallelLayout, Precision
+from core.deployment.specs import KernelFactors, LinkFactors, ParallelLayout, Precision
 
 cat = load_catalog()
 
@@ -238,7 +238,7 @@ def test_efficiency_yaml_is_the_current_fit():
 def test_leave_one_out_accuracy_holds():
     """Regression guard on the accuracy the README reports (leave-one-out, cases never fitted on). Read from the
     shipped table (the full refit takes ~20 s on two cores); test_loo_table.py checks that it is the current one."""
-    from core.loo_table import read_loo_table
+    from core.validation.loo_table import read_loo_table
 
     results, why = read_loo_table(cat)
     assert results is not None, f"{why}: run `python -m bench.calibrate --write`"

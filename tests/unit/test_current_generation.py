@@ -4,8 +4,10 @@ DeepSeek-V3.2 layout). Published counts and the cache sizes are computed by hand
 
 import pytest
 
-from core import hf_config, memory, params
+from core import hf as hf_config
+from core import memory
 from core.catalog import load_catalog
+from core.model import params
 from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import KDA, GatedDeltaNet, Mamba2
 from core.model.mixers.mla import MLA
@@ -122,7 +124,7 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
     # default layout on 8 H200s (TP 8): per GPU a 256-token sequence keeps 15 x 2,048 x 256 / 2 = 3,932,160 B
     # of K/V (2 KV heads: each rank keeps one) and 45 x 4,268,032 / 8 = 24,007,680 B of state, so dropping
     # the state would fit (3,932,160 + 24,007,680) / 3,932,160 = 7.1x as many sequences
-    from core.specs import Workload
+    from core.deployment.specs import Workload
 
     gpu = cat.gpu("h200")
     lay = memory.default_layout(Q397, 8)
@@ -200,7 +202,7 @@ def test_sparse_attention_reads_topk_plus_an_index_scan():
 
 def _decode_scores_s(model, ctx, tp=8):
     from core import perf
-    from core.specs import ParallelLayout
+    from core.deployment.specs import ParallelLayout
 
     eff = perf.resolve_efficiency("h200", cat.efficiency)
     lay = ParallelLayout(attention_tp=tp, ep=tp)
@@ -353,7 +355,7 @@ def test_nemotron_state_and_cache():
 
 
 def test_unmodelled_parts_are_named():
-    from core.summary import model_caveats
+    from core.report.catalog_rows import model_caveats
 
     assert any("latent" in c.lower() for c in model_caveats(K3))
     assert any("Hyper-connections" in c for c in model_caveats(V4F))
@@ -379,7 +381,7 @@ def test_v4_flash_cache_at_32k_and_128k_by_hand(tokens):
 def test_weights_on_one_gpu_equal_the_total(model_id, gpu_id):
     # one GPU (TP 1, no EP, bf16 everywhere): its weights are the whole model, so every layer kind
     # (linear mixers, global layers, partial indexers, FFN-free layers) must be counted once
-    from core.specs import ParallelLayout, Workload
+    from core.deployment.specs import ParallelLayout, Workload
 
     m = cat.model(model_id)
     st = memory.stage_memories(

@@ -4,10 +4,13 @@ values below: the bytes a GPU holds and reads, the rules vLLM enforces, and wher
 
 import pytest
 
-from core import collectives, layout, memory, parallel, perf
+from core import memory, perf
 from core.catalog import load_catalog
-from core.kernels import layer_comm, layer_costs
-from core.specs import ClusterSpec, ParallelLayout, Precision, Workload
+from core.deployment import parallel
+from core.deployment.specs import ClusterSpec, ParallelLayout, Precision, Workload
+from core.hardware import collectives
+from core.perf.kernels import layer_comm, layer_costs
+from core.serving import layout
 
 cat = load_catalog()
 KIMI = cat.model("kimi-k2.6")  # 61 MLA layers: latent 512 + RoPE 64 = 576 cached elements per token, 64 heads
@@ -112,9 +115,9 @@ def test_the_search_offers_dcp_to_vllm_decode_only():
 
 def test_a_dcp_layout_reaches_the_url_and_the_launch_commands():
     # "Use the best decode layout" on a DCP plan: the URL and the vLLM command must carry it, not drop it silently
-    from core.launch import launch_command, spec_from_plan
+    from core.deployment.specs import Scenario
     from core.scenario import scenario_from_params, scenario_to_params
-    from core.specs import Scenario
+    from core.serving.launch import launch_command, spec_from_plan
 
     s = Scenario(model_id="kimi-k2.6", gpu_id="b200", layout=tp8(8))
     params = scenario_to_params(s)

@@ -5,10 +5,11 @@ step-time model's per-layer works with every efficiency at 1. Hand values from t
 import numpy as np
 import pytest
 
-from core import kernels, memory, moe, perf
+from core import memory, moe, perf
 from core.catalog import load_catalog
-from core.efficiency import IDEAL
-from core.specs import ParallelLayout, Precision
+from core.deployment.specs import ParallelLayout, Precision
+from core.hardware.efficiency import IDEAL
+from core.perf import kernels
 
 cat = load_catalog()
 H200, H100, GB200 = cat.gpu("h200"), cat.gpu("h100-sxm"), cat.gpu("gb200")

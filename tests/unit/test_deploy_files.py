@@ -259,7 +259,7 @@ def test_proxy_is_sticky_upgrades_websockets_and_protects_frames_and_hosts(compo
     # identity only from the proxy's own sign-in (SEC-1, issue 37): the user header comes from $planner_user,
     # which is empty unless an included snippet sets it; every other user header the app or oauth2-proxy
     # know, and Authorization, are set to nothing, so what a client sends there never reaches a replica
-    from core.auth import DEFAULT_USER_HEADER, USER_HEADERS
+    from core.store.auth import DEFAULT_USER_HEADER, USER_HEADERS
 
     assert {h: sets.get(h) for h in USER_HEADERS} == {
         h: ("$planner_user" if h == DEFAULT_USER_HEADER else "") for h in USER_HEADERS

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from core import cost, disagg
 from core.catalog import load_catalog
-from core.specs import ClusterSpec, ParallelLayout
+from core.deployment.specs import ClusterSpec, ParallelLayout
+from core.serving import cost, disagg
 
 cat = load_catalog()
 L70 = cat.model("llama-3-70b")
@@ -71,8 +71,8 @@ def test_bad_traffic():
 
 
 def test_pool_utilisation_and_the_yearly_value_of_whole_gpus():
-    from core import cost, disagg
-    from core import layout as L
+    from core.serving import cost, disagg
+    from core.serving import layout as L
 
     # a decode plan of 2,000 output tokens/s per GPU on 8-GPU replicas: 1,000 tokens/s of traffic needs 0.5 GPU,
     # the pool is one replica of 8 GPUs: 0.5 / 8 = 6.25% busy

@@ -8,7 +8,8 @@ import pytest
 
 from core import serving
 from core.catalog import load_catalog
-from core.engine_sim import (
+from core.deployment.specs import ParallelLayout, Workload
+from core.serving.engine_sim import (
     EngineKnobs,
     Lengths,
     SimResult,
@@ -20,9 +21,8 @@ from core.engine_sim import (
     simulate_disaggregated,
     simulate_open,
 )
-from core.engine_sim.engine import run_engine
-from core.specs import ParallelLayout, Workload
-from core.workload_profiles import profile
+from core.serving.engine_sim.engine import run_engine
+from core.serving.workload_profiles import profile
 
 # a decode step of n sequences takes 10 ms + 0.1 ms x n (n >= 1; below one sequence, and a prefill-only step,
 # 10.1 ms: the grid's first point); a computed prompt token 10 us; a step carries 8,192 tokens; the KV cache holds

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from core.eplb_published import EplbRow, compare_case, load_eplb_cases
+from core.balance.published import EplbRow, compare_case, load_eplb_cases
 
 
 def case(prefix):

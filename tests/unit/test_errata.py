@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import balance, disagg, memory, roofline
+from core import balance, memory, roofline
 from core import speculative as sd
 from core.catalog import load_catalog
-from core.specs import ClusterSpec, MemoryAssumptions, ParallelLayout, Precision, Workload
+from core.deployment.specs import ClusterSpec, MemoryAssumptions, ParallelLayout, Precision, Workload
+from core.serving import disagg
 
 ERRATA = Path(__file__).resolve().parents[2] / "docs" / "errata.md"
 cat = load_catalog()

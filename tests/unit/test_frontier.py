@@ -4,8 +4,9 @@ deployment against the GPU count the source published."""
 
 import pytest
 
-from core import frontier, serving
-from core.frontier import Deployment, PoolSpec
+from core import serving
+from core.serving import frontier
+from core.serving.frontier import Deployment, PoolSpec
 
 POINTS = frontier.load_frontier_points()
 CASES = {c.id: c for c in frontier.load_frontier_cases()}

@@ -15,7 +15,7 @@ Three parts:
 1. ``test_public_function``: for each module of ``core`` and each function in its ``__all__``, the
    arguments are drawn from a table of strategies by parameter name and annotation (hostile numbers:
    NaN, +-inf, negative, 0, 1e30, subnormal; hostile ints: 0, negative, 2**63, 10**30; models, GPUs and
-   hosts from the real catalog; dtype names from ``core.specs.DTYPES`` plus garbage; small valid
+   hosts from the real catalog; dtype names from ``core.deployment.specs.DTYPES`` plus garbage; small valid
    ``ParallelLayout`` s). The catalog lookups (``Catalog.model`` ...) and ``Precision.of`` are fuzzed
    too. Expensive simulations get bounded inputs (``OVERRIDES``) and fewer examples (``EXAMPLES``);
    functions that cannot be fuzzed here are in ``SKIP`` with the reason (one: ``store.open_store``).
@@ -23,9 +23,9 @@ Three parts:
    of ``core`` (and every input dataclass with its own validation) built from a valid baseline with
    one to three fields replaced by hostile values: a ``ValidationError`` with a message, or an object
    whose numeric fields (and key derived figures) are finite.
-3. Parsers of user text: config.json (``core.hf_config``), the CSV and Prometheus expert-load
-   parsers (``core.balance``), the Prometheus speculative-decoding scrape (``core.live``), the URL
-   config token (``core.hf_config.decode_config``) and the URL scenario reader (``core.scenario``,
+3. Parsers of user text: config.json (``core.hf``), the CSV and Prometheus expert-load
+   parsers (``core.balance``), the Prometheus speculative-decoding scrape (``core.speculative.live``), the URL
+   config token (``core.hf.decode_config``) and the URL scenario reader (``core.scenario``,
    extending ``test_scenario_url.py`` with non-text values, numeric edge cases and huge values):
    malformed and truncated JSON, 100,000-deep nesting, a 100 MB string, NaN / Infinity / -1 / 1e30 in
    numeric fields, wrong types, unicode garbage and binary bytes must give a ``ValueError`` that says
@@ -63,26 +63,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from core import balance, hf_config, live, offload
-from core.acceptance import CONFIDENCES as ACCEPTANCE_CONFIDENCES
-from core.acceptance import METHODS as ACCEPTANCE_METHODS
-from core.acceptance import AcceptanceCurve, load_curves
+from core import balance
+from core import hf as hf_config
+from core.balance.published import PLACEMENTS, EplbCase, EplbRow, load_eplb_cases
 from core.catalog import CATALOG_DIR, load_catalog
-from core.collectives import OPS as COLLECTIVE_OPS
 from core.comms import AllToAllSplit
-from core.disagg import Traffic
-from core.efficiency import KERNEL_PATHS, SERVING_STACKS
-from core.eplb_published import PLACEMENTS, EplbCase, EplbRow, load_eplb_cases
-from core.frontier import PoolSpec, load_frontier_cases, load_frontier_points
-from core.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
-from core.layout import Plan
-from core.memory import GGUF_BLOCKS
-from core.model.mixers import MIXER_KINDS
-from core.moe import GemmElementBytes
-from core.perf import StepConfig
-from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
-from core.serving import ReplicaCosts, ServingPoint
-from core.specs import (
+from core.deployment.specs import (
     ACTIVE_CONVENTIONS,
     DTYPES,
     EFFICIENCY_FAMILIES,
@@ -100,8 +86,26 @@ from core.specs import (
     SystemFactors,
     Workload,
 )
+from core.hardware.collectives import OPS as COLLECTIVE_OPS
+from core.hardware.efficiency import KERNEL_PATHS, SERVING_STACKS
+from core.hardware.offload_efficiency import OffloadEfficiency
+from core.memory import GGUF_BLOCKS
+from core.model.mixers import MIXER_KINDS
+from core.moe import GemmElementBytes
+from core.perf import StepConfig
+from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
+from core.serving import ReplicaCosts, ServingPoint
+from core.serving.disagg import Traffic
+from core.serving.frontier import PoolSpec, load_frontier_cases, load_frontier_points
+from core.serving.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
+from core.serving.layout import Plan
+from core.serving.workload_profiles import load_profiles
+from core.single_box import offload
+from core.speculative import live
+from core.speculative.acceptance import CONFIDENCES as ACCEPTANCE_CONFIDENCES
+from core.speculative.acceptance import METHODS as ACCEPTANCE_METHODS
+from core.speculative.acceptance import AcceptanceCurve, load_curves
 from core.validation import CaseResult
-from core.workload_profiles import load_profiles
 
 CAT = load_catalog()
 MODELS = [CAT.models[k] for k in sorted(CAT.models)]
@@ -117,7 +121,7 @@ def _core_modules() -> tuple[str, ...]:
     import core
 
     names = (info.name.removeprefix("core.") for info in pkgutil.walk_packages(core.__path__, "core."))
-    return tuple(sorted(n for n in names if not n.rsplit(".", 1)[-1].startswith("_")))
+    return tuple(sorted(n for n in names if not any(part.startswith("_") for part in n.split("."))))
 
 
 MODULES = _core_modules()
@@ -133,7 +137,7 @@ FUZZ = settings(
 
 # Functions that cannot be fuzzed here, with the reason. Keep it short.
 SKIP = {
-    "store.open_store": "opens (and may create) a database file or connects to a PostgreSQL URL; covered by "
+    "store.sqlite.open_store": "opens (and may create) a database file or connects to a PostgreSQL URL; covered by "
     "test_store.py / test_store_postgres.py",
     "hf.registry.reader": "a decorator that registers a config reader when a family module is imported; calling it "
     "would add a reader to the live registry (family_of and every reader are fuzzed)",
@@ -143,19 +147,25 @@ SKIP = {
 # function's docstring and read by a page): the function may return exactly this kind of value,
 # nothing else non-finite. Changing them would change what pages show; they stay.
 SENTINELS = {
-    "speculative.ceiling": ("+inf", "1 / (1 - alpha) is infinite at alpha = 1 (test_speculative)"),
-    "speculative.break_even_alpha": ("nan", "gamma = 0 has no break-even: NaN (test_speculative)"),
-    "intensity.batch_for_expert_intensity": ("+inf", "a target beyond the saturation intensity (test_roofline_moe)"),
-    "intensity.batch_for_dense_intensity": ("+inf", "a target beyond the saturation intensity"),
-    "live.spec_observation": ("nan", "SGLang reports no per-token acceptance: NaN (test_live, 4_Speculative)"),
+    "speculative.closed_form.ceiling": ("+inf", "1 / (1 - alpha) is infinite at alpha = 1 (test_speculative)"),
+    "speculative.closed_form.break_even_alpha": ("nan", "gamma = 0 has no break-even: NaN (test_speculative)"),
+    "moe.intensity.batch_for_expert_intensity": (
+        "+inf",
+        "a target beyond the saturation intensity (test_roofline_moe)",
+    ),
+    "moe.intensity.batch_for_dense_intensity": ("+inf", "a target beyond the saturation intensity"),
+    "speculative.live.spec_observation": (
+        "nan",
+        "SGLang reports no per-token acceptance: NaN (test_live, 4_Speculative)",
+    ),
     "roofline.gpu_arrays": ("nan", "NaN peak where the GPU lacks the dtype natively (its docstring; 2_Intensity)"),
     "roofline.attainable_tflops": ("nan", "propagates gpu_arrays' NaN peak (its docstring)"),
-    "slo.load_point": (
+    "serving.slo.load_point": (
         "+inf",
         "a rate beyond what the replica serves: every latency infinite, stable False (test_slo)",
     ),
-    "slo.rate_sweep": ("+inf", "as load_point, at a rate bisection left at the edge of stability"),
-    "slo.goodput": ("+inf", "as load_point: the LoadPoint it reports"),
+    "serving.slo.rate_sweep": ("+inf", "as load_point, at a rate bisection left at the edge of stability"),
+    "serving.slo.goodput": ("+inf", "as load_point: the LoadPoint it reports"),
 }
 
 
@@ -287,14 +297,11 @@ def assert_finite(obj, where: str = "result", allow: str | None = None, _depth: 
 # quotes the bad URL value "nan", which is right)
 TEXT_CHECKED = (
     "report.",
-    "summary.",
     "memory.",
-    "layout.",
-    "offload.",
-    "disagg.",
-    "params.",
+    "serving.layout.",
+    "single_box.",
+    "serving.disagg.",
     "moe.",
-    "intensity.",
     "model.",
 )
 
@@ -565,7 +572,7 @@ link_factors = st.builds(
 offload_effs = st.one_of(
     st.none(),
     st.builds(
-        lambda vals: Lazy(lambda: offload.OffloadEfficiency(*vals), f"OffloadEfficiency{tuple(vals)!r}"),
+        lambda vals: Lazy(lambda: OffloadEfficiency(*vals), f"OffloadEfficiency{tuple(vals)!r}"),
         st.tuples(
             *[fl(0.05, 1, wrong=False)] * 6, fl(0, 4, wrong=False), fl(0, 16, wrong=False), it(1, 4096, wrong=False)
         ),
@@ -939,7 +946,7 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
     if name in ("kind", "kernel"):
         return choice(["low_latency", "normal"])
     if ann == "Work":
-        from core.kernels import Work
+        from core.perf.kernels import Work
 
         return st.builds(
             Work,
@@ -969,7 +976,7 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return quant_configs
     if name == "meta":
         return st.one_of(st.none(), st.just({}), st.just({"config_source": "fuzz"}))
-    if name == "case" and qualname == "frontier.model_case":  # the two cases that model in a blink, or junk ids
+    if name == "case" and qualname == "serving.frontier.model_case":  # the two cases that model in a blink, or junk ids
         return st.one_of(st.sampled_from(["qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp"]), text(20))
     if name == "case":
         return cases
@@ -1170,9 +1177,9 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
-    "operating_point.per_gpu_text.amount": fl(0, 1e9),
-    "speculative.batch_speedup.eff": st.one_of(st.none(), efficiencies),
-    "balance_cost.imbalance_cost.plan": st.one_of(
+    "serving.operating_point.per_gpu_text.amount": fl(0, 1e9),
+    "speculative.closed_form.batch_speedup.eff": st.one_of(st.none(), efficiencies),
+    "balance.cost.imbalance_cost.plan": st.one_of(
         st.builds(
             lambda s, red: Lazy(
                 lambda: balance.placement_plan(balance.zipf_loads(64, s, seed=1)[None, :], 8, 1, 8, red),
@@ -1183,44 +1190,44 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
         ),
         st.just(WrongType("not a plan")),
     ),
-    "balance_cost.mean_gpu_imbalance.gpu_loads": st.one_of(
+    "balance.cost.mean_gpu_imbalance.gpu_loads": st.one_of(
         st.lists(st.lists(fl(0, 1e6, wrong=False), min_size=1, max_size=4), min_size=1, max_size=3),
         st.sampled_from([[], [[0, 0]], [[1, -1]], [[float("nan")]], "x"]),
     ),
-    "balance_cost.max_fitting_redundant.limit": st.one_of(st.none(), it(0, 512)),
-    "balance_cost.cold_expert_memory.fractions": st.one_of(
+    "balance.cost.max_fitting_redundant.limit": st.one_of(st.none(), it(0, 512)),
+    "balance.cost.cold_expert_memory.fractions": st.one_of(
         st.sampled_from([[[1.0] * 8], [[0.0] * 8], [[1.0, -1.0]], "x", [[float("nan")] * 8]]),
         st.lists(st.lists(fl(0, 10, wrong=False), min_size=8, max_size=8), min_size=1, max_size=2),
     ),
-    "balance_cost.cold_expert_memory.share": fl(0.01, 0.99),
-    "operating_point.time_categories.parts": st.dictionaries(
+    "balance.cost.cold_expert_memory.share": fl(0.01, 0.99),
+    "serving.operating_point.time_categories.parts": st.dictionaries(
         st.sampled_from(["routed_experts", "dispatch", "allreduce", "pp_send", "layer_overhead", "junk"]),
         fl(0, 10, wrong=False),
         max_size=4,
     ),
-    "balance.bias_balancing.n_experts": st.one_of(st.integers(1, 64), st.sampled_from([0, -1, 10**6])),
-    "balance.bias_balancing.steps": st.one_of(st.integers(1, 20), st.sampled_from([0, -1, 10**6, 2**63])),
-    "balance.bias_balancing.tokens_per_step": st.one_of(st.integers(1, 128), st.sampled_from([0, -1, 10**7])),
-    "speculative_sim.simulate.steps": st.one_of(st.integers(1, 2000), st.sampled_from([0, -1, 10**8, 2**63])),
-    "speculative_sim.simulate.p": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.5, 0.5]), st.just([1.0, 0.0, 0.0])),
-    "speculative_sim.simulate.q": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.25, 0.75]), st.just([0.0, 1.0, 0.0])),
-    "balance.gpu_loads.phy2log": st.none(),  # filled with logcnt from one EPLB run in _draw_args
-    "balance.gpu_loads.logcnt": st.none(),
-    "calibration.leave_one_out.cases": st.lists(cases, max_size=2),
-    "calibration.leave_one_out.only": st.one_of(st.none(), text(20), st.lists(text(20), max_size=2)),
-    "calibration.calibrate.cases": st.lists(cases, max_size=3),
-    "disagg.break_even_rate.rates": st.lists(fl(1, 1e4, wrong=False), max_size=3),
-    "disagg.size_pools.plans": st.none(),
+    "balance.metrics.bias_balancing.n_experts": st.one_of(st.integers(1, 64), st.sampled_from([0, -1, 10**6])),
+    "balance.metrics.bias_balancing.steps": st.one_of(st.integers(1, 20), st.sampled_from([0, -1, 10**6, 2**63])),
+    "balance.metrics.bias_balancing.tokens_per_step": st.one_of(st.integers(1, 128), st.sampled_from([0, -1, 10**7])),
+    "speculative.sim.simulate.steps": st.one_of(st.integers(1, 2000), st.sampled_from([0, -1, 10**8, 2**63])),
+    "speculative.sim.simulate.p": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.5, 0.5]), st.just([1.0, 0.0, 0.0])),
+    "speculative.sim.simulate.q": st.one_of(_a(0, 1, two_d=False)(""), st.just([0.25, 0.75]), st.just([0.0, 1.0, 0.0])),
+    "balance.metrics.gpu_loads.phy2log": st.none(),  # filled with logcnt from one EPLB run in _draw_args
+    "balance.metrics.gpu_loads.logcnt": st.none(),
+    "validation.calibration.leave_one_out.cases": st.lists(cases, max_size=2),
+    "validation.calibration.leave_one_out.only": st.one_of(st.none(), text(20), st.lists(text(20), max_size=2)),
+    "validation.calibration.calibrate.cases": st.lists(cases, max_size=3),
+    "serving.disagg.break_even_rate.rates": st.lists(fl(1, 1e4, wrong=False), max_size=3),
+    "serving.disagg.size_pools.plans": st.none(),
     "memory.min_gpus.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 65_536, 10**9, 10**30])),
     "memory.min_gpus_table.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 10**9, 10**30])),
-    "live.implied_alpha.gamma": fl(1, 64),
-    "live.implied_alpha.tokens_per_step": fl(1, 65),
-    "offload.offloaded_moe_layers.n_cpu_moe": it(0, 100, wrong=False),
-    "collectives.collective_s.n": it(1, 128),
-    "comparison.load_comparison.path": st.sampled_from(
+    "speculative.live.implied_alpha.gamma": fl(1, 64),
+    "speculative.live.implied_alpha.tokens_per_step": fl(1, 65),
+    "single_box.offload.offloaded_moe_layers.n_cpu_moe": it(0, 100, wrong=False),
+    "hardware.collectives.collective_s.n": it(1, 128),
+    "validation.comparison.load_comparison.path": st.sampled_from(
         [CATALOG_DIR / "validation" / "aic_comparison.csv", "/nonexistent.csv", __file__, "x" * 5000, "bad\x00name"]
     ),
-    "comparison.comparison_summary.rows": st.lists(
+    "validation.comparison.comparison_summary.rows": st.lists(
         st.fixed_dictionaries(
             {
                 "phase": st.sampled_from(["decode", "prefill", "other"]),
@@ -1233,27 +1240,36 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
         ),
         max_size=6,
     ),
-    "collectives.allreduce_curves.group_sizes": st.lists(it(1, 128, wrong=False), min_size=1, max_size=3).map(tuple),
-    "collectives.allreduce_curves.sizes_bytes": st.lists(fl(1, 1e10, wrong=False), min_size=1, max_size=4).map(tuple),
-    "layer_comm.collective.n": it(1, 128),
-    "collectives.load_collectives.path": st.sampled_from(
-        [CATALOG_DIR / "collectives.csv", "/nonexistent/collectives.csv", __file__, "x" * 5000, "bad\x00name"]
+    "hardware.collectives.allreduce_curves.group_sizes": st.lists(it(1, 128, wrong=False), min_size=1, max_size=3).map(
+        tuple
     ),
-    **{f"{f}.path": choice([None, *KERNEL_PATHS]) for f in ("kernels.grouped_gemm_s", "layer_comm.moe_comm_s")},
-    "launch.launch_command.spec": launch_specs(),
-    "launch.launch_command.engine": choice(ENGINES),
-    "launch.launch_commands.spec": launch_specs(),
-    "launch.spec_from_plan.model_id": st.one_of(choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS), st.just(WrongType(None))),
-    "launch.spec_from_plan.max_batched_tokens": it(1, 65_536),
-    "plan_commands.plan_commands.max_batched_tokens": it(1, 65_536),
-    "launch.spec_from_plan.max_num_seqs": it(1, 4096),
-    "launch.spec_from_plan.num_speculative_tokens": it(0, 8),
-    "launch.spec_from_plan.kv_cache_dtype": choice(KV_CACHE_DTYPES),
-    "launch.spec_from_plan.speculative": st.one_of(st.none(), choice(SPECULATIVE_METHODS)),
-    "launch.spec_from_plan.role": choice(ROLES),
+    "hardware.collectives.allreduce_curves.sizes_bytes": st.lists(fl(1, 1e10, wrong=False), min_size=1, max_size=4).map(
+        tuple
+    ),
+    "perf.layer_comm.collective.n": it(1, 128),
+    "hardware.collectives.load_collectives.path": st.sampled_from(
+        [CATALOG_DIR / "hardware.collectives.csv", "/nonexistent/collectives.csv", __file__, "x" * 5000, "bad\x00name"]
+    ),
+    **{
+        f"{f}.path": choice([None, *KERNEL_PATHS])
+        for f in ("perf.kernels.grouped_gemm_s", "perf.layer_comm.moe_comm_s")
+    },
+    "serving.launch.launch_command.spec": launch_specs(),
+    "serving.launch.launch_command.engine": choice(ENGINES),
+    "serving.launch.launch_commands.spec": launch_specs(),
+    "serving.launch.spec_from_plan.model_id": st.one_of(
+        choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS), st.just(WrongType(None))
+    ),
+    "serving.launch.spec_from_plan.max_batched_tokens": it(1, 65_536),
+    "serving.plan_commands.plan_commands.max_batched_tokens": it(1, 65_536),
+    "serving.launch.spec_from_plan.max_num_seqs": it(1, 4096),
+    "serving.launch.spec_from_plan.num_speculative_tokens": it(0, 8),
+    "serving.launch.spec_from_plan.kv_cache_dtype": choice(KV_CACHE_DTYPES),
+    "serving.launch.spec_from_plan.speculative": st.one_of(st.none(), choice(SPECULATIVE_METHODS)),
+    "serving.launch.spec_from_plan.role": choice(ROLES),
 }
 
-# core.acceptance (issue 20): measured acceptance curves. Curves are catalog entries, chains built from per-position
+# core.speculative.acceptance (issue 20): measured acceptance curves. Curves are catalog entries, chains built from per-position
 # acceptances (gaps and plateaus included), arbitrary or hostile length tables (mostly refused), or not curves at all.
 ACCEPTANCE_CURVES = load_curves()
 EPLB_CASES = load_eplb_cases()
@@ -1296,52 +1312,54 @@ def acceptance_curves(draw):
 
 OVERRIDES.update(
     {
-        "acceptance.per_position_acceptance.curve": acceptance_curves(),
-        "spec_measured.measured_speedups.curve": st.one_of(
+        "speculative.acceptance.per_position_acceptance.curve": acceptance_curves(),
+        "speculative.measured.measured_speedups.curve": st.one_of(
             st.sampled_from(ACCEPTANCE_CURVES[:3]), st.just(WrongType({"k": 1}))
         ),
-        "speculative.batch_speedup.accepted_tokens": st.one_of(st.none(), fl(1, 3)),
+        "speculative.closed_form.batch_speedup.accepted_tokens": st.one_of(st.none(), fl(1, 3)),
         # a step-time function as the pages pass one (seconds from sequences and tokens per sequence), or garbage
-        "speculative.speculative_step_s.step_s": st.one_of(
+        "speculative.closed_form.speculative_step_s.step_s": st.one_of(
             st.just(lambda n, per_seq: 0.01 + 1e-4 * np.asarray(n) * per_seq), st.just(WrongType(None))
         ),
-        "speculative.speculative_step_s.sequences": st.one_of(fl(1, 1e4, wrong=False), st.just(np.array([1.0, 64.0]))),
-        "speculative.speculative_step_s.draft_s": st.one_of(st.none(), fl(0, 1, wrong=False)),
-        "spec_measured.best_measured.curves": st.one_of(
+        "speculative.closed_form.speculative_step_s.sequences": st.one_of(
+            fl(1, 1e4, wrong=False), st.just(np.array([1.0, 64.0]))
+        ),
+        "speculative.closed_form.speculative_step_s.draft_s": st.one_of(st.none(), fl(0, 1, wrong=False)),
+        "speculative.measured.best_measured.curves": st.one_of(
             st.lists(st.sampled_from(ACCEPTANCE_CURVES[:3]), min_size=0, max_size=2), st.just([WrongType({"k": 1})])
         ),
         "model.ffn.ffn_gemm_shapes.width_in": it(1, 100_000),
         "model.ffn.ffn_gemm_shapes.intermediate": it(1, 100_000),
         "model.ffn.ffn_gemm_shapes.ffn_matrices": it(2, 3),
-        "acceptance.accepted_length.curve": acceptance_curves(),
-        "acceptance.accepted_length.k": it(0, 10),
-        "acceptance.constant_alpha_length.k": it(0, 64),
-        "acceptance.curves_for.model_id": choice(sorted({c.model_id for c in ACCEPTANCE_CURVES})),
-        "acceptance.curves_for.method": choice(ACCEPTANCE_METHODS),
-        "acceptance.curves_for.curves": st.one_of(
+        "speculative.acceptance.accepted_length.curve": acceptance_curves(),
+        "speculative.acceptance.accepted_length.k": it(0, 10),
+        "speculative.acceptance.constant_alpha_length.k": it(0, 64),
+        "speculative.acceptance.curves_for.model_id": choice(sorted({c.model_id for c in ACCEPTANCE_CURVES})),
+        "speculative.acceptance.curves_for.method": choice(ACCEPTANCE_METHODS),
+        "speculative.acceptance.curves_for.curves": st.one_of(
             st.none(),
             st.just(ACCEPTANCE_CURVES),
             st.lists(st.sampled_from(ACCEPTANCE_CURVES), max_size=4),
             st.sampled_from([WrongType(5), "mtp", [1, 2], {"a": 1}]),
         ),
-        "eplb_published.load_eplb_cases.path": st.sampled_from(
+        "balance.published.load_eplb_cases.path": st.sampled_from(
             [
                 None,
                 CATALOG_DIR / "eplb_measurements.yaml",
                 CATALOG_DIR,
                 CATALOG_DIR / "engines.yaml",
-                CATALOG_DIR / "acceptance.yaml",
+                CATALOG_DIR / "speculative.acceptance.yaml",
                 "/nonexistent/eplb.yaml",
                 "x" * 5000,
                 "bad\x00name",
             ]
         ),
-        "eplb_published.compare_case.case": st.one_of(st.sampled_from(EPLB_CASES), st.just(WrongType({"id": "x"}))),
-        "eplb_published.compare_case.cat": st.none(),
-        "acceptance.load_curves.path": st.sampled_from(
+        "balance.published.compare_case.case": st.one_of(st.sampled_from(EPLB_CASES), st.just(WrongType({"id": "x"}))),
+        "balance.published.compare_case.cat": st.none(),
+        "speculative.acceptance.load_curves.path": st.sampled_from(
             [
                 None,
-                CATALOG_DIR / "acceptance.yaml",
+                CATALOG_DIR / "speculative.acceptance.yaml",
                 CATALOG_DIR,
                 CATALOG_DIR / "engines.yaml",
                 "/nonexistent/acceptance.yaml",
@@ -1352,7 +1370,7 @@ OVERRIDES.update(
     }
 )
 
-# core.auth (issue 21): sign-in settings from the environment, request headers, st.user dicts
+# core.store.auth (issue 21): sign-in settings from the environment, request headers, st.user dicts
 _AUTH_ENV_KEYS = st.sampled_from(["PLANNER_AUTH", "PLANNER_AUTH_HEADER", "PLANNER_EDITORS", "PLANNER_READERS", "X"])
 _AUTH_ENV_VALUES = st.one_of(choice(["none", "header", "oidc", "*", "a, b", "X-User"]), st.just(WrongType(3)))
 _AUTH_ENVS = st.dictionaries(_AUTH_ENV_KEYS, _AUTH_ENV_VALUES, max_size=4)
@@ -1360,20 +1378,20 @@ _HEADER_DICTS = st.dictionaries(choice(["X-Forwarded-User", "x-forwarded-email",
 
 
 def _auth_config(env: dict) -> Lazy:
-    from core.auth import auth_config
+    from core.store.auth import auth_config
 
     return Lazy(lambda: auth_config(env), f"auth_config({env!r})")
 
 
 OVERRIDES.update(
     {
-        "auth.auth_config.env": st.one_of(_AUTH_ENVS, st.just(WrongType(["PLANNER_AUTH"]))),
-        "auth.identify.config": st.one_of(
+        "store.auth.auth_config.env": st.one_of(_AUTH_ENVS, st.just(WrongType(["PLANNER_AUTH"]))),
+        "store.auth.identify.config": st.one_of(
             _AUTH_ENVS.map(_auth_config),
             st.just(WrongType("header")),
         ),
-        "auth.identify.headers": st.one_of(st.none(), _HEADER_DICTS, st.just(WrongType("X-Forwarded-User: a"))),
-        "auth.identify.user": st.one_of(
+        "store.auth.identify.headers": st.one_of(st.none(), _HEADER_DICTS, st.just(WrongType("X-Forwarded-User: a"))),
+        "store.auth.identify.user": st.one_of(
             st.none(),
             st.fixed_dictionaries({"is_logged_in": st.sampled_from([True, False, "true"]), "email": text(400)}),
         ),
@@ -1383,21 +1401,21 @@ OVERRIDES.update(
 # Examples per function (default DEFAULT_EXAMPLES): fewer for the slow ones.
 DEFAULT_EXAMPLES = 50
 EXAMPLES = {
-    "balance.bias_balancing": 12,
-    "calibration.calibrate": 6,
-    "calibration.leave_one_out": 4,
-    "report.build_report": 15,
-    "layout.recommend": 15,
-    "spec_measured.measured_speedups": 10,
-    "eplb_published.compare_case": 3,
-    "spec_measured.recommend_gamma": 10,
-    "spec_measured.best_measured": 10,
-    "operating_point.operating_point": 15,
-    "layout.recommend_with_rejections": 15,
-    "disagg.size_pools": 15,
-    "disagg.break_even_rate": 10,
+    "balance.metrics.bias_balancing": 12,
+    "validation.calibration.calibrate": 6,
+    "validation.calibration.leave_one_out": 4,
+    "report.build.build_report": 15,
+    "serving.layout.recommend": 15,
+    "speculative.measured.measured_speedups": 10,
+    "balance.published.compare_case": 3,
+    "speculative.measured.recommend_gamma": 10,
+    "speculative.measured.best_measured": 10,
+    "serving.operating_point.operating_point": 15,
+    "serving.layout.recommend_with_rejections": 15,
+    "serving.disagg.size_pools": 15,
+    "serving.disagg.break_even_rate": 10,
     "memory.budget.min_gpus_table": 15,
-    "offload_options.single_box_options": 15,
+    "single_box.options.single_box_options": 15,
 }
 
 
@@ -1418,7 +1436,7 @@ def _public_functions() -> list[tuple[str, Callable]]:
     # lookups every page uses on the catalog (unknown id -> ValueError listing close ids)
     for meth in ("model", "gpu", "host", "interconnect", "draft_method"):
         out.append((f"catalog.Catalog.{meth}", getattr(CAT, meth)))
-    out.append(("specs.Precision.of", Precision.of))
+    out.append(("deployment.specs.Precision.of", Precision.of))
     return out
 
 
@@ -1456,7 +1474,7 @@ def _draw_args(data, qualname: str, fn: Callable) -> tuple[list, dict]:
             kwargs[p.name] = v
         else:
             args.append(v)
-    if qualname == "balance.gpu_loads":
+    if qualname == "balance.metrics.gpu_loads":
         args[1], args[2] = data.draw(eplb_outputs(), label="phy2log, logcnt")
     return args, kwargs
 
@@ -1596,7 +1614,8 @@ BASELINES: dict[str, list[BaseModel]] = {
 
 def _derived(obj: BaseModel):
     """The figures pages compute from a freshly validated object (they must be finite too)."""
-    from core import memory, params
+    from core import memory
+    from core.model import params
 
     if isinstance(obj, PYDANTIC_MODELS["ModelSpec"]):
         for field in ("dense_layers", "ffn_free_layers"):
@@ -1662,7 +1681,7 @@ def test_pydantic_model_construction(name):
             with _deadline(HANG_S):
                 obj = cls.model_validate(fields)
         except ValidationError as e:
-            from core.specs import describe_validation_error
+            from core.deployment.specs import describe_validation_error
 
             assert str(e).strip() and describe_validation_error(e).strip()
             return
@@ -1700,8 +1719,8 @@ REPLICA_COSTS = dict(
     accepted_length=st.one_of(st.floats(1, 5), st.sampled_from([0.5, math.nan, math.inf])),
 )
 INPUT_DATACLASSES = {
-    "serving.ReplicaCosts": (ReplicaCosts, REPLICA_COSTS),
-    "disagg.Traffic": (
+    "serving.closed_loop.ReplicaCosts": (ReplicaCosts, REPLICA_COSTS),
+    "serving.disagg.Traffic": (
         Traffic,
         dict(
             requests_per_min=fl(1, 1e4),
@@ -1711,7 +1730,7 @@ INPUT_DATACLASSES = {
             tpot_s=fl(0.01, 1),
         ),
     ),
-    "step_config.StepConfig": (
+    "perf.step_config.StepConfig": (
         StepConfig,
         dict(
             phase=choice(["decode", "prefill"]),
@@ -1725,8 +1744,8 @@ INPUT_DATACLASSES = {
             kernel_path=st.one_of(st.none(), choice(KERNEL_PATHS)),
         ),
     ),
-    "offload.OffloadEfficiency": (
-        offload.OffloadEfficiency,
+    "hardware.offload_efficiency.OffloadEfficiency": (
+        OffloadEfficiency,
         dict(
             gpu_bandwidth=fl(0.01, 1),
             host_bandwidth=fl(0.01, 1),
@@ -1739,7 +1758,7 @@ INPUT_DATACLASSES = {
             ubatch_tokens=it(1, 4096),
         ),
     ),
-    "launch.LaunchSpec": (
+    "serving.launch.LaunchSpec": (
         LaunchSpec,
         dict(
             model_id=st.one_of(choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS), text(40)),
@@ -1761,7 +1780,7 @@ INPUT_DATACLASSES = {
             is_moe=st.one_of(st.booleans(), st.sampled_from([0, 1, "false", None])),
         ),
     ),
-    "validation.CaseResult": (
+    "validation.prediction.CaseResult": (
         CaseResult,
         dict(
             id=text(10),
@@ -1775,7 +1794,7 @@ INPUT_DATACLASSES = {
     ),
 }
 
-INPUT_DATACLASSES["acceptance.AcceptanceCurve"] = (
+INPUT_DATACLASSES["speculative.acceptance.AcceptanceCurve"] = (
     AcceptanceCurve,
     dict(
         model_id=st.one_of(text(30), st.sampled_from(["deepseek-v4-pro", "kimi-k2.5"])),
@@ -1800,8 +1819,8 @@ EPLB_ROW = dict(
     redundant=st.one_of(it(0, 256), st.sampled_from([-1, 1.5, 10**30, None])),
     value=st.one_of(fl(0.01, 1e6), st.sampled_from([0.0, -1.0, math.nan, math.inf, "7", None])),
 )
-INPUT_DATACLASSES["eplb_published.EplbRow"] = (EplbRow, EPLB_ROW)
-INPUT_DATACLASSES["eplb_published.EplbCase"] = (
+INPUT_DATACLASSES["balance.published.EplbRow"] = (EplbRow, EPLB_ROW)
+INPUT_DATACLASSES["balance.published.EplbCase"] = (
     EplbCase,
     dict(
         id=text(20),
@@ -1909,7 +1928,8 @@ def assert_refuses(fn, *args, match: str = "", seconds: float = 2.0):
 
 def _check_model(result):
     """A config parser's success: a ModelSpec (and its normalised text) whose figures are finite."""
-    from core import memory, params
+    from core import memory
+    from core.model import params
 
     m, normalised = result
     assert isinstance(normalised, str) and m.id.startswith("custom-")
@@ -1967,7 +1987,7 @@ def test_config_json_importer_never_crashes(text):
     """model_from_config_text (what the Catalog page's import calls): any text or bytes gives a
     ValueError saying what is wrong, or a valid model with finite figures."""
     text = text.value if isinstance(text, WrongType) else text
-    out = call_contract("hf_config.model_from_config_text", hf_config.model_from_config_text, [text], {})
+    out = call_contract("hf.model_from_config_text", hf_config.model_from_config_text, [text], {})
     if out is not None:
         _check_model(out)
 
@@ -2064,7 +2084,7 @@ def url_tokens(draw):
 @given(url_tokens())
 def test_url_config_token_never_crashes(token):
     """decode_config (a URL's ``cfg``): a ValueError for anything that is not a complete token."""
-    out = call_contract("hf_config.decode_config", hf_config.decode_config, [token], {})
+    out = call_contract("hf.decode_config", hf_config.decode_config, [token], {})
     assert out is None or isinstance(out, str)
 
 
@@ -2078,7 +2098,7 @@ def test_url_config_zip_bomb_is_refused():
     assert_refuses(hf_config.decode_config, bomb, match="size limit")
 
 
-# -- expert loads: CSV and Prometheus (core.balance), speculative metrics (core.live)
+# -- expert loads: CSV and Prometheus (core.balance), speculative metrics (core.speculative.live)
 
 CSV_CELLS = (
     "0",
@@ -2129,7 +2149,7 @@ def csv_texts(draw):
 def test_expert_load_csv_never_crashes(text):
     """parse_loads_csv: a ValueError that names the line, or a [layers, experts] table of finite loads
     >= 0 with at least 2 experts and no all-zero row."""
-    out = call_contract("balance.parse_loads_csv", balance.parse_loads_csv, [text], {})
+    out = call_contract("balance.metrics.parse_loads_csv", balance.parse_loads_csv, [text], {})
     if out is not None:
         assert out.ndim == 2 and out.shape[1] >= 2 and np.all(out >= 0) and np.all(out.sum(axis=1) > 0)
 
@@ -2190,7 +2210,7 @@ def prometheus_texts(draw):
 @given(prometheus_texts(), st.one_of(st.none(), st.sampled_from(["m", "sglang:expert_load", "nope"])))
 def test_prometheus_expert_loads_never_crash(text, metric):
     """parse_prometheus_loads: a ValueError naming the line, or finite loads >= 0 with the metric used."""
-    out = call_contract("balance.parse_prometheus_loads", balance.parse_prometheus_loads, [text, metric], {})
+    out = call_contract("balance.metrics.parse_prometheus_loads", balance.parse_prometheus_loads, [text, metric], {})
     if out is not None:
         loads, name = out
         assert loads.ndim == 2 and np.all(loads >= 0) and isinstance(name, str)
@@ -2225,9 +2245,9 @@ def test_prometheus_expert_loads_memory_bomb_is_refused():
     )
 )
 def test_spec_decode_scrape_never_crashes(text):
-    """live.spec_observation: a ValueError, or an observation in range: acceptance in [0, 1] (NaN for
+    """speculative.live.spec_observation: a ValueError, or an observation in range: acceptance in [0, 1] (NaN for
     SGLang, which does not report it), tokens per step >= 1, gamma > 0 or None."""
-    out = call_contract("live.spec_observation", live.spec_observation, [text], {}, allow="nan")
+    out = call_contract("speculative.live.spec_observation", live.spec_observation, [text], {}, allow="nan")
     if out is not None:
         assert out.engine in ("vLLM", "SGLang")
         assert math.isnan(out.acceptance_rate) if out.engine == "SGLang" else 0 <= out.acceptance_rate <= 1
@@ -2340,7 +2360,8 @@ def named_field(changes: list[tuple]) -> str | None:
 def _pages_compute(m) -> None:
     """What the pages compute for a model, on a default layout of 8 GPUs (the step-time model's kernels refused
     weights above 1e15 on Intensity, Balance and Speculative: probe 3 CR-4)."""
-    from core import memory, moe, params, perf
+    from core import memory, moe, perf
+    from core.model import params
     from core.perf import StepConfig
 
     assert_finite([params.total_params(m), params.active_params(m), params.flops_per_token(m)], "counts")

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from core.catalog import CATALOG_DIR
-from core.hf_config import SUPPORTED_MODEL_TYPES, model_from_hf_config, parse_config_text, vision_tower_params
+from core.hf import SUPPORTED_MODEL_TYPES, model_from_hf_config, parse_config_text, vision_tower_params
 from core.model.mixers.gqa import GQA
 from core.model.mixers.mla import MLA
 
@@ -163,7 +163,7 @@ def test_config_is_not_mutated():
 
 
 def test_url_encoding_round_trip_and_limits():
-    from core.hf_config import decode_config, encode_config, model_from_config_text
+    from core.hf import decode_config, encode_config, model_from_config_text
 
     spec, norm = model_from_config_text((CATALOG_DIR / "models" / "kimi-k2" / "config.json").read_text(), name="k")
     assert spec.id.startswith("custom-") and spec.name == "k (imported)"
@@ -179,7 +179,7 @@ def test_url_encoding_round_trip_and_limits():
 
 
 def test_quant_presets():
-    from core.hf_config import quant_preset
+    from core.hf import quant_preset
 
     assert quant_preset({"quantization": {"quant_algo": "NVFP4"}}) == {"weights": "fp8", "routed_experts": "nvfp4"}
     assert quant_preset({"quantization": {"quant_algo": "FP8"}}) == {"weights": "fp8", "routed_experts": "fp8"}
@@ -189,7 +189,7 @@ def test_quant_presets():
 
 
 def test_infinity_is_accepted_where_unread_but_never_in_a_read_field():
-    from core.hf_config import model_from_config_text
+    from core.hf import model_from_config_text
 
     base = {
         "model_type": "llama",
@@ -216,8 +216,8 @@ def test_gpt_oss_quantisation_preset_is_its_published_checkpoint():
     # gave NVFP4 experts and FP8 attention, 67.8 GB).
     from core import memory
     from core.catalog import load_catalog
-    from core.hf_config import quant_preset
-    from core.specs import Precision
+    from core.deployment.specs import Precision
+    from core.hf import quant_preset
 
     preset = quant_preset(raw("gpt-oss-120b"))
     assert preset == {"weights": "bf16", "routed_experts": "mxfp4"}
@@ -236,7 +236,7 @@ def test_a_scenario_that_differs_from_the_published_checkpoint_says_so():
     # weights instead of 65.2): the notes name the checkpoint's own format and how to reproduce it
     from core import memory
     from core.catalog import load_catalog
-    from core.specs import Precision, Workload
+    from core.deployment.specs import Precision, Workload
 
     cat = load_catalog()
     m, h100 = cat.model("gpt-oss-120b"), cat.gpu("h100-sxm")
@@ -253,7 +253,7 @@ def test_deepseek_fp4_experts_are_mxfp4():
     # inference code stores routed experts as E2M1 with one ue8m0 (E8M0) scale per 32 weights, which is
     # OCP MXFP4. The checkpoint is FP8 + MXFP4 experts, not FP8 throughout (the Fit page's note said fp8).
     from core.catalog import load_catalog
-    from core.hf_config import quant_preset
+    from core.hf import quant_preset
 
     cat = load_catalog()
     for mid in ("deepseek-v4-flash", "deepseek-v4-pro"):
@@ -418,7 +418,7 @@ def test_mla_without_v_head_dim_names_the_field_and_what_it_must_be():
     ],
 )
 def test_compressed_tensors_with_wrong_types_name_the_field(change, match):
-    from core.hf_config import quant_preset
+    from core.hf import quant_preset
 
     cfg = raw("kimi-k2.5")
     q = cfg["text_config"]["quantization_config"]
@@ -431,7 +431,7 @@ def test_compressed_tensors_with_wrong_types_name_the_field(change, match):
 
 @pytest.mark.parametrize("ignore", [5, 1.5, "lm_head", {"a": 1}])
 def test_an_ignore_list_that_is_not_a_list_names_the_field(ignore):
-    from core.hf_config import quant_preset
+    from core.hf import quant_preset
 
     cfg = raw("kimi-k2.5")
     cfg["text_config"]["quantization_config"]["ignore"] = ignore
@@ -557,7 +557,7 @@ SHARED_V3 = 3 * 7_168 * 2_048 * 58
     ],
 )
 def test_the_probes_configs_that_three_pages_could_not_draw_are_refused_at_import(model_id, path, component):
-    """10**12 in a field whose own bound is 10**12 multiplied into 3.1e18-parameter GEMMs (core.kernels takes 1e15)."""
+    """10**12 in a field whose own bound is 10**12 multiplied into 3.1e18-parameter GEMMs (core.perf.kernels takes 1e15)."""
     cfg = raw(model_id)
     (cfg[path[0]] if len(path) == 2 else cfg)[path[-1]] = 10**12
     with pytest.raises(ValueError) as e:

@@ -1,12 +1,13 @@
-"""Prefix-cache tiers (issue 23, core/kv_tiers.py), by hand: Llama-3-8B's bf16 cache is 32 layers x 2 (K, V) x 8 KV
+"""Prefix-cache tiers (issue 23, core/serving/kv_tiers.py), by hand: Llama-3-8B's bf16 cache is 32 layers x 2 (K, V) x 8 KV
 heads x 128 x 2 B = 131,072 B per token; a 32,768-token prompt 90% cached leaves 29,491 cached tokens, a prefix
 of 29,491 x 131,072 = 3,865,444,352 B on one GPU (TP 1)."""
 
 import pytest
 
-from core import kv_tiers, perf
+from core import perf
 from core.catalog import load_catalog
-from core.specs import ParallelLayout, Workload
+from core.deployment.specs import ParallelLayout, Workload
+from core.serving import kv_tiers
 
 cat = load_catalog()
 LLAMA, H100, B200 = cat.model("llama-3-8b"), cat.gpu("h100-sxm"), cat.gpu("b200")

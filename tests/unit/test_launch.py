@@ -1,4 +1,4 @@
-"""Engine launch commands (core/launch.py): the exact commands for a few real plans, written by hand from the
+"""Engine launch commands (core/serving/launch.py): the exact commands for a few real plans, written by hand from the
 engines' docs (catalogs/engines.yaml lists the pages); every generated flag is a documented one; bad specs are
 refused with a message; nothing a user types reaches the shell unquoted."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.launch import ENGINES, LaunchCommand, LaunchSpec, launch_command, launch_commands, spec_from_plan
-from core.specs import ParallelLayout
+from core.deployment.specs import ParallelLayout
+from core.serving.launch import ENGINES, LaunchCommand, LaunchSpec, launch_command, launch_commands, spec_from_plan
 
 ENGINES_YAML = yaml.safe_load((Path(__file__).resolve().parents[2] / "catalogs" / "engines.yaml").read_text())
 

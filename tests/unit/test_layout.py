@@ -4,10 +4,10 @@ import itertools
 
 import pytest
 
-from core import layout as L
 from core import memory
 from core.catalog import load_catalog
-from core.specs import ClusterSpec, Workload
+from core.deployment.specs import ClusterSpec, Workload
+from core.serving import layout as L
 
 cat = load_catalog()
 DSV3 = cat.model("deepseek-v3")

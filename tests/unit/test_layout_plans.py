@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from core import layout as L
 from core import memory, perf
 from core.catalog import load_catalog
-from core.operating_point import operating_point
+from core.deployment.specs import ParallelLayout, Scenario, Workload
 from core.scenario import resolved_layout
-from core.specs import ParallelLayout, Scenario, Workload
+from core.serving import layout as L
+from core.serving.operating_point import operating_point
 from tests.unit.test_layout import cluster
 
 cat = load_catalog()
@@ -49,7 +49,7 @@ def test_decode_capacity_holds_the_full_context_and_pipelines_count_every_stage(
 
 
 def _with(redundant):
-    from core.specs import MemoryAssumptions
+    from core.deployment.specs import MemoryAssumptions
 
     return MemoryAssumptions(redundant_experts=redundant)
 
@@ -186,9 +186,9 @@ def test_kimi_k2_on_an_nvl72_rack_decodes_with_wide_ep_across_the_rack():
 
 
 def test_launch_commands_carry_the_plans_layout_and_operating_point():
-    from core.operating_point import Plan
-    from core.plan_commands import plan_commands
-    from core.specs import Precision, SpecDecodeConfig
+    from core.deployment.specs import Precision, SpecDecodeConfig
+    from core.serving.operating_point import Plan
+    from core.serving.plan_commands import plan_commands
 
     # DP-attention x EP8 decode at 96 sequences per GPU with two-batch overlap, FP8 KV cache, MTP with 2 drafts
     plan = Plan(ParallelLayout(attention_dp=8, ep=8), "decode", 0, 96.0, 0.05, 1920.0, 1.0, overlap="two_batch")
@@ -237,7 +237,7 @@ def test_launch_commands_carry_the_plans_layout_and_operating_point():
 def test_launch_commands_of_every_top_plan_use_documented_flags(model_id, gpu, nodes, gpn, phase, stack):
     import yaml
 
-    from core.plan_commands import plan_commands
+    from core.serving.plan_commands import plan_commands
     from tests.unit.test_launch import ENGINES_YAML, tokens
 
     m = cat.model(model_id)
@@ -263,7 +263,7 @@ def test_launch_commands_of_every_top_plan_use_documented_flags(model_id, gpu, n
 
 
 def test_per_gpu_amounts_read_as_whole_numbers_or_two_digits():
-    from core.operating_point import per_gpu_text
+    from core.serving.operating_point import per_gpu_text
 
     # 192 sequences per GPU; 1/8 of a sequence per GPU (one sequence on a TP8 group): 0.125 -> "0.12"
     assert per_gpu_text(16384) == "16,384" and per_gpu_text(192.4) == "192" and per_gpu_text(0.125) == "0.12"

@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from core import live
 from core import speculative as sd
+from core.speculative import live
 
 VLLM = """# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
 # TYPE vllm:spec_decode_num_drafts_total counter

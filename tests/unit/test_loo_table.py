@@ -1,4 +1,4 @@
-"""The shipped leave-one-out table (core.loo_table; written by `python -m bench.calibrate --write`): current, and
+"""The shipped leave-one-out table (core.validation.loo_table; written by `python -m bench.calibrate --write`): current, and
 refused once its inputs change. The full leave-one-out takes ~20 s and more; these checks take a few seconds:
 the fingerprint of the inputs, every in-sample prediction (cheap) and a fresh leave-one-out of one case per
 family (the pattern of test_comms_perf_validation's step_error.yaml check, cut to a handful of cases)."""
@@ -12,7 +12,7 @@ import pytest
 
 from core import validation
 from core.catalog import CATALOG_DIR, load_catalog
-from core.loo_table import LOO_TABLE, format_loo_table, inputs_fingerprint, read_loo_table
+from core.validation.loo_table import LOO_TABLE, format_loo_table, inputs_fingerprint, read_loo_table
 
 cat = load_catalog()
 REGENERATE = "run `python -m bench.calibrate --write` to regenerate catalogs/validation/loo_predictions.csv"

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from core import memory, params
+from core import memory
 from core.catalog import load_catalog
-from core.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.model import params
 
 cat = load_catalog()
 H100, H200, A100, B200 = (cat.gpu(g) for g in ("h100-sxm", "h200", "a100-80gb", "b200"))

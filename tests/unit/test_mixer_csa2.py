@@ -14,11 +14,11 @@ import pytest
 
 from core import memory, moe, perf
 from core.catalog import load_catalog
-from core.efficiency import IDEAL
+from core.deployment.specs import ParallelLayout, Precision
+from core.hardware.efficiency import IDEAL
 from core.hf import SUPPORTED_MODEL_TYPES, model_from_config_text, model_from_hf_config
 from core.model import ModelSpec, params
 from core.model.mixers import MIXER_KINDS
-from core.specs import ParallelLayout, Precision
 
 TEXT = {
     "model_type": "deepseek_v41_text",

@@ -5,9 +5,11 @@ import math
 
 import pytest
 
-from core import memory, offload
+from core import memory
 from core.catalog import load_catalog
-from core.specs import HostSpec, Precision
+from core.deployment.specs import HostSpec, Precision
+from core.hardware.offload_efficiency import OffloadEfficiency
+from core.single_box import offload
 
 cat = load_catalog()
 DSV3 = cat.model("deepseek-v3")
@@ -81,7 +83,7 @@ def test_decode_with_all_experts_on_host_is_bound_by_host_bandwidth():
     _, host_bytes = offload.bytes_per_token(DSV3, "iq4_xs", 58)
     assert host_bytes == pytest.approx(10_855_907_328)
     assert host_bytes / (SERVER.peak_bandwidth_gbps * 1e9) == pytest.approx(0.035338, rel=1e-4)
-    eff = offload.OffloadEfficiency()
+    eff = OffloadEfficiency()
     pl = offload.placement(DSV3, SERVER, "iq4_xs", gpu=RTX4090, n_cpu_moe=61, context_len=4096, eff=eff)
     assert pl.decode_host_s == pytest.approx(10_855_907_328 / (307.2e9 * eff.host_bandwidth))
     assert pl.decode_tokens_per_s < 1 / 0.035338  # the GPU part only adds time
@@ -120,7 +122,7 @@ def test_gpu_side_too_big_returns_none():
 
 def test_unified_pool_reads_every_active_weight_from_one_pool():
     m3 = cat.host("apple-m3-ultra-512")
-    eff = offload.OffloadEfficiency()
+    eff = OffloadEfficiency()
     pl = offload.placement(DSV3, m3, "iq4_xs", context_len=4096, eff=eff)
     gpu_bytes, host_bytes = offload.bytes_per_token(DSV3, "iq4_xs", 0)
     assert host_bytes == 0
@@ -142,7 +144,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="pick a GPU"):
         offload.placement(DSV3, SERVER, "q4_k_m")
     with pytest.raises(ValueError, match="host_bandwidth must be in"):
-        offload.OffloadEfficiency(host_bandwidth=0)
+        OffloadEfficiency(host_bandwidth=0)
 
 
 def test_every_moe_model_gets_a_placement_on_every_single_box_option():
@@ -208,7 +210,7 @@ def test_decode_reads_the_cache_a_step_reads_not_the_stored_cache():
     # 78 x 2,048 x 1,152 = 184,025,088 B + 21 x 131,072 x 132 = 363,331,584 B = 547,356,672 B (0.55 GB).
     glm = cat.model("glm-5.2")
     m3 = cat.host("apple-m3-ultra-512")
-    eff = offload.OffloadEfficiency()
+    eff = OffloadEfficiency()
     pl = offload.placement(glm, m3, "q4_k_m", context_len=131_072, eff=eff)
     weights_read, _ = offload.bytes_per_token(glm, "q4_k_m", 0)
     kv_read = pl.decode_s_per_token * 819.2e9 * eff.unified_bandwidth - weights_read

@@ -2,8 +2,8 @@
 
 import pytest
 
-from core import params
 from core.catalog import load_catalog
+from core.model import params
 
 cat = load_catalog()
 MOE_IDS = sorted(i for i, m in cat.models.items() if m.is_moe)

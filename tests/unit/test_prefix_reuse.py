@@ -4,11 +4,12 @@ computed tokens only. Hand values below; with no reuse every number is as before
 
 import pytest
 
-from core import disagg, perf
+from core import perf
 from core.catalog import load_catalog
-from core.kernels import layer_costs
-from core.operating_point import operating_point
-from core.specs import ParallelLayout, Workload
+from core.deployment.specs import ParallelLayout, Workload
+from core.perf.kernels import layer_costs
+from core.serving import disagg
+from core.serving.operating_point import operating_point
 
 cat = load_catalog()
 LLAMA = cat.model("llama-3-8b")  # 32 layers of full GQA: 32 query heads of 128, 8 KV heads
@@ -94,7 +95,7 @@ def test_the_url_carries_the_hit_rate():
 
 
 def test_what_a_miss_does_to_a_plan_chosen_for_the_hits():
-    from core.operating_point import cold_prefill
+    from core.serving.operating_point import cold_prefill
 
     # Llama-3-8B, one H100, 32,768-token prompts, 90% cached. One prompt alone: 3,277 computed tokens in one step
     # with the hits (the 0.186 s step above), 32,768 tokens (the plan's chunk allows one step) on a miss (1.393 s)
@@ -117,9 +118,9 @@ def test_what_a_miss_does_to_a_plan_chosen_for_the_hits():
 def test_every_profile_round_trips_through_the_url():
     # "95.7" read back as 95.7 / 100 is 0.9570000000000001, not the agentic profile's 0.957: the sidebar's preset
     # then showed "custom" for a link made from the preset itself
+    from core.deployment.specs import Scenario
     from core.scenario import scenario_from_params, scenario_to_params
-    from core.specs import Scenario
-    from core.workload_profiles import load_profiles
+    from core.serving.workload_profiles import load_profiles
 
     for p in load_profiles():
         s = Scenario().model_copy(update={"workload": p.workload()})

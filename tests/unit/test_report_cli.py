@@ -8,8 +8,8 @@ import re
 import pytest
 
 from core.catalog import load_catalog
+from core.deployment.specs import Precision, Scenario
 from core.report import build_report
-from core.specs import Precision, Scenario
 from ui import cli
 from ui.report import render_html, render_markdown
 
@@ -71,7 +71,7 @@ def test_cli_rejects_bad_values(capsys):
 
 
 def test_report_has_a_single_box_section_when_the_scenario_has_a_box():
-    from core.specs import SingleBox
+    from core.deployment.specs import SingleBox
 
     box = SingleBox(host_id="server-ddr5-8ch-512", gpu_id="rtx-4090", quant="iq4_xs", n_cpu_moe=61, context_len=4096)
     r = build_report(Scenario(box=box), cat, with_layouts=False)
@@ -110,7 +110,7 @@ def _imported(name: str):
     """Mixtral's config.json with ``_name_or_path`` set to ``name``: the importer names the model after it (what
     follows its last "/"), in the app, in the URL's cfg and so in the CLI."""
     from core.catalog import CATALOG_DIR
-    from core.hf_config import model_from_config_text
+    from core.hf import model_from_config_text
 
     cfg = json.loads((CATALOG_DIR / "models" / "mixtral-8x7b" / "config.json").read_text())
     return model_from_config_text(json.dumps({**cfg, "_name_or_path": name}))
@@ -157,7 +157,7 @@ def test_report_code_blocks_cannot_be_closed_by_their_text():
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_a_hostile_model_name_is_escaped_in_the_cli_outputs(name, capsys, tmp_path, no_charts):
-    from core.hf_config import encode_config
+    from core.hf import encode_config
     from ui.format import md_escape
 
     spec, norm = _imported(name)
@@ -181,7 +181,7 @@ def test_a_hostile_model_name_is_escaped_in_the_cli_outputs(name, capsys, tmp_pa
 
 
 def test_control_characters_in_user_text_cannot_drive_the_terminal(capsys):
-    from core.hf_config import encode_config
+    from core.hf import encode_config
 
     # an OSC 8 hyperlink and a colour change hidden in a config's _name_or_path
     spec, norm = _imported("\x1b]8;;https:evil.example\x07click\x1b]8;;\x07\x1b[31m")
@@ -275,7 +275,7 @@ def test_cli_into_a_closed_pipe_exits_quietly():
 
 def test_report_clamps_n_cpu_moe_above_the_models_layers_with_a_note():
     """Issue 37 (CR-2): a URL's ncm may be 0-10,000 for any model; the CLI's report used to say 'not computed'."""
-    from core.specs import SingleBox
+    from core.deployment.specs import SingleBox
 
     box = SingleBox(
         host_id="server-ddr5-8ch-512", gpu_id="rtx-4090", quant="iq4_xs", n_cpu_moe=10_000, context_len=4096
@@ -338,12 +338,12 @@ def test_cli_writes_the_report_and_launch_commands_for_65536_gpus(capsys):
 
 
 def test_a_plan_the_engines_cannot_be_written_for_leaves_the_commands_out_with_a_note(monkeypatch):
-    import core.plan_commands
+    import core.serving.plan_commands
 
     def refuse(*a, **k):
         raise ValueError("pp must be a whole number in 1..65,536, got 70000")
 
-    monkeypatch.setattr(core.plan_commands, "plan_commands", refuse)
+    monkeypatch.setattr(core.serving.plan_commands, "plan_commands", refuse)
     r = build_report(Scenario(), cat)
     sec = {s.title: s for s in r.sections}["Layouts"]
     assert not sec.code
@@ -358,7 +358,7 @@ def test_cli_refuses_the_probes_kimi_k3_config_in_one_line(capsys, tmp_path):
     """Issue 37 (probe 3, CR-3): `moe-planner --config k3.json` with vision_config.merge_kernel_size
     [10**300, 10**300] printed an OverflowError traceback (exit 1); the same config in a URL's cfg too."""
     from core.catalog import CATALOG_DIR
-    from core.hf_config import encode_config
+    from core.hf import encode_config
 
     cfg = json.loads((CATALOG_DIR / "models" / "kimi-k3" / "config.json").read_text())
     cfg["vision_config"]["merge_kernel_size"] = [10**300, 10**300]

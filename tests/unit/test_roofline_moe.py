@@ -5,8 +5,8 @@ import pytest
 
 from core import moe, roofline
 from core.catalog import load_catalog
+from core.deployment.specs import ParallelLayout
 from core.moe import GemmElementBytes
-from core.specs import ParallelLayout
 
 cat = load_catalog()
 H100, H200 = cat.gpu("h100-sxm"), cat.gpu("h200")

@@ -2,8 +2,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.catalog import load_catalog
+from core.deployment.specs import Precision, Scenario, Workload
 from core.scenario import DEFAULT_SCENARIO, URL_KEYS, scenario_from_params, scenario_to_params
-from core.specs import Precision, Scenario, Workload
 
 cat = load_catalog()
 

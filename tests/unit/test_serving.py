@@ -7,7 +7,7 @@ import pytest
 
 from core import perf, serving
 from core.catalog import load_catalog
-from core.specs import ParallelLayout, Precision, Workload
+from core.deployment.specs import ParallelLayout, Precision, Workload
 
 # a decode step of n sequences takes 10 ms + 0.1 ms x n (two grid points: the interpolation is exact); a computed
 # prompt token 10 us of the replica's time; 8 GPUs; a step carries 8,192 tokens; the cache holds 1,000 sequences

@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-from core import slo
-from core.serving import ReplicaCosts
-from core.specs import Workload
+from core.deployment.specs import Workload
+from core.serving import ReplicaCosts, slo
 
 COSTS = ReplicaCosts((1.0, 1000.0), (0.0101, 0.110), 10e-6, 8192, 1000, 8)
 WL = Workload(input_len=1000, output_len=100)

@@ -4,11 +4,11 @@ published curve and stops where it flattens; MTP without a curve is held to its 
 import numpy as np
 import pytest
 
-from core import acceptance
 from core import speculative as sd
 from core.catalog import load_catalog
-from core.spec_measured import gamma_limit, measured_speedups
-from core.specs import ParallelLayout
+from core.deployment.specs import ParallelLayout
+from core.speculative import acceptance
+from core.speculative.measured import gamma_limit, measured_speedups
 
 cat = load_catalog()
 TP8 = ParallelLayout(attention_tp=8, ep=8)
@@ -109,7 +109,7 @@ def test_best_gamma_looks_at_every_published_curve_for_the_model_and_method():
     # The catalog holds SGLang's k = 1 curve (1.9 tokens) and Nebius' k = 7 curves (3.20 at T = 0, 3.09 at T = 1);
     # under the planner's own step model they give 1.729x, 1.934x and 1.867x at batch 1, so the advice is
     # gamma 7 at ~1.93x from the T = 0 curve, not gamma 1 at 1.73x from the first curve listed.
-    from core.spec_measured import recommend_gamma
+    from core.speculative.measured import recommend_gamma
 
     dp8 = ParallelLayout(attention_tp=1, attention_dp=8, ep=8)
     m, g = cat.model("deepseek-v3"), cat.gpu("h200")

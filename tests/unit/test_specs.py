@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from core.specs import (
+from core.deployment.specs import (
     ClusterSpec,
     GPUSpec,
     MoESpec,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core import speculative as sd
-from core import speculative_sim
+from core.speculative import sim as speculative_sim
 
 
 def test_sources_worked_examples():
@@ -193,7 +193,7 @@ def test_mtp_speedup_falls_with_the_batch_as_sglang_measures():
     # The step-time model with the MTP defaults (alpha 0.87, gamma 1, c 0.04) at 2K context must stand within 15%
     # of both and fall between them; the roofline version rose from 1.28x at batch 1 (audit M1)
     from core.catalog import load_catalog
-    from core.specs import ParallelLayout
+    from core.deployment.specs import ParallelLayout
 
     cat = load_catalog()
     r = sd.batch_speedup(

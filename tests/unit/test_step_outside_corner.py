@@ -11,12 +11,13 @@ import math
 
 import pytest
 
-from core import collectives, layout, perf, validation
+from core import perf, validation
 from core.catalog import load_catalog
-from core.efficiency import LinkFactors, kernel_path
-from core.hardware import ClusterSpec
-from core.parallel import check_layout, quant_split_problems
-from core.specs import ParallelLayout
+from core.deployment.parallel import check_layout, quant_split_problems
+from core.deployment.specs import ParallelLayout, Precision
+from core.hardware import ClusterSpec, collectives
+from core.hardware.efficiency import LinkFactors, kernel_path
+from core.serving import layout
 
 cat = load_catalog()
 DSV3 = cat.model("deepseek-v3")
@@ -196,7 +197,7 @@ def test_the_three_kernel_paths_differ_on_one_gpu():
     t = {}
     for path in ("deepep", "fused", "trtllm"):
         t[path] = perf.grouped_gemm_s(
-            DSV3, H200, lay, perf.Precision.of("fp8"), 16384, 131072, eff, phase="prefill", path=path
+            DSV3, H200, lay, Precision.of("fp8"), 16384, 131072, eff, phase="prefill", path=path
         )
     assert t["fused"] > 1.3 * t["deepep"]
     assert len({round(v, 9) for v in t.values()}) == 3
@@ -209,7 +210,7 @@ def test_weight_only_mxfp4_experts_on_hopper():
     oss = cat.model("gpt-oss-120b")
     eff = cat.efficiency_for("h200", "sglang")
     lay = ParallelLayout()
-    prec = perf.Precision.of("mxfp4")
+    prec = Precision.of("mxfp4")
     w = perf.routed_experts_work(oss, H200, lay, prec, 256, 256, "decode", 0, "fused")
     assert w.family == "grouped_gemm_weight_only"
     # within 50%: the weight-only fit (bytes of the touched experts + a floor per expert) bends less than the
@@ -292,7 +293,7 @@ def test_pages_name_each_gpus_calibration():
 
 
 def test_comparison_summary_by_hand(tmp_path):
-    from core.comparison import comparison_summary, load_comparison
+    from core.validation.comparison import comparison_summary, load_comparison
 
     p = tmp_path / "cmp.csv"
     p.write_text(

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.specs import MemoryAssumptions, ParallelLayout, Precision, Scenario, SpecDecodeConfig, Workload
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, Scenario, SpecDecodeConfig, Workload
 from core.store import (
     SavedScenario,
     ScenarioChangedError,
@@ -248,7 +248,7 @@ def test_eight_threads_saving_at_once_all_land(tmp_path):
 
 
 def _process_worker(db: str, worker: int, count: int, start) -> None:
-    from core.specs import Scenario as S
+    from core.deployment.specs import Scenario as S
     from core.store import SQLiteStore as Store
 
     store = Store(db)
@@ -694,7 +694,7 @@ def test_invisible_and_blank_names_are_refused_and_old_ones_still_work(tmp_path)
 
 
 def test_a_blank_name_says_what_is_allowed():
-    from core.store_names import normalize_name
+    from core.store.names import normalize_name
 
     for name in ("\u0301", " \u20e3 "):  # only a combining mark: nothing to see
         with pytest.raises(ValueError, match="needs at least one visible character") as info:

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from core.specs import Scenario
+from core.deployment.specs import Scenario
 from core.store import ScenarioChangedError, ScenarioExistsError, StoreBusyError, open_store
-from core.store_postgres import PostgresStore
+from core.store.postgres import PostgresStore
 from tests.unit.test_store import OLD_SCHEMA, PLAIN, RICH, hostile_names, lost_update, stale_operations
 
 

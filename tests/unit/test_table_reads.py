@@ -1,4 +1,4 @@
-"""Where DeepSeek-V4.1-Flash's Engram tables live and what reading them costs a step (core.host_tables), by hand.
+"""Where DeepSeek-V4.1-Flash's Engram tables live and what reading them costs a step (core.memory.host_tables), by hand.
 
 The tables (catalogs/models/deepseek-v4.1-flash, tests/unit/test_host_tables.py): Engram at layer 1, 384,006,168
 rows, and at layer 14, 384,016,682 rows, 264 B each (256 E4M3 + 8 E8M0 scales), 24 rows per token each."""
@@ -6,11 +6,12 @@ rows, and at layer 14, 384,016,682 rows, 264 B each (256 E4M3 + 8 E8M0 scales), 
 import pytest
 from pydantic import ValidationError
 
-from core import host_tables, perf
+from core import perf
 from core.catalog import load_catalog
+from core.deployment.specs import ParallelLayout
 from core.hardware import GPUSpec, HostLink
+from core.memory import host_tables
 from core.model import ModelSpec
-from core.specs import ParallelLayout
 
 cat = load_catalog()
 V41 = cat.model("deepseek-v4.1-flash")
@@ -180,7 +181,7 @@ def test_an_attention_tp_rank_fetches_its_share_of_its_groups_rows():
 
 
 def test_the_catalog_page_rows_show_the_host_link():
-    from core import summary
+    from core.report import catalog_rows as summary
 
     row = summary.gpu_row(GB200)
     assert (row["host_link"], row["host_link_gbps"]) == ("NVLink-C2C", 450.0)  # NVLink-C2C 900 GB/s bidirectional

@@ -1,4 +1,4 @@
-"""Workload profiles (issue 23, core/workload_profiles.py): the catalog's loader, its validation messages and
+"""Workload profiles (issue 23, core/serving/workload_profiles.py): the catalog's loader, its validation messages and
 what a profile gives the planner. The shipped profiles' figures are checked against their sources in
 test_workload_catalog below."""
 
@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from core import workload_profiles as wp
+from core.serving import workload_profiles as wp
 
 GOOD = """
 profiles:

@@ -6,7 +6,7 @@ in tokens (a float or a numpy array, so a curve is one call), ``tp`` the attenti
 ``kv_dtype`` the KV-cache storage dtype (``bf16``, ``fp16``, ``fp8``, ``int8``). Units are in the names.
 
 The sums over a model's layers (parameters, per-GPU weights, cache, decode reads, FLOPs, TP checks) live
-in ``core.params``, ``core.memory`` and ``core.perf`` and never ask which kind a mixer is: what differs
+in ``core.model.params``, ``core.memory`` and ``core.perf`` and never ask which kind a mixer is: what differs
 between kinds is here, in the subclass.
 """
 
@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from core._checks import whole
+from core._util.checks import whole
 
 __all__ = ["KV_BYTES", "Mixer", "Phase", "heads_split_problems", "kv_bytes_per_element"]
 

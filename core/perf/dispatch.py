@@ -1,0 +1,124 @@
+"""MoE dispatch and combine on one GPU: bytes per token copy on the wire, how many GPUs and nodes a token
+goes to, and the time of one all-to-all call with DeepEP's low-latency or normal kernels (link factors from
+``catalogs/efficiency.yaml``)."""
+
+from __future__ import annotations
+
+from core import comms
+from core._util.checks import amount, whole
+from core.deployment.specs import GPUSpec, LinkFactors, ModelSpec, ParallelLayout
+
+__all__ = ["alltoall_call_s", "alltoall_call_split", "normal_kernel_fanout", "token_copy_bytes"]
+
+
+def _moe(model: ModelSpec):
+    if model.moe is None:
+        raise ValueError(f"{model.name} is a dense model: it has no routed experts")
+    return model.moe
+
+
+def token_copy_bytes(d_model: int, dtype: str) -> float:
+    """Bytes of one token's hidden state on the wire: bf16 2 B per element; fp8 1 B plus one fp32 scale
+    per 128 channels (DeepEP); nvfp4 half a byte plus one FP8 scale per 16 elements."""
+    d_model = whole("d_model", d_model, 1, 10_000_000)
+    if dtype == "fp8":
+        return d_model + comms.fp8_scale_bytes(d_model)
+    if dtype == "nvfp4":
+        return d_model * 0.5 + d_model / 16
+    if dtype in ("bf16", "fp16"):
+        return 2.0 * d_model
+    raise ValueError(f"unknown all-to-all dtype {dtype!r}; allowed: bf16, fp8, nvfp4")
+
+
+def _touch(n_experts: int, top_k: int, bins: float, groups: tuple[int, int]) -> float:
+    """P(one token touches a given bin); uniform routing when the bins do not split the experts evenly."""
+    if bins <= 1:
+        return 1.0
+    if float(bins).is_integer() and n_experts % int(bins) == 0:
+        return comms.bin_touch_probability(n_experts, top_k, int(bins), *groups)
+    return 1.0 - (1.0 - 1.0 / bins) ** top_k
+
+
+def normal_kernel_fanout(
+    model: ModelSpec, ep: int, domain_gpus: int, routing_groups: tuple[int, int] | None = None
+) -> tuple[float, float]:
+    """Per token, DeepEP normal kernels' (distinct GPUs, distinct nodes) it is sent to, counting its own:
+    a token goes once to each GPU (or, across nodes, once to each node) holding any of its experts,
+    not once per expert. Routing is limited to the model's expert groups unless ``routing_groups``
+    gives (groups, groups per token)."""
+    e = _moe(model)
+    groups = routing_groups or (e.n_groups, e.topk_groups)
+    if not (isinstance(groups, (tuple, list)) and len(groups) == 2):
+        raise ValueError("routing_groups must be (groups, groups per token)")
+    ep, domain_gpus = whole("ep", ep, 1, 100_000), whole("domain_gpus", domain_gpus, 1, 100_000)
+    d = min(ep, domain_gpus)
+    nodes = ep / d
+    gpus = ep * _touch(e.n_routed_experts, e.top_k, ep, groups)
+    return gpus, nodes * _touch(e.n_routed_experts, e.top_k, nodes, groups)
+
+
+def alltoall_call_s(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    tokens_per_gpu: float,
+    dtype: str,
+    kind: str,
+    domain_gpus: int,
+    f: LinkFactors,
+    *,
+    routing_groups: tuple[int, int] | None = None,
+) -> float:
+    """One dispatch or combine of one MoE layer on one GPU (:func:`alltoall_call_split`'s bytes over the links
+    at ``f``'s efficiencies, plus its latency); 0 without EP."""
+    split = alltoall_call_split(model, layout, tokens_per_gpu, dtype, kind, domain_gpus, routing_groups)
+    if split is None:
+        return 0.0
+    return comms.alltoall_time_s(
+        split,
+        gpu.scale_up_bw_gbps,
+        gpu.scale_out_bw_gbps,
+        scale_up_eff=f.scale_up_eff,
+        scale_out_eff=f.scale_out_eff,
+        latency_s=f.latency_us * 1e-6,
+    )
+
+
+def alltoall_call_split(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    tokens_per_gpu: float,
+    dtype: str,
+    kind: str,
+    domain_gpus: int,
+    routing_groups: tuple[int, int] | None = None,
+) -> comms.AllToAllSplit | None:
+    """The bytes of one dispatch or combine of one MoE layer on one GPU with token copies in ``dtype``, on
+    each link (None without EP).
+
+    Low-latency kernels send every top-k copy straight to its expert's GPU. Normal kernels (DeepEP's
+    NVLink-RDMA forwarding) send a token once per distinct GPU inside the scale-up domain; across
+    nodes once per distinct remote node over the network (to the GPU with the same local rank), which
+    forwards it over NVLink to the GPUs there that need it. With G distinct GPUs and N distinct nodes
+    per token (:func:`normal_kernel_fanout`): network bytes ``T x copy x (N - P(own node))``, scale-up
+    bytes ``T x copy x G x (D - 1) / D`` (every GPU forwards as much as it originates)."""
+    if kind not in ("low_latency", "normal"):
+        raise ValueError(f"kind must be low_latency or normal, got {kind!r}")
+    tokens_per_gpu = amount("tokens_per_gpu", tokens_per_gpu, 0, 1e12)
+    domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
+    if layout.ep <= 1:
+        return None
+    h, k = model.hidden_size, _moe(model).top_k
+    per_copy = token_copy_bytes(h, dtype)
+    ep = layout.ep
+    d = min(ep, domain_gpus)
+    if kind == "low_latency":
+        split = comms.alltoall_split(tokens_per_gpu * k * per_copy, ep, domain_gpus)
+    else:
+        gpus, nodes_touched = normal_kernel_fanout(model, ep, domain_gpus, routing_groups)
+        nodes = ep / d
+        remote_nodes = nodes_touched * (nodes - 1) / nodes  # by symmetry P(own node) = touched / nodes
+        scale_out = tokens_per_gpu * per_copy * remote_nodes
+        scale_up = tokens_per_gpu * per_copy * gpus * (d - 1) / d
+        split = comms.AllToAllSplit(tokens_per_gpu * per_copy * gpus / ep, scale_up, scale_out)
+    return split

@@ -1,0 +1,400 @@
+"""The work of one forward pass, layer kind by layer kind, on one GPU: the single accounting the step-time model
+(:mod:`core.perf`, measured efficiency factors) and the roofline bound (every factor at 1) both sum.
+
+A :class:`Work` is one kernel call: FLOPs at the peak of the dtype it computes in, weight bytes and cache bytes read
+from HBM, and the kernel family whose factors time it (``catalogs/efficiency.yaml``):
+
+* per layer of each mixer group (:mod:`core.model.mixers`): the projections (dense GEMM family: the rank's mixer
+  weights, ``2 x weights`` FLOPs per token + what a kind adds, e.g. absorbed MLA) and the scores (attention family,
+  in bf16 even over an fp8 cache as FlashMLA and FA3 dequantise it: decode reads each sequence's cache as its mixer
+  reads it and moves its fixed state as the mixer says (a recurrent state is read and written back whole; a
+  compressor writes one row per token and reads its state once per entry); prefill writes the prompt's cache and
+  each sequence's state once);
+* per dense layer: the FFN; per MoE layer: shared experts, the dense MLP beside the MoE, the router (and a latent
+  MoE's down / up projections), and the routed experts (grouped GEMM family: each GPU receives ``tokens x k / EP``
+  assignments times the imbalance, and reads only its local experts that some token touches);
+* on the last stage: the LM head (bf16; prefill needs logits only for each prompt's last position).
+
+Communication is timed apart, per MoE layer (dispatch, combine, expert-TP all-gather / reduce-scatter), per layer
+(TP all-reduces, DCP's merge) and per stage boundary (activations to the next stage).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from core import comms, memory
+from core._util.checks import amount, whole
+from core._util.memo import by_identity
+from core.deployment.specs import GPUSpec, KernelFactors, ModelSpec, ParallelLayout, Precision
+from core.hardware.efficiency import Efficiency
+from core.model import ffn
+from core.perf import layer_comm
+from core.perf.step_config import Phase, StepConfig
+
+__all__ = [
+    "PARTS",
+    "LayerCosts",
+    "StepConfig",
+    "Work",
+    "attention_work",
+    "dense_gemm_work",
+    "grouped_gemm_s",
+    "kernel_s",
+    "layer_costs",
+    "routed_experts_work",
+]
+
+# the components of a step, in the order the breakdowns show them (pp_send with pipeline stages, dcp_merge with DCP)
+PARTS = (
+    "attention_projections",
+    "attention_scores",
+    "dense_ffn",
+    "shared_experts",
+    "parallel_mlp",
+    "router",
+    "routed_experts",
+    "lm_head",
+    "layer_overhead",
+    "dispatch",
+    "combine",
+    "allreduce",
+    "expert_tp_comm",
+)
+
+
+@dataclass(frozen=True)
+class Work:
+    """One kernel call on one GPU."""
+
+    flops: float
+    weight_bytes: float
+    cache_bytes: float
+    peak_flops: float  # FLOP/s of the dtype the kernel computes in
+    family: str  # the efficiency family that times it
+    path: str | None = None  # the MoE kernel path (grouped GEMMs; None: the family's base factors)
+    experts: float = 0.0  # local experts a grouped GEMM touches, in whole-expert equivalents (per-expert floor)
+    half: bool = False  # computes in bf16 / fp16 (``compute_eff_16bit`` applies)
+    rows: float = 0.0  # attention decode: query rows per K/V stream (``tile_rows`` applies)
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.cache_bytes
+
+
+def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
+    """``floor + max(FLOPs / (peak x compute_eff), bytes / (HBM bandwidth x mem_eff))``; 0 for no work.
+    The floor is ``floor_us`` plus ``per_expert_us`` per local expert touched (grouped GEMMs); a 16-bit
+    kernel uses ``compute_eff_16bit`` where the family sets one; with ``tile_rows``, ``rows`` query rows fill
+    that share of the tensor-core tile (attention decode)."""
+    if w.flops <= 0 and w.bytes <= 0:
+        return 0.0
+    try:
+        ce = f.compute_eff_16bit if w.half and f.compute_eff_16bit else f.compute_eff
+        if f.tile_rows and w.rows:
+            ce *= min(1.0, w.rows / f.tile_rows)
+        s = (f.floor_us + f.per_expert_us * w.experts) * 1e-6 + max(
+            w.flops / (w.peak_flops * ce), w.bytes / (bw_bytes * f.mem_eff)
+        )
+    except (TypeError, ZeroDivisionError):
+        s = math.nan
+    if not 0 <= s < math.inf:  # a record built from out-of-range numbers (the model's own are always finite)
+        raise ValueError(f"kernel time is not a finite number of seconds: {w!r} at {bw_bytes!r} B/s")
+    return s
+
+
+@by_identity(256)
+def _peak(gpu: GPUSpec, dtype: str) -> float:
+    return gpu.tflops(memory.precision_support(gpu, dtype).compute_dtype) * 1e12
+
+
+@by_identity(256)
+def _half_peak(gpu: GPUSpec) -> float:
+    return gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12
+
+
+def routed_experts_work(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    assignments_per_gpu: float,
+    total_assignments: float,
+    phase: Phase = "decode",
+    redundant_experts: int = 0,
+    path: str | None = None,
+) -> Work:
+    """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
+    ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read.
+    ``total_assignments`` A = T x k come from T tokens, each picking k distinct experts, so an expert is
+    untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`).
+    Experts stored in a dtype the GPU has no tensor cores for (MXFP4 on Hopper, int4) run weight-only
+    dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family."""
+    if model.moe is None:
+        raise ValueError(f"{model.name} is a dense model: it has no routed experts")
+    e = model.moe
+    precision = Precision.of(precision)
+    assignments_per_gpu = amount("assignments_per_gpu", assignments_per_gpu, 0, 1e15)
+    total_assignments = amount("total_assignments", total_assignments, 0, 1e15)
+    redundant_experts = whole("redundant_experts", redundant_experts, 0, 100_000)
+    local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
+    p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
+    expert_p = ffn.expert_params(model) / layout.expert_tp
+    native = memory.precision_support(gpu, precision.expert_dtype).native
+    family = (
+        "grouped_gemm_weight_only"
+        if not native
+        else "grouped_gemm_decode"
+        if phase == "decode"
+        else "grouped_gemm_prefill"
+    )
+    return Work(
+        2.0 * assignments_per_gpu * expert_p,
+        local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype),
+        0.0,
+        _peak(gpu, precision.expert_dtype),
+        family,
+        path,
+        local * p_touched / layout.expert_tp,  # expert-equivalents: a 1/etp slice has 1/etp of the tiles
+        memory.precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
+    )
+
+
+def grouped_gemm_s(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    assignments_per_gpu: float,
+    total_assignments: float,
+    eff: Efficiency | KernelFactors,
+    redundant_experts: int = 0,
+    *,
+    phase: Phase = "decode",
+    path: str | None = None,
+) -> float:
+    """Seconds of :func:`routed_experts_work` under ``eff`` on kernel ``path`` (default: the stack's for
+    the layout), or under the given factors."""
+    precision = Precision.of(precision)
+    if isinstance(eff, Efficiency):
+        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, precision.expert_dtype)
+    w = routed_experts_work(
+        model, gpu, layout, precision, assignments_per_gpu, total_assignments, phase, redundant_experts, path
+    )
+    return kernel_s(w, gpu.hbm_bytes_per_s, eff.kernel(w.family, w.path) if isinstance(eff, Efficiency) else eff)
+
+
+@dataclass(frozen=True)
+class LayerCosts:
+    """One pass's works and communication seconds, per layer of each kind (see the module docstring)."""
+
+    mixer: tuple[dict[str, Work], ...]  # per mixer group, in ``model.mixers`` order
+    dense: dict[str, Work]  # per dense-FFN layer
+    moe: dict[str, Work]  # per MoE layer
+    head: dict[str, Work]  # once, on the last stage
+    moe_comm_s: dict[str, float]  # per MoE layer
+    layer_comm_s: dict[str, float]  # per layer
+    send_s: float  # per stage boundary
+
+    def stage_works(self, counts, last: bool) -> Iterator[tuple[int, str, Work]]:
+        """(calls, component, work) of one pass over a stage holding ``counts`` (a
+        :class:`core.deployment.parallel.StageCounts`); the LM head on the ``last`` stage."""
+        for n, works in zip(counts.per_group, self.mixer, strict=True):
+            for name, w in works.items():
+                yield n, name, w
+        for n, works in ((counts.dense, self.dense), (counts.moe, self.moe), (1 if last else 0, self.head)):
+            for name, w in works.items():
+                yield n, name, w
+
+    def stage_parts(
+        self, counts, last: bool, boundary: bool, work_s: Callable[[Work], float], overhead_s: float
+    ) -> dict[str, float]:
+        """Seconds per component for one stage pass, each work timed by ``work_s``; ``overhead_s`` per
+        layer; communication per MoE layer, per layer and (``boundary``) one send to the next stage."""
+        parts: dict[str, float] = dict.fromkeys(PARTS, 0.0)
+
+        def add(name: str, seconds: float) -> None:
+            parts[name] = parts.get(name, 0.0) + seconds
+
+        for n, name, w in self.stage_works(counts, last):
+            add(name, n * work_s(w) if n else 0.0)
+        add("layer_overhead", counts.layers * overhead_s)
+        for name, s in self.moe_comm_s.items():
+            add(name, counts.moe * s)
+        for name, s in self.layer_comm_s.items():
+            add(name, counts.layers * s)
+        if boundary:
+            add("pp_send", self.send_s)
+        return parts
+
+
+def dense_gemm_work(gpu: GPUSpec, dtype: str, weights: float, tokens: float) -> Work:
+    """A dense GEMM on one GPU: ``tokens`` rows through ``weights`` (n x k) parameters stored in ``dtype``,
+    ``2 x tokens x weights`` FLOPs at the dtype's compute peak, the weights read once."""
+    weights, tokens = amount("weights", weights, 0, 1e15), amount("tokens", tokens, 0, 1e12)
+    return Work(2.0 * weights * tokens, weights * memory.bytes_per_param(dtype), 0.0, _peak(gpu, dtype), "dense_gemm")
+
+
+def attention_work(
+    model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, phase: Phase, context_len: int, sequences: float
+) -> Work:
+    """One layer's attention core (the ``attention_scores`` work of the model's most common mixer kind) on one GPU
+    of an attention-TP group of ``tp``: ``sequences`` each decoding a token over ``context_len`` or prefilling it."""
+    if phase not in ("decode", "prefill"):
+        raise ValueError(f"phase must be decode or prefill, got {phase!r}")
+    tp, context_len = whole("tp", tp, 1, 100_000), whole("context_len", context_len, 1, 100_000_000)
+    prec, sequences = Precision.of(prec), amount("sequences", sequences, 0, 1e9, open_lo=True)
+    tokens = sequences if phase == "decode" else sequences * context_len
+    works = _mixer_works(model, gpu, tp, prec, phase, context_len, tokens, 1.0)
+    group = max(range(len(model.mixers)), key=lambda i: len(model.mixers[i].layers))
+    return works[group]["attention_scores"]
+
+
+def _mixer_works(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    tp: int,
+    prec: Precision,
+    phase: Phase,
+    ctx: int,
+    t_attn: float,
+    tokens_per_sequence: float,
+    cached: int = 0,
+    dcp: int = 1,
+) -> tuple[dict[str, Work], ...]:
+    """Projections and scores of one layer of each mixer group; the layer's norms (and any per-layer
+    extras such as hyper-connection mixers, bf16) are read with the projections. ``cached`` prompt tokens from a
+    prefix cache: a prompt computes its last ``ctx - cached`` (``Mixer.prefill_score_flops_after``). Decode context
+    parallel ``dcp``: a rank reads / writes 1 / dcp of each cache for dcp x its heads (the same FLOPs)."""
+    h, kv = model.hidden_size, prec.kv_cache
+    norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(
+        memory.component_dtypes(prec)["norms"]
+    )
+    peak_w, peak_half, bpp = _peak(gpu, prec.weights), _half_peak(gpu), memory.bytes_per_param(prec.weights)
+    family = "attention_decode" if phase == "decode" else "attention_prefill"
+    out = []
+    for g in model.mixers:
+        mx = g.mixer
+        if phase == "decode":  # t_attn query tokens, tokens_per_sequence per sequence (verification: gamma + 1)
+            seqs = t_attn / tokens_per_sequence
+            cache = seqs * (
+                mx.decode_read_bytes_per_rank(ctx, kv, tp) / dcp
+                + mx.decode_state_read_bytes_per_rank(tp)
+                + mx.decode_state_write_bytes_per_rank(tp)
+            )
+        else:  # prompts of ctx tokens, ctx - cached computed: t_attn / (ctx - cached) sequences
+            write = float(mx.cache_bytes_per_rank(1.0, kv, tp)) / dcp
+            cache = t_attn * write + t_attn / (ctx - cached) * mx.state_bytes_per_rank(tp)
+        rows = min(mx.decode_query_rows(tp) * dcp, mx.decode_query_rows(1))  # DCP gathers the group's heads
+        out.append(
+            {
+                "attention_projections": Work(
+                    mx.projection_flops_per_token(h, tp, phase) * t_attn,
+                    mx.params_per_rank(h, tp) * bpp + norms,
+                    0.0,
+                    peak_w,
+                    "dense_gemm",
+                ),
+                "attention_scores": Work(
+                    (
+                        float(mx.score_flops_per_token(ctx, tp, phase))
+                        if phase == "decode"
+                        else mx.prefill_score_flops_after(ctx, cached, tp)
+                    )
+                    * t_attn,
+                    0.0,
+                    cache,
+                    peak_half,
+                    family,
+                    rows=rows * tokens_per_sequence if phase == "decode" else 0.0,
+                ),
+            }
+        )
+    return tuple(out)
+
+
+def layer_costs(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    prec: Precision,
+    cfg: StepConfig,
+    eff: Efficiency,
+    *,
+    tokens_per_gpu: float | None = None,
+    domain_gpus: int = 8,
+) -> LayerCosts:
+    """The :class:`LayerCosts` of one pass of ``cfg`` (no overlap) with ``tokens_per_gpu`` tokens on each GPU of
+    a stage (default ``cfg.tokens_per_gpu``; a micro-batch's share when the caller splits the step). ``eff``
+    supplies the link factors that time the communication."""
+    prec = Precision.of(prec)
+    phase, ctx, tokens_per_sequence = cfg.phase, cfg.context_len, cfg.tokens_per_sequence
+    redundant_experts, imbalance = cfg.redundant_experts, cfg.imbalance
+    tokens_per_gpu = (
+        cfg.tokens_per_gpu if tokens_per_gpu is None else amount("tokens_per_gpu", tokens_per_gpu, 0, 1e9, open_lo=True)
+    )
+    domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
+    tp, h = layout.attention_tp, model.hidden_size
+    t_stage = tokens_per_gpu * layout.gpus_per_stage
+    t_attn = t_stage / layout.attention_dp  # tokens each attention (TP) group processes
+    path = cfg.kernel_path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, prec.expert_dtype)
+
+    def gemm(params_rank: float) -> Work:
+        return dense_gemm_work(gpu, prec.weights, params_rank, t_attn)
+
+    dense = {"dense_ffn": gemm(ffn.dense_ffn_params(model) / tp)} if model.num_dense_layers else {}
+    moe: dict[str, Work] = {}
+    moe_comm: dict[str, float] = {}
+    ar = eff["allreduce"]
+    if model.moe is not None:
+        e = model.moe
+        router_bpp = memory.bytes_per_param(memory.component_dtypes(prec)["router"])  # kept in bf16 by checkpoints
+        moe = {
+            "shared_experts": gemm(ffn.shared_experts_params(model) / tp),
+            "parallel_mlp": gemm(ffn.parallel_mlp_params(model) / tp),
+            "router": Work(
+                2.0 * ffn.router_params(model) * t_attn,
+                ffn.router_params(model) * router_bpp,
+                0.0,
+                _half_peak(gpu),
+                "dense_gemm",
+            ),
+            "routed_experts": routed_experts_work(
+                model,
+                gpu,
+                layout,
+                prec,
+                t_stage * e.top_k / layout.ep * imbalance,
+                t_stage * e.top_k,
+                phase,
+                redundant_experts,
+                path,
+            ),
+        }
+        moe_comm = layer_comm.moe_comm_s(model, gpu, layout, prec, cfg, eff, tokens_per_gpu, domain_gpus, path)
+    # TP all-reduce after the mixer and after the FFN / MoE block; DCP's merge of the partial attention outputs
+    per_layer_comm = {
+        "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus),
+    }
+    if layout.dcp > 1 and phase == "decode":  # prefill's merge is not modelled (vLLM's DCP is for decode)
+        per_layer_comm["dcp_merge"] = layer_comm.dcp_merge_s(model, gpu, layout, phase, eff, t_attn, domain_gpus)
+    head_p = model.vocab_size * h / tp
+    head_tokens = t_attn if phase == "decode" else max(t_attn / cfg.computed_len, 1.0)  # one logit row a prompt
+    final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
+    head = {"lm_head": Work(2.0 * head_p * head_tokens, head_p * 2.0 + final_norm, 0.0, _half_peak(gpu), "dense_gemm")}
+    # a stage boundary sends its activations over NVLink when the whole replica is one scale-up domain
+    inside = layout.gpus_per_stage * layout.pp <= domain_gpus
+    send = (
+        comms.link_time_s(
+            comms.pp_send_bytes(t_attn, h),
+            gpu.scale_up_bw_gbps if inside else gpu.scale_out_bw_gbps,
+            ar.scale_up_eff if inside else ar.scale_out_eff,
+            ar.latency_us * 1e-6,
+        )
+        if layout.pp > 1
+        else 0.0
+    )
+    mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens, layout.dcp)
+    return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send)

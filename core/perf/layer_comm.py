@@ -1,0 +1,86 @@
+"""Communication of one layer in a step, by layout kind: the TP all-reduces, and what an MoE layer moves
+beyond them (all-to-all dispatch / combine, or the DP-attention all-gather / reduce-scatter), each byte once.
+Collectives are timed from the GPU's measured tables where it has them (:mod:`core.hardware.collectives`)."""
+
+from __future__ import annotations
+
+from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core.hardware import collectives
+from core.hardware.efficiency import Efficiency
+from core.perf.dispatch import alltoall_call_s
+from core.perf.step_config import StepConfig
+
+__all__ = ["collective", "dcp_merge_s", "moe_comm_s"]
+
+
+def collective(eff: Efficiency, gpu: GPUSpec, phase: str, op: str, nbytes: float, n: int, domain: int) -> float:
+    """One collective of the stack (CUDA graphs in decode, eager in prefill), measured where the GPU's
+    table has it (:mod:`core.hardware.collectives`)."""
+    return collectives.collective_s(
+        op,
+        nbytes,
+        n,
+        table=eff.collectives,
+        stack=eff.stack,
+        graph=phase == "decode",
+        scale_up_gbps=gpu.scale_up_bw_gbps,
+        scale_out_gbps=gpu.scale_out_bw_gbps,
+        domain_gpus=domain,
+        link=eff["allreduce"],
+    )
+
+
+def moe_comm_s(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    prec: Precision,
+    cfg: StepConfig,
+    eff: Efficiency,
+    tokens_per_gpu: float,
+    domain_gpus: int,
+    path: str,
+) -> dict[str, float]:
+    """Communication of one MoE layer beyond the TP all-reduces, by layout kind (each byte moved once):
+
+    * attention not data-parallel (TP attention, any EP / expert TP): every GPU of the stage already holds
+      every token, and the all-reduce after the MoE block sums the experts' partial outputs: nothing more;
+    * data-parallel attention, experts by EP alone on an all-to-all path (DeepEP, TensorRT-LLM's): one
+      dispatch and one combine of each GPU's own tokens;
+    * data-parallel attention otherwise (fused MoE, or expert TP): the stage's tokens are all-gathered to
+      every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention gather)."""
+    if layout.attention_dp == 1:
+        return {}
+    if path != "fused" and layout.ep > 1 and layout.expert_tp == 1:
+        kernel = cfg.kernel
+        link = eff["alltoall_low_latency" if kernel == "low_latency" else "alltoall_normal"]
+        return {
+            "dispatch": alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, kernel, domain_gpus, link),
+            "combine": alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", kernel, domain_gpus, link),
+        }
+    n = layout.gpus_per_stage
+    nbytes = tokens_per_gpu * n * model.hidden_size * 2.0  # the stage's tokens, bf16
+    return {
+        "expert_tp_comm": collective(eff, gpu, cfg.phase, "all_gather", nbytes, n, domain_gpus)
+        + collective(eff, gpu, cfg.phase, "reduce_scatter", nbytes, n, domain_gpus)
+    }
+
+
+def dcp_merge_s(
+    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, phase: str, eff: Efficiency, t_attn: float, domain: int
+) -> float:
+    """One layer's decode-context-parallel exchange over the ``dcp`` ranks, as vLLM runs it: all-gather the query,
+    attend over the local shard, then ``cp_lse_ag_out_rs``: all-gather the log-sum-exps (fp32), rescale the partial
+    outputs and reduce-scatter them. For ``t_attn`` query tokens of the attention group: each rank runs the group's
+    ``heads x dcp / tp`` query heads over its slice of the cache. 0 without DCP."""
+    dcp = layout.dcp
+    if dcp == 1:
+        return 0.0
+    mx = model.head_mixer
+    q, o = mx.dcp_exchange_elements_per_head()
+    heads = t_attn * getattr(mx, "num_heads", 0) * dcp / layout.attention_tp  # query heads x tokens on a rank
+    return (
+        collective(eff, gpu, phase, "all_gather", heads * q * 2.0, dcp, domain)
+        + collective(eff, gpu, phase, "all_gather", heads * 4.0, dcp, domain)
+        + collective(eff, gpu, phase, "reduce_scatter", heads * o * 2.0, dcp, domain)
+    )

@@ -1,0 +1,311 @@
+"""The step-time model: one forward step of decode or prefill on the most loaded GPU, and its roofline.
+
+Both sum the same per-layer accounting (:mod:`core.perf.kernels`): every layer's mixer, FFN or MoE block, the LM
+head, communication. The step time times each kernel as ``floor + max(FLOPs / (peak x compute_eff),
+bytes / (HBM bandwidth x mem_eff))`` with its family's factors from ``catalogs/efficiency.yaml`` (per GPU
+type and serving stack, inherited from the closest relative where a GPU has none), adds communication
+(all-to-all, TP all-reduce, expert-TP, pipeline sends) and a fixed overhead per layer (norms, RoPE, router
+top-k, their launches). The roofline is the same works with every factor at 1, no floors, no overheads and
+no communication: a lower bound.
+
+Two-batch overlap splits the step into two micro-batches: every kernel runs twice on half the tokens
+(weights are read twice) and communication hides under compute up to ``overlap_eff``.
+
+A causal encoder-decoder (DeepSeek-V4.1) prefills differently from how it decodes: every prompt token runs the
+encoder's layers, only each prompt's last ``prefill_replay_tokens`` run the decoder's (their global KV is projected
+from the encoder's output; that projection, ~5M parameters per token, is not priced, and the replayed queries are
+priced at the prompt's mean causal context rather than its end). Decode runs every layer.
+
+Pipeline stages hold their own layers (the dense FFN layers where the model puts them, the LM head on the
+last stage) and each sends its activations to the next; the busiest stage sets the pace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core import memory
+from core._util.checks import whole
+from core._util.memo import by_identity
+from core.deployment import parallel
+from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core.hardware.efficiency import IDEAL, Efficiency, resolve_efficiency
+from core.memory import host_tables
+from core.perf.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
+from core.perf.kernels import (
+    StepConfig,
+    Work,
+    attention_work,
+    dense_gemm_work,
+    grouped_gemm_s,
+    kernel_s,
+    layer_costs,
+    routed_experts_work,
+)
+
+__all__ = [
+    "COMM_PARTS",
+    "Efficiency",
+    "Roofline",
+    "StepConfig",
+    "StepTime",
+    "Work",
+    "alltoall_call_s",
+    "attention_work",
+    "decode_roofline",
+    "dense_gemm_work",
+    "grouped_gemm_s",
+    "kernel_s",
+    "normal_kernel_fanout",
+    "replayed_fraction",
+    "resolve_efficiency",
+    "routed_experts_work",
+    "step_time",
+    "token_copy_bytes",
+]
+
+Phase = Literal["decode", "prefill"]
+COMM_PARTS = ("dispatch", "combine", "allreduce", "expert_tp_comm", "dcp_merge", "pp_send")
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """One step on the most loaded GPU: seconds per component (summed over every layer, all stages) and
+    totals; ``stage_s`` is each pipeline stage's time for its micro-batch."""
+
+    components: dict[str, float]
+    compute_s: float
+    comm_s: float
+    step_s: float
+    tokens_per_gpu: float
+    phase: Phase
+    stage_s: tuple[float, ...] = field(default=())
+    microbatches: float = 1.0  # pipeline micro-batches in flight (1 without PP)
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.tokens_per_gpu / self.step_s
+
+    @property
+    def latency_s(self) -> float:
+        """One micro-batch's way through every pipeline stage (the step itself without PP)."""
+        return sum(self.stage_s) if self.stage_s else self.step_s
+
+
+def _checked(
+    model: ModelSpec, layout: ParallelLayout, redundant: int, domain_gpus: int | None, gpu: GPUSpec, prec: Precision
+) -> int:
+    problems = memory.check_layout(model, layout, redundant, prec)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    if domain_gpus is not None:
+        whole("domain_gpus", domain_gpus, 1, 100_000)
+    return domain_gpus or max(gpu.gpus_per_node, gpu.scale_up_domain_gpus)
+
+
+@by_identity(1024)
+def _stage_plan(model: ModelSpec, pp: int) -> tuple[tuple[tuple[parallel.StageCounts, bool], ...], tuple[int, ...]]:
+    """The distinct stage kinds (what a stage holds, is it the last) and each stage's kind: stages with the
+    same layers cost the same, so each kind is costed once (cached: the layout search asks thousands of
+    times)."""
+    kinds, index = _split_plan(model, pp, model.num_layers)
+    return tuple((full, last) for full, _, last in kinds), index
+
+
+@by_identity(1024)
+def _split_plan(
+    model: ModelSpec, pp: int, split: int
+) -> tuple[tuple[tuple[parallel.StageCounts, parallel.StageCounts, bool], ...], tuple[int, ...]]:
+    """:func:`_stage_plan` with each stage's layers cut at layer ``split``: (the layers before it, the layers
+    from it on, is it the last stage). A causal encoder-decoder's prefill runs every prompt token through the
+    first part and only the replayed tokens through the second."""
+    stages = parallel.pipeline_stages(model.num_layers, pp)
+    kinds: dict[tuple[parallel.StageCounts, parallel.StageCounts, bool], int] = {}
+    index = []
+    for i, st in enumerate(stages):
+        cut = max(st.start, min(st.stop, split))
+        kind = (parallel.stage_counts(model, range(st.start, cut)), parallel.stage_counts(model, range(cut, st.stop)))
+        index.append(kinds.setdefault((*kind, i == pp - 1), len(kinds)))
+    return tuple(kinds), tuple(index)
+
+
+def replayed_fraction(model: ModelSpec, cfg: StepConfig) -> float:
+    """The share of a prefill step's tokens the layers after a causal encoder run (DeepSeek-V4.1's decoder
+    replays each prompt's last ``prefill_replay_tokens``: 128 of an 8,192-token prompt is 1.56%); 1 for
+    decode and for every other model."""
+    if cfg.phase != "prefill" or not model.prefill_encoder_layers:
+        return 1.0
+    return min(1.0, model.prefill_replay_tokens / cfg.computed_len)
+
+
+def step_time(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    cfg: StepConfig,
+    eff: Efficiency,
+    *,
+    domain_gpus: int | None = None,
+) -> StepTime:
+    """One step of ``cfg.phase`` on the most loaded GPU under ``layout``.
+
+    Per stage, with compute C and communication M: ``C + M``, or with two-batch overlap
+    ``max(C, M) + (1 - overlap_eff) x min(C, M)``. One stage: the step is that. ``pp`` stages (the engines'
+    pipeline schedule: vLLM / SGLang keep one micro-batch per stage in flight): the replica's
+    ``tokens_per_gpu x GPUs per stage x pp`` tokens form ``M = min(pp, sequences)`` micro-batches, each crosses
+    every stage in turn, and a stage serves the micro-batches one after another, so a sequence's next step
+    comes after ``max(sum of stage times, M x busiest stage)`` (the decode roofline's rule): the busiest
+    stage sets the pace, fewer sequences than stages leave stages idle (the bubble). ``latency_s`` is one
+    micro-batch's way through every stage (a prompt chunk's time to first token). ``domain_gpus``: GPUs per
+    scale-up domain (default: the GPU's)."""
+    prec = Precision.of(precision)
+    domain = _checked(model, layout, cfg.redundant_experts, domain_gpus, gpu, prec)
+    halves = 2.0 if cfg.overlap == "two_batch" else 1.0
+    micro = _microbatches(layout, cfg.tokens_per_gpu / cfg.tokens_per_sequence)
+    per_gpu = cfg.tokens_per_gpu * layout.pp / micro  # one micro-batch's tokens on each GPU of a stage
+    costs = layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=per_gpu / halves, domain_gpus=domain)
+    bw, system = gpu.hbm_bytes_per_s, eff["system"]
+
+    def work_s(w: Work) -> float:
+        return kernel_s(w, bw, eff.kernel(w.family, w.path))
+
+    # a causal encoder-decoder's prefill: the layers after the encoder see only the replayed tokens
+    replayed = replayed_fraction(model, cfg)
+    split = model.prefill_encoder_layers if replayed < 1.0 else model.num_layers
+    kinds, index = _split_plan(model, layout.pp, split)
+    tail = (
+        layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=replayed * per_gpu / halves, domain_gpus=domain)
+        if replayed < 1.0
+        else costs
+    )
+    times, computes, comms = [], [], []
+    components: dict[str, float] = {}
+    per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
+    for j, (counts, tail_counts, last) in enumerate(kinds):
+        overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * per_gpu / halves
+        parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
+        if tail_counts.layers:
+            tail_overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * replayed * per_gpu / halves
+            for k, v in tail.stage_parts(tail_counts, False, False, work_s, tail_overhead_s).items():
+                parts[k] = parts.get(k, 0.0) + v
+        m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
+        c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)
+        times.append(max(c, m) + (1.0 - system.overlap_eff) * min(c, m) if halves > 1 else c + m)
+        computes.append(c)
+        comms.append(m)
+        n = index.count(j)
+        for k, v in parts.items():
+            components[k] = components.get(k, 0.0) + n * halves * v
+    compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
+    exposed = _tables_s(model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp, replayed)
+    if model.host_tables:
+        components["host_tables"] = exposed
+    stage_s, total = _pipeline([times[j] for j in index], micro, exposed)
+    return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
+
+
+def _tables_s(
+    model: ModelSpec, gpu: GPUSpec, tier: str, per_gpu: float, compute_s: float, tp: int, replayed: float = 1.0
+) -> float:
+    """Seconds a micro-batch waits for a model's off-GPU table rows (Engram / n-gram, :mod:`core.memory.host_tables`:
+    tier, link, overlap with ``compute_s``); 0 for every other model."""
+    if not model.host_tables:
+        return 0.0
+    return host_tables.table_read(model, gpu, tier, per_gpu, compute_s, tp, replayed).exposed_s
+
+
+def _pipeline(stage_s: list[float], micro: float, tables_s: float) -> tuple[tuple[float, ...], float]:
+    """The one pipeline rule of the timed step and the roofline: the tables feed early layers, so the first
+    stage waits ``tables_s``; a sequence's next step comes after ``max(sum of stage times, micro-batches x
+    busiest stage)``. Returns (the stage times, the step)."""
+    stages = (stage_s[0] + tables_s, *stage_s[1:])
+    return stages, max(sum(stages), micro * max(stages))
+
+
+def _microbatches(layout: ParallelLayout, sequences_per_gpu: float) -> float:
+    """Micro-batches a pipeline keeps in flight: one per stage, fewer when the replica holds fewer sequences
+    (or prompt chunks) than stages."""
+    sequences = sequences_per_gpu * layout.gpus_per_stage * layout.pp
+    return float(min(layout.pp, max(1.0, sequences)))
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """The decode roofline of one replica: the step-time model's works with every factor at 1, no floors,
+    no overheads, no communication. ``weight_bytes``, ``cache_bytes``, ``flops`` and the times are per GPU of
+    the busiest pipeline stage for one micro-batch's pass; ``step_s`` is each sequence's time per token."""
+
+    tokens: float  # query tokens per step in the replica (all micro-batches)
+    microbatches: float  # min(pp, sequences): micro-batches in flight
+    stage: int  # the busiest stage
+    num_stages: int
+    weight_bytes: float
+    cache_bytes: float
+    flops: float
+    memory_s: float  # (weight + cache bytes) / HBM bandwidth
+    compute_s: float  # each kernel's FLOPs at its dtype's dense peak
+    stage_s: float  # sum over kernels of max(memory, compute)
+    step_s: float  # max(one micro-batch's way through every stage, micro-batches x busiest stage)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.step_s
+
+
+def decode_roofline(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    tokens: float,
+    context_len: int,
+    *,
+    tokens_per_sequence: float = 1.0,
+    redundant_experts: int = 0,
+) -> Roofline:
+    """The roofline of a decode step with ``tokens`` query tokens in one replica (``tokens_per_sequence`` per
+    sequence) at ``context_len`` cached tokens. With ``pp`` stages the sequences form ``min(pp, sequences)``
+    micro-batches, each crossing every stage: a sequence gets its next token every
+    ``max(sum of stage times, micro-batches x busiest stage)``."""
+    prec = Precision.of(precision)
+    _checked(model, layout, redundant_experts, None, gpu, prec)
+    cfg = StepConfig(
+        "decode",
+        max(tokens, 1e-9),
+        context_len,
+        tokens_per_sequence=tokens_per_sequence,
+        redundant_experts=redundant_experts,
+    )
+    micro = _microbatches(layout, tokens / tokens_per_sequence / (layout.gpus_per_stage * layout.pp))
+    per_gpu = cfg.tokens_per_gpu / micro / layout.gpus_per_stage
+    costs = layer_costs(model, gpu, layout, prec, cfg, IDEAL, tokens_per_gpu=per_gpu)
+    bw = gpu.hbm_bytes_per_s
+    totals = []
+    kinds, index = _stage_plan(model, layout.pp)
+    for i, (counts, last) in enumerate(kinds[j] for j in index):
+        wb = cb = flops = compute = stage = 0.0
+        for n, _, w in costs.stage_works(counts, last):
+            if n:
+                wb, cb, flops = wb + n * w.weight_bytes, cb + n * w.cache_bytes, flops + n * w.flops
+                compute += n * w.flops / w.peak_flops
+                stage += n * kernel_s(w, bw, IDEAL[w.family])
+        totals.append((stage, i, {"weight_bytes": wb, "cache_bytes": cb, "flops": flops, "compute_s": compute}))
+    tables = _tables_s(model, gpu, "host", per_gpu, sum(t[0] for t in totals), layout.attention_tp)
+    stages, step = _pipeline([t[0] for t in totals], micro, tables)
+    busiest = max(range(len(stages)), key=stages.__getitem__)
+    stage_s, sums = stages[busiest], totals[busiest][2]
+    return Roofline(
+        float(tokens),
+        micro,
+        busiest,
+        layout.pp,
+        sums["weight_bytes"],
+        sums["cache_bytes"],
+        sums["flops"],
+        (sums["weight_bytes"] + sums["cache_bytes"]) / bw,
+        sums["compute_s"],
+        stage_s,
+        step,
+    )

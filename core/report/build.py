@@ -1,0 +1,397 @@
+"""The scenario's key figures, page by page, as data: what the Report page, the exports and the CLI
+print. Every figure carries its unit; charts are described by their data, rendered elsewhere
+(``ui.report``), so this module stays free of plotting libraries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from core import memory, moe
+from core import speculative as sd
+from core.catalog import Catalog
+from core.deployment.specs import ClusterSpec, ModelSpec, Precision, Scenario
+from core.hardware.efficiency import STACK_NAMES
+from core.model import params
+from core.scenario import resolved_layout, scenario_to_params
+from core.serving import layout
+from core.speculative.measured import recommend_gamma
+
+__all__ = ["Report", "Section", "build_report", "compare_row"]
+
+
+@dataclass
+class Section:
+    title: str
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (label, value with unit)
+    table: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    code: list[tuple[str, str]] = field(default_factory=list)  # (label, shell command or config to copy)
+
+
+@dataclass
+class Report:
+    title: str
+    scenario: Scenario
+    url_query: dict[str, str]
+    sections: list[Section]
+    charts: dict[str, dict[str, Any]]  # name -> data for ui.report's chart builders
+    sources: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "scenario": self.scenario.model_dump(mode="json"),
+            "url_query": self.url_query,
+            "sections": [
+                {
+                    "title": s.title,
+                    "figures": dict(s.figures),
+                    "table": s.table,
+                    "notes": s.notes,
+                    "code": [{"label": label, "text": text} for label, text in s.code],
+                }
+                for s in self.sections
+            ],
+            "sources": self.sources,
+        }
+
+
+def _gb(b: float) -> str:
+    return f"{b / 1e9:,.1f} GB"
+
+
+def build_report(
+    scenario: Scenario, cat: Catalog, model: ModelSpec | None = None, *, with_layouts: bool = True
+) -> Report:
+    """Everything the pages answer for ``scenario`` (``model``: an imported model, else the catalog's)."""
+    model = model or cat.model(scenario.model_id)
+    gpu = cat.gpu(scenario.gpu_id)
+    prec, wl, spec, a = scenario.precision, scenario.workload, scenario.spec, scenario.memory
+    lay = resolved_layout(scenario, model)
+    draft = cat.draft_model_for(spec)
+    sections: list[Section] = []
+    charts: dict[str, dict[str, Any]] = {}
+
+    # ---- scenario
+    sec = Section("Scenario")
+    sec.figures += [
+        (
+            "Model",
+            f"{model.name} ({params.total_params(model) / 1e9:,.1f}B total, {params.active_params(model) / 1e9:,.1f}B active)",
+        ),
+        (
+            "GPUs",
+            f"{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name} ({scenario.total_gpus:,} GPUs, "
+            f"{gpu.memory_gb:,.1f} GB each)",
+        ),
+        ("Precision", prec.label + f", dispatch {prec.dispatch}"),
+        ("Serving stack", f"{STACK_NAMES[scenario.serving_stack]} (its kernels time the steps)"),
+        (
+            "Workload",
+            f"{wl.batch:,} sequences × ({wl.input_len:,} in + {wl.output_len:,} out) tokens"
+            + (
+                f"; {100 * wl.prefix_reuse:g}% of each prompt from a warm prefix cache ({wl.computed_prompt_tokens:,} "
+                "prompt tokens computed)"
+                if wl.prefix_reuse
+                else ""
+            ),
+        ),
+        (
+            "Layout",
+            f"TP {lay.attention_tp} × DP-attn {lay.attention_dp} | EP {lay.ep} × expert-TP {lay.expert_tp} | "
+            f"PP {lay.pp} | DP {lay.dp}" + ("" if scenario.layout else " (default)"),
+        ),
+        ("Speculative decoding", "off" if not spec.enabled else f"{spec.method}, γ {spec.num_speculative_tokens}"),
+    ]
+    sections.append(sec)
+
+    # ---- fit
+    sec = Section("Fit")
+    try:
+        stages = memory.stage_memories(model, gpu, lay, prec, wl, assumptions=a, spec=spec, draft_model=draft)
+        worst = min(stages, key=lambda r: r.headroom_bytes)
+        ctx = wl.context_len
+        max_seqs = memory.max_concurrent_sequences(
+            model, gpu, lay, prec, ctx, assumptions=a, spec=spec, draft_model=draft
+        )
+        verdict = (
+            "fits"
+            if worst.fits
+            else ("weights fit, the workload's KV cache does not" if worst.kv_budget_bytes > 0 else "does not fit")
+        )
+        sec.figures += [
+            ("Verdict", verdict),
+            ("Weights per GPU", f"{_gb(worst.weights_bytes)} of {_gb(worst.capacity_bytes)}"),
+            (
+                "KV cache for the workload",
+                f"{_gb(worst.kv_required_bytes)} (budget {_gb(max(worst.kv_budget_bytes, 0))})",
+            ),
+            ("Usable per GPU", f"{_gb(worst.usable_bytes)} at gpu_memory_utilization {a.gpu_memory_utilization:g}"),
+            (f"Max sequences at {ctx:,} tokens", f"{max_seqs:,}"),
+            ("Whole-model weights", _gb(memory.weights_bytes(model, prec, include_mtp=spec.kind == "mtp"))),
+        ]
+        charts["memory"] = {
+            "stages": [{k: v / 1e9 for k, v in r.components.items() if v > 0} for r in stages],
+            "usable_gb": worst.usable_bytes / 1e9,
+            "capacity_gb": worst.capacity_bytes / 1e9,
+        }
+    except ValueError as e:
+        sec.notes.append(f"Not modelled for this layout: {e}")
+    for g in sorted(cat.gpus.values(), key=lambda g: -g.memory_bytes)[:8]:
+        row = {"GPU": g.name}
+        for label, p in (("bf16", "bf16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")):
+            try:
+                row[f"min GPUs {label}"] = memory.min_gpus(model, g, p, assumptions=a, max_gpus=1024)
+            except ValueError:
+                row[f"min GPUs {label}"] = "> 1,024"
+        sec.table.append(row)
+    sections.append(sec)
+
+    # ---- intensity
+    sec = Section("Intensity")
+    eb = moe.element_bytes(gpu, prec.expert_dtype)
+    ridge = gpu.ridge_point_flop_per_byte(eb.compute_dtype)
+    batches = np.unique(np.round(np.geomspace(1, 65536, 50)))
+    sw = moe.intensity_sweep(model, [gpu], batches, prec)
+    now = float(moe.intensity_sweep(model, [gpu], [wl.batch], prec)["intensity"][0, 0])
+    sec.figures += [
+        ("GEMM intensity at the batch", f"{now:,.1f} FLOP/byte against a ridge of {ridge:,.0f} ({eb.compute_dtype})"),
+        ("Regime", "memory-bound" if now < ridge else "compute-bound"),
+    ]
+    if model.moe is not None:
+        e = model.moe
+        sec.figures += [
+            ("Tokens per expert", f"{moe.tokens_per_expert(wl.batch, e.top_k, e.n_routed_experts):,.1f} tokens"),
+            (
+                "Experts touched per layer",
+                f"{moe.expected_experts_touched(wl.batch, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}",
+            ),
+        ]
+        need = moe.batch_for_expert_intensity(model, ridge, eb)
+        sec.figures.append(
+            ("Batch to reach the ridge", "never" if not np.isfinite(need) else f"{need:,.0f} tokens per step")
+        )
+    charts["intensity"] = {
+        "batch": batches.tolist(),
+        "intensity": sw["intensity"][0].tolist(),
+        "ridge": ridge,
+        "now": [wl.batch, now],
+    }
+    sections.append(sec)
+
+    # ---- speculative
+    sec = Section("Speculative decoding")
+    used = spec if spec.enabled else sd.suggested_spec(model, cat.draft_methods)
+    alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
+    g = used.num_speculative_tokens
+    advice = recommend_gamma(
+        model, gpu, resolved_layout(scenario, model), prec, used.method, alpha, c, wl.decode_context_len, a
+    )
+    sec.figures += [
+        (
+            "Assumed",
+            f"α {alpha:.2f}, γ {g}, c {c:g}"
+            + (
+                ""
+                if spec.enabled
+                else f" (speculation off: {cat.draft_methods[used.method].name}, its catalog defaults)"
+            ),
+        ),
+        ("Tokens per step", f"{sd.expected_tokens(alpha, g):.2f}"),
+        ("Speedup at low batch", f"{sd.speedup(alpha, g, c):.2f}×"),
+        ("Ceiling", f"{sd.ceiling(alpha):.2f} tokens per step" if alpha < 1 else "unbounded"),
+        ("Break-even α", f"{sd.break_even_alpha(g, c):.3f}"),
+        ("Best γ", f"{advice.gamma} ({advice.speedup:.2f}×; {advice.note})"),
+    ]
+    charts["speculative"] = {
+        "alpha": sd.ALPHA_GRID.tolist(),
+        "curves": {str(k): v.tolist() for k, v in sd.speedup_curves(c).items()},
+        "now": [alpha, sd.speedup(alpha, g, c)],
+        "c": c,
+    }
+    sections.append(sec)
+
+    # ---- layouts
+    if with_layouts:
+        sec = Section("Layouts")
+        cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+        rule = layout.decision_rule(model, cluster, prec)
+        sec.figures.append(("Sources' decision table", f"{rule[0]} → {rule[1]}"))
+        lw = wl.model_copy(update={"batch": 1})
+        for phase in ("prefill", "decode"):
+            plans = layout.recommend(
+                model,
+                cluster,
+                lw,
+                phase,
+                precision=prec,
+                assumptions=a,
+                profiles=cat.efficiency,
+                max_plans=3,
+                stack=scenario.serving_stack,
+            )
+            if plans:
+                best = plans[0]
+                kind = "TPOT" if phase == "decode" else "TTFT"
+                sec.figures.append(
+                    (
+                        f"Best {phase} layout",
+                        f"{best.label} ({best.overlap.replace('_', '-')} overlap): {best.tokens_per_s_per_gpu:,.0f} "
+                        f"tokens/s per GPU at {best.tokens_per_gpu:,.3g} per GPU, {kind} {best.latency_s * 1e3:,.0f} ms",
+                    )
+                )
+                _launch_code(sec, best, model, prec, scenario, "aggregated" if phase == "decode" else "prefill")
+                for p in plans:
+                    sec.table.append(
+                        {
+                            "phase": phase,
+                            "rank": p.rank,
+                            "layout": p.label,
+                            "tokens/s per GPU": round(p.tokens_per_s_per_gpu),
+                            "step (ms)": round(p.step_s * 1e3, 1),
+                        }
+                    )
+            else:
+                sec.figures.append((f"Best {phase} layout", "none fits on this cluster within the targets"))
+        sections.append(sec)
+
+    # ---- single box (when the scenario has one)
+    if scenario.box is not None and model.is_moe:
+        from core.single_box import offload
+
+        b = scenario.box
+        sec = Section("Single box")
+        try:
+            host = cat.host(b.host_id)
+            box_gpu = cat.gpu(b.gpu_id) if b.gpu_id else None
+            ctx = min(b.context_len, model.max_position_embeddings)
+            ncm = b.n_cpu_moe
+            if ncm is not None and ncm > model.num_layers:  # the URL allows 0-10,000 whatever the model
+                sec.notes.append(
+                    f"--n-cpu-moe {ncm:,} is more than the model's {model.num_layers:,} layers: "
+                    f"{model.num_layers:,} used (allowed: 0-{model.num_layers:,})"
+                )
+                ncm = model.num_layers
+            pl = offload.placement(
+                model,
+                host,
+                Precision(weights=b.quant, kv_cache=prec.kv_cache),
+                gpu=box_gpu,
+                n_gpus=b.n_gpus if box_gpu else 1,
+                n_cpu_moe=ncm,
+                context_len=ctx,
+            )
+            sec.figures += [
+                ("Box", host.name + (f" + {b.n_gpus} × {box_gpu.name}" if box_gpu else "")),
+                ("Quantisation", f"{b.quant}, {offload.text_weights_bytes(model, b.quant) / 1e9:,.0f} GB of weights"),
+                ("Verdict", pl.status),
+                ("GPU memory", f"{pl.gpu_total_bytes / 1e9:,.1f} GB of {pl.gpu_capacity_bytes / 1e9:,.1f} GB"),
+                ("Decode (batch 1)", f"{pl.decode_tokens_per_s:,.1f} tokens/s"),
+                ("Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tokens/s ({pl.prefill_path})"),
+            ]
+            if pl.kind == "discrete":
+                sec.figures.insert(
+                    4,
+                    (
+                        "Host RAM",
+                        f"{pl.host_total_bytes / 1e9:,.1f} GB of {pl.host_capacity_bytes / 1e9:,.0f} GB"
+                        f" (--n-cpu-moe {pl.n_cpu_moe}: {pl.offloaded_layers} MoE layers' experts)",
+                    ),
+                )
+            sec.notes += list(pl.notes)
+        except (KeyError, ValueError) as e:
+            sec.notes.append(f"not computed: {e}")
+        sections.append(sec)
+
+    sources = [
+        f"Model: {model.source or 'imported config.json'}; published counts: {model.published.source or 'n/a'}",
+        "GPU: " + "; ".join(f"{k}: {v}" for k, v in gpu.sources.items()),
+        f"Memory assumptions: gpu_memory_utilization {a.gpu_memory_utilization:g}, runtime reserve {a.runtime_reserve_gb:g} GB, "
+        f"activations {a.max_num_batched_tokens:,} tokens × hidden × 2 B × {a.activation_factor:g}",
+        "Step-time model efficiency factors: catalogs/efficiency.yaml (see the Validation page for their accuracy)",
+        "Formulas and errata: README.md and docs/errata.md of the MoE Deployment Planner",
+    ]
+    return Report(
+        f"{model.name} on {scenario.total_gpus} × {gpu.name}",
+        scenario,
+        scenario_to_params(scenario),
+        sections,
+        charts,
+        sources,
+    )
+
+
+def _launch_code(sec: Section, plan, model: ModelSpec, prec, scenario: Scenario, role: str) -> None:
+    """The engines' commands for ``plan`` as copyable code blocks of ``sec``."""
+    from core.serving.launch import TRTLLM_YAML
+    from core.serving.plan_commands import plan_commands
+
+    try:
+        cmds, notes = plan_commands(
+            plan, model, prec, gpus_per_node=scenario.gpus_per_node, spec=scenario.spec, role=role
+        )
+    except ValueError as e:  # a layout the engines' commands cannot be written for: the figures stand without them
+        sec.notes.append(f"launch commands for {plan.label} left out: {e}")
+        return
+    what = "aggregated serving" if role == "aggregated" else f"the {role} worker of a disaggregated pair"
+    for engine, c in cmds.items():
+        text = c.command + (f"\n\n# {TRTLLM_YAML}\n{c.config_yaml}" if c.config_yaml else "")
+        sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))
+        sec.notes += [f"{engine}: {n}" for n in c.notes]
+    sec.notes += notes
+
+
+def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | None = None) -> dict[str, Any]:
+    """One column of the Compare page: fit, best decode layout, tokens/s per GPU, $ per million output
+    tokens at the GPU's default price, speculative speedup. Units in the keys."""
+    from core.serving import cost
+
+    model = model or cat.model(scenario.model_id)
+    gpu = cat.gpu(scenario.gpu_id)
+    prec, wl, spec, a = scenario.precision, scenario.workload, scenario.spec, scenario.memory
+    lay = resolved_layout(scenario, model)
+    draft = cat.draft_model_for(spec)
+    row: dict[str, Any] = {
+        "scenario": name,
+        "model": model.name,
+        "GPUs": f"{scenario.total_gpus} × {gpu.name}",
+        "precision": prec.label,
+    }
+    try:
+        r = memory.per_gpu_memory(model, gpu, lay, prec, wl, assumptions=a, spec=spec, draft_model=draft)
+        row["fit"] = "fits" if r.fits else ("KV does not fit" if r.kv_budget_bytes > 0 else "does not fit")
+        row["weights per GPU (GB)"] = round(r.weights_bytes / 1e9, 1)
+        row["KV headroom per GPU (GB)"] = round(r.headroom_bytes / 1e9, 1)
+    except ValueError as e:
+        row["fit"] = f"layout invalid: {e}"
+    cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+    plans = layout.recommend(
+        model,
+        cluster,
+        wl.model_copy(update={"batch": 1}),
+        "decode",
+        precision=prec,
+        assumptions=a,
+        profiles=cat.efficiency,
+        max_plans=1,
+        stack=scenario.serving_stack,
+    )
+    if plans:
+        p = plans[0]
+        row["best decode layout"] = p.label
+        row["output tokens/s per GPU"] = round(p.tokens_per_s_per_gpu)
+        if gpu.price_per_gpu_hour_usd:
+            row["$ per M output tokens"] = round(
+                cost.dollars_per_million_tokens(1, gpu.price_per_gpu_hour_usd, p.tokens_per_s_per_gpu), 3
+            )
+    else:
+        row["best decode layout"] = "none fits"
+    if spec.enabled:
+        alpha, c = sd.resolved_alpha_cost(spec, cat.draft_methods)
+        row["speculative speedup (×)"] = round(sd.speedup(alpha, spec.num_speculative_tokens, c), 2)
+    else:
+        row["speculative speedup (×)"] = "off"
+    return row

@@ -1,0 +1,324 @@
+"""How requests reach the engine (issue 35): a closed loop of clients (as the frontier benchmarks run: vLLM ``bench
+serve --max-concurrency``, InferenceX, AIPerf), an open loop of Poisson arrivals at a rate (``--request-rate``),
+and two pools (disaggregated prefill and decode) joined by the KV hand-off.
+
+Measurement: requests are numbered as they are sent; the first ``warmup`` are discarded, the next ``requests``
+measured, and more are sent (the clients go on, arrivals go on) until every measured one has finished, so none
+sees the load drain. Rates count the requests finishing (measured or not) between the first and the last
+measured request's arrival, over that span. Default warm-up: two requests per client (closed loop: the start's
+burst and its echo); three mean lifetimes of arrivals (open loop, the lifetime as :func:`core.serving`'s
+analytical model estimates it), at least a tenth of ``requests``. An open loop is "unstable" when the requests in
+the system (arrived, not finished) grew over the span by more than a tenth of ``requests``: arrivals outpace the
+engine, or come too close to its capacity to settle within the run (more ``requests`` tell which).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core._util.checks import amount, whole
+from core.serving.closed_loop import ReplicaCosts
+from core.serving.engine_sim.engine import Trace, run_engine
+from core.serving.engine_sim.knobs import EngineKnobs, Lengths, Resolved, acceptance_rate, emitted_per_step
+from core.serving.engine_sim.results import Goodput, SimResult, goodput, miss
+
+__all__ = [
+    "FRONTIER",
+    "closed_frontier",
+    "decode_steps",
+    "goodput_rate",
+    "open_sweep",
+    "simulate_closed",
+    "simulate_disaggregated",
+    "simulate_open",
+]
+
+FRONTIER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+_DEFAULT_KNOBS = EngineKnobs()
+
+
+def decode_steps(tokens: np.ndarray, res: Resolved, rng: np.random.Generator) -> np.ndarray:
+    """Decode steps each request needs to emit ``tokens`` more tokens (its output less the first), each step
+    emitting :func:`core.serving.engine_sim.knobs.emitted_per_step` tokens (one without speculation)."""
+    k, al = res.draft_tokens, res.accepted_length
+    if k == 0 or al <= 1.0 or len(tokens) == 0:
+        return tokens.astype(np.int64)
+    if al >= k + 1:
+        return -(-tokens // (k + 1))
+    # a block of draws per request: its mean steps + 4 standard deviations (a renewal count: variance
+    # tokens x var(E) / E^3); the few it does not cover are drawn again, a block as long as their tokens
+    alpha = acceptance_rate(k, al)
+    var = sum((2 * j + 1) * alpha**j for j in range(k + 1)) - al**2
+    size = np.minimum(tokens, np.ceil(tokens / al + 4 * np.sqrt(tokens * var / al**3)) + 4).astype(np.int64)
+    steps, short = _steps_in_blocks(tokens, size, res, rng)
+    if short.any():
+        steps[short], _ = _steps_in_blocks(tokens[short], tokens[short], res, rng)
+    return steps
+
+
+def _steps_in_blocks(tokens: np.ndarray, size: np.ndarray, res: Resolved, rng: np.random.Generator):
+    """Steps to emit ``tokens`` from blocks of ``size`` draws each, and which blocks fell short."""
+    cum = np.cumsum(emitted_per_step(res.draft_tokens, res.accepted_length, int(size.sum()), rng), dtype=np.int64)
+    start = np.cumsum(size) - size
+    base = np.where(start > 0, cum[np.maximum(start - 1, 0)], 0)
+    end = np.where(size > 0, cum[np.maximum(start + size - 1, 0)], 0)
+    short = (tokens > 0) & (end - base < tokens)
+    last = np.searchsorted(cum, base + tokens, side="left")
+    return np.where(tokens > 0, last - start + 1, 0).astype(np.int64), short
+
+
+def _generators(seed: int) -> list[np.random.Generator]:
+    """Separate streams for lengths, arrivals and acceptance: one seed, each draw independent of the others."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
+
+
+def _engine(costs: ReplicaCosts, res: Resolved, n: int, computed, steps, **loop) -> Trace:
+    cap = min(res.cap, n)
+    table = np.interp(np.arange(cap + 1), costs.batch, costs.decode_step_s).tolist()  # decode_s(0..cap)
+    return run_engine(
+        table,
+        costs.prefill_s_per_token,
+        res.budget,
+        res.draft_tokens + 1,
+        cap,
+        res.prefill_first,
+        computed,
+        steps,
+        **loop,
+    )
+
+
+def _result(mode: str, load: float, tr: Trace, w: int, n: int, inp, out, gpus: int) -> SimResult:
+    """The measured requests ``w..w+n-1`` of a run and its rates over their arrival span (see the module
+    docstring)."""
+    ids = np.arange(w, w + n)
+    arr, first, fin = tr.arrival_t, tr.first_t, tr.finish_t
+    t0, t1 = arr[w], arr[w + n - 1]
+    o = out[ids]
+    done = (fin > t0) & (fin <= t1)  # NaN (unfinished) compares False
+    if not t1 > t0:  # every measured request sent at once: the span is theirs, to the last finish
+        t1 = float(np.max(fin[ids]))
+        done = np.zeros(len(fin), bool)
+        done[ids] = True
+    keep = (tr.gap_end_t > t0) & (tr.gap_end_t <= t1)
+    # the queue's growth over the span: arrived and not finished at its end, less at its start
+    sent, ended = np.sort(arr[~np.isnan(arr)]), np.sort(fin[~np.isnan(fin)])
+
+    def in_system(t: float) -> int:
+        return int(np.searchsorted(sent, t, "right") - np.searchsorted(ended, t, "right"))
+
+    stable = mode == "closed" or in_system(t1) - in_system(t0) <= 0.1 * n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpot = np.where(o > 1, (fin[ids] - first[ids]) / np.maximum(o - 1, 1), np.nan)
+    return SimResult(
+        mode,
+        load,
+        first[ids] - arr[ids],
+        tpot,
+        fin[ids] - arr[ids],
+        inp[ids],
+        o,
+        tr.gap_s[keep],
+        tr.gap_count[keep],
+        int(done.sum()),
+        int(out[done].sum()),
+        float(t1 - t0),
+        gpus,
+        stable,
+    )
+
+
+def simulate_closed(
+    costs: ReplicaCosts,
+    lengths: Lengths,
+    concurrency: int,
+    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    *,
+    requests: int = 2000,
+    warmup: int | None = None,
+    think_s: float = 0.0,
+    stagger: bool = False,
+) -> SimResult:
+    """``concurrency`` clients, each sending its next request ``think_s`` after its last finishes. All start at
+    once, as a benchmark does; with equal lengths the requests admitted together finish together and come back
+    together, for ever (lockstep: a prompt shares its step with the others of its wave). ``stagger``: each
+    client's first request skips a random share of its decode steps instead, so the clients start out of phase
+    (the steady state the analytical model :func:`core.serving.serve_closed_loop` describes)."""
+    c = whole("concurrency", concurrency, 1, 1_000_000)
+    n = whole("requests", requests, 1, 10_000_000)
+    w = 2 * c if warmup is None else whole("warmup", warmup, 0, 10_000_000)
+    think = amount("think_s", think_s, 0.0, 1e6)
+    res = knobs.resolve(costs)
+    g_len, _, g_acc = _generators(res.seed)
+    total = w + n + max(c, n // 4)  # clients keep sending while the measured requests finish
+    inp, out = lengths.draw(total, g_len)
+    steps = decode_steps(out - 1, res, g_acc)
+    if stagger:
+        steps[:c] = np.floor(steps[:c] * g_acc.random(min(c, total))).astype(np.int64)
+    tr = _engine(costs, res, total, res.computed(inp), steps, clients=c, think_s=think, stop_before=w + n)
+    return _result("closed", float(c), tr, w, n, inp, out, costs.gpus)
+
+
+def simulate_open(
+    costs: ReplicaCosts,
+    lengths: Lengths,
+    rate: float,
+    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    *,
+    requests: int = 2000,
+    warmup: int | None = None,
+) -> SimResult:
+    """Poisson arrivals at ``rate`` requests/s."""
+    lam = amount("rate", rate, 0.0, 1e9, open_lo=True)
+    n = whole("requests", requests, 1, 10_000_000)
+    res = knobs.resolve(costs)
+    w = _open_warmup(costs, res, lengths, lam, n) if warmup is None else whole("warmup", warmup, 0, 10_000_000)
+    g_len, g_arr, g_acc = _generators(res.seed)
+    total = w + n + n // 4  # arrivals go on while the measured requests finish
+    inp, out = lengths.draw(total, g_len)
+    arrivals = _open_arrivals(lam, total, g_arr)
+    steps = decode_steps(out - 1, res, g_acc)
+    tr = _engine(costs, res, total, res.computed(inp), steps, arrivals=arrivals, stop_before=w + n)
+    return _result("open", lam, tr, w, n, inp, out, costs.gpus)
+
+
+def _open_warmup(costs: ReplicaCosts, res: Resolved, lengths: Lengths, rate: float, n: int) -> int:
+    """Arrivals to discard: those of three mean requests' lifetimes, as the analytical model estimates one (the
+    sequences in decode ``m = rate x steps x t(m) / (1 - a)``, ``a`` the prompts' share of the time, a lifetime
+    ``steps x t(m) / (1 - a)``), at least a tenth of ``n``, at most five times ``n`` (a tenth when the prompts alone
+    outrun the replica)."""
+    steps = max(1.0, (lengths.mean("output") - 1) / res.accepted_length)
+    a = rate * lengths.mean("input") * (1 - res.prefix_hit) * costs.prefill_s_per_token
+    if a >= 1:  # beyond what prefill alone allows: no steady state to wait for
+        return n // 10
+    lo, hi = 0.0, float(res.cap)
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mid < rate * steps * costs.decode_s(mid) / (1 - a) else (lo, mid)
+    life = steps * costs.decode_s(hi) / (1 - a)
+    return int(min(5 * n, max(n // 10, math.ceil(3 * rate * life))))
+
+
+def _open_arrivals(rate: float, total: int, rng: np.random.Generator) -> np.ndarray:
+    return np.cumsum(rng.exponential(1.0 / rate, total))
+
+
+def closed_frontier(
+    costs: ReplicaCosts,
+    lengths: Lengths,
+    concurrencies=FRONTIER,
+    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    *,
+    requests: int = 2000,
+) -> list[SimResult]:
+    """:func:`simulate_closed` at each concurrency (the throughput-vs-interactivity frontier's points)."""
+    return [simulate_closed(costs, lengths, c, knobs, requests=requests) for c in concurrencies]
+
+
+def open_sweep(
+    costs: ReplicaCosts, lengths: Lengths, rates, knobs: EngineKnobs = _DEFAULT_KNOBS, *, requests: int = 2000
+) -> list[SimResult]:
+    """:func:`simulate_open` at each rate."""
+    return [simulate_open(costs, lengths, r, knobs, requests=requests) for r in rates]
+
+
+def goodput_rate(
+    costs: ReplicaCosts,
+    lengths: Lengths,
+    ttft_target_s: float,
+    tpot_target_s: float,
+    quantile: float = 0.99,
+    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    *,
+    requests: int = 2000,
+    iterations: int = 10,
+) -> Goodput:
+    """The highest Poisson rate whose ``quantile`` TTFT and TPOT meet both targets, by bisection between a light
+    load and the closed loop's most (the engine full of clients); the same seed at every rate."""
+    whole("iterations", iterations, 1, 60)
+    goodput([], ttft_target_s, tpot_target_s, quantile)  # the targets checked before any run
+    res = knobs.resolve(costs)
+    most = simulate_closed(costs, lengths, min(res.cap, 4096), knobs, requests=requests).requests_per_s
+
+    def at(rate: float) -> tuple[SimResult, str | None]:
+        r = simulate_open(costs, lengths, rate, knobs, requests=requests)
+        return r, miss(r, ttft_target_s, tpot_target_s, quantile)
+
+    best, why = at(most * 0.01)
+    if why is not None:
+        return Goodput(0.0, 0.0, 0.0, None, "none met")
+    top, why = at(most)
+    if why is None:
+        return Goodput(top.load, top.requests_per_s, top.output_tokens_per_s_per_gpu, top, "capacity")
+    hi, binding = most, why
+    for _ in range(iterations):
+        r, why = at((best.load + hi) / 2)
+        if why is None:
+            best = r
+        else:
+            hi, binding = r.load, why
+    return Goodput(best.load, best.requests_per_s, best.output_tokens_per_s_per_gpu, best, binding)
+
+
+def simulate_disaggregated(
+    prefill: ReplicaCosts,
+    prefill_replicas: int,
+    decode: ReplicaCosts,
+    decode_replicas: int,
+    lengths: Lengths,
+    rate: float,
+    *,
+    prefill_knobs: EngineKnobs = _DEFAULT_KNOBS,
+    decode_knobs: EngineKnobs = _DEFAULT_KNOBS,
+    handoff_s: float = 0.0,
+    handoff_s_per_token: float = 0.0,
+    requests: int = 2000,
+    warmup: int | None = None,
+) -> SimResult:
+    """Poisson arrivals at ``rate`` over a prefill pool and a decode pool, each replica the same engine: a prompt's
+    replica (round robin) computes it and yields the first token; its KV moves in ``handoff_s + handoff_s_per_token
+    x prompt tokens``; a decode replica (round robin in hand-off order) admits it as a running sequence when a
+    slot frees. The seed and prefix-cache share are ``prefill_knobs``'."""
+    lam = amount("rate", rate, 0.0, 1e9, open_lo=True)
+    rp, rd = (
+        whole("prefill_replicas", prefill_replicas, 1, 10_000),
+        whole("decode_replicas", decode_replicas, 1, 10_000),
+    )
+    hs, hpt = amount("handoff_s", handoff_s, 0.0, 1e3), amount("handoff_s_per_token", handoff_s_per_token, 0.0, 1.0)
+    n = whole("requests", requests, 1, 10_000_000)
+    w = n // 10 if warmup is None else whole("warmup", warmup, 0, 10_000_000)
+    pres, dres = prefill_knobs.resolve(prefill), decode_knobs.resolve(decode)
+    g_len, g_arr, g_acc = _generators(pres.seed)
+    total = w + n + n // 4
+    inp, out = lengths.draw(total, g_len)
+    arrivals = _open_arrivals(lam, total, g_arr)
+    comp = pres.computed(inp)
+    first = np.empty(total)
+    for k in range(rp):  # each prefill replica: its share of the arrivals (round robin), one output token each
+        ids = np.arange(k, total, rp)
+        first[ids] = _engine(
+            prefill, pres, len(ids), comp[ids], np.zeros(len(ids), np.int64), arrivals=arrivals[ids]
+        ).first_t
+    ready = first + hs + hpt * inp
+    steps = decode_steps(out - 1, dres, g_acc)
+    finish = np.empty(total)
+    gaps = []
+    by_ready = np.argsort(ready, kind="stable")
+    for k in range(rd):  # each decode replica: its share in hand-off order, first tokens already out
+        ids = by_ready[k::rd]
+        tr = _engine(
+            decode,
+            dres,
+            len(ids),
+            np.zeros(len(ids), np.int64),
+            steps[ids],
+            arrivals=ready[ids],
+            first_given=first[ids],
+        )
+        finish[ids] = tr.finish_t
+        gaps.append((tr.gap_end_t, tr.gap_s, tr.gap_count))
+    g_end, g_s, g_n = (np.concatenate(x) for x in zip(*gaps, strict=True))
+    joined = Trace(arrivals, first, finish, np.argsort(finish), g_end, g_s, g_n)
+    return _result("open", lam, joined, w, n, inp, out, rp * prefill.gpus + rd * decode.gpus)

@@ -1,0 +1,346 @@
+"""Published throughput-vs-interactivity points, and the planner's model of each (issue 23).
+
+``catalogs/frontier_points.yaml`` holds what InferenceX, vLLM, LMSYS and NVIDIA published: per GPU throughput (its
+kind, ``output``, ``total`` = prompt + output tokens, or ``computed`` = the prompt tokens an engine computed +
+output, as the source counts it), per-user output tokens/s, the
+concurrency, the deployment in the source's words, each with its source and confidence.
+``catalogs/frontier_cases.yaml`` groups the points the planner models into cases (one model, GPU, weight format and
+length), each deployment with its layout in the planner's terms and our reading of the source's.
+
+:func:`model_case` runs every deployment through the serving model (:mod:`core.serving`: colocated with chunked
+prefill, or disaggregated prefill and decode pools) at each point's concurrency and over a sweep, and pairs every
+published point with its modelled one: the gap is the ratio, modelled / published.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from core._util.checks import file_stamp, read_yaml_list
+from core._util.validated import FROZEN, validate_entries
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, Workload
+from core.serving import closed_loop as serving
+from core.serving.operating_point import layout_label
+
+if TYPE_CHECKING:
+    from core.catalog import Catalog
+
+__all__ = [
+    "CASES_PATH",
+    "POINTS_PATH",
+    "CaseModel",
+    "Deployment",
+    "FrontierCase",
+    "FrontierPoint",
+    "PointGap",
+    "PoolSpec",
+    "load_frontier_cases",
+    "load_frontier_points",
+    "model_case",
+]
+
+POINTS_PATH = Path(__file__).resolve().parents[2] / "catalogs" / "frontier_points.yaml"
+CASES_PATH = Path(__file__).resolve().parents[2] / "catalogs" / "frontier_cases.yaml"
+_Pos = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+_Count = Annotated[int, Field(ge=1, le=10_000_000)]
+
+
+class FrontierPoint(BaseModel):
+    """One published measurement (see the module docstring)."""
+
+    model_config = FROZEN
+
+    id: str = Field(min_length=1, max_length=120)
+    model: str = Field(max_length=120)
+    gpu: str = Field(max_length=60)
+    gpus: _Count | None = None
+    engine: str | None = Field(None, max_length=60)
+    layout: str = Field("", max_length=400)
+    precision: str = Field(max_length=20)
+    disaggregated: bool | None = None
+    isl: _Count | None = None
+    osl: _Count | None = None
+    concurrency: _Count | None = None
+    tokens_per_s_per_gpu: _Pos
+    throughput_kind: Literal["output", "total", "computed"]
+    tokens_per_s_per_user: _Pos | None = None
+    source: str = Field(max_length=600)
+    url: str = Field("", max_length=600)
+    confidence: str = Field(max_length=120)
+    note: str = Field("", max_length=2000)
+
+
+class PoolSpec(BaseModel):
+    """A layout in the case file's terms: attention TP x attention-DP ranks, EP (expert TP fills the rest of the
+    stage), DCP, and how many identical replicas."""
+
+    model_config = FROZEN
+
+    tp: Annotated[int, Field(ge=1, le=1024)] = 1
+    dp_attention: Annotated[int, Field(ge=1, le=1024)] = 1
+    ep: Annotated[int, Field(ge=1, le=1024)] = 1
+    dcp: Annotated[int, Field(ge=1, le=1024)] = 1
+    replicas: Annotated[int, Field(ge=1, le=10_000)] = 1
+
+    @model_validator(mode="after")
+    def _splits(self) -> PoolSpec:
+        if (self.tp * self.dp_attention) % self.ep:
+            raise ValueError(
+                f"ep {self.ep} must divide the stage's tp x dp_attention = {self.tp * self.dp_attention} GPUs"
+            )
+        self.layout()  # ParallelLayout's own checks (DCP divides TP)
+        return self
+
+    def layout(self) -> ParallelLayout:
+        stage = self.tp * self.dp_attention
+        return ParallelLayout(
+            attention_tp=self.tp, attention_dp=self.dp_attention, ep=self.ep, expert_tp=stage // self.ep, dcp=self.dcp
+        )
+
+
+class Deployment(BaseModel):
+    """The points one deployment produced: colocated, or a prefill and a decode pool; lengths and dtypes the case
+    sets unless given here."""
+
+    model_config = FROZEN
+
+    points: tuple[str, ...] = Field(min_length=1, max_length=100)
+    colocated: PoolSpec | None = None
+    prefill: PoolSpec | None = None
+    decode: PoolSpec | None = None
+    isl: _Count | None = None
+    osl: _Count | None = None
+    weights: str | None = None
+    kv_cache: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Deployment:
+        if self.colocated is not None and (self.prefill or self.decode):
+            raise ValueError("a colocated deployment has no separate prefill or decode pool")
+        if self.colocated is None and (self.prefill is None or self.decode is None):
+            raise ValueError("a deployment is either colocated, or has both a prefill and a decode pool")
+        return self
+
+    def label(self, dense: bool = False) -> str:
+        if self.colocated is not None:
+            lay = self.colocated
+            return f"{lay.replicas} x " * (lay.replicas > 1) + layout_label(lay.layout(), dense) + " (colocated)"
+        p, d = self.prefill, self.decode
+        return f"{p.replicas} x {layout_label(p.layout(), dense)} prefill + {d.replicas} x {layout_label(d.layout(), dense)} decode"
+
+
+class Speculation(BaseModel):
+    model_config = FROZEN
+
+    draft_tokens: Annotated[int, Field(ge=1, le=16)]
+    accepted_length: Annotated[float, Field(ge=1, le=17)]
+    draft_cost: Annotated[float, Field(ge=0, le=2)] = 0.0
+    source: str = Field(max_length=1000)
+
+
+class FrontierCase(BaseModel):
+    """A model, GPU, weight format and lengths, and the deployments whose published points are modelled."""
+
+    model_config = FROZEN
+
+    id: str = Field(min_length=1, max_length=80)
+    title: str = Field(max_length=300)
+    model: str = Field(max_length=120)
+    gpu: str = Field(max_length=60)
+    weights: str = Field(max_length=20)
+    kv_cache: str = Field(max_length=20)
+    stack: Literal["vllm", "sglang", "trtllm"]
+    isl: _Count
+    osl: _Count
+    prefix_reuse: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.9
+    speculative: Speculation | None = None
+    reading: str = Field("", max_length=2000)
+    deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)
+
+
+@functools.lru_cache(maxsize=8)
+def _points(path: Path, mtime_ns: int, size: int) -> dict[str, FrontierPoint]:
+    return {
+        p.id: p
+        for p in validate_entries(
+            read_yaml_list(path, "points", "frontier points file"), FrontierPoint, path.name, "point"
+        )
+    }
+
+
+@functools.lru_cache(maxsize=8)
+def _cases(path: Path, mtime_ns: int, size: int) -> tuple[FrontierCase, ...]:
+    return validate_entries(read_yaml_list(path, "cases", "frontier cases file"), FrontierCase, path.name, "case")
+
+
+def load_frontier_points(path: str | Path | None = None) -> dict[str, FrontierPoint]:
+    """Every published point by id (default file: ``catalogs/frontier_points.yaml``)."""
+    return _points(*file_stamp(path, POINTS_PATH, "frontier points file"))
+
+
+def load_frontier_cases(
+    path: str | Path | None = None, points_path: str | Path | None = None
+) -> tuple[FrontierCase, ...]:
+    """Every modelled case (default file: ``catalogs/frontier_cases.yaml``); each point it names must exist."""
+    cases, points = _cases(*file_stamp(path, CASES_PATH, "frontier cases file")), load_frontier_points(points_path)
+    for c in cases:
+        missing = [p for d in c.deployments for p in d.points if p not in points]
+        if missing:
+            raise ValueError(f"case {c.id!r} names unknown point(s): {', '.join(missing[:5])}")
+    return cases
+
+
+@dataclass(frozen=True)
+class PointGap:
+    """A published point beside the planner's model of it at the same deployment and concurrency."""
+
+    point: FrontierPoint
+    deployment: str
+    modelled: serving.ServingPoint
+    prefill_ceiling_tokens_per_s: float | None = None  # the deployment's prompt tokens/s doing nothing else
+    prefix_reuse: float = 0.0  # the case's prefix-cache hit fraction
+
+    @property
+    def implied_prompt_tokens_per_s(self) -> float | None:
+        """The fewest prompt tokens per second (whole deployment, cache hits excluded) the engine must have computed
+        to publish the point: c clients streaming u tokens/s each take at most c x u output tokens/s, the rest of
+        its throughput x GPUs is prompt (for kind "total", (1 - prefix reuse) of it was computed). None for points
+        that count output only or lack their concurrency, per-user speed or GPU count."""
+        p = self.point
+        if p.throughput_kind == "output" or not (p.concurrency and p.tokens_per_s_per_user and p.gpus):
+            return None
+        prompt = max(0.0, p.tokens_per_s_per_gpu * p.gpus - p.concurrency * p.tokens_per_s_per_user)
+        return prompt if p.throughput_kind == "computed" else prompt * (1.0 - self.prefix_reuse)
+
+    @property
+    def beyond_prefill_ceiling(self) -> bool:
+        """The point needs more computed prompt tokens/s than the modelled deployment prefills doing nothing else:
+        no decode-side change can close its gap."""
+        need, ceiling = self.implied_prompt_tokens_per_s, self.prefill_ceiling_tokens_per_s
+        return need is not None and ceiling is not None and need > ceiling
+
+    @property
+    def modelled_tokens_per_s_per_gpu(self) -> float:
+        """In the point's own kind (output; prompt + output tokens; computed prompt + output tokens)."""
+        m, kind = self.modelled, self.point.throughput_kind
+        if kind == "output":
+            return m.output_tokens_per_s_per_gpu
+        return m.total_tokens_per_s_per_gpu if kind == "total" else m.computed_tokens_per_s_per_gpu
+
+    @property
+    def throughput_ratio(self) -> float:
+        return self.modelled_tokens_per_s_per_gpu / self.point.tokens_per_s_per_gpu
+
+    @property
+    def user_ratio(self) -> float | None:
+        u = self.point.tokens_per_s_per_user
+        return None if u is None else self.modelled.tokens_per_s_per_user / u
+
+
+@dataclass(frozen=True)
+class CaseModel:
+    """A case modelled: each deployment's sweep (label, points) and every published point's gap."""
+
+    case: FrontierCase
+    curves: tuple[tuple[str, tuple[serving.ServingPoint, ...]], ...]
+    gaps: tuple[PointGap, ...]
+    kind: str  # the throughput kind the case's points count ("output", "total", "computed"; "mixed")
+
+    def median_ratio(self, which: Literal["throughput", "user"]) -> float | None:
+        vals = [g.throughput_ratio if which == "throughput" else g.user_ratio for g in self.gaps]
+        vals = [v for v in vals if v is not None]
+        return statistics.median(vals) if vals else None
+
+
+def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, FrontierPoint], catalog):
+    model, gpu = catalog.model(case.model), catalog.gpu(case.gpu)
+    prec = Precision(weights=dep.weights or case.weights, kv_cache=dep.kv_cache or case.kv_cache)
+    wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
+    eff = catalog.efficiency_for(case.gpu, case.stack)
+    a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization)
+    spec = case.speculative
+    extra = (
+        dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
+        if spec is not None
+        else {}
+    )
+
+    def costs(pool: PoolSpec, speculate: bool) -> serving.ReplicaCosts:
+        lay = pool.layout()
+        n_exp = model.moe.n_routed_experts if model.moe is not None else 0
+        red = (-n_exp) % lay.ep if n_exp else 0  # EPLB's slots where EP does not divide the experts
+        kw = extra if speculate else {}
+        return serving.replica_costs(model, gpu, lay, prec, wl, eff=eff, assumptions=a, redundant_experts=red, **kw)
+
+    if dep.colocated is not None:
+        c = costs(dep.colocated, True)
+        reps = dep.colocated.replicas
+
+        def at(conc: int) -> serving.ServingPoint:
+            return serving.serve_closed_loop(c, wl, max(1, math.ceil(conc / reps)))
+
+        cap = c.kv_capacity * reps
+        ceiling = reps / c.prefill_s_per_token
+    else:
+        d, p = costs(dep.decode, True), costs(dep.prefill, False)
+
+        def at(conc: int) -> serving.ServingPoint:
+            return serving.serve_disaggregated(d, dep.decode.replicas, p, dep.prefill.replicas, wl, conc)
+
+        cap = d.kv_capacity * dep.decode.replicas
+        ceiling = dep.prefill.replicas / p.prefill_s_per_token
+    wanted = [points[i].concurrency for i in dep.points]
+    top = max([cap, *(w for w in wanted if w)])
+    grid = sorted({*(x for x in serving.CONCURRENCIES if x <= top), *(w for w in wanted if w)})
+    curve = tuple(at(x) for x in grid)
+    gaps = tuple(
+        PointGap(points[i], dep.label(model.moe is None), at(points[i].concurrency or cap), ceiling, case.prefix_reuse)
+        for i in dep.points
+    )
+    return curve, gaps
+
+
+def model_case(case: FrontierCase | str, catalog: Catalog | None = None) -> CaseModel:
+    """Every deployment of ``case`` (or its id) through the serving model; see the module docstring. A case named by
+    its id against the repository's catalog is modelled once per process (the results depend on nothing else)."""
+    from core.catalog import load_catalog
+
+    if not isinstance(case, (FrontierCase, str)):
+        raise TypeError(f"case must be a FrontierCase or a case id, got {type(case).__name__}")
+    if isinstance(case, str) and catalog is None:
+        stamp = file_stamp(None, CASES_PATH, "frontier cases file"), file_stamp(None, POINTS_PATH, "frontier points")
+        return _shipped_case(case, stamp)
+    return _model_case(case, catalog or load_catalog())
+
+
+@functools.lru_cache(maxsize=32)
+def _shipped_case(case_id: str, stamp: tuple) -> CaseModel:  # the files' stamps: an edited file models again
+    from core.catalog import load_catalog
+
+    return _model_case(case_id, load_catalog())
+
+
+def _model_case(case: FrontierCase | str, catalog) -> CaseModel:
+    if isinstance(case, str):
+        found = {c.id: c for c in load_frontier_cases()}
+        if case not in found:
+            raise ValueError(f"unknown frontier case {case[:60]!r}; one of {', '.join(found)}")
+        case = found[case]
+    points = load_frontier_points()
+    model = catalog.model(case.model)
+    curves, gaps = [], []
+    for dep in case.deployments:
+        curve, g = _deployment_model(case, dep, points, catalog)
+        curves.append((dep.label(model.moe is None), curve))
+        gaps.extend(g)
+    kinds = {g.point.throughput_kind for g in gaps}
+    return CaseModel(case, tuple(curves), tuple(gaps), kinds.pop() if len(kinds) == 1 else "mixed")

@@ -1,0 +1,62 @@
+"""``trtllm-serve`` for a launch spec: the command block(s) and the ``--extra_llm_api_options`` YAML."""
+
+from __future__ import annotations
+
+from core.serving.launch.spec import EAGLE3_DRAFT, TRTLLM_YAML, Args, LaunchSpec, render
+
+__all__: list[str] = []  # the writer the package face calls; launch_command is the API
+
+
+def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
+    stage, n = s.gpus_per_stage, s.num_speculative_tokens
+    tp = stage if (s.is_moe or s.attention_dp == 1) else s.attention_tp
+    args: Args = [("--tp_size", str(tp))] + ([("--pp_size", str(s.pp))] if s.pp > 1 else [])
+    cfg: dict = {}
+    if s.is_moe and s.attention_dp > 1:
+        cfg["enable_attention_dp"] = True
+        if s.attention_tp > 1:
+            notes.append(
+                f"TensorRT-LLM's attention DP runs attention at TP 1 on every GPU of the {stage}-GPU group: "
+                f"attention TP {s.attention_tp} x DP {s.attention_dp} is not expressible; the nearest layout, written "
+                f"here, is attention DP {stage}."
+            )
+    elif s.attention_dp > 1:
+        notes.append(
+            f"TensorRT-LLM has no in-server data parallelism for a dense model: run this command {s.attention_dp} "
+            f"times (once per attention-DP rank), each on its own {tp * s.pp} GPUs."
+        )
+    if s.is_moe and s.ep > 1:
+        args.append(("--ep_size", str(s.ep)))
+        if s.expert_tp > 1:
+            cfg["moe_tensor_parallel_size"] = s.expert_tp
+        if s.redundant_experts:
+            notes.append(
+                "TensorRT-LLM sets redundant experts as slots: add moe_config: load_balancer: num_slots: <routed "
+                f"experts + {s.redundant_experts}>, layer_updates_per_iter: 1 to the YAML (the spec carries no expert "
+                "count)."
+            )
+    elif s.is_moe and s.redundant_experts:
+        notes.append("TensorRT-LLM's expert load balancer needs expert parallelism: with EP 1 it is left out.")
+    args += [("--max_batch_size", str(s.max_num_seqs)), ("--max_num_tokens", str(s.max_batched_tokens))]
+    args.append(("--extra_llm_api_options", TRTLLM_YAML))
+    if s.kv_cache_dtype == "fp8":
+        cfg["kv_cache_config"] = {"dtype": "fp8"}
+    cfg["cuda_graph_config"] = {"enable_padding": True, "max_batch_size": s.max_num_seqs}
+    if s.speculative == "mtp":
+        cfg["speculative_config"] = {"decoding_type": "MTP", "num_nextn_predict_layers": n}
+    elif s.speculative == "eagle3":
+        cfg["speculative_config"] = {"decoding_type": "Eagle3", "max_draft_len": n, "speculative_model": EAGLE3_DRAFT}
+    elif s.speculative == "ngram":
+        cfg["speculative_config"] = {"decoding_type": "NGram", "max_draft_len": n}
+    if s.role != "aggregated":
+        cfg["cache_transceiver_config"] = {"backend": "NIXL"}
+        cfg.update({"disable_overlap_scheduler": True} if s.role == "prefill" else {})
+    if s.two_batch_overlap:
+        notes.append("No TensorRT-LLM two-batch-overlap setting is written (its overlap scheduler is another thing).")
+    if tp * s.pp > s.gpus_per_node:
+        notes.append(
+            f"One server ({tp * s.pp} GPUs) spans nodes of {s.gpus_per_node}: launch it under Slurm or MPI with one "
+            "task per GPU through trtllm-llmapi-launch (srun ... trtllm-llmapi-launch trtllm-serve ...)."
+        )
+    notes.append(f"Save config_yaml as {TRTLLM_YAML} in the directory the command runs in.")
+    return [render(f"trtllm-serve {s.model_id}", args)], cfg

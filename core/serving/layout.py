@@ -1,0 +1,314 @@
+"""Layout search: every TP / DP-attention / EP / expert-TP / PP / DP layout engines run on a cluster, each
+at its best operating point (:mod:`core.serving.operating_point`), ranked, each with the reason for its rank.
+
+Decode is scored as deployments are sized: the largest batch per GPU whose KV cache fits at the full
+context and whose step meets the TPOT target, with or without two-batch overlap, and the output tokens/s
+per GPU it reaches. Prefill: the prompt chunk per GPU with the most input tokens/s whose time to first
+token (through every pipeline stage, chunk by chunk) meets the TTFT target.
+
+Plans whose throughput lies within the step-time model's measured error of the best (the whole-step
+leave-one-out median, ``catalogs/step_error.yaml``) form the first tier: the model cannot tell them apart,
+so what separates them is said instead (memory headroom, the GPUs one replica spans, traffic over the
+network).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Literal
+
+from core import memory
+from core.deployment import parallel
+from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.serving.operating_point import Plan, operating_point, per_gpu_text
+
+__all__ = [
+    "DEFAULT_TARGETS",
+    "Plan",
+    "crosses_domain",
+    "decision_rule",
+    "engine_problems",
+    "enumerate_layouts",
+    "model_error",
+    "rank_of",
+    "recommend",
+    "recommend_with_rejections",
+]
+
+Phase = Literal["prefill", "decode"]
+# Published large-MoE deployments the Layouts page locates in its ranking: (phase, attention TP, EP, source).
+REFERENCE_DEPLOYMENTS: tuple[tuple[str, int, int, str], ...] = (
+    ("prefill", 1, 32, "DeepSeek-V3 inference system (EP32 prefill, 4 nodes) and LMSYS's SGLang deployment on H100"),
+    ("decode", 1, 72, "LMSYS's SGLang decode on 9 x 8 H100 with DP-attention x EP72"),
+    ("decode", 1, 144, "DeepSeek-V3 inference system: EP144 decode on 18 nodes"),
+)
+DEFAULT_TARGETS = {"decode": 0.100, "prefill": 3.0}  # TPOT (s per output token), TTFT (s per prompt)
+
+
+def model_error(phase: Phase) -> float:
+    """The step-time model's measured error for ``phase``: the median leave-one-out |error| of its
+    whole-step cases (``catalogs/step_error.yaml``, written by ``python -m bench.calibrate --write``)."""
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"phase must be prefill or decode, got {phase!r}")
+    from core.catalog import load_catalog
+
+    return float(load_catalog().step_error[phase])
+
+
+def _redundant(model: ModelSpec, ep: int) -> int | None:
+    """Redundant expert slots needed for EP to divide the experts (EPLB fills them), None if too many."""
+    if model.moe is None:
+        return 0 if ep == 1 else None
+    n = model.moe.n_routed_experts
+    extra = (-n) % ep
+    return extra if extra <= max(n // 4, ep // 2) else None
+
+
+def engine_problems(stack: str, model: ModelSpec, layout: ParallelLayout) -> list[str]:
+    """Why the serving ``stack`` cannot run ``layout`` (empty: it can), from the engines' documentation and
+    issue trackers:
+
+    * vLLM splits a stage's experts one way only: EP over all its GPUs (``--enable-expert-parallel``) or
+      TP over all of them (the default "(DP x TP)-sized tensor parallel group", docs: Data Parallel
+      Deployment); no mixed expert TP x EP;
+    * SGLang does not combine DP-attention with pipeline stages (``--enable-dp-attention`` with
+      ``--pp-size`` > 1 crashes on the first request: sgl-project/sglang#9805, open);
+    * TensorRT-LLM's ``enable_attention_dp`` runs attention data-parallel over all its tensor-parallel
+      ranks (docs: features/parallel-strategy.md): no attention TP x DP mix. It runs every product of
+      ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``."""
+    out = []
+    if stack == "vllm" and model.moe is not None and 1 < layout.expert_tp < layout.gpus_per_stage:
+        out.append(
+            f"vLLM cannot run expert TP {layout.expert_tp} x EP {layout.ep}: its experts are split by EP or by TP "
+            "over the whole stage"
+        )
+    if stack == "trtllm" and model.moe is not None and layout.attention_tp > 1 and layout.attention_dp > 1:
+        out.append(
+            f"TensorRT-LLM runs attention either TP or DP over the stage, not TP {layout.attention_tp} x "
+            f"DP {layout.attention_dp} (enable_attention_dp)"
+        )
+    if stack == "sglang" and layout.attention_dp > 1 and layout.pp > 1:
+        out.append("SGLang cannot combine DP-attention with pipeline stages (sgl-project/sglang#9805)")
+    if stack != "vllm" and layout.dcp > 1:
+        out.append(
+            "decode context parallelism is vLLM's (--decode-context-parallel-size); TensorRT-LLM's Helix is not modelled"
+        )
+    return out
+
+
+def enumerate_layouts(
+    model: ModelSpec,
+    cluster: ClusterSpec,
+    *,
+    max_tp: int | None = None,
+    precision: Precision | str | None = None,
+    dcp: bool = False,
+) -> list[tuple[ParallelLayout, int]]:
+    """Every layout engines run on the cluster that respects divisibility: attention TP divides the heads
+    (and the KV heads divide it or it divides them) and stays inside the scale-up domain (72 GPUs on an
+    NVL72 rack, a node on HGX); the rest of a stage's GPUs are attention data-parallel ranks; the experts
+    split as expert TP x EP in any product equal to the stage (SGLang's ``--ep-size`` below ``--tp-size``,
+    TensorRT-LLM's ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``), expert TP inside the
+    scale-up domain; EP divides the experts (with redundant slots filling a small gap, as DeepSeek's EP72 /
+    EP144 deployments do); PP at most the number of nodes; with ``precision``, splits its quantised weights
+    can run (:func:`core.deployment.parallel.quant_split_problems`); with ``dcp`` also each decode-context-parallel size the
+    attention TP group allows (:func:`core.deployment.parallel.dcp_problems`). Returns (layout, redundant experts)."""
+    prec = Precision.of(precision) if precision is not None else None
+    g = cluster.total_gpus
+    domain = cluster.scale_up_domain_gpus
+    max_tp = max_tp or domain
+    out = []
+    for pp in parallel.divisors(g):
+        if pp > cluster.num_nodes or pp > model.num_layers:
+            continue
+        for dp in parallel.divisors(g // pp):
+            stage = g // (pp * dp)
+            for etp in parallel.divisors(stage):
+                ep = stage // etp
+                if (model.moe is None and ep != 1) or (ep > 1 and etp > domain):
+                    continue
+                red = _redundant(model, ep)
+                if red is None:
+                    continue
+                for tp in parallel.divisors(stage):
+                    if tp > max_tp:
+                        break
+                    lay = ParallelLayout(attention_tp=tp, attention_dp=stage // tp, ep=ep, expert_tp=etp, pp=pp, dp=dp)
+                    if memory.check_layout(model, lay, red, prec):
+                        continue
+                    out.append((lay, red))
+                    for d in parallel.divisors(tp)[1:] if dcp else ():
+                        if not parallel.dcp_problems(model, tp, d):
+                            out.append((lay.model_copy(update={"dcp": d}), red))
+    return out
+
+
+def crosses_domain(layout: ParallelLayout, domain_gpus: int) -> str:
+    """What of a layout's traffic leaves the scale-up domain: "" (none), or which collective does."""
+    if layout.gpus_per_stage > domain_gpus and (layout.ep > 1 or layout.expert_tp > 1 or layout.attention_tp > 1):
+        return "all-to-all" if layout.ep > 1 and layout.expert_tp == 1 else "expert / tensor-parallel collectives"
+    if layout.pp > 1 and layout.gpus_per_stage * layout.pp > domain_gpus:
+        return "pipeline sends"
+    return ""
+
+
+def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
+    cat = p.breakdown
+    total = sum(cat.values()) or 1.0
+    top = max(cat, key=cat.get)
+    unit = "sequences" if p.phase == "decode" else "prompt tokens"
+    kind = "TPOT" if p.phase == "decode" else "TTFT"
+    bits = [f"{per_gpu_text(p.tokens_per_gpu)} {unit} per GPU meet the {kind} target ({1e3 * p.latency_s:,.0f} ms)"]
+    bits.append(f"{top} dominates ({100 * cat[top] / total:.0f}% of the kernel time)")
+    bits.append("two-batch overlap pays" if p.overlap == "two_batch" else "no overlap (it would not pay)")
+    net = crosses_domain(p.layout, domain)
+    if net:
+        bits.append(f"{net} over the network (the stage spans more than the {domain}-GPU scale-up domain)")
+    elif p.ep > 1:
+        bits.append(f"EP {p.ep} stays inside the {domain}-GPU scale-up domain")
+    if p.pp > 1:
+        bits.append(
+            f"{p.pp} stages, {p.microbatches:.0f} micro-batches in flight: the busiest stage sets the pace"
+            + (f", a chunk crosses them all in {1e3 * p.latency_s:,.0f} ms" if p.phase == "prefill" else "")
+        )
+    if p.tp > 1 and p.layout.attention_dp == 1 and p.phase == "decode" and cache_note and p.layout.dcp == 1:
+        bits.append(f"TP attention: {cache_note}")
+    if p.layout.dcp > 1:
+        merge = p.breakdown.get("context-parallel merge", 0.0)
+        bits.append(
+            f"DCP {p.layout.dcp} shards the cache along the sequence: {p.layout.dcp}x the sequences per GPU's cache, "
+            f"{100 * merge / total:.0f}% of the kernel time merging partial attention outputs"
+        )
+    if p is not best:
+        below = 100 * (1 - p.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu)
+        if p.tier == 1:
+            diff = [
+                f"{p.headroom_gb - best.headroom_gb:+.1f} GB headroom",
+                f"{p.replica_gpus} GPUs per replica (best: {best.replica_gpus})",
+            ]
+            lead = f"equivalent to the best within the model's ±{100 * p.tolerance:.0f}% ({below:.0f}% below); "
+            bits.insert(0, lead + "differs by " + ", ".join(diff))
+        else:
+            bits.insert(0, f"{below:.0f}% below the best")
+    return "; ".join(bits)
+
+
+def recommend(
+    model: ModelSpec,
+    cluster: ClusterSpec,
+    workload: Workload,
+    phase: Phase,
+    *,
+    precision: Precision | str = "fp8",
+    target_s: float | None = None,
+    assumptions: MemoryAssumptions | None = None,
+    profiles: Mapping | None = None,
+    max_plans: int | None = None,
+    stack: str = "sglang",
+) -> list[Plan]:
+    """Ranked plans for ``phase`` (best first). Each Plan carries tp, ep, dp, pp, its operating point and
+    predicted tokens/s per GPU, and why it ranks where it does. Layouts with no feasible operating
+    point are left out; :func:`recommend_with_rejections` also returns why."""
+    plans, _ = recommend_with_rejections(
+        model,
+        cluster,
+        workload,
+        phase,
+        precision=precision,
+        target_s=target_s,
+        assumptions=assumptions,
+        profiles=profiles,
+        stack=stack,
+    )
+    return plans[:max_plans] if max_plans else plans
+
+
+def recommend_with_rejections(
+    model: ModelSpec,
+    cluster: ClusterSpec,
+    workload: Workload,
+    phase: Phase,
+    *,
+    precision: Precision | str = "fp8",
+    target_s: float | None = None,
+    assumptions: MemoryAssumptions | None = None,
+    profiles: Mapping | None = None,
+    stack: str = "sglang",
+) -> tuple[list[Plan], list[tuple[ParallelLayout, str]]]:
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"phase must be prefill or decode, got {phase!r}")
+    target = DEFAULT_TARGETS[phase] if target_s is None else target_s
+    if not (math.isfinite(target) and target > 0):
+        raise ValueError("the latency target must be > 0 seconds")
+    from core.catalog import load_catalog
+
+    prec = Precision.of(precision)
+    eff = load_catalog().efficiency_for(cluster.gpu.id, stack, profiles)
+    domain = cluster.scale_up_domain_gpus
+    plans, rejected = [], []
+    seen: dict[tuple, Plan | str] = {}
+    for lay, red in enumerate_layouts(model, cluster, precision=prec, dcp=phase == "decode" and stack == "vllm"):
+        engine = engine_problems(stack, model, lay)
+        if engine:
+            rejected.append((lay, engine[0]))
+            continue
+        # data-parallel replicas change nothing per GPU: score each stage configuration once
+        key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, lay.dcp, red)
+        if key not in seen:
+            seen[key] = operating_point(
+                model,
+                cluster.gpu,
+                lay,
+                prec,
+                workload,
+                phase,
+                target_s=target,
+                eff=eff,
+                redundant_experts=red,
+                assumptions=assumptions,
+                domain_gpus=domain,
+            )
+        result = seen[key]
+        if isinstance(result, Plan):
+            plans.append(replace(result, layout=lay))
+        else:
+            rejected.append((lay, result))
+    # best first; among equal throughput the simpler plan (fewer stages, smaller replica, no overlap)
+    plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.pp, p.replica_gpus, p.tp, p.layout.dcp, p.overlap != "none"))
+    if not plans:
+        return [], rejected
+    tol = model_error(phase)
+    top = plans[0].tokens_per_s_per_gpu
+    tiered = [replace(p, tier=1 if p.tokens_per_s_per_gpu >= (1 - tol) * top else 2, tolerance=tol) for p in plans]
+    note = memory.cache_split_note(model)
+    ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note)) for i, p in enumerate(tiered)]
+    return ranked, rejected
+
+
+def decision_rule(model: ModelSpec, cluster: ClusterSpec, precision: Precision | str = "fp8") -> tuple[str, str]:
+    """Which row of the sources' quick decision table the case falls under: (case, recommendation)."""
+    gpu = cluster.gpu
+    if model.moe is None:
+        return ("Dense model", "TP inside a node (PP or DP across nodes); expert parallelism does not apply")
+    try:
+        need = memory.min_gpus(model, gpu, precision)
+    except ValueError:
+        need = math.inf
+    if cluster.scale_up_domain_gpus >= 72 and (need > gpu.gpus_per_node or model.total_params >= 300e9):
+        return ("Large MoE with NVL72 available", "Wide-EP = 72 for decode, EP = 32 for prefill")
+    if need <= gpu.gpus_per_node and model.total_params < 150e9:
+        return ("Small MoE that fits in 1 node (Mixtral 8x7B, Llama 4 Scout)", "TP only, or EP = 2 inside the node")
+    if need <= 2 * gpu.gpus_per_node and model.total_params < 300e9:
+        return ("Medium MoE (Mixtral 8x22B, Qwen3-235B) on 1-2 nodes", "EP = 8 inside the node, optionally TP = 2")
+    return (
+        "Large MoE (DeepSeek-V3) on a multi-node cluster",
+        "TP x EP across nodes (e.g. TP = 4 x EP = 8 on 32 GPUs); DeepSeek and LMSYS deploy EP32 prefill, EP72-144 decode",
+    )
+
+
+def rank_of(plans: list[Plan], *, tp: int, ep: int, pp: int = 1, dcp: int = 1) -> Plan | None:
+    """The best-ranked plan with the given attention TP, EP, PP and decode context parallelism (to see where a
+    known deployment lands)."""
+    return next((p for p in plans if p.tp == tp and p.ep == ep and p.pp == pp and p.layout.dcp == dcp), None)

@@ -1,0 +1,393 @@
+"""One layout's operating point: the batch (decode) or prompt chunk (prefill) per GPU at which it serves
+best within the latency target and the memory, with and without two-batch overlap, and what it delivers.
+
+Decode: the largest number of sequences per GPU whose KV cache fits at the *full* context (prompt + every
+output token) and whose step (the time per output token, TPOT) meets the target; the step is timed at the
+mean context. Prefill: of the prompt chunks per GPU that fit (activations of the chunk, and the KV of the
+prompts in flight: one chunk per pipeline stage), the one with the highest input tokens/s whose time to
+first token meets the target. A prompt longer than a chunk is prefilled chunk by chunk (chunked prefill;
+through a pipeline, SGLang's chunked pipeline parallelism): ``TTFT = one chunk's way through every stage +
+(chunks - 1) x step``.
+
+Each is tried without and with two-batch overlap (when the layout communicates at all) and the better
+kept, saying which: overlap hides communication under compute but runs every kernel on half the tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core import memory, perf
+from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+
+__all__ = [
+    "DECODE_BATCHES",
+    "PREFILL_TOKENS",
+    "CacheMiss",
+    "Plan",
+    "cold_prefill",
+    "layout_label",
+    "operating_point",
+    "per_gpu_text",
+    "time_categories",
+]
+
+Phase = Literal["prefill", "decode"]
+# sequences per GPU tried in decode (below one: a tensor-parallel group or a pipeline holds fewer sequences
+# than it has GPUs) and prompt tokens per GPU per step in prefill
+DECODE_BATCHES = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048)
+PREFILL_TOKENS = (1024, 2048, 4096, 8192, 16384, 32768)
+OVERLAP_LABELS = {"none": "no overlap", "two_batch": "two-batch overlap"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One layout at its operating point. ``tp`` is attention TP, ``ep`` expert parallel, ``dp`` data-parallel
+    replicas, ``pp`` pipeline stages (``dp_attention`` and ``expert_tp`` complete the layout).
+
+    ``tokens_per_gpu``: decode sequences per GPU (the replica's sequences / its GPUs), prefill prompt tokens
+    per GPU per step; ``step_s`` the time between a sequence's steps (decode: TPOT); ``latency_s`` TPOT in
+    decode, TTFT of a prompt in prefill; ``overlap`` "none" or "two_batch"; ``tier`` 1 for the plans the
+    model cannot tell from the best (within ``tolerance``, its measured error), 2 below."""
+
+    layout: ParallelLayout
+    phase: Phase
+    redundant_experts: int
+    tokens_per_gpu: float
+    step_s: float
+    tokens_per_s_per_gpu: float
+    headroom_gb: float
+    reason: str = ""
+    breakdown: dict[str, float] = field(default_factory=dict)
+    rank: int = 0
+    dense: bool = False
+    overlap: str = "none"
+    latency_s: float = 0.0
+    microbatches: float = 1.0
+    comm_s: float = 0.0
+    tier: int = 0
+    tolerance: float = 0.0
+
+    @property
+    def tp(self) -> int:
+        return self.layout.attention_tp
+
+    @property
+    def ep(self) -> int:
+        return self.layout.ep
+
+    @property
+    def dp(self) -> int:
+        return self.layout.dp
+
+    @property
+    def pp(self) -> int:
+        return self.layout.pp
+
+    @property
+    def replica_gpus(self) -> int:
+        """GPUs one replica spans: what one failed GPU takes out of service (the blast radius)."""
+        return self.layout.gpus_per_stage * self.layout.pp
+
+    @property
+    def sequences_per_replica(self) -> float:
+        """Decode: sequences one replica serves at this operating point."""
+        return self.tokens_per_gpu * self.replica_gpus
+
+    @property
+    def label(self) -> str:
+        return layout_label(self.layout, self.dense)
+
+
+def layout_label(lay: ParallelLayout, dense: bool = False) -> str:
+    """A layout in the engines' shorthand, e.g. "TP8 · EP8 · DCP8" or "DP-attn8 · EP8" ("1 GPU" when unsplit;
+    ``dense``: a dense model's FFN-TP in place of expert TP)."""
+    parts = [
+        f"TP{lay.attention_tp}" if lay.attention_tp > 1 else "",
+        f"DP-attn{lay.attention_dp}" if lay.attention_dp > 1 else "",
+        f"EP{lay.ep}" if lay.ep > 1 else "",
+        (f"FFN-TP{lay.expert_tp}" if dense else f"expert-TP{lay.expert_tp}") if lay.expert_tp > 1 else "",
+        f"DCP{lay.dcp}" if lay.dcp > 1 else "",
+        f"PP{lay.pp}" if lay.pp > 1 else "",
+        f"DP{lay.dp}" if lay.dp > 1 else "",
+    ]
+    return " · ".join(p for p in parts if p) or "1 GPU"
+
+
+def _replica_headroom_gb(model, gpu, layout, prec, workload, a, batch: int) -> float:
+    """Memory headroom per GPU (GB) with ``batch`` sequences in ONE replica (every replica holds the same):
+    sized on the replica alone, so a cluster's sequences never pass a Workload's limit; a replica holding more
+    than that limit is extrapolated from two batches below it (KV grows linearly with the sequences per
+    attention rank, both batches whole multiples of the ranks)."""
+    one = layout.model_copy(update={"dp": 1})
+
+    def room(n: int) -> float:
+        wl = workload.model_copy(update={"batch": n})
+        return memory.per_gpu_memory(model, gpu, one, prec, wl, assumptions=a).headroom_bytes
+
+    if batch <= _MAX_BATCH:
+        return room(batch) / 1e9
+    ranks = max(1, layout.attention_dp)
+    b1 = ranks * max(1, _MAX_BATCH // (2 * ranks))
+    r1, r2 = room(b1), room(2 * b1)
+    return (r1 + (r2 - r1) * (batch - b1) / b1) / 1e9
+
+
+_MAX_BATCH = 1_000_000  # Workload.batch's upper bound
+
+
+def per_gpu_text(amount: float) -> str:
+    """Sequences or tokens per GPU as text: whole numbers from 1 up, two significant digits below (a TP group
+    or a pipeline holding fewer sequences than GPUs: 0.12)."""
+    if not (isinstance(amount, (int, float)) and math.isfinite(amount) and amount >= 0):
+        raise ValueError(f"amount must be a finite number >= 0, got {amount!r}")
+    return f"{amount:,.0f}" if amount >= 1 else f"{amount:.2g}"
+
+
+def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
+    """A step's components (:data:`core.perf.kernels` names, seconds) gathered into the categories the pages show."""
+    for k, v in parts.items():
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ValueError(f"step component {k!r} must be a finite number of seconds >= 0, got {v!r}")
+    g = parts.get
+    tables = {"off-GPU table reads": g("host_tables", 0.0)} if "host_tables" in parts else {}
+    merge = {"context-parallel merge": g("dcp_merge", 0.0)} if parts.get("dcp_merge") else {}
+    return (
+        tables
+        | {
+            "attention": g("attention_projections", 0.0) + g("attention_scores", 0.0),
+            "dense & shared FFN": g("dense_ffn", 0.0)
+            + g("shared_experts", 0.0)
+            + g("parallel_mlp", 0.0)
+            + g("router", 0.0)
+            + g("lm_head", 0.0),
+            "routed experts": g("routed_experts", 0.0),
+            "all-to-all": g("dispatch", 0.0) + g("combine", 0.0),
+            "all-reduce & expert-TP": g("allreduce", 0.0) + g("expert_tp_comm", 0.0),
+            "pipeline sends": g("pp_send", 0.0),
+            "overhead": g("layer_overhead", 0.0),
+        }
+        | merge
+    )
+
+
+def _prefill_ttft_s(st: perf.StepTime, computed_tokens: int, chunk_tokens: float) -> float:
+    """A prompt's time to first token when a prefill step ``st`` takes ``chunk_tokens`` prompt tokens per attention
+    rank: its ``computed_tokens`` in chunks, the first chunk crossing every pipeline stage (``latency_s``), each
+    later chunk one step behind."""
+    return st.latency_s + (math.ceil(computed_tokens / chunk_tokens) - 1) * st.step_s
+
+
+@dataclass(frozen=True)
+class CacheMiss:
+    """A prefill plan chosen with prefix reuse, with its prefix cache warm and cold (:func:`cold_prefill`)."""
+
+    lone_ttft_hit_s: float  # one prompt alone on the replica, its cached share served
+    lone_ttft_miss_s: float  # the same prompt computed whole
+    prompts_per_s_hit: float  # per GPU at the plan's chunk
+    prompts_per_s_miss: float
+
+
+def cold_prefill(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    plan: Plan,
+    precision: Precision | str,
+    workload: Workload,
+    *,
+    eff: perf.Efficiency,
+    domain_gpus: int | None = None,
+) -> CacheMiss:
+    """What a prefill ``plan`` chosen for ``workload``'s prefix reuse gives when the cache hits and when it misses:
+    the time to first token of one prompt alone on the replica (its computed tokens in chunks of at most the plan's
+    chunk), and the prompts per second per GPU at the plan's chunk, layout and overlap. (Under load a miss also
+    queues prompts behind the lost capacity; queueing is not modelled here.)"""
+    if not isinstance(plan, Plan) or plan.phase != "prefill":
+        raise ValueError("plan must be a prefill Plan (core.serving.operating_point.operating_point)")
+    if not isinstance(workload, Workload):
+        raise ValueError(f"workload must be a Workload, got {type(workload).__name__}")
+    prec, tp = Precision.of(precision), plan.layout.attention_tp
+    cold = workload.model_copy(update={"prefix_reuse": 0.0})
+
+    def step(wl: Workload, per_gpu: float) -> perf.StepTime:
+        cfg = perf.StepConfig(
+            "prefill",
+            per_gpu,
+            wl.input_len,
+            overlap=plan.overlap,
+            redundant_experts=plan.redundant_experts,
+            cached_tokens=wl.cached_prompt_tokens,
+        )
+        return perf.step_time(model, gpu, plan.layout, prec, cfg, eff, domain_gpus=domain_gpus)
+
+    def lone(wl: Workload) -> float:
+        per_gpu = min(plan.tokens_per_gpu, wl.computed_prompt_tokens / tp)
+        return _prefill_ttft_s(step(wl, per_gpu), wl.computed_prompt_tokens, per_gpu * tp)
+
+    return CacheMiss(
+        lone(workload),
+        lone(cold),
+        workload.prompts_per_s(plan.tokens_per_s_per_gpu),
+        cold.prompts_per_s(step(cold, plan.tokens_per_gpu).tokens_per_s_per_gpu),
+    )
+
+
+def _largest_meeting(candidates, evaluate, target_s):
+    """Binary search for the largest candidate whose latency meets the target (latency grows with the batch):
+    (best (b, step) or None, the smallest evaluated one that misses or None)."""
+    best = miss = None
+    lo, hi = 0, len(candidates) - 1
+    st, latency = evaluate(candidates[hi])  # most layouts are held by memory, not latency: one evaluation
+    if latency <= target_s:
+        return (candidates[hi], st, latency), None
+    miss, hi = (candidates[hi], st, latency), hi - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        b = candidates[mid]
+        st, latency = evaluate(b)
+        if latency <= target_s:
+            best, lo = (b, st, latency), mid + 1
+        else:
+            if miss is None or b < miss[0]:
+                miss = (b, st, latency)
+            hi = mid - 1
+    return best, miss
+
+
+def operating_point(
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision | str,
+    workload: Workload,
+    phase: Phase,
+    *,
+    target_s: float,
+    eff: perf.Efficiency,
+    redundant_experts: int = 0,
+    assumptions: MemoryAssumptions | None = None,
+    domain_gpus: int | None = None,
+) -> Plan | str:
+    """The best operating point of ``layout`` for ``phase`` under ``target_s`` (decode: TPOT, prefill: TTFT,
+    seconds), or a sentence saying why it has none."""
+    if phase not in ("prefill", "decode"):
+        raise ValueError(f"phase must be prefill or decode, got {phase!r}")
+    if not (isinstance(target_s, (int, float)) and math.isfinite(target_s) and 0 < target_s <= 3600):
+        raise ValueError(f"target_s must be a latency in (0, 3600] seconds, got {target_s!r}")
+    prec = Precision.of(precision)
+    a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": redundant_experts})
+    problems = memory.check_layout(model, layout, redundant_experts, prec)
+    if problems:
+        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    gps, pp, tp = layout.gpus_per_stage, layout.pp, layout.attention_tp
+
+    cached = workload.cached_prompt_tokens if phase == "prefill" else 0
+
+    def step(b: float, overlap: str, ctx: int) -> perf.StepTime:
+        cfg = perf.StepConfig(
+            phase, float(b), ctx, overlap=overlap, redundant_experts=redundant_experts, cached_tokens=cached
+        )
+        return perf.step_time(model, gpu, layout, prec, cfg, eff, domain_gpus=domain_gpus)
+
+    if phase == "decode":
+        full = workload.context_len
+        seqs = memory.max_concurrent_sequences(model, gpu, layout, prec, full, assumptions=a)
+        if seqs < layout.attention_dp * layout.dp:
+            one = memory.per_gpu_memory(
+                model, gpu, layout, prec, Workload(batch=1, input_len=1, output_len=1), assumptions=a
+            )
+            if one.kv_budget_bytes <= 0:
+                return (
+                    f"does not fit: {one.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
+                    f"{one.usable_bytes / 1e9:,.1f} GB usable"
+                )
+            return f"not one {full:,}-token sequence (prompt + output) per attention rank fits the KV cache"
+        cap = seqs / (gps * pp * layout.dp)  # sequences per GPU the KV cache holds at the full context
+        least = 1.0 / (tp * pp)  # one sequence per attention rank
+        # the grid below the KV capacity and the capacity itself (engines fill the cache they have)
+        candidates = sorted({least, *(b for b in DECODE_BATCHES if least <= b <= cap), max(least, cap)})
+
+        def run(overlap):
+            return _largest_meeting(
+                candidates, lambda b: (st := step(b, overlap, workload.decode_context_len), st.step_s), target_s
+            )
+
+        headroom = None
+    else:
+        prompt = workload.input_len
+        computed = prompt - cached  # a warm prefix cache serves the rest (Workload.prefix_reuse)
+        one_token = a.model_copy(update={"max_num_batched_tokens": 1})
+        per_rank = Workload(batch=layout.attention_dp * layout.dp, input_len=prompt, output_len=1)
+        mem1 = memory.per_gpu_memory(model, gpu, layout, prec, per_rank, assumptions=one_token)
+        if mem1.kv_budget_bytes <= 0:
+            return (
+                f"does not fit: {mem1.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
+                f"{mem1.usable_bytes / 1e9:,.1f} GB usable"
+            )
+        act = model.hidden_size * 2 * a.activation_factor  # bytes per token of a chunk in flight
+
+        def need(b: float) -> float:
+            chunk = b * tp  # prompt tokens per attention rank per micro-batch
+            return (chunk - 1) * act + pp * chunk / (computed + 1) * mem1.kv_bytes_per_sequence
+
+        candidates = [b for b in PREFILL_TOKENS if need(b) <= mem1.kv_budget_bytes]
+        if not candidates:
+            return f"not even a {PREFILL_TOKENS[0]:,}-token prompt chunk per GPU fits beside the weights"
+
+        def ttft(st: perf.StepTime, b: float) -> float:
+            return _prefill_ttft_s(st, computed, b * tp)
+
+        def run(overlap):
+            # throughput per GPU grows with the chunk (each step's fixed costs spread over more tokens) but
+            # TTFT is not monotone in it (fewer chunks per prompt, longer steps): the largest chunk that
+            # meets the target is the best, found from the top
+            miss = None
+            for b in reversed(candidates):
+                st = step(b, overlap, prompt)
+                lat = ttft(st, b)
+                if lat <= target_s:
+                    return (b, st, lat), miss
+                if miss is None or lat < miss[2]:
+                    miss = (b, st, lat)
+            return None, miss
+
+        def headroom(b):
+            return (mem1.kv_budget_bytes - need(b)) / 1e9
+
+    best, miss = run("none")
+    mode = "none"
+    communicates = (best or miss)[1].comm_s > 0
+    if communicates:
+        best2, miss2 = run("two_batch")
+        if best2 is not None and (best is None or best2[1].tokens_per_s_per_gpu > best[1].tokens_per_s_per_gpu):
+            best, mode = best2, "two_batch"
+        if best is None and miss2 is not None and (miss is None or miss2[2] < miss[2]):
+            miss = miss2
+    if best is None:
+        b, st, lat = miss
+        kind = "TPOT" if phase == "decode" else "TTFT"
+        unit = "sequences" if phase == "decode" else "prompt tokens"
+        return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {per_gpu_text(b)} {unit} per GPU"
+    b, st, lat = best
+    if headroom is None:
+        room = _replica_headroom_gb(model, gpu, layout, prec, workload, a, max(1, round(b * gps * pp)))
+    else:
+        room = headroom(b)
+    return Plan(
+        layout,
+        phase,
+        redundant_experts,
+        float(b),
+        st.step_s,
+        st.tokens_per_s_per_gpu,
+        room,
+        breakdown=time_categories(st.components),
+        dense=model.moe is None,
+        overlap=mode,
+        latency_s=lat,
+        microbatches=st.microbatches,
+        comm_s=st.comm_s,
+    )

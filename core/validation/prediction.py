@@ -1,0 +1,334 @@
+"""Published measurements against the step-time model: ``predict(case)``, calibration, leave-one-out.
+
+A case is a plain dict in the schema of ``catalogs/validation/README.md`` (as ``yaml.safe_load``
+returns it): model, GPU, layout, precision, workload, options and the measured metric. ``predict``
+answers all five metrics for any catalog model and GPU:
+
+* ``output_tokens_per_s_per_gpu`` (decode) and ``input_tokens_per_s_per_gpu`` (prefill): a whole step
+  from :func:`core.perf.step_time`; with ``options.serving: aggregated`` (and ``options.input_len`` /
+  ``options.output_len``) each decode step also pays for ``batch x input_len / output_len`` prompt
+  tokens of prefill, as in-flight batching on the same GPUs does;
+* ``moe_layer_latency_ms``: the routed experts' grouped GEMM of one MoE layer on one GPU (uniform
+  routing), :func:`core.perf.grouped_gemm_s`;
+* ``dispatch_latency_us`` / ``combine_latency_us``: one all-to-all call, :func:`core.perf.alltoall_call_s`;
+* ``dispatch_bandwidth_gbps`` / ``combine_bandwidth_gbps``: the "logical bandwidth" DeepEP's tests print
+  for normal kernels, bytes over the predicted call time, where bytes count each token once per
+  distinct node it goes to (its own included) across nodes, once per distinct GPU inside one
+  (``options.routing_groups: [groups, groups per token]`` reproduces the test's routing).
+
+Calibration fits one set of factors per GPU profile and kernel family on the kernel-level cases
+(grouped GEMM decode / prefill layouts, low-latency and normal all-to-all) and the whole-step factors
+(per-layer overhead, overlap) on the system-level cases; each fit is a least-squares fit of log
+errors with a weak pull towards the inherited value, so a factor the remaining cases cannot
+determine stays where its relative puts it. Leave-one-out refits without the case it predicts.
+
+Calibration and leave-one-out (``calibrate``, ``leave_one_out``, ``error_summary``, ``fitted_families``,
+``strip_fitted``, ``owner_of``) live in :mod:`core.validation.calibration` and are re-exported here, so
+``validation.calibrate`` still works; it uses ``parse_case``, ``predict_parsed``, ``case_id`` and
+``case_field`` from here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core import comms, perf
+from core.catalog import Catalog, load_catalog
+from core.deployment.specs import (
+    EfficiencyProfile,
+    KernelFactors,
+    LinkFactors,
+    SystemFactors,
+)
+from core.hardware.efficiency import STACK_NAMES, kernel_path
+from core.perf.dispatch import alltoall_call_split
+from core.validation.calibration import calibrate, error_summary, fitted_families, leave_one_out, owner_of, strip_fitted
+from core.validation.cases import (
+    COMM_METRICS,
+    METRIC_UNITS,
+    METRICS,
+    ParsedCase,
+    case_family,
+    case_field,
+    opt_int,
+    parse_case,
+)
+
+__all__ = [
+    "METRICS",
+    "METRIC_UNITS",
+    "CaseResult",
+    "calibrate",
+    "calibration_note",
+    "case_family",
+    "error_summary",
+    "fitted_families",
+    "leave_one_out",
+    "owner_of",
+    "predict",
+    "predict_with",
+    "strip_fitted",
+]
+
+
+def gemm_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
+    """A dense-GEMM case's work on one GPU (``m`` rows through an ``n x k`` weight in the case's weight dtype)."""
+    wl = c.workload
+    n, k = case_field(wl, "n", c.id, int), case_field(wl, "k", c.id, int)
+    w = perf.dense_gemm_work(c.gpu, c.precision.weights, float(n) * k, case_field(wl, "m", c.id, float))
+    return w, c.gpu.hbm_bytes_per_s
+
+
+def attention_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
+    """An attention case's work on one GPU (one layer's attention core) and the GPU's HBM bytes/s."""
+    w = perf.attention_work(
+        c.model,
+        c.gpu,
+        c.layout.attention_tp,
+        c.precision,
+        "prefill" if "prefill" in c.phase else "decode",
+        int(case_field(c.workload, "context_len", c.id, float)),
+        case_field(c.workload, "batch", c.id, float),
+    )
+    return w, c.gpu.hbm_bytes_per_s
+
+
+def _step_case(c: ParsedCase, eff: perf.Efficiency) -> perf.StepTime:
+    """A step-level case: ``batch`` requests per attention group, each with ``new_tokens`` query tokens over
+    ``past_kv_len`` cached ones (decode_step: 1, or gamma + 1 when verifying; prefill_step: a prompt chunk,
+    timed as a prompt of ``new_tokens + past_kv_len`` tokens, the cached prefix's attention included)."""
+    wl, opts = c.workload, c.options
+    batch, new = case_field(wl, "batch", c.id, float), case_field(wl, "new_tokens", c.id, float)
+    past = opt_int(wl, "past_kv_len", c.id, 0)
+    tokens_per_gpu = batch * new * c.layout.attention_dp / c.layout.gpus_per_stage
+    decode = c.phase == "decode_step"
+    cfg = perf.StepConfig(
+        phase="decode" if decode else "prefill",
+        tokens_per_gpu=tokens_per_gpu,
+        context_len=max(1, past) if decode else int(new) + past,
+        overlap=opts.get("overlap", "none") or "none",
+        comm_kernel=opts.get("comm_kernel"),
+        redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+        tokens_per_sequence=new if decode else 1.0,
+        kernel_path=c.kernel_path,
+    )
+    return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
+
+
+def comm_case_terms(c: ParsedCase) -> tuple[comms.AllToAllSplit | None, float | None]:
+    """An all-to-all case's bytes on each link (None without EP) and, for a bandwidth metric, the logical
+    bytes (GB) its call time divides; None for a latency metric."""
+    opts = c.options
+    t = case_field(c.workload, "tokens_per_gpu", c.id, float)
+    kind = opts.get("comm_kernel", "low_latency")
+    dtype = c.precision.dispatch if c.metric.startswith("dispatch") else "bf16"
+    groups = opts.get("routing_groups")
+    if groups:
+        if not isinstance(groups, (list, tuple)) or len(groups) != 2:
+            raise ValueError(f"case {c.id}: options.routing_groups must be [groups, groups per token]")
+        groups = (case_field({"g": groups[0]}, "g", c.id, int), case_field({"g": groups[1]}, "g", c.id, int))
+    else:
+        groups = None
+    split = alltoall_call_split(c.model, c.layout, t, dtype, kind, c.domain, groups)
+    if c.metric.endswith("latency_us"):
+        return split, None
+    if kind != "normal":
+        raise ValueError(f"case {c.id}: logical bandwidth is defined for normal kernels only")
+    gpus, nodes = perf.normal_kernel_fanout(c.model, c.layout.ep, c.domain, groups)
+    copies = nodes if c.layout.ep > c.domain else gpus
+    return split, t * copies * perf.token_copy_bytes(c.model.hidden_size, dtype) / 1e9
+
+
+def moe_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
+    """A grouped-GEMM case's work on one GPU (its routed experts, uniform routing) and the GPU's HBM bytes/s."""
+    t = case_field(c.workload, "tokens_per_gpu", c.id, float)
+    total = t * c.model.moe.top_k * c.layout.gpus_per_stage
+    path = c.kernel_path or kernel_path(
+        c.stack, c.layout.attention_dp, c.layout.ep, c.layout.expert_tp, c.precision.expert_dtype
+    )
+    w = perf.routed_experts_work(
+        c.model,
+        c.gpu,
+        c.layout,
+        c.precision,
+        total / c.layout.ep,
+        total,
+        "prefill" if "prefill" in c.phase else "decode",
+        opt_int(c.options, "redundant_experts", c.id, 0),
+        path,
+    )
+    return w, c.gpu.hbm_bytes_per_s
+
+
+def _eff(c: ParsedCase, cat: Catalog, profiles: Mapping[str, EfficiencyProfile] | None) -> perf.Efficiency:
+    return cat.efficiency_for(c.gpu.id, c.stack, profiles)
+
+
+def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
+    """The prediction of a parsed case's metric with the factors ``eff`` (calibration parses once)."""
+    wl, opts = c.workload, c.options
+    if c.metric == "moe_layer_latency_ms":
+        w, bw = moe_case_work(c)
+        return perf.kernel_s(w, bw, eff.kernel(w.family, w.path)) * 1e3
+    if c.metric == "gemm_latency_us":
+        w, bw = gemm_case_work(c)
+        return perf.kernel_s(w, bw, eff["dense_gemm"]) * 1e6
+    if c.metric == "attention_latency_us":
+        w, bw = attention_case_work(c)
+        return perf.kernel_s(w, bw, eff[w.family]) * 1e6
+    if c.metric == "step_latency_ms":
+        return _step_case(c, eff).step_s * 1e3
+    if c.metric in COMM_METRICS:
+        split, numerator = comm_case_terms(c)
+        link = eff["alltoall_normal" if opts.get("comm_kernel") == "normal" else "alltoall_low_latency"]
+        s = 0.0
+        if split is not None:
+            s = comms.alltoall_time_s(
+                split,
+                c.gpu.scale_up_bw_gbps,
+                c.gpu.scale_out_bw_gbps,
+                scale_up_eff=link.scale_up_eff,
+                scale_out_eff=link.scale_out_eff,
+                latency_s=link.latency_us * 1e-6,
+            )
+        if numerator is None:
+            return s * 1e6
+        if s <= 0:
+            raise ValueError(f"case {c.id}: EP {c.layout.ep} has no all-to-all to measure a bandwidth of")
+        return numerator / s
+    if c.metric == "output_tokens_per_s_per_gpu":
+        batch = case_field(wl, "batch_per_gpu", c.id, float)
+        cfg = perf.StepConfig(
+            phase="decode",
+            tokens_per_gpu=batch,
+            context_len=int(case_field(wl, "context_len", c.id, float)),
+            overlap=opts.get("overlap", "none") or "none",
+            comm_kernel=opts.get("comm_kernel"),
+            redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+            kernel_path=c.kernel_path,
+        )
+        decode = perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
+        if opts.get("serving") == "aggregated":
+            # in-flight batching: each decode step also carries its share of the prompts' prefill
+            isl = case_field(opts, "input_len", c.id, float)
+            osl = case_field(opts, "output_len", c.id, float)
+            pre = perf.StepConfig(
+                phase="prefill",
+                tokens_per_gpu=batch * isl / osl,
+                context_len=int(isl),
+                comm_kernel=opts.get("comm_kernel"),
+                redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+                kernel_path=c.kernel_path,
+            )
+            prefill = perf.step_time(c.model, c.gpu, c.layout, c.precision, pre, eff, domain_gpus=c.domain)
+            return batch / (decode.step_s + prefill.step_s)
+        return decode.tokens_per_s_per_gpu
+    else:
+        cfg = perf.StepConfig(
+            phase="prefill",
+            tokens_per_gpu=case_field(wl, "tokens_per_gpu", c.id, float),
+            context_len=int(case_field(wl, "input_len", c.id, float)),
+            overlap=opts.get("overlap", "none") or "none",
+            comm_kernel=opts.get("comm_kernel"),
+            redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
+            kernel_path=c.kernel_path,
+        )
+    return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain).tokens_per_s_per_gpu
+
+
+def predict(case: Mapping[str, Any]) -> float:
+    """The model's prediction of ``case["measured"]["metric"]``, in the case's unit, with the catalog's
+    efficiency factors. Raises ValueError naming the case and the field for a malformed case."""
+    cat = load_catalog()
+    c = parse_case(case, cat)
+    return predict_parsed(c, _eff(c, cat, None))
+
+
+def predict_with(
+    case: Mapping[str, Any], profiles: Mapping[str, EfficiencyProfile], cat: Catalog | None = None
+) -> float:
+    """``predict`` with other efficiency profiles (calibration, leave-one-out)."""
+    cat = cat or load_catalog()
+    c = parse_case(case, cat)
+    return predict_parsed(c, _eff(c, cat, profiles))
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    id: str
+    metric: str
+    family: str
+    gpu: str
+    measured: float
+    predicted: float
+    loo_predicted: float | None
+
+    def __post_init__(self):
+        for name in ("measured", "predicted", "loo_predicted"):
+            v = getattr(self, name)
+            if v is None and name == "loo_predicted":
+                continue
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or v < 0
+                or (name == "measured" and v == 0)
+            ):
+                raise ValueError(f"case {self.id}: {name} must be a finite number >= 0 (measured > 0), got {v!r}")
+        for v in (self.predicted, self.loo_predicted):
+            if v is not None and not math.isfinite(v / self.measured):
+                raise ValueError(f"case {self.id}: predicted / measured overflows (measured {self.measured!r})")
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1.0
+
+    @property
+    def loo_error(self) -> float | None:
+        return None if self.loo_predicted is None else self.loo_predicted / self.measured - 1.0
+
+
+# these factor classes are what the YAML holds; re-exported for the calibration script
+FACTOR_TYPES = {"kernel": KernelFactors, "link": LinkFactors, "system": SystemFactors}
+
+
+def calibration_note(cat: Catalog, gpu_id: str, stack: str = "sglang") -> str:
+    """One sentence a page shows under its step times: which factors the GPU has from measured cases of its
+    own (and how many cases) and which it inherits from whom; a GPU with none says so."""
+    gpu = cat.gpu(gpu_id)
+    eff = cat.efficiency_for(gpu.id, stack)
+    own, inherited = set(), {}
+    for row in eff.describe():
+        if row["family"] == "system":
+            continue
+        owner = row["from"].split(" ")[0].split("@")[0]
+        if owner == gpu.id:
+            own.add(row["family"])
+        else:
+            inherited.setdefault(owner, set()).add(row["family"])
+    n = sum(1 for c in cat.validation_cases if str(c.get("gpu")) == gpu.id)
+    whole = sum(1 for c in cat.validation_cases if case_family(c) == "system")
+    parts = []
+    if own:
+        parts.append(f"{len(own)} kernel families fitted on {n:,} measured cases of its own")
+    else:
+        parts.append("no measured case of its own: an uncalibrated estimate from a relative's fractions of peak")
+    if inherited:
+        parts.append(
+            "inherited: "
+            + ", ".join(
+                f"{len(f)} from the {cat.gpus[o].name.split(' (')[0]}"
+                if o in cat.gpus
+                else f"{len(f)} documented defaults"
+                for o, f in sorted(inherited.items(), key=lambda kv: kv[0] == "default")
+            )
+        )
+    return (
+        f"Step times on the {gpu.name.split(' (')[0]} under {STACK_NAMES.get(stack, stack)}: "
+        + "; ".join(parts)
+        + f". The whole-step residual is one set for every GPU ({whole} published deployments). Validation page: details."
+    )
