@@ -1,55 +1,5 @@
 """Expert-load balance: load metrics and EPLB (metrics, the face; eplb, _introsort), loads from files (loads_io), what imbalance costs in the step model (cost), published EPLB runs (published)."""
 
-from core.balance.metrics import (
-    BIAS_SIM_MAX_SCORES,
-    BiasBalancing,
-    aux_balance_loss,
-    balanced_packing,
-    bias_balancing,
-    bias_steps_within_budget,
-    capacity_overflow,
-    capacity_per_expert,
-    coefficient_of_variation,
-    contiguous_gpu_loads,
-    dirichlet_loads,
-    drop_rate,
-    gpu_loads,
-    hot_expert_loads,
-    imbalance_ratio,
-    parse_loads_csv,
-    parse_prometheus_loads,
-    placement_plan,
-    rebalance_experts,
-    replicate_experts,
-    step_throughput_factor,
-    throughput_factor,
-    uniform_loads,
-    zipf_loads,
-)
-
-__all__ = [
-    "BIAS_SIM_MAX_SCORES",
-    "BiasBalancing",
-    "aux_balance_loss",
-    "balanced_packing",
-    "bias_balancing",
-    "bias_steps_within_budget",
-    "capacity_overflow",
-    "capacity_per_expert",
-    "coefficient_of_variation",
-    "contiguous_gpu_loads",
-    "dirichlet_loads",
-    "drop_rate",
-    "gpu_loads",
-    "hot_expert_loads",
-    "imbalance_ratio",
-    "parse_loads_csv",
-    "parse_prometheus_loads",
-    "placement_plan",
-    "rebalance_experts",
-    "replicate_experts",
-    "step_throughput_factor",
-    "throughput_factor",
-    "uniform_loads",
-    "zipf_loads",
-]
+# the face is metrics's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.balance.metrics import *  # noqa: F403
+from core.balance.metrics import __all__  # noqa: F401

@@ -1,43 +1,5 @@
 """MoE arithmetic: routing (tokens per expert, experts touched), GEMM intensity against the ridge (intensity) and the decode-step roofline over batch sizes (decode). The face is all three's API, as pages have always called it."""
 
-from core.moe.decode import (
-    DecodeStep,
-    GemmElementBytes,
-    active_ffn_width,
-    batch_for_dense_intensity,
-    batch_for_expert_intensity,
-    decode_step,
-    dense_equivalent_intensity,
-    element_bytes,
-    expected_experts_touched,
-    expected_experts_touched_skewed,
-    expert_ffn_flops_bytes,
-    expert_gemm_intensity,
-    hottest_expert_tokens,
-    intensity_sweep,
-    step_gemms,
-    tokens_per_expert,
-    tokens_per_gpu_under_ep,
-    zipf_probs,
-)
-
-__all__ = [
-    "DecodeStep",
-    "GemmElementBytes",
-    "active_ffn_width",
-    "batch_for_dense_intensity",
-    "batch_for_expert_intensity",
-    "decode_step",
-    "dense_equivalent_intensity",
-    "element_bytes",
-    "expected_experts_touched",
-    "expected_experts_touched_skewed",
-    "expert_ffn_flops_bytes",
-    "expert_gemm_intensity",
-    "hottest_expert_tokens",
-    "intensity_sweep",
-    "step_gemms",
-    "tokens_per_expert",
-    "tokens_per_gpu_under_ep",
-    "zipf_probs",
-]
+# the face is decode's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.moe.decode import *  # noqa: F403
+from core.moe.decode import __all__  # noqa: F401

@@ -1,43 +1,5 @@
 """The step-time model: one step of prefill or decode on the most loaded GPU (step), the works each layer runs (kernels), the step's configuration (step_config), per-layer communication (layer_comm) and all-to-all dispatch (dispatch). The face is step's API."""
 
-from core.perf.step import (
-    COMM_PARTS,
-    Efficiency,
-    Roofline,
-    StepConfig,
-    StepTime,
-    Work,
-    alltoall_call_s,
-    attention_work,
-    decode_roofline,
-    dense_gemm_work,
-    grouped_gemm_s,
-    kernel_s,
-    normal_kernel_fanout,
-    replayed_fraction,
-    resolve_efficiency,
-    routed_experts_work,
-    step_time,
-    token_copy_bytes,
-)
-
-__all__ = [
-    "COMM_PARTS",
-    "Efficiency",
-    "Roofline",
-    "StepConfig",
-    "StepTime",
-    "Work",
-    "alltoall_call_s",
-    "attention_work",
-    "decode_roofline",
-    "dense_gemm_work",
-    "grouped_gemm_s",
-    "kernel_s",
-    "normal_kernel_fanout",
-    "replayed_fraction",
-    "resolve_efficiency",
-    "routed_experts_work",
-    "step_time",
-    "token_copy_bytes",
-]
+# the face is step's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.perf.step import *  # noqa: F403
+from core.perf.step import __all__  # noqa: F401

@@ -1,21 +1,5 @@
 """The scenario as a URL and back (url, the face) and the URL keys with their ranges (url_keys)."""
 
-from core.scenario.url import (
-    DEFAULT_SCENARIO,
-    SPEC_METHODS,
-    URL_KEYS,
-    layout_from_sizes,
-    resolved_layout,
-    scenario_from_params,
-    scenario_to_params,
-)
-
-__all__ = [
-    "DEFAULT_SCENARIO",
-    "SPEC_METHODS",
-    "URL_KEYS",
-    "layout_from_sizes",
-    "resolved_layout",
-    "scenario_from_params",
-    "scenario_to_params",
-]
+# the face is url's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.scenario.url import *  # noqa: F403
+from core.scenario.url import __all__  # noqa: F401

@@ -1,47 +1,5 @@
 """Speculative decoding: closed forms and the batch-aware speedup (closed_form, the face), measured acceptance curves (acceptance, measured), the simulator (sim), live engine scrapes (live)."""
 
-from core.speculative.closed_form import (
-    ACCEPTANCE_ZONES,
-    ALPHA_GRID,
-    CURVE_GAMMAS,
-    BatchSpeedup,
-    alpha_at_temperature,
-    batch_speedup,
-    blended_alpha,
-    break_even_alpha,
-    ceiling,
-    default_gamma,
-    expected_tokens,
-    optimal_gamma,
-    resolved_alpha_cost,
-    sensitivity,
-    short_output_speedup,
-    speculative_step_s,
-    speedup,
-    speedup_curves,
-    speedup_surface,
-    suggested_spec,
-)
-
-__all__ = [
-    "ACCEPTANCE_ZONES",
-    "ALPHA_GRID",
-    "CURVE_GAMMAS",
-    "BatchSpeedup",
-    "alpha_at_temperature",
-    "batch_speedup",
-    "blended_alpha",
-    "break_even_alpha",
-    "ceiling",
-    "default_gamma",
-    "expected_tokens",
-    "optimal_gamma",
-    "resolved_alpha_cost",
-    "sensitivity",
-    "short_output_speedup",
-    "speculative_step_s",
-    "speedup",
-    "speedup_curves",
-    "speedup_surface",
-    "suggested_spec",
-]
+# the face is closed_form's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.speculative.closed_form import *  # noqa: F403
+from core.speculative.closed_form import __all__  # noqa: F401

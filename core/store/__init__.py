@@ -1,51 +1,5 @@
 """Saved scenarios: the interface and records (types), names and look-alikes (names), the SQL written once (sql) on SQLite (sqlite, with open_store) and PostgreSQL (postgres), who may do what (auth) and the role-checked store (guard). The face is sqlite's API (open_store and the records)."""
 
-from core.store.sqlite import (
-    COLUMNS,
-    DEFAULT_DB_PATH,
-    DEFAULT_TIMEOUT_S,
-    ENV_VAR,
-    MAX_MODEL_CONFIG_CHARS,
-    MAX_NAME_CHARS,
-    SCHEMA,
-    BadRow,
-    SavedScenario,
-    ScenarioChangedError,
-    ScenarioExistsError,
-    ScenarioGoneError,
-    ScenarioNotFoundError,
-    ScenarioRef,
-    ScenarioStore,
-    SQLiteStore,
-    SQLStoreBase,
-    StoreBusyError,
-    StoreListing,
-    name_key,
-    normalize_name,
-    open_store,
-)
-
-__all__ = [
-    "COLUMNS",
-    "DEFAULT_DB_PATH",
-    "DEFAULT_TIMEOUT_S",
-    "ENV_VAR",
-    "MAX_MODEL_CONFIG_CHARS",
-    "MAX_NAME_CHARS",
-    "SCHEMA",
-    "BadRow",
-    "SQLStoreBase",
-    "SQLiteStore",
-    "SavedScenario",
-    "ScenarioChangedError",
-    "ScenarioExistsError",
-    "ScenarioGoneError",
-    "ScenarioNotFoundError",
-    "ScenarioRef",
-    "ScenarioStore",
-    "StoreBusyError",
-    "StoreListing",
-    "name_key",
-    "normalize_name",
-    "open_store",
-]
+# the face is sqlite's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.store.sqlite import *  # noqa: F403
+from core.store.sqlite import __all__  # noqa: F401

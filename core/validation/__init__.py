@@ -1,33 +1,5 @@
 """The model against published measurements: predict a case (prediction, the face), calibration and leave-one-out (calibration, loo_table), the cases (cases), the aiconfigurator comparison (comparison)."""
 
-from core.validation.prediction import (
-    METRIC_UNITS,
-    METRICS,
-    CaseResult,
-    calibrate,
-    calibration_note,
-    case_family,
-    error_summary,
-    fitted_families,
-    leave_one_out,
-    owner_of,
-    predict,
-    predict_with,
-    strip_fitted,
-)
-
-__all__ = [
-    "METRICS",
-    "METRIC_UNITS",
-    "CaseResult",
-    "calibrate",
-    "calibration_note",
-    "case_family",
-    "error_summary",
-    "fitted_families",
-    "leave_one_out",
-    "owner_of",
-    "predict",
-    "predict_with",
-    "strip_fitted",
-]
+# the face is prediction's public API (its __all__); names defined elsewhere in the package are imported from their module
+from core.validation.prediction import *  # noqa: F403
+from core.validation.prediction import __all__  # noqa: F401
