@@ -6,6 +6,10 @@ context and whose step meets the TPOT target, with or without two-batch overlap,
 per GPU it reaches. Prefill: the prompt chunk per GPU with the most input tokens/s whose time to first
 token (through every pipeline stage, chunk by chunk) meets the TTFT target.
 
+Only what the engines' commands start is ranked (:mod:`core.serving.placement`: replicas on whole nodes or
+dividing one, tiling the scale-up domains, vLLM's DP engines keeping a stage's EP group inside one); the rest
+is returned with the reason.
+
 Plans whose throughput lies within the step-time model's measured error of the best (the whole-step
 leave-one-out median, ``catalogs/step_error.yaml``) form the first tier: the model cannot tell them apart,
 so what separates them is said instead (memory headroom, the GPUs one replica spans, traffic over the
@@ -23,6 +27,7 @@ from core import memory
 from core.deployment import parallel
 from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 from core.serving.operating_point import Plan, operating_point, per_gpu_text
+from core.serving.placement import placement_problems
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -32,6 +37,7 @@ __all__ = [
     "engine_problems",
     "enumerate_layouts",
     "model_error",
+    "placement_problems",
     "rank_of",
     "recommend",
     "recommend_with_rejections",
@@ -250,7 +256,7 @@ def recommend_with_rejections(
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
     for lay, red in enumerate_layouts(model, cluster, precision=prec, dcp=phase == "decode" and stack == "vllm"):
-        engine = engine_problems(stack, model, lay)
+        engine = engine_problems(stack, model, lay) or placement_problems(stack, lay, cluster)
         if engine:
             rejected.append((lay, engine[0]))
             continue
