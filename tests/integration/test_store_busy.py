@@ -6,7 +6,6 @@ as the lock (58.6 s in the probe); now it says "busy ... try again in a moment" 
 from __future__ import annotations
 
 import re
-import threading
 import time
 
 import pytest
@@ -15,6 +14,7 @@ from streamlit import config
 from core.deployment.specs import Scenario
 from core.store import open_store
 from tests.page._util import run_page
+from tests.pg_lock import table_locked
 
 QUICK = {"model": "mixtral-8x7b", "gpu": "h100-sxm", "gpn": "2", "w": "bf16"}
 
@@ -43,22 +43,8 @@ def _plain(markdown: str) -> str:
 
 
 def test_the_page_behind_a_table_lock_says_busy_within_seconds_then_works(pg_store):
-    import psycopg
-
     open_store().save("kept", Scenario(model_id="mixtral-8x7b", gpu_id="h100-sxm"))
-    locked, release = threading.Event(), threading.Event()
-
-    def hold() -> None:  # released by the test, or after 60 s (so a regression fails rather than hangs)
-        with psycopg.connect(pg_store) as holder:
-            holder.execute("LOCK TABLE scenarios IN ACCESS EXCLUSIVE MODE")
-            locked.set()
-            release.wait(60)
-            holder.rollback()
-
-    th = threading.Thread(target=hold)
-    th.start()
-    try:
-        assert locked.wait(30), "the other client never got the lock"
+    with table_locked(pg_store):
         t0 = time.monotonic()
         at = run_page("pages/9_Compare.py", timeout=120, **QUICK)
         took = time.monotonic() - t0
@@ -68,9 +54,6 @@ def test_the_page_behind_a_table_lock_says_busy_within_seconds_then_works(pg_sto
         )
         assert took < 15, took  # about the busy timeout plus the page itself, not the lock's 60 s
         assert [b.label for b in at.button] == ["Try again"] and not at.dataframe
-    finally:
-        release.set()
-        th.join(90)
     at.button(key="retry_store").click().run()  # the lock is gone: the retry lists the scenarios
     assert not at.exception and not at.error
     assert list(next(d.value for d in at.dataframe if "name" in d.value.columns)["name"]) == ["kept"]

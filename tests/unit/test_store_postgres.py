@@ -13,6 +13,7 @@ import pytest
 from core.deployment.specs import Scenario
 from core.store import ScenarioChangedError, ScenarioExistsError, StoreBusyError, open_store
 from core.store.postgres import PostgresStore
+from tests.pg_lock import table_locked
 from tests.unit.test_store import OLD_SCHEMA, PLAIN, RICH, hostile_names, lost_update, stale_operations
 
 
@@ -224,24 +225,11 @@ def test_invisible_and_blank_names_are_refused_and_old_ones_still_work(pg_url):
 
 def test_a_read_behind_a_table_lock_is_a_busy_message_after_the_busy_timeout(pg_url):
     """UX-1: what VACUUM FULL, ALTER TABLE or a DBA's open transaction holds; reads used to wait for it (58 s)."""
-    import psycopg
 
     url = _database(pg_url, "readlock")
     store = PostgresStore(url)  # the default busy timeout, 2 s
     ref = store.save("kept", PLAIN).ref
-    locked, release = threading.Event(), threading.Event()
-
-    def hold() -> None:  # another client holds the lock, for 20 s at most (so a regression fails, not hangs)
-        with psycopg.connect(url) as holder:
-            holder.execute("LOCK TABLE scenarios IN ACCESS EXCLUSIVE MODE")
-            locked.set()
-            release.wait(20)
-            holder.rollback()
-
-    th = threading.Thread(target=hold)
-    th.start()
-    try:
-        assert locked.wait(30), "the other client never got the lock"
+    with table_locked(url, most_s=20):
         t0 = time.monotonic()
         fresh = PostgresStore(url)  # a server starting meanwhile: its check of the table reads the catalog only
         assert time.monotonic() - t0 < 1.5
@@ -258,7 +246,4 @@ def test_a_read_behind_a_table_lock_is_a_busy_message_after_the_busy_timeout(pg_
         with pytest.raises(StoreBusyError):
             store.save("new", PLAIN)  # and a write, as before
         assert 1.9 <= time.monotonic() - t0 < 6
-    finally:
-        release.set()
-        th.join(30)
     assert [s.name for s in store.scan().saved] == ["kept"]  # the lock gone, the same store reads at once
