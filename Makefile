@@ -16,14 +16,15 @@ ADDRESS ?= 127.0.0.1
 
 .PHONY: run test install install-test system-deps bench clean
 
+# -qq: pip still shows errors, not setuptools' notes on editable installs (a newcomer's first screen)
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install -qq -e .
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install -qq -e '.[test]'
 	touch $@
 
 install: $(VENV)/.installed
