@@ -15,6 +15,7 @@ from core.catalog import Catalog
 from core.deployment.specs import ClusterSpec, ModelSpec, Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
 from core.model import params
+from core.report.commands import launch_code
 from core.scenario import resolved_layout, scenario_to_params
 from core.serving import layout
 from core.speculative.measured import recommend_gamma
@@ -243,7 +244,7 @@ def build_report(
                         f"tokens/s per GPU at {best.tokens_per_gpu:,.3g} per GPU, {kind} {best.latency_s * 1e3:,.0f} ms",
                     )
                 )
-                _launch_code(sec, best, model, prec, scenario, "aggregated" if phase == "decode" else "prefill")
+                launch_code(sec, best, model, prec, scenario, "aggregated" if phase == "decode" else "prefill", gpu)
                 for p in plans:
                     sec.table.append(
                         {
@@ -322,26 +323,6 @@ def build_report(
         charts,
         sources,
     )
-
-
-def _launch_code(sec: Section, plan, model: ModelSpec, prec, scenario: Scenario, role: str) -> None:
-    """The engines' commands for ``plan`` as copyable code blocks of ``sec``."""
-    from core.serving.launch import TRTLLM_YAML
-    from core.serving.plan_commands import plan_commands
-
-    try:
-        cmds, notes = plan_commands(
-            plan, model, prec, gpus_per_node=scenario.gpus_per_node, spec=scenario.spec, role=role
-        )
-    except ValueError as e:  # a layout the engines' commands cannot be written for: the figures stand without them
-        sec.notes.append(f"launch commands for {plan.label} left out: {e}")
-        return
-    what = "aggregated serving" if role == "aggregated" else f"the {role} worker of a disaggregated pair"
-    for engine, c in cmds.items():
-        text = c.command + (f"\n\n# {TRTLLM_YAML}\n{c.config_yaml}" if c.config_yaml else "")
-        sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))
-        sec.notes += [f"{engine}: {n}" for n in c.notes]
-    sec.notes += notes
 
 
 def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | None = None) -> dict[str, Any]:

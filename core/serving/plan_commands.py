@@ -2,19 +2,25 @@
 plan's layout and operating point (:mod:`core.serving.launch` writes each engine's flags).
 
 The plan's operating point sets the limits: in decode, the sequences each attention-DP rank holds
-(``--max-num-seqs`` / ``--max-running-requests`` / ``max_batch_size``) and enough batched tokens for them
-(and their draft tokens); in prefill, the prompt chunk of each rank (``--max-num-batched-tokens`` /
-``--chunked-prefill-size`` / ``max_num_tokens``).
+(``--max-num-seqs`` / ``--max-running-requests`` / ``max_batch_size``, the CUDA-graph batch) and enough batched
+tokens for them (and their draft tokens, which also size DeepEP's dispatch buffer); in prefill, the prompt chunk
+of each rank (``--max-num-batched-tokens`` / ``--chunked-prefill-size`` / ``max_num_tokens``). The checkpoint is
+the one published for the planned precision (``catalogs/checkpoints.yaml``), and the memory fractions come from
+the scenario's memory assumptions (``MemoryAssumptions``) on the plan's GPU.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
-from core.deployment.specs import Precision, SpecDecodeConfig
+from core import memory
+from core.deployment.specs import MemoryAssumptions, Precision, SpecDecodeConfig, Workload
+from core.hardware import GPUSpec
 from core.model import ModelSpec
 from core.serving.launch import LaunchCommand, launch_commands, spec_from_plan
+from core.serving.launch.checkpoints import checkpoint_for
 from core.serving.operating_point import Plan
 
 __all__ = ["SPEC_LAUNCH_METHODS", "plan_commands"]
@@ -23,6 +29,42 @@ __all__ = ["SPEC_LAUNCH_METHODS", "plan_commands"]
 SPEC_LAUNCH_METHODS = {"mtp": "mtp", "eagle3": "eagle3", "eagle": "eagle3", "p_eagle": "eagle3", "ngram": "ngram"}
 MODEL_PLACEHOLDER = "path/to/model"
 _REPO_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
+# a plan that carries its own speculative scoring names the draft tokens it counted under one of these
+_PLAN_SPEC_FIELDS = ("num_speculative_tokens", "draft_tokens", "speculative_tokens")
+
+
+def _fractions(plan: Plan, model, prec, gpu, a, spec) -> tuple[dict, list[str]]:
+    """The engines' memory fractions from the scenario's memory assumptions on ``gpu`` (the planner's budget:
+    usable = gpu_memory_utilization x memory; weights, activations and a runtime reserve come off it, the rest
+    is KV cache). vLLM takes the utilisation itself; SGLang's static fraction holds weights + KV pool; TensorRT-LLM's
+    is the KV share of what is left after weights and buffers."""
+    a = a or MemoryAssumptions()
+    out: dict = {"gpu_memory_utilization": a.gpu_memory_utilization}
+    if gpu is None:
+        return out, [
+            "SGLang's --mem-fraction-static and TensorRT-LLM's free_gpu_memory_fraction are left at the "
+            "engines' defaults: no GPU was given to size them."
+        ]
+    try:
+        r = memory.per_gpu_memory(model, gpu, plan.layout, prec, Workload(batch=1), assumptions=a, spec=spec)
+    except ValueError as e:
+        return out, [f"SGLang's and TensorRT-LLM's memory fractions are left at the engines' defaults: {e}."]
+    buffers = r.components.get("activations", 0.0) + r.components.get("runtime_reserve", 0.0)
+    static = (r.usable_bytes - buffers) / r.capacity_bytes
+    after_weights = r.capacity_bytes - r.weights_bytes - buffers
+    if 0 < static <= 1:
+        out["mem_fraction_static"] = math.floor(static * 1000) / 1000
+    if r.kv_budget_bytes > 0 and after_weights > 0:
+        out["free_gpu_memory_fraction"] = max(
+            0.001, math.floor(min(1.0, r.kv_budget_bytes / after_weights) * 1000) / 1000
+        )
+    note = (
+        f"Memory fractions from the scenario's assumptions on {gpu.name}: gpu_memory_utilization "
+        f"{a.gpu_memory_utilization:g} of {r.capacity_bytes / 1e9:,.1f} GB, {a.runtime_reserve_gb:g} GB runtime reserve "
+        f"and {r.components.get('activations', 0) / 1e9:,.1f} GB of activations off it, "
+        f"{r.weights_bytes / 1e9:,.1f} GB of weights per GPU, {max(r.kv_budget_bytes, 0) / 1e9:,.1f} GB of KV cache."
+    )
+    return out, [note]
 
 
 def plan_commands(
@@ -34,9 +76,12 @@ def plan_commands(
     spec: SpecDecodeConfig | None = None,
     role: str = "aggregated",
     max_batched_tokens: int = 8192,
+    gpu: GPUSpec | None = None,
+    assumptions: MemoryAssumptions | None = None,
 ) -> tuple[dict[str, LaunchCommand], list[str]]:
     """Each engine's command for ``plan`` (vLLM, SGLang, TensorRT-LLM), and notes on what was not carried over
-    (a speculative method the engines' commands do not write, a model without a repository id)."""
+    (a speculative method the engines' commands do not write, a checkpoint not published in the planned precision,
+    speculation the plan was not scored with). ``gpu`` and ``assumptions`` size the memory fractions."""
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be a layout Plan, got {type(plan).__name__}")
     prec = Precision.of(precision)
@@ -49,13 +94,25 @@ def plan_commands(
     lay = plan.layout
     if plan.phase == "decode":
         seqs = max(1, math.ceil(plan.tokens_per_gpu * lay.attention_tp * lay.pp - 1e-9))  # per attention-DP rank
-        tokens = max(max_batched_tokens, seqs * (1 + drafts))
+        tokens = max(max_batched_tokens, seqs * (1 + drafts))  # every sequence's draft tokens + 1 in one step
     else:
         tokens = max(1, math.ceil(plan.tokens_per_gpu * lay.attention_tp))  # the prompt chunk of a rank
         seqs = 256
-    model_id = model.hf_id if _REPO_ID.fullmatch(model.hf_id or "") else MODEL_PLACEHOLDER
+    choice = checkpoint_for(model, prec)
+    model_id = choice.model_id if _REPO_ID.fullmatch(choice.model_id or "") else MODEL_PLACEHOLDER
     if model_id == MODEL_PLACEHOLDER:
         notes.append(f"{model.name} has no Hugging Face repository id: replace {MODEL_PLACEHOLDER} with its path")
+    else:
+        notes += choice.notes
+    if drafts and not any(getattr(plan, f, 0) for f in _PLAN_SPEC_FIELDS):
+        notes.append(
+            f"The plan ({plan.tokens_per_gpu:,.4g} per GPU, {plan.tokens_per_s_per_gpu:,.0f} tokens/s per GPU) is scored "
+            f"without speculative decoding; the commands add {method} with {drafts} draft token(s): its weights and "
+            f"draft KV are not in the plan's memory, each sequence sends {drafts + 1} tokens per step (the DeepEP "
+            "buffer and CUDA-graph sizes count them), and fewer sequences may fit than planned."
+        )
+    fractions, mem_notes = _fractions(plan, model, prec, gpu, assumptions, spec if method else None)
+    notes += mem_notes
     ls = spec_from_plan(
         model_id,
         lay,
@@ -69,5 +126,12 @@ def plan_commands(
         role=role,
         gpus_per_node=gpus_per_node,
         is_moe=model.is_moe,
+    )
+    ls = dataclasses.replace(
+        ls,
+        phase=plan.phase,
+        quantization=choice.quantization if model_id != MODEL_PLACEHOLDER else None,
+        trust_remote_code=choice.trust_remote_code,
+        **fractions,
     )
     return launch_commands(ls), notes

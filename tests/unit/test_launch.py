@@ -50,10 +50,12 @@ vllm serve deepseek-ai/DeepSeek-V3 \
   --data-parallel-address "$HEAD_IP" \
   --data-parallel-rpc-port 13345 \
   --enable-expert-parallel \
+  --all2all-backend deepep_low_latency \
   --enable-eplb \
   --eplb-config '{"num_redundant_experts":32}' \
   --max-num-batched-tokens 256 \
   --max-num-seqs 128 \
+  --max-cudagraph-capture-size 256 \
   --speculative-config '{"method":"mtp","num_speculative_tokens":1}' \
   --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'
 
@@ -67,26 +69,33 @@ vllm serve deepseek-ai/DeepSeek-V3 \
   --data-parallel-start-rank 8 \
   --headless \
   --enable-expert-parallel \
+  --all2all-backend deepep_low_latency \
   --enable-eplb \
   --eplb-config '{"num_redundant_experts":32}' \
   --max-num-batched-tokens 256 \
   --max-num-seqs 128 \
+  --max-cudagraph-capture-size 256 \
   --speculative-config '{"method":"mtp","num_speculative_tokens":1}' \
   --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'"""
 
-DSV3_SGLANG_NODE0 = r"""python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \
+# 128 sequences per rank x (1 MTP draft + 1) = 256 tokens per rank per decode step: DeepEP's buffer (default 128)
+DSV3_SGLANG_NODE0 = r"""SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=256 python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \
   --tp-size 16 \
   --dp-size 16 \
   --enable-dp-attention \
+  --moe-dense-tp-size 1 \
+  --enable-dp-lm-head \
   --dist-init-addr "$HEAD_IP:5000" \
   --nnodes 2 \
   --node-rank 0 \
   --ep-size 16 \
   --moe-a2a-backend deepep \
+  --deepep-mode low_latency \
   --enable-eplb \
   --ep-num-redundant-experts 32 \
   --chunked-prefill-size 4096 \
   --max-running-requests 2048 \
+  --cuda-graph-max-bs 128 \
   --speculative-algorithm EAGLE \
   --speculative-num-steps 1 \
   --speculative-eagle-topk 1 \
@@ -154,11 +163,14 @@ def test_qwen3_mixed_expert_tp_and_ep():
         "  --tensor-parallel-size 2 \\\n"
         "  --data-parallel-size 4 \\\n"
         "  --enable-expert-parallel \\\n"
+        "  --all2all-backend deepep_low_latency \\\n"
         "  --max-num-batched-tokens 8192 \\\n"
-        "  --max-num-seqs 256"
+        "  --max-num-seqs 256 \\\n"
+        "  --max-cudagraph-capture-size 256"
     )
-    (note,) = cmds["vllm"].notes
+    note, backend = cmds["vllm"].notes
     assert "cannot run a mixed expert TP x EP layout (expert TP 4 x EP 2)" in note and "EP 8 without expert TP" in note
+    assert "deepep_low_latency is written for the plan's decode phase" in backend
     # SGLang expresses it exactly: TP 8 with 4 attention-DP ranks (attention TP 2), EP 2 (MoE TP 8/2 = 4);
     # no DeepEP (it would force EP = 8)
     assert cmds["sglang"].command == (
@@ -167,10 +179,15 @@ def test_qwen3_mixed_expert_tp_and_ep():
         "  --tp-size 8 \\\n"
         "  --dp-size 4 \\\n"
         "  --enable-dp-attention \\\n"
+        "  --moe-dense-tp-size 1 \\\n"
+        "  --enable-dp-lm-head \\\n"
         "  --ep-size 2 \\\n"
         "  --chunked-prefill-size 32768 \\\n"
-        "  --max-running-requests 1024"
+        "  --max-running-requests 1024 \\\n"
+        "  --cuda-graph-max-bs 256"
     )
+    # dense MLPs run per DP rank (moe-dense-tp-size 1) with whole weights: said, the plan splits them over TP 2
+    assert any("plan splits them over attention TP 2" in n for n in cmds["sglang"].notes)
     # TensorRT-LLM: hybrid expert TP x EP is expressible, attention TP x DP is not (attention DP runs at TP 1)
     trt = cmds["trtllm"]
     assert trt.command == (
@@ -200,7 +217,8 @@ def test_gpt_oss_120b_on_one_gpu():
         "vllm serve openai/gpt-oss-120b \\\n"
         "  --tensor-parallel-size 1 \\\n"
         "  --max-num-batched-tokens 8192 \\\n"
-        "  --max-num-seqs 256"
+        "  --max-num-seqs 256 \\\n"
+        "  --max-cudagraph-capture-size 256"
     )
     assert cmds["vllm"].notes == () and cmds["sglang"].notes == ()
     assert cmds["sglang"].command == (
@@ -208,7 +226,8 @@ def test_gpt_oss_120b_on_one_gpu():
         "python -m sglang.launch_server --model-path openai/gpt-oss-120b \\\n"
         "  --tp-size 1 \\\n"
         "  --chunked-prefill-size 8192 \\\n"
-        "  --max-running-requests 256"
+        "  --max-running-requests 256 \\\n"
+        "  --cuda-graph-max-bs 256"
     )
     assert cmds["trtllm"].command == (
         "# written for TensorRT-LLM 1.3.0rc27\n"
@@ -236,6 +255,7 @@ def test_llama3_70b_dense_tp8_has_no_expert_flags():
         "  --tensor-parallel-size 8 \\\n"
         "  --max-num-batched-tokens 8192 \\\n"
         "  --max-num-seqs 256 \\\n"
+        "  --max-cudagraph-capture-size 256 \\\n"
         "  --kv-cache-dtype fp8"
     )
     assert cmds["sglang"].command == (
@@ -244,6 +264,7 @@ def test_llama3_70b_dense_tp8_has_no_expert_flags():
         "  --tp-size 8 \\\n"
         "  --chunked-prefill-size 8192 \\\n"
         "  --max-running-requests 256 \\\n"
+        "  --cuda-graph-max-bs 256 \\\n"
         "  --kv-cache-dtype fp8_e4m3"
     )
     assert cmds["trtllm"].config_yaml == (
@@ -272,7 +293,8 @@ PP2_VLLM_NODE1 = r"""vllm serve deepseek-ai/DeepSeek-V3 \
   --headless \
   --enable-expert-parallel \
   --max-num-batched-tokens 8192 \
-  --max-num-seqs 256"""
+  --max-num-seqs 256 \
+  --max-cudagraph-capture-size 256"""
 
 
 def test_pp2_over_two_nodes_and_two_replicas():
@@ -336,6 +358,7 @@ def test_prefill_decode_pair():
         "  --tensor-parallel-size 1 \\\n"
         "  --data-parallel-size 8 \\\n"
         "  --enable-expert-parallel \\\n"
+        "  --all2all-backend deepep_high_throughput \\\n"
         "  --max-num-batched-tokens 16384 \\\n"
         "  --max-num-seqs 256 \\\n"
         "  --kv-cache-dtype fp8 \\\n"
@@ -344,21 +367,31 @@ def test_prefill_decode_pair():
     assert d["vllm"].command.endswith(
         """--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'"""
     )
+    # the decode worker runs DeepEP's low-latency kernels, the prefill worker its high-throughput ones (W2)
+    assert "--all2all-backend deepep_low_latency" in d["vllm"].command
     assert p["sglang"].command == (
         "# written for SGLang 0.5.16\n"
         "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \\\n"
         "  --tp-size 8 \\\n"
         "  --dp-size 8 \\\n"
         "  --enable-dp-attention \\\n"
+        "  --moe-dense-tp-size 1 \\\n"
+        "  --enable-dp-lm-head \\\n"
         "  --ep-size 8 \\\n"
         "  --moe-a2a-backend deepep \\\n"
+        "  --deepep-mode normal \\\n"
         "  --chunked-prefill-size 131072 \\\n"
         "  --max-running-requests 2048 \\\n"
         "  --kv-cache-dtype fp8_e4m3 \\\n"
         "  --disaggregation-mode prefill \\\n"
         "  --disaggregation-transfer-backend nixl"
     )
-    assert "--max-running-requests 512 \\\n" in d["sglang"].command
+    assert "--max-running-requests 512 \\\n  --cuda-graph-max-bs 64 \\\n" in d["sglang"].command
+    # 64 sequences per rank, no speculation, no TBO: 64 tokens per rank in DeepEP's low-latency buffer
+    assert d["sglang"].command.startswith(
+        "# written for SGLang 0.5.16\nSGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=64 "
+    )
+    assert "SGLANG_DEEPEP" not in p["sglang"].command and "--deepep-mode low_latency" in d["sglang"].command
     assert d["sglang"].command.endswith("--disaggregation-mode decode \\\n  --disaggregation-transfer-backend nixl")
     assert p["trtllm"].config_yaml == (
         "enable_attention_dp: true\n"
@@ -474,6 +507,21 @@ def all_commands():
         yield from launch_commands(spec).values()
     # decode context parallelism (vLLM's flag; a note from the others)
     yield from launch_commands(LaunchSpec("deepseek-ai/DeepSeek-V3", attention_tp=8, ep=8, dcp=8)).values()
+    # a checkpoint quantised on load, custom model code, the memory fractions; a decode batch whose DeepEP tokens
+    # need more than the default chunk (256) and queue depth (1024 >= 2 x (511 + 1)): 400 x 2 = 800 tokens
+    extra = dict(quantization="fp8", trust_remote_code=True, gpu_memory_utilization=0.9, mem_fraction_static=0.85)
+    big = LaunchSpec(
+        "Qwen/Qwen3-235B-A22B",
+        attention_dp=8,
+        ep=8,
+        max_num_seqs=400,
+        speculative="mtp",
+        num_speculative_tokens=1,
+        role="decode",
+        free_gpu_memory_fraction=0.7,
+        **extra,
+    )
+    yield from launch_commands(big).values()
 
 
 def test_every_generated_flag_and_yaml_key_is_documented():
@@ -482,6 +530,9 @@ def test_every_generated_flag_and_yaml_key_is_documented():
         documented = set(ENGINES_YAML[c.engine]["flags"])
         used = {t for t in tokens(c.command) if t.startswith("--")}
         assert used <= documented, f"{c.engine} uses undocumented flags {used - documented}"
+        env = {t.split("=")[0] for t in tokens(c.command) if "=" in t and t.split("=")[0].isupper()}
+        assert env <= set(ENGINES_YAML[c.engine].get("env", {})), f"{c.engine} undocumented env {env}"
+        used |= {f"env:{e}" for e in env}
         keys = set(yaml.safe_load(c.config_yaml) or {})
         assert keys <= set(ENGINES_YAML[c.engine].get("yaml_keys", {})), keys
         assert set(c.flags) == used | {f"yaml:{k}" for k in keys}
@@ -492,6 +543,7 @@ def test_every_generated_flag_and_yaml_key_is_documented():
     # and the lists hold nothing the generator never writes
     for engine, entry in ENGINES_YAML.items():
         listed = set(entry["flags"]) | {f"yaml:{k}" for k in entry.get("yaml_keys", {})}
+        listed |= {f"env:{k}" for k in entry.get("env", {})}
         assert listed == seen[engine], f"{engine}: listed but never written {listed - seen[engine]}"
 
 

@@ -10,6 +10,8 @@ free text and is validated; JSON arguments are single-quoted and built from numb
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from core.deployment.specs import ParallelLayout
@@ -27,6 +29,8 @@ from core.serving.launch.spec import (
 )
 from core.serving.launch.trtllm import trtllm_blocks
 from core.serving.launch.vllm import vllm_blocks
+
+_ENV = re.compile(r"[A-Z][A-Z0-9_]*=[0-9]+")  # an environment assignment that starts a command line
 
 __all__ = [
     "ENGINES",
@@ -67,7 +71,9 @@ def launch_command(spec: LaunchSpec, engine: str) -> LaunchCommand:
             "separate GPUs behind a load balancer or router."
         )
     command = f"# written for {entry['name']} {entry['version']}\n" + "\n\n".join(blocks)
-    flags = [t for line in command.splitlines() for t in line.split() if t.startswith("--")]
+    words = [t for line in command.splitlines() if not line.startswith("#") for t in line.split()]
+    flags = [t for t in words if t.startswith("--")]
+    flags = [f"env:{t.split('=')[0]}" for t in words if _ENV.fullmatch(t)] + flags
     flags += [f"yaml:{key}" for key in cfg]
     config_yaml = yaml.safe_dump(cfg, sort_keys=False, default_flow_style=False) if cfg else ""
     return LaunchCommand(engine, entry["version"], command, config_yaml, tuple(notes), tuple(dict.fromkeys(flags)))

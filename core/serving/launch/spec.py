@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core._util.checks import load_yaml, whole
+from core._util.checks import is_number, load_yaml, whole
 
 __all__ = [
     "EAGLE3_DRAFT",
@@ -19,6 +19,8 @@ __all__ = [
     "ENGINES_FILE",
     "KV_CACHE_DTYPES",
     "MAX_GPUS",
+    "PHASES",
+    "QUANTIZATIONS",
     "ROLES",
     "SPECULATIVE_METHODS",
     "TRTLLM_YAML",
@@ -32,6 +34,8 @@ ENGINES_FILE = Path(__file__).resolve().parents[3] / "catalogs" / "engines.yaml"
 ROLES = ("aggregated", "prefill", "decode")
 KV_CACHE_DTYPES = ("auto", "fp8")
 SPECULATIVE_METHODS = ("mtp", "eagle3", "ngram")
+PHASES = ("prefill", "decode")
+QUANTIZATIONS = ("fp8",)  # on-the-fly quantisation of a wider checkpoint (vLLM / SGLang --quantization)
 EAGLE3_DRAFT = "EAGLE3_DRAFT_MODEL"  # placeholder: the spec carries no draft-model id
 TRTLLM_YAML = "extra_llm_api_options.yaml"
 # What a scenario allows bounds what a command may be written for (issue 37): the largest cluster (the README's
@@ -77,6 +81,12 @@ class LaunchSpec:
     two_batch_overlap: bool = False
     role: str = "aggregated"
     is_moe: bool = True
+    phase: str = "decode"  # the phase the plan was scored for: an aggregated vLLM command's all-to-all follows it
+    quantization: str | None = None  # quantise on load (QUANTIZATIONS), None: load the checkpoint as stored
+    trust_remote_code: bool = False  # the model's config or tokenizer is custom code
+    gpu_memory_utilization: float | None = None  # vLLM's fraction of device memory for weights + activations + KV
+    mem_fraction_static: float | None = None  # SGLang's fraction for weights + the KV pool
+    free_gpu_memory_fraction: float | None = None  # TensorRT-LLM's fraction of the memory left after weights for KV
 
     def __post_init__(self) -> None:
         mid = self.model_id
@@ -91,11 +101,18 @@ class LaunchSpec:
             )
         for name, (lo, hi) in _INT_RANGES.items():
             object.__setattr__(self, name, whole(name, getattr(self, name), lo, hi))
-        for name in ("two_batch_overlap", "is_moe"):
+        for name in ("two_batch_overlap", "is_moe", "trust_remote_code"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r:.40}")
         _choice("kv_cache_dtype", self.kv_cache_dtype, KV_CACHE_DTYPES)
         _choice("role", self.role, ROLES)
+        _choice("phase", self.phase, PHASES)
+        if self.quantization is not None:
+            _choice("quantization", self.quantization, QUANTIZATIONS)
+        for name in ("gpu_memory_utilization", "mem_fraction_static", "free_gpu_memory_fraction"):
+            v = getattr(self, name)
+            if v is not None and not (is_number(v) and 0 < v <= 1):
+                raise ValueError(f"{name} must be a fraction in (0, 1] or None, got {v!r:.40}")
         if self.speculative is not None:
             _choice("speculative", self.speculative, SPECULATIVE_METHODS)
             if self.num_speculative_tokens < 1:
@@ -129,6 +146,18 @@ class LaunchSpec:
     def gpus_per_replica(self) -> int:
         return self.gpus_per_stage * self.pp
 
+    @property
+    def decodes(self) -> bool:
+        """The server runs decode steps the plan sized (a decode worker, or aggregated from a decode plan)."""
+        return self.role == "decode" or (self.role == "aggregated" and self.phase == "decode")
+
+    @property
+    def dispatch_tokens_per_rank(self) -> int:
+        """Tokens one rank sends through the all-to-all per decode micro-batch: its sequences x (draft tokens + 1),
+        halved by two-batch overlap, rounded up (DeepEP's low-latency buffer must hold them)."""
+        tokens = self.max_num_seqs * (1 + self.num_speculative_tokens)
+        return -(-tokens // 2) if self.two_batch_overlap else tokens
+
 
 @dataclass(frozen=True)
 class LaunchCommand:
@@ -153,6 +182,18 @@ def engine_catalog() -> dict:
 def json_arg(obj: dict) -> str:
     """A JSON argument, single-quoted for the shell (built from numbers and fixed words only)."""
     return "'" + json.dumps(obj, separators=(",", ":")) + "'"
+
+
+def nvshmem_env(tokens: int) -> dict[str, int]:
+    """DeepEP's low-latency dispatch asserts NVSHMEM_QP_DEPTH >= (tokens per rank + 1) x 2 and defaults the depth to
+    1024 (deepseek-ai/DeepEP deep_ep/buffer.py): raised where the plan's tokens need more than 511."""
+    need = 2 * (tokens + 1)
+    return {"NVSHMEM_QP_DEPTH": need} if need > 1024 else {}
+
+
+def env_prefix(env: dict[str, int]) -> str:
+    """``NAME=value `` assignments that start a command line (numbers only: nothing to quote)."""
+    return "".join(f"{k}={int(v)} " for k, v in env.items())
 
 
 def render(head: str, args: Args) -> str:

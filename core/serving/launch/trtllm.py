@@ -39,8 +39,10 @@ def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
         notes.append("TensorRT-LLM's expert load balancer needs expert parallelism: with EP 1 it is left out.")
     args += [("--max_batch_size", str(s.max_num_seqs)), ("--max_num_tokens", str(s.max_batched_tokens))]
     args.append(("--extra_llm_api_options", TRTLLM_YAML))
-    if s.kv_cache_dtype == "fp8":
-        cfg["kv_cache_config"] = {"dtype": "fp8"}
+    kv: dict = {"dtype": "fp8"} if s.kv_cache_dtype == "fp8" else {}
+    kv.update({"free_gpu_memory_fraction": s.free_gpu_memory_fraction} if s.free_gpu_memory_fraction else {})
+    if kv:
+        cfg["kv_cache_config"] = kv
     cfg["cuda_graph_config"] = {"enable_padding": True, "max_batch_size": s.max_num_seqs}
     if s.speculative == "mtp":
         cfg["speculative_config"] = {"decoding_type": "MTP", "num_nextn_predict_layers": n}
@@ -48,6 +50,13 @@ def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
         cfg["speculative_config"] = {"decoding_type": "Eagle3", "max_draft_len": n, "speculative_model": EAGLE3_DRAFT}
     elif s.speculative == "ngram":
         cfg["speculative_config"] = {"decoding_type": "NGram", "max_draft_len": n}
+    if s.trust_remote_code:
+        cfg["trust_remote_code"] = True
+    if s.quantization:
+        notes.append(
+            f"TensorRT-LLM does not quantise on load: this loads the checkpoint as stored, not {s.quantization}; "
+            "quantise it offline with NVIDIA Model Optimizer (TensorRT-LLM's 'Running Pre-quantized Models')."
+        )
     if s.role != "aggregated":
         cfg["cache_transceiver_config"] = {"backend": "NIXL"}
         cfg.update({"disable_overlap_scheduler": True} if s.role == "prefill" else {})
