@@ -22,6 +22,7 @@ from typing import Literal
 
 from core import memory, perf
 from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.serving.batch_search import largest_meeting, refine
 
 __all__ = [
     "DECODE_BATCHES",
@@ -235,28 +236,6 @@ def cold_prefill(
     )
 
 
-def _largest_meeting(candidates, evaluate, target_s):
-    """Binary search for the largest candidate whose latency meets the target (latency grows with the batch):
-    (best (b, step) or None, the smallest evaluated one that misses or None)."""
-    best = miss = None
-    lo, hi = 0, len(candidates) - 1
-    st, latency = evaluate(candidates[hi])  # most layouts are held by memory, not latency: one evaluation
-    if latency <= target_s:
-        return (candidates[hi], st, latency), None
-    miss, hi = (candidates[hi], st, latency), hi - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        b = candidates[mid]
-        st, latency = evaluate(b)
-        if latency <= target_s:
-            best, lo = (b, st, latency), mid + 1
-        else:
-            if miss is None or b < miss[0]:
-                miss = (b, st, latency)
-            hi = mid - 1
-    return best, miss
-
-
 def operating_point(
     model: ModelSpec,
     gpu: GPUSpec,
@@ -311,9 +290,15 @@ def operating_point(
         candidates = sorted({least, *(b for b in DECODE_BATCHES if least <= b <= cap), max(least, cap)})
 
         def run(overlap):
-            return _largest_meeting(
-                candidates, lambda b: (st := step(b, overlap, workload.decode_context_len), st.step_s), target_s
-            )
+            def evaluate(b: float) -> tuple[perf.StepTime, float]:
+                st = step(b, overlap, workload.decode_context_len)
+                return st, st.step_s
+
+            # the grid, then the batch between the winner and the next grid point that misses (batch_search)
+            best, miss = largest_meeting(candidates, evaluate, target_s)
+            if best is not None and miss is not None:
+                best = refine(best, miss[0], evaluate, target_s, least)
+            return best, miss
 
         headroom = None
     else:
@@ -336,6 +321,11 @@ def operating_point(
         candidates = [b for b in PREFILL_TOKENS if need(b) <= mem1.kv_budget_bytes]
         if not candidates:
             return f"not even a {PREFILL_TOKENS[0]:,}-token prompt chunk per GPU fits beside the weights"
+        unit = 1.0 / tp  # one prompt token per attention rank
+        # the largest chunk whose activations and prompts in flight fit (need() is linear in the chunk)
+        fits = (mem1.kv_budget_bytes + act) / (tp * (act + pp * mem1.kv_bytes_per_sequence / (computed + 1)))
+        larger = [b for b in PREFILL_TOKENS if b > candidates[-1]]
+        beyond = min(larger[0], math.floor(fits / unit + 1e-9) * unit + unit) if larger else None
 
         def ttft(st: perf.StepTime, b: float) -> float:
             return _prefill_ttft_s(st, computed, b * tp)
@@ -344,14 +334,20 @@ def operating_point(
             # throughput per GPU grows with the chunk (each step's fixed costs spread over more tokens) but
             # TTFT is not monotone in it (fewer chunks per prompt, longer steps): the largest chunk that
             # meets the target is the best, found from the top
-            miss = None
-            for b in reversed(candidates):
+            # then the chunk between it and the next one tried (which missed, or did not fit: batch_search)
+            def evaluate(b: float) -> tuple[perf.StepTime, float]:
                 st = step(b, overlap, prompt)
-                lat = ttft(st, b)
+                return st, ttft(st, b)
+
+            miss, above = None, beyond
+            for b in reversed(candidates):
+                st, lat = evaluate(b)
                 if lat <= target_s:
-                    return (b, st, lat), miss
+                    best = (b, st, lat)
+                    return (best if above is None else refine(best, above, evaluate, target_s, unit)), miss
                 if miss is None or lat < miss[2]:
                     miss = (b, st, lat)
+                above = b
             return None, miss
 
         def headroom(b):

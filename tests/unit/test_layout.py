@@ -36,8 +36,9 @@ def test_decode_prefers_attention_dp_and_wide_ep_for_deepseek():
     plans = L.recommend(DSV3, cluster("h800", 18), Workload(batch=1, input_len=2000, output_len=100), "decode")
     best = plans[0]
     # where DeepSeek and LMSYS deploy decode: attention data-parallel, wide EP. DP-attn36 · EP36 · DP4 (2,492
-    # tok/s/GPU) led with 4.5-node replicas no engine starts (review 3 W5): whole nodes only
-    assert best.tp == 1 and best.pp == 1 and best.ep >= 24
+    # tok/s/GPU) led with 4.5-node replicas no engine starts (review 3 W5): whole nodes only; with the batch searched
+    # between the grid's points (M3) the wide-EP plans reach their TPOT
+    assert best.tp == 1 and best.pp == 1 and best.ep >= 32
     assert all(p.replica_gpus % 8 == 0 or 8 % p.replica_gpus == 0 for p in plans)
     assert [p.rank for p in plans[:3]] == [1, 2, 3]
     assert all(a.tokens_per_s_per_gpu >= b.tokens_per_s_per_gpu for a, b in itertools.pairwise(plans))

@@ -269,3 +269,47 @@ def test_per_gpu_amounts_read_as_whole_numbers_or_two_digits():
     assert per_gpu_text(16384) == "16,384" and per_gpu_text(192.4) == "192" and per_gpu_text(0.125) == "0.12"
     with pytest.raises(ValueError, match="finite number"):
         per_gpu_text(float("nan"))
+
+
+def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner():
+    # review 3 M3: DeepSeek-V3 NVFP4 (FP8 KV and dispatch) on a GB200 rack, 2,048 in / 512 out, TPOT 100 ms.
+    # DP-attn72 · EP72 (32 redundant experts) holds 1,729 sequences per GPU in KV, but the grid jumped from 1,024
+    # (75.9 ms with two-batch overlap: 1,024 / 0.0759 = 13,497 tok/s/GPU) to 1,536 (107.9 ms: misses). At 1,400 per
+    # GPU the step is 99.41 ms: 1,400 / 0.09941 = 14,083 tok/s/GPU, above DP-attn8 · EP8 · DP9 at its KV capacity
+    # (1,281 per GPU, 93.5 ms: 13,697), which the grid ranked ahead. LMSYS ran 1,408 per rank on GB200.
+    from core.deployment.specs import Precision
+    from core.serving.batch_search import GRID_TOLERANCE
+
+    prec = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
+    wl = Workload(batch=1, input_len=2048, output_len=512)
+    plans = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "decode", precision=prec)
+    ep72 = L.rank_of(plans, tp=1, ep=72)
+    assert ep72.rank == 1 and ep72.overlap == "two_batch"
+    assert 1_400 <= ep72.tokens_per_gpu < 1_536 and ep72.tokens_per_s_per_gpu >= 14_083
+    assert L.rank_of(plans, tp=1, ep=8).tokens_per_s_per_gpu == pytest.approx(13_697, rel=1e-3)
+    # the bound, for every top plan: a larger batch misses 100 ms, does not fit the KV cache at the full 2,560-token
+    # context, or gives at most GRID_TOLERANCE more output tokens/s per GPU
+    eff = cat.efficiency_for("gb200")
+    for p in plans[:6]:
+        fits = memory.max_concurrent_sequences(
+            DSV3, cat.gpu("gb200"), p.layout, prec, 2560, assumptions=_with(p.redundant_experts)
+        )
+        for more in (p.tokens_per_gpu + 1 / (p.tp * p.pp), *(p.tokens_per_gpu * f for f in (1.01, 1.02, 1.05, 1.2))):
+            cfg = perf.StepConfig("decode", more, 2304, overlap=p.overlap, redundant_experts=p.redundant_experts)
+            st = perf.step_time(DSV3, cat.gpu("gb200"), p.layout, prec, cfg, eff, domain_gpus=72)
+            assert (
+                st.step_s > 0.100
+                or more * p.replica_gpus * p.dp > fits
+                or st.tokens_per_s_per_gpu <= (1 + GRID_TOLERANCE) * p.tokens_per_s_per_gpu
+            ), (p.label, more)
+
+
+def test_the_prefill_chunk_between_grid_points_is_searched_too():
+    # DeepSeek-V3 FP8 on 8 x H200, 2,048-token prompts, TTFT 3 s: DP-attn8 · EP8 with two-batch overlap took 16,384
+    # prompt tokens per GPU (1.74 s per step: 9,405 tok/s/GPU) where 32,768 missed (3.45 s: 9,503, +1.0%, more than
+    # GRID_TOLERANCE). 24,576 meets 3 s (2.6 s: 24,576 / 2.595 = 9,470); the grid point above it (32,768) then gains
+    # only 0.35%, within the tolerance, so the search stops there
+    plans = L.recommend(DSV3, cluster("h200", 1), Workload(batch=1, input_len=2048, output_len=512), "prefill")
+    best = plans[0]
+    assert best.label == "DP-attn8 · EP8" and best.tokens_per_gpu == 24_576
+    assert best.tokens_per_s_per_gpu == pytest.approx(9_470, rel=0.01) and best.latency_s <= 3.0
