@@ -20,6 +20,7 @@ from core.serving.engine_sim import (
     simulate_closed,
     simulate_disaggregated,
     simulate_open,
+    weighted_quantile,
 )
 from core.serving.engine_sim.engine import run_engine
 from core.serving.workload_profiles import profile
@@ -196,7 +197,39 @@ def test_bad_knobs_are_refused_naming_the_field_and_range():
         (lambda: Lengths(1000, 500, 10, 10), "input_p90 must be at least input_median"),
         (lambda: Lengths(1000, 1000, 10, 20, fixed=True), "output_p90 must be equal to output_median"),
         (lambda: simulate_closed(COSTS, Lengths.exact(10, 10), 0), r"concurrency must be a whole number in 1\.\."),
-        (lambda: simulate_open(COSTS, Lengths.exact(10, 10), -1.0), r"rate must be a finite number in \(0, "),
+        (
+            lambda: simulate_open(COSTS, Lengths.exact(10, 10), -1.0),
+            r"rate must be a finite number in \[1e-06, 1e\+09\]",
+        ),
+        (lambda: simulate_open(COSTS, Lengths.exact(10, 10), 1e-9), r"rate must be a finite number in \[1e-06, "),
+        (
+            lambda: simulate_open(COSTS, Lengths.exact(10, 10), 1.0, requests=10**7),
+            r"requests must be .* 1\.\.1,000,000",
+        ),
+        # 2,200 requests (200 warm-up) x 1,000,000 prompt tokens / 8,192 = 268,555 steps is allowed; x 2 is not
+        (
+            lambda: simulate_open(COSTS, Lengths.exact(2_000_000, 10), 1.0, requests=2000, warmup=200),
+            r"requests x mean computed prompt tokens / token_budget must be at most 500,000 prefill steps in one run, "
+            r"got 5\.37e\+05 \(2,200 requests",
+        ),
+        # at least 1,350 requests (1,000 measured, a tenth more warm-up, a quarter more after) of 200,000 tokens after
+        # the first, 3.9 a step: ~51,282 steps each, ~69 million in all
+        (
+            lambda: simulate_open(
+                COSTS, Lengths.exact(10, 200_001), 1.0, EngineKnobs(draft_tokens=3, accepted_length=3.9), requests=1000
+            ),
+            r"requests x output tokens / accepted_length must be at most 50,000,000 speculative decode steps",
+        ),
+        (lambda: emitted_per_step(1, 1.5, 10**9, np.random.default_rng(0)), r"size must be a whole number in 0\.\."),
+        (
+            lambda: emitted_per_step(1, 2.5, 10, np.random.default_rng(0)),
+            r"accepted_length must be a finite number in \[1, 2\]",
+        ),
+        (lambda: acceptance_rate(65, 2.0), r"draft_tokens must be a whole number in 0\.\.64"),
+        (lambda: weighted_quantile(np.array([1.0]), np.array([-1.0]), 0.5), r"weights must be numbers in \[0, 1e12\]"),
+        (lambda: weighted_quantile(np.array([math.nan]), np.array([1.0]), 0.5), "values must be finite"),
+        (lambda: goodput([], math.nan, 0.1), r"ttft_target_s must be a finite number in \(0, 3600\]"),
+        (lambda: Lengths(10, 10, 10, 10, fixed="yes"), "fixed must be True or False"),
         (lambda: simulate_closed(COSTS, Lengths.exact(10, 10), 1, think_s=-1), r"think_s must be a finite number"),
     ]
     for make, message in cases:

@@ -96,6 +96,7 @@ from core.perf import StepConfig
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.serving import ReplicaCosts, ServingPoint
 from core.serving.disagg import Traffic
+from core.serving.engine_sim import POLICIES, EngineKnobs, Lengths, simulate_closed, simulate_open
 from core.serving.frontier import PoolSpec, load_frontier_cases, load_frontier_points
 from core.serving.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
 from core.serving.layout import Plan
@@ -1398,6 +1399,123 @@ OVERRIDES.update(
     }
 )
 
+# core.serving.engine_sim (issue 35): the engine simulator on small runs. Lengths are built at call time (their
+# constructor refuses junk), short enough that a run of a few hundred requests takes milliseconds; knobs are the
+# defaults, drawn ones or junk; requests, clients and replicas are few (hostile counts are refused before any run).
+_SIM = "serving.engine_sim"
+_PROFILES = {p.id: p for p in load_profiles()}
+
+
+def _lazy_lengths(args: tuple, exact: bool = False) -> Lazy:
+    make = (lambda: Lengths.exact(*args)) if exact else (lambda: Lengths(*args))
+    return Lazy(make, f"Lengths{'.exact' if exact else ''}{args!r}")
+
+
+sim_lengths = st.one_of(
+    st.tuples(st.integers(1, 4096), st.integers(1, 1024)).map(lambda a: _lazy_lengths(a, exact=True)),
+    st.tuples(st.integers(1, 2048), st.integers(1, 4), st.integers(1, 512), st.integers(1, 4)).map(
+        lambda a: _lazy_lengths((a[0], a[0] * a[1], a[2], a[2] * a[3]))  # a lognormal fit: median, p90
+    ),
+    st.sampled_from(sorted(_PROFILES)).map(
+        lambda k: Lazy(lambda: Lengths.from_profile(_PROFILES[k]), f"Lengths.from_profile({k!r})")
+    ),
+    st.tuples(*(st.sampled_from([0, -1, 10**30, 2.5, NAN, 10, 5]) for _ in range(4))).map(_lazy_lengths),
+    st.just(WrongType((1000, 100))),
+)
+
+
+def _lazy_knobs(kw: dict) -> Lazy:
+    return Lazy(lambda: EngineKnobs(**kw), f"EngineKnobs(**{kw!r})")
+
+
+sim_knobs = st.one_of(
+    st.just(EngineKnobs()),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "max_running_requests": st.one_of(st.none(), st.integers(1, 64), st.sampled_from([0, -1, 2**63])),
+            "token_budget": st.one_of(st.none(), st.integers(256, 65_536), st.sampled_from([0, 2.5, 10**30])),
+            "policy": choice(POLICIES),
+            "prefix_hit": st.one_of(st.floats(0, 0.99), st.sampled_from([NAN, -0.1, 1.0])),
+            "draft_tokens": st.one_of(st.none(), st.integers(0, 4), st.sampled_from([-1, 65])),
+            "accepted_length": st.one_of(st.none(), st.floats(1, 3), st.sampled_from([NAN, INF, 0.5, 100.0])),
+            "seed": st.one_of(st.integers(0, 2**32), st.sampled_from([-1, 2**64, 1.5])),
+        },
+    ).map(_lazy_knobs),
+    st.just(WrongType("decode_first")),
+)
+_COUNT_JUNK = st.sampled_from([0, -1, 2**31, 2**63, 10**30])
+sim_requests = st.one_of(st.integers(1, 200), _COUNT_JUNK, st.just(WrongType(2.5)))
+_SMALL = ReplicaCosts((1.0, 64.0), (0.01, 0.03), 2e-5, 2048, 64, 8)  # fuzz's middle replica_costs
+
+
+def _sim_result(kind: int) -> Lazy:
+    """A run to judge: a light open loop, one beyond capacity (unstable), one-token outputs (TPOT NaN), a closed loop."""
+    make = {
+        0: lambda: simulate_open(_SMALL, Lengths.exact(512, 64), 1.0, requests=40),
+        1: lambda: simulate_open(_SMALL, Lengths.exact(512, 64), 500.0, requests=40),
+        2: lambda: simulate_open(_SMALL, Lengths.exact(512, 1), 1.0, requests=40),
+        3: lambda: simulate_closed(_SMALL, Lengths(256, 1024, 16, 128), 8, requests=40),
+    }[kind]
+    return Lazy(make, f"sim_result({kind})")
+
+
+sim_results = st.sampled_from(range(4)).map(_sim_result)
+for _f_name in ("simulate_closed", "simulate_open", "closed_frontier", "open_sweep", "goodput_rate"):
+    OVERRIDES[f"{_SIM}.loops.{_f_name}.lengths"] = sim_lengths
+    OVERRIDES[f"{_SIM}.loops.{_f_name}.knobs"] = sim_knobs
+    OVERRIDES[f"{_SIM}.loops.{_f_name}.requests"] = sim_requests
+OVERRIDES.update(
+    {
+        f"{_SIM}.knobs.emitted_per_step.size": st.one_of(st.integers(0, 10_000), _COUNT_JUNK),
+        f"{_SIM}.knobs.emitted_per_step.rng": st.one_of(
+            st.integers(0, 2**32).map(np.random.default_rng), st.just(WrongType(0))
+        ),
+        f"{_SIM}.loops.simulate_closed.concurrency": st.one_of(st.integers(1, 64), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_closed.warmup": st.one_of(st.none(), st.integers(0, 200), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_closed.think_s": fl(0, 10),
+        f"{_SIM}.loops.simulate_open.warmup": st.one_of(st.none(), st.integers(0, 200), _COUNT_JUNK),
+        f"{_SIM}.loops.closed_frontier.concurrencies": st.one_of(
+            st.lists(st.one_of(st.integers(1, 32), _COUNT_JUNK), max_size=3), st.just(WrongType(8))
+        ),
+        f"{_SIM}.loops.open_sweep.rates": st.one_of(
+            st.lists(fl(0.01, 100, wrong=False), max_size=3), st.just(WrongType(1.0))
+        ),
+        f"{_SIM}.loops.goodput_rate.iterations": st.one_of(st.integers(1, 4), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_disaggregated.lengths": sim_lengths,
+        f"{_SIM}.loops.simulate_disaggregated.prefill_knobs": sim_knobs,
+        f"{_SIM}.loops.simulate_disaggregated.decode_knobs": sim_knobs,
+        f"{_SIM}.loops.simulate_disaggregated.prefill_replicas": st.one_of(st.integers(1, 8), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_disaggregated.decode_replicas": st.one_of(st.integers(1, 8), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_disaggregated.handoff_s": fl(0, 1),
+        f"{_SIM}.loops.simulate_disaggregated.handoff_s_per_token": fl(0, 1e-3),
+        f"{_SIM}.loops.simulate_disaggregated.requests": sim_requests,
+        f"{_SIM}.loops.simulate_disaggregated.warmup": st.one_of(st.none(), st.integers(0, 200), _COUNT_JUNK),
+        f"{_SIM}.results.goodput.results": st.one_of(
+            st.lists(sim_results, max_size=4), st.just([WrongType("a run")]), st.just(WrongType(None))
+        ),
+        f"{_SIM}.results.miss.result": st.one_of(sim_results, st.just(WrongType(None))),
+        f"{_SIM}.results.weighted_quantile.values": _a(0, 10, two_d=True)(""),
+        f"{_SIM}.results.weighted_quantile.weights": st.one_of(
+            _a(0, 64, two_d=False)(""), st.just([1e300, 1e300]), st.just([-1.0])
+        ),
+        f"{_SIM}.results.weighted_quantile.q": fl(0, 1),
+    }
+)
+# the simulations' non-finite values, each documented where it is made
+SENTINELS.update(
+    {
+        f"{_SIM}.loops.{f}": (
+            "nan",
+            "a one-token output has no TPOT: NaN in SimResult.tpot_s, skipped by its percentiles",
+        )
+        for f in ("simulate_closed", "simulate_open", "closed_frontier", "open_sweep", "simulate_disaggregated")
+    }
+)
+SENTINELS[f"{_SIM}.loops.goodput_rate"] = ("nan", "as simulate_open: the SimResult it reports")
+SENTINELS[f"{_SIM}.results.goodput"] = ("nan", "as simulate_open: the SimResult it reports")
+SENTINELS[f"{_SIM}.results.weighted_quantile"] = ("nan", "no values, or no weight: NaN (its docstring)")
+
 # Examples per function (default DEFAULT_EXAMPLES): fewer for the slow ones.
 DEFAULT_EXAMPLES = 50
 EXAMPLES = {
@@ -1416,6 +1534,13 @@ EXAMPLES = {
     "serving.disagg.break_even_rate": 10,
     "memory.budget.min_gpus_table": 15,
     "single_box.options.single_box_options": 15,
+    # the engine simulator: each call a run (or, for the sweeps and goodput_rate, several) of up to 2,000 requests
+    f"{_SIM}.loops.simulate_closed": 20,
+    f"{_SIM}.loops.simulate_open": 20,
+    f"{_SIM}.loops.simulate_disaggregated": 15,
+    f"{_SIM}.loops.open_sweep": 8,
+    f"{_SIM}.loops.closed_frontier": 5,
+    f"{_SIM}.loops.goodput_rate": 5,
 }
 
 
@@ -1758,7 +1883,7 @@ INPUT_DATACLASSES = {
             ubatch_tokens=it(1, 4096),
         ),
     ),
-    "serving.launch.LaunchSpec": (
+    "serving.launch.spec.LaunchSpec": (
         LaunchSpec,
         dict(
             model_id=st.one_of(choice(LAUNCH_MODEL_IDS, BAD_MODEL_IDS), text(40)),
@@ -1837,6 +1962,32 @@ INPUT_DATACLASSES["balance.published.EplbCase"] = (
         baseline=st.one_of(st.sampled_from([EPLB_CASES[0].baseline]), st.sampled_from([None, "row"])),
         rows=st.one_of(st.just(EPLB_CASES[0].rows), st.sampled_from([(), ("row",), None])),
         zipf_s=st.one_of(fl(0, 3), st.sampled_from([math.nan, -1.0, 11.0, "1"])),
+    ),
+)
+
+INPUT_DATACLASSES["serving.engine_sim.knobs.EngineKnobs"] = (
+    EngineKnobs,
+    dict(
+        max_running_requests=st.one_of(st.none(), it(1, 10_000)),
+        token_budget=st.one_of(st.none(), it(1, 10**6)),
+        policy=choice(POLICIES),
+        prefix_hit=fl(0, 0.99),
+        draft_tokens=st.one_of(st.none(), it(0, 64)),
+        accepted_length=st.one_of(st.none(), fl(1, 65)),
+        seed=it(0, 2**63 - 1),
+    ),
+)
+_TOKENS = st.one_of(it(1, 10_000_000), st.sampled_from([1.5, NAN, "10"]))
+INPUT_DATACLASSES["serving.engine_sim.knobs.Lengths"] = (
+    Lengths,
+    dict(
+        input_median=_TOKENS,
+        input_p90=_TOKENS,
+        output_median=_TOKENS,
+        output_p90=_TOKENS,
+        fixed=st.one_of(st.booleans(), st.sampled_from([0, 1, "true", None])),
+        input_max=st.one_of(st.none(), _TOKENS),
+        output_max=st.one_of(st.none(), _TOKENS),
     ),
 )
 

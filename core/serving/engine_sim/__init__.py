@@ -22,7 +22,6 @@ from core.serving.engine_sim.knobs import POLICIES, EngineKnobs, Lengths, accept
 from core.serving.engine_sim.loops import (
     FRONTIER,
     closed_frontier,
-    decode_steps,
     goodput_rate,
     open_sweep,
     simulate_closed,
@@ -42,7 +41,6 @@ __all__ = [
     "Summary",
     "acceptance_rate",
     "closed_frontier",
-    "decode_steps",
     "emitted_per_step",
     "goodput",
     "goodput_rate",

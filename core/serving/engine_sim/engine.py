@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Trace", "run_engine"]
+__all__ = ["Trace"]  # run_engine: the loop the public runs of core.serving.engine_sim.loops check and call
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,9 +22,19 @@ import numpy as np
 from core._util.checks import amount, is_number, is_whole, whole
 from core.serving.closed_loop import ReplicaCosts
 
-__all__ = ["POLICIES", "Z90", "EngineKnobs", "Lengths", "Resolved", "acceptance_rate", "emitted_per_step"]
+__all__ = [
+    "MAX_DRAWS",
+    "POLICIES",
+    "Z90",
+    "EngineKnobs",
+    "Lengths",
+    "Resolved",
+    "acceptance_rate",
+    "emitted_per_step",
+]
 
 POLICIES = ("decode_first", "prefill_first")
+MAX_DRAWS = 50_000_000  # speculative decode steps drawn in one run at most (~0.6 GB of draws and their sums)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
 _Z999 = 3.090232306167813  # its 99.9th: the default clip
 
@@ -58,8 +68,8 @@ class EngineKnobs:
             raise ValueError(f"prefix_hit must be a share in [0, 0.99], got {self.prefix_hit!r}")
         if self.draft_tokens is not None:
             whole("draft_tokens", self.draft_tokens, 0, 64)
-        if self.accepted_length is not None and not (is_number(self.accepted_length) and self.accepted_length >= 1):
-            raise ValueError(f"accepted_length must be a number >= 1, got {self.accepted_length!r}")
+        if self.accepted_length is not None:
+            amount("accepted_length", self.accepted_length, 1.0, 65.0)
         whole("seed", self.seed, 0, 2**63 - 1)
 
     def resolve(self, costs: ReplicaCosts) -> Resolved:
@@ -111,6 +121,8 @@ class Lengths:
     output_max: int | None = None
 
     def __post_init__(self):
+        if not isinstance(self.fixed, bool):
+            raise ValueError(f"fixed must be True or False, got {str(self.fixed)[:40]!r}")
         for name in ("input_median", "input_p90", "output_median", "output_p90"):
             whole(name, getattr(self, name), 1, 10_000_000)
         for side in ("input", "output"):
@@ -163,8 +175,8 @@ class Lengths:
 def acceptance_rate(draft_tokens: int, accepted_length: float) -> float:
     """The per-token acceptance ``alpha`` whose mean tokens per step ``(1 - alpha^(k+1)) / (1 - alpha)`` (the
     i.i.d. acceptance model: drafts accepted in order until the first rejection, plus the verifier's own token) is
-    ``accepted_length``; by bisection."""
-    k = draft_tokens
+    ``accepted_length``; by bisection. ``draft_tokens`` in 0..64, ``accepted_length`` in [1, draft_tokens + 1]."""
+    k = whole("draft_tokens", draft_tokens, 0, 64)
     amount("accepted_length", accepted_length, 1.0, k + 1.0)
     lo, hi = 0.0, 1.0
     for _ in range(60):
@@ -176,8 +188,13 @@ def acceptance_rate(draft_tokens: int, accepted_length: float) -> float:
 def emitted_per_step(draft_tokens: int, accepted_length: float, size: int, rng: np.random.Generator) -> np.ndarray:
     """Tokens one sequence's decode step emits, ``size`` draws (int16): 1 + the drafts accepted in order, the j-th
     reached with probability ``alpha^j`` (:func:`acceptance_rate`; mean ``accepted_length``). One 16-bit uniform
-    per step against the thresholds ``alpha^j x 65536`` (alpha rounded to 1/65,536)."""
-    k = draft_tokens
+    per step against the thresholds ``alpha^j x 65536`` (alpha rounded to 1/65,536). ``size`` in 0..:data:`MAX_DRAWS`,
+    ``rng`` a numpy Generator."""
+    k = whole("draft_tokens", draft_tokens, 0, 64)
+    amount("accepted_length", accepted_length, 1.0, k + 1.0)
+    whole("size", size, 0, MAX_DRAWS)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator (numpy.random.default_rng), got {type(rng).__name__}")
     if k == 0 or accepted_length <= 1.0:
         return np.ones(size, dtype=np.int16)
     if accepted_length >= k + 1:

@@ -10,6 +10,10 @@ burst and its echo); three mean lifetimes of arrivals (open loop, the lifetime a
 analytical model estimates it), at least a tenth of ``requests``. An open loop is "unstable" when the requests in
 the system (arrived, not finished) grew over the span by more than a tenth of ``requests``: arrivals outpace the
 engine, or come too close to its capacity to settle within the run (more ``requests`` tell which).
+
+Bounds (a ValueError naming the argument otherwise): at most 1,000,000 measured ``requests`` and as many warm-up
+ones, rates in [10^-6, 10^9] requests/s, and a run's prompts at most 500,000 token-budget steps of prefill
+(requests x mean computed prompt tokens / token budget) and 50,000,000 speculative decode steps to draw.
 """
 
 from __future__ import annotations
@@ -21,13 +25,19 @@ import numpy as np
 from core._util.checks import amount, whole
 from core.serving.closed_loop import ReplicaCosts
 from core.serving.engine_sim.engine import Trace, run_engine
-from core.serving.engine_sim.knobs import EngineKnobs, Lengths, Resolved, acceptance_rate, emitted_per_step
+from core.serving.engine_sim.knobs import (
+    MAX_DRAWS,
+    EngineKnobs,
+    Lengths,
+    Resolved,
+    acceptance_rate,
+    emitted_per_step,
+)
 from core.serving.engine_sim.results import Goodput, SimResult, goodput, miss
 
 __all__ = [
     "FRONTIER",
     "closed_frontier",
-    "decode_steps",
     "goodput_rate",
     "open_sweep",
     "simulate_closed",
@@ -37,11 +47,44 @@ __all__ = [
 
 FRONTIER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 _DEFAULT_KNOBS = EngineKnobs()
+MAX_REQUESTS = 1_000_000  # measured requests of one run, and warm-up ones
+MAX_CHUNK_STEPS = 500_000  # token-budget steps of prefill in one run (~7 s of the loop)
+MIN_RATE, MAX_RATE = 1e-6, 1e9  # requests/s
+
+
+def _resolved(costs: ReplicaCosts, lengths: Lengths, knobs: EngineKnobs, name: str = "knobs") -> Resolved:
+    """``knobs`` against ``costs``, every argument of its type."""
+    if not isinstance(lengths, Lengths):
+        raise TypeError(f"lengths must be a Lengths, got {type(lengths).__name__}")
+    if not isinstance(knobs, EngineKnobs):
+        raise TypeError(f"{name} must be an EngineKnobs, got {type(knobs).__name__}")
+    return knobs.resolve(costs)
+
+
+def _requests(requests: int, warmup: int | None) -> tuple[int, int | None]:
+    n = whole("requests", requests, 1, MAX_REQUESTS)
+    return n, None if warmup is None else whole("warmup", warmup, 0, MAX_REQUESTS)
+
+
+def _rate(rate: float) -> float:
+    return amount("rate", rate, MIN_RATE, MAX_RATE)
+
+
+def _check_work(total: int, lengths: Lengths, res: Resolved) -> None:
+    """Refuse a run whose prompts alone take more than :data:`MAX_CHUNK_STEPS` steps of the token budget."""
+    steps = total * lengths.mean("input") * (1.0 - res.prefix_hit) / res.budget
+    if steps > MAX_CHUNK_STEPS:
+        raise ValueError(
+            f"requests x mean computed prompt tokens / token_budget must be at most {MAX_CHUNK_STEPS:,} prefill steps "
+            f"in one run, got {steps:,.3g} ({total:,} requests, warm-up included, token_budget {res.budget:,}): fewer "
+            "requests, shorter prompts or a larger token_budget"
+        )
 
 
 def decode_steps(tokens: np.ndarray, res: Resolved, rng: np.random.Generator) -> np.ndarray:
     """Decode steps each request needs to emit ``tokens`` more tokens (its output less the first), each step
-    emitting :func:`core.serving.engine_sim.knobs.emitted_per_step` tokens (one without speculation)."""
+    emitting :func:`core.serving.engine_sim.knobs.emitted_per_step` tokens (one without speculation); at most
+    :data:`core.serving.engine_sim.knobs.MAX_DRAWS` steps drawn in all."""
     k, al = res.draft_tokens, res.accepted_length
     if k == 0 or al <= 1.0 or len(tokens) == 0:
         return tokens.astype(np.int64)
@@ -52,6 +95,11 @@ def decode_steps(tokens: np.ndarray, res: Resolved, rng: np.random.Generator) ->
     alpha = acceptance_rate(k, al)
     var = sum((2 * j + 1) * alpha**j for j in range(k + 1)) - al**2
     size = np.minimum(tokens, np.ceil(tokens / al + 4 * np.sqrt(tokens * var / al**3)) + 4).astype(np.int64)
+    if int(size.sum()) > MAX_DRAWS:
+        raise ValueError(
+            f"requests x output tokens / accepted_length must be at most {MAX_DRAWS:,} speculative decode steps in one "
+            f"run, got about {int(size.sum()):,}: fewer requests or shorter outputs"
+        )
     steps, short = _steps_in_blocks(tokens, size, res, rng)
     if short.any():
         steps[short], _ = _steps_in_blocks(tokens[short], tokens[short], res, rng)
@@ -147,12 +195,15 @@ def simulate_closed(
     client's first request skips a random share of its decode steps instead, so the clients start out of phase
     (the steady state the analytical model :func:`core.serving.serve_closed_loop` describes)."""
     c = whole("concurrency", concurrency, 1, 1_000_000)
-    n = whole("requests", requests, 1, 10_000_000)
-    w = 2 * c if warmup is None else whole("warmup", warmup, 0, 10_000_000)
+    n, w = _requests(requests, warmup)
+    w = 2 * c if w is None else w
     think = amount("think_s", think_s, 0.0, 1e6)
-    res = knobs.resolve(costs)
+    if not isinstance(stagger, bool):
+        raise ValueError(f"stagger must be True or False, got {str(stagger)[:40]!r}")
+    res = _resolved(costs, lengths, knobs)
     g_len, _, g_acc = _generators(res.seed)
     total = w + n + max(c, n // 4)  # clients keep sending while the measured requests finish
+    _check_work(w + n, lengths, res)
     inp, out = lengths.draw(total, g_len)
     steps = decode_steps(out - 1, res, g_acc)
     if stagger:
@@ -171,12 +222,13 @@ def simulate_open(
     warmup: int | None = None,
 ) -> SimResult:
     """Poisson arrivals at ``rate`` requests/s."""
-    lam = amount("rate", rate, 0.0, 1e9, open_lo=True)
-    n = whole("requests", requests, 1, 10_000_000)
-    res = knobs.resolve(costs)
-    w = _open_warmup(costs, res, lengths, lam, n) if warmup is None else whole("warmup", warmup, 0, 10_000_000)
+    lam = _rate(rate)
+    n, w = _requests(requests, warmup)
+    res = _resolved(costs, lengths, knobs)
+    w = _open_warmup(costs, res, lengths, lam, n) if w is None else w
     g_len, g_arr, g_acc = _generators(res.seed)
     total = w + n + n // 4  # arrivals go on while the measured requests finish
+    _check_work(w + n, lengths, res)
     inp, out = lengths.draw(total, g_len)
     arrivals = _open_arrivals(lam, total, g_arr)
     steps = decode_steps(out - 1, res, g_acc)
@@ -214,14 +266,23 @@ def closed_frontier(
     requests: int = 2000,
 ) -> list[SimResult]:
     """:func:`simulate_closed` at each concurrency (the throughput-vs-interactivity frontier's points)."""
-    return [simulate_closed(costs, lengths, c, knobs, requests=requests) for c in concurrencies]
+    return [
+        simulate_closed(costs, lengths, c, knobs, requests=requests) for c in _loads("concurrencies", concurrencies)
+    ]
 
 
 def open_sweep(
     costs: ReplicaCosts, lengths: Lengths, rates, knobs: EngineKnobs = _DEFAULT_KNOBS, *, requests: int = 2000
 ) -> list[SimResult]:
     """:func:`simulate_open` at each rate."""
-    return [simulate_open(costs, lengths, r, knobs, requests=requests) for r in rates]
+    return [simulate_open(costs, lengths, r, knobs, requests=requests) for r in _loads("rates", rates)]
+
+
+def _loads(name: str, loads) -> list:
+    """A sweep's loads: a list, tuple or array of at most 1,000."""
+    if not isinstance(loads, (list, tuple, np.ndarray)) or np.ndim(loads) != 1 or len(loads) > 1000:
+        raise ValueError(f"{name} must be a list of at most 1,000 loads, got {str(loads)[:40]!r}")
+    return list(loads)
 
 
 def goodput_rate(
@@ -239,7 +300,7 @@ def goodput_rate(
     load and the closed loop's most (the engine full of clients); the same seed at every rate."""
     whole("iterations", iterations, 1, 60)
     goodput([], ttft_target_s, tpot_target_s, quantile)  # the targets checked before any run
-    res = knobs.resolve(costs)
+    res = _resolved(costs, lengths, knobs)
     most = simulate_closed(costs, lengths, min(res.cap, 4096), knobs, requests=requests).requests_per_s
 
     def at(rate: float) -> tuple[SimResult, str | None]:
@@ -281,17 +342,19 @@ def simulate_disaggregated(
     replica (round robin) computes it and yields the first token; its KV moves in ``handoff_s + handoff_s_per_token
     x prompt tokens``; a decode replica (round robin in hand-off order) admits it as a running sequence when a
     slot frees. The seed and prefix-cache share are ``prefill_knobs``'."""
-    lam = amount("rate", rate, 0.0, 1e9, open_lo=True)
+    lam = _rate(rate)
     rp, rd = (
         whole("prefill_replicas", prefill_replicas, 1, 10_000),
         whole("decode_replicas", decode_replicas, 1, 10_000),
     )
     hs, hpt = amount("handoff_s", handoff_s, 0.0, 1e3), amount("handoff_s_per_token", handoff_s_per_token, 0.0, 1.0)
-    n = whole("requests", requests, 1, 10_000_000)
-    w = n // 10 if warmup is None else whole("warmup", warmup, 0, 10_000_000)
-    pres, dres = prefill_knobs.resolve(prefill), decode_knobs.resolve(decode)
+    n, w = _requests(requests, warmup)
+    w = n // 10 if w is None else w
+    pres = _resolved(prefill, lengths, prefill_knobs, "prefill_knobs")
+    dres = _resolved(decode, lengths, decode_knobs, "decode_knobs")
     g_len, g_arr, g_acc = _generators(pres.seed)
     total = w + n + n // 4
+    _check_work(-(-(w + n) // rp), lengths, pres)  # each prefill replica's share
     inp, out = lengths.draw(total, g_len)
     arrivals = _open_arrivals(lam, total, g_arr)
     comp = pres.computed(inp)

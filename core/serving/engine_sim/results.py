@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core._util.checks import amount
+from core._util.checks import amount, is_number
 
 __all__ = ["PERCENTILES", "Goodput", "SimResult", "Summary", "goodput", "miss", "weighted_quantile"]
 
@@ -105,13 +105,22 @@ class Summary:
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    """The smallest value whose cumulative weight reaches ``q`` of the total (NaN when empty)."""
-    if len(values) == 0 or weights.sum() <= 0:
+    """The smallest value whose cumulative weight reaches ``q`` of the total (NaN when empty or weightless).
+    ``values``: finite numbers; ``weights``: as many, each in [0, 10^12]; ``q`` in [0, 1]."""
+    v, w = np.asarray(values, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    if v.ndim != 1 or w.shape != v.shape:
+        raise ValueError(f"values and weights must be 1-D and as long, got shapes {v.shape} and {w.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("values must be finite numbers")
+    if not np.all((w >= 0) & (w <= 1e12)):  # NaN fails too
+        raise ValueError("weights must be numbers in [0, 1e12]")
+    amount("q", q, 0.0, 1.0)
+    if len(v) == 0 or w.sum() <= 0:
         return math.nan
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order])
+    order = np.argsort(v, kind="stable")
+    cum = np.cumsum(w[order])
     i = int(np.searchsorted(cum, q * cum[-1], side="left"))
-    return float(values[order][min(i, len(values) - 1)])
+    return float(v[order][min(i, len(v) - 1)])
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,10 +138,11 @@ class Goodput:
 def goodput(results: list[SimResult], ttft_target_s: float, tpot_target_s: float, quantile: float = 0.99) -> Goodput:
     """Goodput over a sweep (DistServe's definition at the chosen percentile): walking up the loads, the last one
     meeting both targets before the first that misses."""
-    amount("ttft_target_s", ttft_target_s, 0.0, 3600.0, open_lo=True)
-    amount("tpot_target_s", tpot_target_s, 0.0, 3600.0, open_lo=True)
-    if not (0.0 < quantile < 1.0):
-        raise ValueError(f"quantile must be in (0, 1), e.g. 0.99 for P99, got {quantile!r}")
+    _targets(ttft_target_s, tpot_target_s, quantile)
+    if not isinstance(results, (list, tuple)):
+        raise TypeError(f"results must be a list of SimResult, got {type(results).__name__}")
+    if not all(isinstance(r, SimResult) for r in results):
+        raise ValueError("results must be a list of SimResult: every run of the sweep")
     best: SimResult | None = None
     binding = "sweep end"
     for r in sorted(results, key=lambda r: r.load):
@@ -148,6 +158,9 @@ def goodput(results: list[SimResult], ttft_target_s: float, tpot_target_s: float
 
 def miss(result: SimResult, ttft_target_s: float, tpot_target_s: float, quantile: float = 0.99) -> str | None:
     """What a run misses at the ``quantile``: "unstable", "TTFT" or "TPOT" (the first that fails), or None."""
+    _targets(ttft_target_s, tpot_target_s, quantile)
+    if not isinstance(result, SimResult):
+        raise TypeError(f"result must be a SimResult, got {type(result).__name__}")
     if not result.stable:
         return "unstable"
     if result.percentile("ttft", quantile) > ttft_target_s:
@@ -155,3 +168,10 @@ def miss(result: SimResult, ttft_target_s: float, tpot_target_s: float, quantile
     if result.percentile("tpot", quantile) > tpot_target_s:  # NaN (one-token outputs only) meets it
         return "TPOT"
     return None
+
+
+def _targets(ttft_target_s: float, tpot_target_s: float, quantile: float) -> None:
+    amount("ttft_target_s", ttft_target_s, 0.0, 3600.0, open_lo=True)
+    amount("tpot_target_s", tpot_target_s, 0.0, 3600.0, open_lo=True)
+    if not (is_number(quantile) and 0.0 < quantile < 1.0):
+        raise ValueError(f"quantile must be in (0, 1), e.g. 0.99 for P99, got {quantile!r}")
