@@ -86,7 +86,7 @@ def fitting_tp(model: ModelSpec, tp: int) -> int:
 def quant_split_problems(model: ModelSpec, layout: ParallelLayout, precision: Precision | str) -> list[str]:
     """Splits a quantised checkpoint cannot run: a routed expert's width over expert TP, and the dense /
     shared FFN width over attention TP, must be whole blocks of the dtype (:data:`QUANT_BLOCK_WIDTH`, which
-    says when each applies). Qwen3-235B-A22B FP8 at expert TP 8: 1536 / 8 = 192, not a multiple of 128."""
+    says when each applies; the checkpoint's own ``weight_block_size`` where it names one). Qwen3-235B-A22B FP8 at expert TP 8: 1536 / 8 = 192, not a multiple of 128."""
     precision = Precision.of(precision)
     out = []
     e = model.moe
@@ -102,6 +102,8 @@ def quant_split_problems(model: ModelSpec, layout: ParallelLayout, precision: Pr
     own = (model.checkpoint_precision or {}).get("weights")
     if precision.weights == "fp8" and own != "fp8":
         block = None  # not the published block-FP8 checkpoint: an online FP8 without blocks
+    elif block and own == precision.weights and model.checkpoint_block_width:
+        block = model.checkpoint_block_width  # the checkpoint's own blocks (DeepSeek-V4.1-Flash: 32 x 32)
     if block and layout.attention_tp > 1:
         for what, width in (
             ("dense FFN", model.dense_intermediate_size if model.num_dense_layers else 0),

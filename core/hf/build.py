@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.hf.fields import Fields, check_integers
-from core.hf.quant import quant_preset
+from core.hf.quant import quant_preset, weight_block_width
 from core.hf.registry import READERS, family_of
 from core.model import ModelSpec, PublishedCounts
 from core.model.params import COMPONENTS, breakdown
@@ -116,6 +116,7 @@ def _build(
             fields["checkpoint_precision"] = quant_preset(config)
         except ValueError:
             pass  # a quantisation the planner does not model: the checkpoint's format stays unknown
+        fields["checkpoint_block_width"] = weight_block_width(config)
     meta = dict(meta or {})
     published = meta.get("published") or {}
     if not isinstance(published, Mapping):

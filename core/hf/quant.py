@@ -55,6 +55,28 @@ def quant_preset(quant_config: Mapping[str, Any]) -> dict[str, str]:
     return preset
 
 
+def weight_block_width(quant_config: Mapping[str, Any]) -> int | None:
+    """The width of the checkpoint's block-quantisation scales along a weight's split dimension, from a
+    config's ``quantization_config.weight_block_size`` ([rows, cols], e.g. DeepSeek-V3 [128, 128],
+    DeepSeek-V4.1-Flash [32, 32]); None when the config names none. ValueError for a malformed one."""
+    q = quant_config.get("quantization_config") if isinstance(quant_config, Mapping) else None
+    if not isinstance(q, Mapping):
+        text = quant_config.get("text_config") if isinstance(quant_config, Mapping) else None
+        q = text.get("quantization_config") if isinstance(text, Mapping) else None
+    if not isinstance(q, Mapping) or q.get("weight_block_size") is None:
+        return None
+    size = q["weight_block_size"]
+    if (
+        not isinstance(size, list)
+        or len(size) != 2
+        or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 65_536 for x in size)
+    ):
+        raise ValueError(
+            f"quantization_config.weight_block_size must be two whole numbers in 1..65,536, got {_short(size)}"
+        )
+    return max(size)
+
+
 def _preset(q: Mapping[str, Any]) -> dict[str, str]:
     algo = str(q.get("quant_algo") or q.get("quant_method") or "").lower()
     fmt = str(q.get("fmt") or "").lower()

@@ -184,6 +184,13 @@ class ModelSpec(BaseModel):
         description="how the published checkpoint stores it, from its quantization_config: "
         '{"weights": ..., "routed_experts": ...} (None: unquantised, or no quantization_config)',
     )
+    checkpoint_block_width: int | None = Field(
+        None,
+        ge=1,
+        le=65_536,
+        description="the published checkpoint's block-quantisation width (quantization_config.weight_block_size; "
+        "DeepSeek-V3 128, DeepSeek-V4.1-Flash 32); None: the dtype's usual block",
+    )
     vision_params: NonNegInt = Field(0, description="vision tower + projector parameters, from vision_config")
     host_tables: tuple[HostTable, ...] = Field(
         (), description="n-gram lookup tables meant to live off the GPU (Engram, PLE): not in the backbone's counts"

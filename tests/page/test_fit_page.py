@@ -235,3 +235,11 @@ def test_prefix_reuse_without_a_kv_budget_is_explained_not_a_crash(query):
     need, usable = (float(x.replace(",", "")) for x in re.findall(r"([\d,.]+) GB", at.error[0].value)[:2])
     over = float(re.search(r"take ([\d,.]+) GB more", note).group(1).replace(",", ""))
     assert over == pytest.approx(need - usable, abs=0.11)
+
+
+def test_deepseek_v41_flash_at_tp8_uses_its_own_32_wide_fp8_blocks():
+    # numbers audit 3, B6.6: the checkpoint's weight_block_size is [32, 32], so TP 8 (288 = 9 x 32) is a valid
+    # layout; this URL used to print the verdict, then raise "not whole 128-wide fp8 blocks" in a later section
+    at = run(model="deepseek-v4.1-flash", gpu="h200", tp="8", etp="1")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [s.value[:9] for s in at.success] == ["**Fits.**"]

@@ -256,6 +256,24 @@ def test_fp8_block_splits_the_checkpoint_cannot_run():
         perf.step_time(q, H200, etp8, "fp8", perf.StepConfig("decode", 8, 1024), cat.efficiency_for("h200"))
 
 
+def test_the_checkpoints_own_fp8_block_width_decides_the_split():
+    # numbers audit 3, B6.6: DeepSeek-V4.1-Flash's quantization_config says weight_block_size [32, 32], so its
+    # 2,304-wide shared expert splits over attention TP 4 into 576 = 18 x 32 and over TP 8 into 288 = 9 x 32:
+    # whole blocks (InferenceX runs V4.1-Flash at TP 4). 128-wide blocks were assumed for every FP8 checkpoint.
+    v41 = cat.model("deepseek-v4.1-flash")
+    for tp in (4, 8):
+        assert quant_split_problems(v41, ParallelLayout(attention_tp=tp, ep=tp), "fp8") == [], tp
+    # TP 64 would cut it into 36-wide slices: not whole 32-wide blocks
+    problems = quant_split_problems(v41, ParallelLayout(attention_tp=64, ep=64), "fp8")
+    assert len(problems) == 1 and "36-wide" in problems[0] and "32-wide fp8 blocks" in problems[0]
+    # DeepSeek-V3's checkpoint has 128 x 128 blocks: over TP 32 its 18,432-wide dense FFN is 576 = 4.5 x 128 wide
+    # and its 2,048-wide shared expert 64 wide, both refused
+    v3 = cat.model("deepseek-v3")
+    problems = quant_split_problems(v3, ParallelLayout(attention_tp=32, ep=32), "fp8")
+    assert len(problems) == 2 and "576-wide" in problems[0] and "64-wide" in problems[1]
+    assert all("128-wide fp8 blocks" in p for p in problems)
+
+
 # ------------------------------------------------------------------------------------ step-level cases
 
 
