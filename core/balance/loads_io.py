@@ -15,6 +15,8 @@ import re
 
 import numpy as np
 
+from core._util.prometheus import SAMPLE_LINE
+
 __all__ = ["MAX_CELLS", "MAX_EXPERTS", "MAX_LAYERS", "MAX_LOAD", "parse_loads_csv", "parse_prometheus_loads"]
 
 MAX_EXPERTS = 100_000
@@ -116,7 +118,7 @@ def _csv_rows(reader):
         yield line_no, row
 
 
-_PROM_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(\s+\S+)?$")
+_PROM_LINE = SAMPLE_LINE
 _PROM_LABEL = re.compile(r'(?P<k>[a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"(?P<v>(?:[^"\\]|\\.)*)"')
 
 

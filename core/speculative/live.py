@@ -4,14 +4,15 @@ speculative-decoding acceptance (per-expert loads are read by :func:`core.balanc
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
+
+from core._util.prometheus import SAMPLE_LINE
 
 __all__ = ["MAX_GAMMA", "SpecObservation", "implied_alpha", "parse_samples", "spec_observation"]
 
 MAX_GAMMA = 64  # draft tokens per step the planner models (SpecDecodeConfig.num_speculative_tokens)
 
-_LINE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(\s+\S+)?$")
+_LINE = SAMPLE_LINE
 _MAX = 5_000_000
 
 

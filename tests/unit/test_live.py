@@ -72,3 +72,16 @@ def test_drafts_per_step_outside_1_64_is_a_message():
 def test_byte_order_mark_is_accepted():
     o = live.spec_observation("\ufeff" + VLLM)
     assert o.tokens_per_step == 3.6  # 1 + 2,600 / 1,000, as without the BOM
+
+
+def test_an_openmetrics_exemplar_is_read_past():
+    # reliability probe 3, minor note: "... 1 # {trace_id="a"} 1" was refused as "not a Prometheus sample". The
+    # exemplar after " # " names a trace, not the sample: the sample's value (here 7) is what counts.
+    from core.balance import parse_prometheus_loads
+
+    text = 'sglang_spec_accept_length{model="m"} 2.5 # {trace_id="a"} 1\n'
+    assert live.parse_samples(text)["sglang_spec_accept_length"] == 2.5
+    loads, _ = parse_prometheus_loads(
+        'expert_load{layer="0",expert="0"} 7 # {trace_id="a"} 1 1700000000\nexpert_load{layer="0",expert="1"} 3\n'
+    )
+    assert loads.tolist() == [[7.0, 3.0]]
