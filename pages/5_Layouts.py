@@ -81,12 +81,15 @@ def _plans(
     )
 
 
+TIER_LABELS = {1: "1 equivalent", 2: "2 not ruled out", 3: "3 below"}
+
+
 def _table(plans) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
                 "rank": p.rank,
-                "tier": "equivalent to the best" if p.tier == 1 else "below",
+                "tier": TIER_LABELS[p.tier],
                 "layout": p.label,
                 "attention TP": p.tp,
                 "attention DP": p.layout.attention_dp,
@@ -177,15 +180,19 @@ for phase, target, col in (
             f"{miss.lone_ttft_hit_s * 1e3:,.0f} ms, and a GPU prefills {miss.prompts_per_s_miss:,.2f} prompts/s instead "
             f"of {miss.prompts_per_s_hit:,.2f} at the same chunk. {queue_note(best, miss)}"
         )
-    if len(tier) > 1:
+    spread = lay_mod.error_distribution(phase)
+    second = sum(p.tier == 2 for p in plans)
+    if len(tier) > 1 or second:
         st.info(
-            f"**{len(tier)} plans are equivalent within the model's accuracy** (their predicted throughput is within "
-            f"±{100 * best.tolerance:.0f}% of the best, the step-time model's median leave-one-out error on measured "
-            f"{phase} steps, Validation page): "
+            f"**{len(tier)} plan{'s are' if len(tier) > 1 else ' is'} equivalent within the model's accuracy** (their "
+            f"predicted throughput is within {100 * spread.median:.0f}% of the best: the step-time model's median "
+            f"leave-one-out error on {spread.cases} measured {phase} steps, Validation page): "
             + ", ".join(f"{p.label}" for p in tier[:8])
             + (f" and {len(tier) - 8} more" if len(tier) > 8 else "")
-            + ". Choose among them on what the model does not rank: KV headroom, GPUs per replica (what one "
-            "failure takes down) and traffic over the network (the *why* column)."
+            + f". **{second} more** lie within its 90th-percentile error ({100 * spread.p90:.0f}%): ranked lower, "
+            "but one prediction in ten errs by more than their gap (tier 2, *not ruled out*). Choose among the first "
+            "tier on what the model does not rank: KV headroom, GPUs per replica (what one failure takes down) and "
+            "traffic over the network (the *why* column)."
         )
     st.dataframe(
         _table(plans[:top_n]),
@@ -213,7 +220,7 @@ for phase, target, col in (
                 notes.append(
                     f"attention-DP EP{ep_k} ranks #{hit.rank} ({hit.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
                     f"{100 * (hit.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1):+.0f}% vs the best, "
-                    + ("in the first tier" if hit.tier == 1 else "below the first tier")
+                    + {1: "in the first tier", 2: "in the second tier: not ruled out"}.get(hit.tier, "below")
                     + ")"
                 )
         if notes:

@@ -10,20 +10,24 @@ Only what the engines' commands start is ranked (:mod:`core.serving.placement`: 
 dividing one, tiling the scale-up domains, vLLM's DP engines keeping a stage's EP group inside one); the rest
 is returned with the reason.
 
-Plans whose throughput lies within the step-time model's measured error of the best (the whole-step
-leave-one-out median, ``catalogs/step_error.yaml``) form the first tier: the model cannot tell them apart,
-so what separates them is said instead (memory headroom, the GPUs one replica spans, traffic over the
-network).
+Tiers come from the step-time model's measured error (:func:`error_distribution`: the leave-one-out |error| of
+the whole-step validation cases of the phase, ``catalogs/step_error.yaml``). Plans within its median of the best
+form the first tier: the model cannot tell them apart, so what separates them is said instead (memory headroom,
+the GPUs one replica spans, traffic over the network). Plans within its 90th percentile form the second: the
+model ranks them lower but one time in ten errs by more than the gap. The rest form the third.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 from core import memory
+from core._util.checks import load_yaml
 from core.deployment import parallel
 from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 from core.serving.operating_point import Plan, operating_point, per_gpu_text
@@ -31,11 +35,13 @@ from core.serving.placement import placement_problems
 
 __all__ = [
     "DEFAULT_TARGETS",
+    "ErrorSpread",
     "Plan",
     "crosses_domain",
     "decision_rule",
     "engine_problems",
     "enumerate_layouts",
+    "error_distribution",
     "model_error",
     "placement_problems",
     "rank_of",
@@ -61,6 +67,43 @@ def model_error(phase: Phase) -> float:
     from core.catalog import load_catalog
 
     return float(load_catalog().step_error[phase])
+
+
+@dataclass(frozen=True)
+class ErrorSpread:
+    """The step-time model's leave-one-out |error| on one phase's whole-step validation cases: its median, its
+    90th percentile, how many cases and where the numbers come from."""
+
+    median: float
+    p90: float
+    cases: int
+    source: str
+
+
+def error_distribution(phase: Phase) -> ErrorSpread:
+    """The median and 90th-percentile error the tiers use for ``phase`` (``catalogs/step_error.yaml``: written by
+    ``python -m bench.calibrate --write`` from the shipped leave-one-out table). Without a 90th percentile in the
+    file the median stands for both (no second tier)."""
+    median = model_error(phase)
+    from core.catalog import load_catalog
+
+    p90, cases, source = _spread(str(load_catalog().root), phase)
+    return ErrorSpread(median, max(median, p90 if p90 is not None else median), cases, source)
+
+
+@functools.lru_cache(maxsize=8)
+def _spread(root: str, phase: str) -> tuple[float | None, int, str]:
+    path = Path(root) / "step_error.yaml"
+    data = load_yaml(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    entry = data.get(phase) if isinstance(data, dict) else None
+    entry = entry if isinstance(entry, dict) else {}
+    p90, cases = entry.get("p90_loo_error"), entry.get("cases", 0)
+    if p90 is not None and not (isinstance(p90, (int, float)) and not isinstance(p90, bool) and 0 <= p90 < 10):
+        raise ValueError(f"{path}: {phase}.p90_loo_error must be a number in [0, 10), got {p90!r:.40}")
+    if not (isinstance(cases, int) and not isinstance(cases, bool) and cases >= 0):
+        raise ValueError(f"{path}: {phase}.cases must be a whole number >= 0, got {cases!r:.40}")
+    source = data.get("source") if isinstance(data, dict) else None
+    return (None if p90 is None else float(p90)), cases, str(source or f"{path.name} ({phase})")
 
 
 def _redundant(model: ModelSpec, ep: int) -> int | None:
@@ -196,8 +239,14 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
             ]
             lead = f"equivalent to the best within the model's ±{100 * p.tolerance:.0f}% ({below:.0f}% below); "
             bits.insert(0, lead + "differs by " + ", ".join(diff))
+        elif p.tier == 2:
+            bits.insert(
+                0,
+                f"{below:.0f}% below the best, within the model's 90th-percentile error ({100 * p.tolerance_p90:.0f}%): "
+                "not ruled out",
+            )
         else:
-            bits.insert(0, f"{below:.0f}% below the best")
+            bits.insert(0, f"{below:.0f}% below the best, beyond the model's 90th-percentile error")
     return "; ".join(bits)
 
 
@@ -285,9 +334,15 @@ def recommend_with_rejections(
     plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.pp, p.replica_gpus, p.tp, p.layout.dcp, p.overlap != "none"))
     if not plans:
         return [], rejected
-    tol = model_error(phase)
-    top = plans[0].tokens_per_s_per_gpu
-    tiered = [replace(p, tier=1 if p.tokens_per_s_per_gpu >= (1 - tol) * top else 2, tolerance=tol) for p in plans]
+    spread = error_distribution(phase)
+    tol, tol90, top = spread.median, spread.p90, plans[0].tokens_per_s_per_gpu
+
+    def tier(p: Plan) -> int:
+        return (
+            1 if p.tokens_per_s_per_gpu >= (1 - tol) * top else 2 if p.tokens_per_s_per_gpu >= (1 - tol90) * top else 3
+        )
+
+    tiered = [replace(p, tier=tier(p), tolerance=tol, tolerance_p90=tol90) for p in plans]
     note = memory.cache_split_note(model)
     ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note)) for i, p in enumerate(tiered)]
     return ranked, rejected

@@ -52,7 +52,8 @@ class Plan:
     ``tokens_per_gpu``: decode sequences per GPU (the replica's sequences / its GPUs), prefill prompt tokens
     per GPU per step; ``step_s`` the time between a sequence's steps (decode: TPOT); ``latency_s`` TPOT in
     decode, TTFT of a prompt in prefill; ``overlap`` "none" or "two_batch"; ``tier`` 1 for the plans the
-    model cannot tell from the best (within ``tolerance``, its measured error), 2 below."""
+    model cannot tell from the best (within ``tolerance``, its median measured error), 2 for those its
+    90th-percentile error (``tolerance_p90``) cannot rule out, 3 below."""
 
     layout: ParallelLayout
     phase: Phase
@@ -71,6 +72,7 @@ class Plan:
     comm_s: float = 0.0
     tier: int = 0
     tolerance: float = 0.0
+    tolerance_p90: float = 0.0
 
     @property
     def tp(self) -> int:

@@ -54,9 +54,11 @@ def test_serving_stack_changes_the_kernels_and_stays_in_the_url():
 def test_tiers_overlap_and_launch_commands():
     at = run(model="deepseek-v3", gpu="h800", nodes="18")
     assert not at.exception
-    # decode plans within the model's measured decode error (18%, catalogs/step_error.yaml) of the best: one tier
+    # decode plans within the model's median decode error (18% over 20 cases, catalogs/step_error.yaml) of the best:
+    # tier 1; within its 90th percentile (52%): tier 2, not ruled out (review 3 M4)
     tier = [i.value for i in at.info if "equivalent within the model's accuracy" in i.value]
-    assert tier and "±18%" in tier[-1]
+    assert tier and "within 18% of the best" in tier[-1] and "20 measured decode steps" in tier[-1]
+    assert "90th-percentile error (52%)" in tier[-1]
     table = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
     assert set(table["overlap"]) <= {"no overlap", "two-batch overlap"}
     assert (table["TPOT (ms)"] <= 100.0 + 1e-9).all() and (table["KV headroom (GB/GPU)"] >= 0).all()
