@@ -14,7 +14,9 @@ from ui.scenario import page
 
 scenario, cat, model, gpu = page("Intensity", "📈")
 prec, wl = scenario.precision, scenario.workload
-batch = wl.batch
+layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
+replicas = max(layout.dp, 1)
+batch = -(-wl.batch // replicas)  # the busiest replica's share of the deployment's sequences, as Fit spreads them
 is_moe = model.is_moe
 
 st.title("Intensity")
@@ -22,6 +24,11 @@ st.markdown(
     f"Is each GEMM of **{md_escape(model.name)}** memory- or compute-bound on **{gpu.name}** at **{batch:,} tokens per "
     f"decode step** ({prec.label})? MoE spends *compute* sparsely but still *reads* every expert it touches."
 )
+if replicas > 1:
+    st.caption(
+        f"{wl.batch:,} sequences over {replicas} replicas: the busiest holds {batch:,}, so every figure here is one "
+        f"replica's step at {batch:,} tokens (the Fit page spreads the same sequences over all {layout.total_gpus:,} GPUs)."
+    )
 
 default_cmp = [g for g in ("h100-sxm", "h200", "b200", "mi300x") if g in cat.gpus and g != gpu.id]
 compare_ids = st.multiselect(
@@ -269,7 +276,6 @@ if is_moe:
 
 # ---- decode step lower bound
 st.subheader("Decode step: memory or compute?")
-layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
 problems = memory.check_layout(model, layout, scenario.memory.redundant_experts)
 if problems:
     st.error("The scenario's layout does not suit this model (" + "; ".join(problems) + "); set it on the Fit page.")
@@ -282,6 +288,12 @@ step_batches = batches[batches <= max(fit_max, 1)]
 if fit_max < 1:
     st.warning("Not one sequence fits in this layout's KV cache (see the Fit page); the bound below is hypothetical.")
     step_batches = batches
+elif batch > fit_max:
+    st.warning(
+        f"The scenario's {wl.batch:,} sequences ({batch:,} per replica) do not fit: at most {fit_max:,} of "
+        f"{ctx:,} tokens fit one replica's KV cache (the Fit page says why). The marker below is the step they would "
+        "take with room to spare; the curve stops where the cache does."
+    )
 with model_errors("The decode step"):
     step = moe.decode_step(model, gpu, layout, prec, step_batches, ctx, assumptions=scenario.memory)
     now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
@@ -332,7 +344,7 @@ where = (
     else "per GPU"
 )
 st.markdown(
-    f"At {batch:,} tokens: **{t_ms:,.2f} ms per token step** ({'memory' if mem_ms >= cmp_ms else 'compute'}-bound; "
+    f"At {batch:,} tokens per replica: **{t_ms:,.2f} ms per token step** ({'memory' if mem_ms >= cmp_ms else 'compute'}-bound; "
     f"memory {mem_ms:,.2f} ms, compute {cmp_ms:,.3f} ms), reading {float(now.weight_bytes[0]) / 1e9:,.2f} GB of weights + "
     f"{float(now.kv_bytes[0]) / 1e9:,.2f} GB of cache {where}: an upper bound of "
     f"**{float(now.tokens_per_s[0]):,.0f} tokens/s per replica** ({float(now.tokens_per_s[0]) / replica_gpus:,.0f} per GPU)."

@@ -46,3 +46,23 @@ def test_every_model_renders(model_id):
 
 def run(**query):
     return run_page("pages/2_Intensity.py", timeout=60, **query)
+
+
+def test_replicas_share_the_scenarios_sequences_as_the_fit_page_does():
+    # numbers audit 3, B8.5: Kimi-K2 on the GB200 rack, default DP-attn24 · EP24 · DP3. The sidebar's 64 sequences
+    # are the deployment's (Fit spreads them over all 72 GPUs); the busiest of the 3 replicas holds ceil(64 / 3) =
+    # 22, i.e. 22 / 24 sequences per GPU x 2,304 tokens x 70,272 B = 148,414,464 B = 0.15 GB of cache per GPU
+    # (Intensity used to put all 64 in one replica: 0.43 GB).
+    at = run(model="kimi-k2", gpu="gb200", nodes="18", gpn="4", w="fp8")
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "At 22 tokens per replica" in text and "0.15 GB of cache" in text, text[-600:]
+    assert any("64 sequences over 3 replicas: the busiest holds 22" in c.value for c in at.caption)
+
+
+def test_a_batch_that_does_not_fit_is_said_on_the_intensity_page():
+    # numbers audit 3: Mixtral int4 on 2 x RTX 4090 holds 46 sequences of 2,304 tokens; the scenario asks for 64
+    at = run(model="mixtral-8x7b", gpu="rtx-4090", nodes="1", gpn="2", w="int4")
+    assert not at.exception
+    warned = [w.value for w in at.warning if "do not fit" in w.value]
+    assert warned and "64 sequences" in warned[0] and "46" in warned[0], [w.value for w in at.warning]
