@@ -157,18 +157,24 @@ def build_report(
     ridge = gpu.ridge_point_flop_per_byte(eb.compute_dtype)
     batches = np.unique(np.round(np.geomspace(1, 65536, 50)))
     sw = moe.intensity_sweep(model, [gpu], batches, prec)
-    now = float(moe.intensity_sweep(model, [gpu], [wl.batch], prec)["intensity"][0, 0])
+    replicas = max(resolved_layout(scenario, model).dp, 1)
+    per_replica = -(-wl.batch // replicas)  # the busiest replica's sequences, as the Intensity page takes them
+    now = float(moe.intensity_sweep(model, [gpu], [per_replica], prec)["intensity"][0, 0])
     sec.figures += [
+        (
+            "Tokens per decode step",
+            f"{per_replica:,} per replica" + (f" ({wl.batch:,} over {replicas} replicas)" if replicas > 1 else ""),
+        ),
         ("GEMM intensity at the batch", f"{now:,.1f} FLOP/byte against a ridge of {ridge:,.0f} ({eb.compute_dtype})"),
         ("Regime", "memory-bound" if now < ridge else "compute-bound"),
     ]
     if model.moe is not None:
         e = model.moe
         sec.figures += [
-            ("Tokens per expert", f"{moe.tokens_per_expert(wl.batch, e.top_k, e.n_routed_experts):,.1f} tokens"),
+            ("Tokens per expert", f"{moe.tokens_per_expert(per_replica, e.top_k, e.n_routed_experts):,.1f} tokens"),
             (
                 "Experts touched per layer",
-                f"{moe.expected_experts_touched(wl.batch, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}",
+                f"{moe.expected_experts_touched(per_replica, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}",
             ),
         ]
         need = moe.batch_for_expert_intensity(model, ridge, eb)
@@ -179,7 +185,7 @@ def build_report(
         "batch": batches.tolist(),
         "intensity": sw["intensity"][0].tolist(),
         "ridge": ridge,
-        "now": [wl.batch, now],
+        "now": [per_replica, now],
     }
     sections.append(sec)
 
