@@ -194,8 +194,9 @@ for phase, target, col in (
             "tier on what the model does not rank: KV headroom, GPUs per replica (what one failure takes down) and "
             "traffic over the network (the *why* column)."
         )
+    one = lay_mod.fewest_gpus(plans)  # replicas on the fewest GPUs that hold the model: always shown (review 3 M7)
     st.dataframe(
-        _table(plans[:top_n]),
+        _table(plans[:top_n] + ([one] if one.rank > top_n else [])),
         hide_index=True,
         width="stretch",
         column_config={
@@ -211,6 +212,12 @@ for phase, target, col in (
             "KV headroom (GB/GPU)": st.column_config.NumberColumn(format="%.1f"),
         },
     )
+    if one.replica_gpus < best.replica_gpus:
+        st.caption(
+            f"Replicas on the fewest GPUs that hold the model: **{one.label}** ({one.replica_gpus} GPU"
+            f"{'s' if one.replica_gpus > 1 else ''} per replica) ranks #{one.rank}, "
+            f"{one.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, tier {one.tier}: {md_escape(one.reason)}."
+        )
     if model.is_moe and cluster.total_gpus >= 32:
         known = [(tp_k, ep_k) for ph, tp_k, ep_k, _ in lay_mod.REFERENCE_DEPLOYMENTS if ph == phase]
         notes = []

@@ -19,19 +19,17 @@ model ranks them lower but one time in ten errs by more than the gap. The rest f
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Literal
 
 from core import memory
-from core._util.checks import load_yaml
 from core.deployment import parallel
 from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 from core.serving.operating_point import Plan, operating_point, per_gpu_text
 from core.serving.placement import placement_problems
+from core.serving.tiers import ErrorSpread, error_distribution, model_error
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -42,6 +40,7 @@ __all__ = [
     "engine_problems",
     "enumerate_layouts",
     "error_distribution",
+    "fewest_gpus",
     "model_error",
     "placement_problems",
     "rank_of",
@@ -57,53 +56,6 @@ REFERENCE_DEPLOYMENTS: tuple[tuple[str, int, int, str], ...] = (
     ("decode", 1, 144, "DeepSeek-V3 inference system: EP144 decode on 18 nodes"),
 )
 DEFAULT_TARGETS = {"decode": 0.100, "prefill": 3.0}  # TPOT (s per output token), TTFT (s per prompt)
-
-
-def model_error(phase: Phase) -> float:
-    """The step-time model's measured error for ``phase``: the median leave-one-out |error| of its
-    whole-step cases (``catalogs/step_error.yaml``, written by ``python -m bench.calibrate --write``)."""
-    if phase not in ("prefill", "decode"):
-        raise ValueError(f"phase must be prefill or decode, got {phase!r}")
-    from core.catalog import load_catalog
-
-    return float(load_catalog().step_error[phase])
-
-
-@dataclass(frozen=True)
-class ErrorSpread:
-    """The step-time model's leave-one-out |error| on one phase's whole-step validation cases: its median, its
-    90th percentile, how many cases and where the numbers come from."""
-
-    median: float
-    p90: float
-    cases: int
-    source: str
-
-
-def error_distribution(phase: Phase) -> ErrorSpread:
-    """The median and 90th-percentile error the tiers use for ``phase`` (``catalogs/step_error.yaml``: written by
-    ``python -m bench.calibrate --write`` from the shipped leave-one-out table). Without a 90th percentile in the
-    file the median stands for both (no second tier)."""
-    median = model_error(phase)
-    from core.catalog import load_catalog
-
-    p90, cases, source = _spread(str(load_catalog().root), phase)
-    return ErrorSpread(median, max(median, p90 if p90 is not None else median), cases, source)
-
-
-@functools.lru_cache(maxsize=8)
-def _spread(root: str, phase: str) -> tuple[float | None, int, str]:
-    path = Path(root) / "step_error.yaml"
-    data = load_yaml(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    entry = data.get(phase) if isinstance(data, dict) else None
-    entry = entry if isinstance(entry, dict) else {}
-    p90, cases = entry.get("p90_loo_error"), entry.get("cases", 0)
-    if p90 is not None and not (isinstance(p90, (int, float)) and not isinstance(p90, bool) and 0 <= p90 < 10):
-        raise ValueError(f"{path}: {phase}.p90_loo_error must be a number in [0, 10), got {p90!r:.40}")
-    if not (isinstance(cases, int) and not isinstance(cases, bool) and cases >= 0):
-        raise ValueError(f"{path}: {phase}.cases must be a whole number >= 0, got {cases!r:.40}")
-    source = data.get("source") if isinstance(data, dict) else None
-    return (None if p90 is None else float(p90)), cases, str(source or f"{path.name} ({phase})")
 
 
 def _redundant(model: ModelSpec, ep: int) -> int | None:
@@ -345,7 +297,44 @@ def recommend_with_rejections(
     tiered = [replace(p, tier=tier(p), tolerance=tol, tolerance_p90=tol90) for p in plans]
     note = memory.cache_split_note(model)
     ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note)) for i, p in enumerate(tiered)]
+    one = fewest_gpus(ranked)
+    if one is not None and one.replica_gpus < ranked[0].replica_gpus:
+        why = _fewest_note(model, cluster, prec, assumptions, one, ranked[0])
+        ranked[one.rank - 1] = replace(one, reason=f"{one.reason}; {why}")
     return ranked, rejected
+
+
+def fewest_gpus(plans: list[Plan]) -> Plan | None:
+    """The best-ranked plan among those whose replica spans the fewest GPUs (review 3 M7: eight one-GPU replicas of
+    gpt-oss-120b on 8 x B200), which the Layouts page always shows beside the best; None without plans."""
+    if not plans:
+        return None
+    least = min(p.replica_gpus for p in plans)
+    return next(p for p in plans if p.replica_gpus == least)
+
+
+def _fewest_note(model, cluster, prec, assumptions, one: Plan, best: Plan) -> str:
+    """What separates the smallest replicas from the best: the weights each GPU holds (so the cache beside them), and
+    the all-to-all and routing balance they do without."""
+
+    def weights_gb(p: Plan) -> float:
+        a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": p.redundant_experts})
+        lay = p.layout.model_copy(update={"dp": 1})
+        wl = Workload(batch=1, input_len=1, output_len=1)
+        return memory.per_gpu_memory(model, cluster.gpu, lay, prec, wl, assumptions=a).weights_bytes / 1e9
+
+    out = (
+        f"replicas on the fewest GPUs that hold the model ({one.replica_gpus}): {weights_gb(one):,.1f} GB of weights "
+        f"per GPU against {weights_gb(best):,.1f} GB for the best"
+    )
+    if one.phase == "decode":
+        out += (
+            f", so {per_gpu_text(one.tokens_per_gpu)} sequences per GPU where the best runs "
+            f"{per_gpu_text(best.tokens_per_gpu)}"
+        )
+    if one.ep == 1 and best.ep > 1:
+        out += "; no all-to-all and no routing imbalance (the best's EP assumes perfectly balanced routing)"
+    return out
 
 
 def decision_rule(model: ModelSpec, cluster: ClusterSpec, precision: Precision | str = "fp8") -> tuple[str, str]:

@@ -159,3 +159,15 @@ def test_the_top_decode_layouts_swept_over_their_clients():
     assert not at.exception
     pool = frontier(at, "a decode pool")
     assert pool["gpu"].max() > rows["gpu"].max()  # no prompt chunks in its steps: more output per GPU
+
+
+def test_replicas_on_the_fewest_gpus_are_always_in_the_table():
+    # review 3 M7: gpt-oss-120b on 8 x B200 (BF16, MXFP4 experts): the eight one-GPU replicas (DP8) rank #23 in decode,
+    # below the 10 rows shown; they are shown anyway, with what separates them from DP-attn8 · EP8 (the weights each
+    # GPU holds: 65.2 GB against 11.9 GB)
+    at = run(model="gpt-oss-120b", gpu="b200", w="bf16", ex="mxfp4")
+    assert not at.exception
+    decode = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
+    assert len(decode) == 11 and decode["layout"].iloc[-1] == "DP8" and decode["rank"].iloc[-1] > 10
+    (note,) = [c.value for c in at.caption if c.value.startswith("Replicas on the fewest GPUs that hold the model")]
+    assert "**DP8** (1 GPU per replica) ranks #" in note and "65.2 GB of weights per GPU against 11.9 GB" in note

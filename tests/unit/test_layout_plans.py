@@ -354,3 +354,28 @@ def test_the_prefill_chunk_between_grid_points_is_searched_too():
     best = plans[0]
     assert best.label == "DP-attn8 · EP8" and best.tokens_per_gpu == 24_576
     assert best.tokens_per_s_per_gpu == pytest.approx(9_470, rel=0.01) and best.latency_s <= 3.0
+
+
+def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_there():
+    # review 3 M7: gpt-oss-120b (BF16, MXFP4 experts) fits one B200: 65.2 GB of weights. On 8 x B200 the eight
+    # one-GPU replicas (DP8) hold 103.9 GB of KV each: 103.9 GB / 99.1 MB per 2,560-token sequence (BF16 KV) =
+    # 1,048 per GPU; DP-attn8 · EP8 splits the experts (11.9 GB of weights per GPU): 157.2 GB / 99.1 MB = 1,586
+    from core.deployment.specs import Precision
+
+    gpt = cat.model("gpt-oss-120b")
+    prec = Precision(weights="bf16", routed_experts="mxfp4")
+    wl = Workload(batch=1, input_len=2048, output_len=512)
+    plans = L.recommend(gpt, cluster("b200", 1), wl, "decode", precision=prec)
+    one, best = L.fewest_gpus(plans), plans[0]
+    assert one.label == "DP8" and one.replica_gpus == 1 and one.tokens_per_gpu == 1_048
+    assert best.label == "DP-attn8 · EP8" and best.tokens_per_gpu == 1_586
+    assert "replicas on the fewest GPUs that hold the model (1)" in one.reason
+    assert "65.2 GB of weights per GPU against 11.9 GB for the best" in one.reason
+    assert "no all-to-all and no routing imbalance" in one.reason
+    # on every cluster the smallest replica is ranked, in both phases; in prefill it is the best
+    for nodes, gpn in ((1, 8), (2, 8), (1, 4)):
+        for phase in ("prefill", "decode"):
+            ranked = L.recommend(gpt, cluster("b200", nodes, gpn), wl, phase, precision=prec)
+            assert L.fewest_gpus(ranked).replica_gpus == 1, (nodes, gpn, phase)
+    assert L.recommend(gpt, cluster("b200", 1), wl, "prefill", precision=prec)[0].label == "DP8"
+    assert L.fewest_gpus([]) is None
