@@ -15,7 +15,7 @@ from core.catalog import Catalog
 from core.deployment.specs import ClusterSpec, ModelSpec, Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
 from core.model import params
-from core.report.commands import launch_code
+from core.report.commands import benchmark_section, launch_code
 from core.scenario import resolved_layout, scenario_to_params
 from core.serving import layout
 from core.speculative.measured import recommend_gamma
@@ -227,7 +227,7 @@ def build_report(
         cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
         rule = layout.decision_rule(model, cluster, prec)
         sec.figures.append(("Sources' decision table", f"{rule[0]} → {rule[1]}"))
-        lw = wl.model_copy(update={"batch": 1})
+        lw, bests = wl.model_copy(update={"batch": 1}), []
         for phase in ("prefill", "decode"):
             plans = layout.recommend(
                 model,
@@ -242,6 +242,7 @@ def build_report(
             )
             if plans:
                 best = plans[0]
+                bests.append(best)
                 kind = "TPOT" if phase == "decode" else "TTFT"
                 sec.figures.append(
                     (
@@ -264,6 +265,7 @@ def build_report(
             else:
                 sec.figures.append((f"Best {phase} layout", "none fits on this cluster within the targets"))
         sections.append(sec)
+        sections += [s for s in [benchmark_section(bests, model, prec, scenario)] if s]
 
     # ---- single box (when the scenario has one)
     if scenario.box is not None and model.is_moe:

@@ -34,3 +34,21 @@ def launch_code(sec, plan, model: ModelSpec, prec, scenario: Scenario, role: str
         sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))
         sec.notes += [f"{engine}: {n}" for n in c.notes]
     sec.notes += notes
+
+
+def benchmark_section(plans: list, model: ModelSpec, prec, scenario: Scenario):
+    """A "Benchmark" report section for the best decode plan (TTFT from the best prefill plan): the three clients'
+    commands as code blocks and the planner's predictions for them as figures; None without a decode plan."""
+    from core.report.build import Section
+    from core.serving.benchmark import benchmark_commands
+
+    try:
+        b = benchmark_commands(plans, model, prec, scenario.workload)
+    except ValueError:  # no decode plan: nothing to benchmark (the Layouts section says none fits)
+        return None
+    sec = Section("Benchmark")
+    sec.figures += [(f"Predicted {what}", value) for what, value in b.predicted]
+    for tool, command in b.commands.items():
+        sec.code.append((f"{tool}: {b.concurrency:,} concurrent, {b.num_prompts:,} requests", command))
+    sec.notes += list(b.notes)
+    return sec

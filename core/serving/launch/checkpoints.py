@@ -17,6 +17,7 @@ matches the routed experts' dtype (a dense model's: its weights), the bulk of th
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,11 +25,13 @@ from core._util.checks import load_yaml
 from core.deployment.specs import Precision
 from core.model import ModelSpec
 
-__all__ = ["CHECKPOINTS_FILE", "Checkpoint", "CheckpointChoice", "checkpoint_for", "model_checkpoints"]
+__all__ = ["CHECKPOINTS_FILE", "REPO_ID", "Checkpoint", "CheckpointChoice", "checkpoint_for", "model_checkpoints"]
 
 CHECKPOINTS_FILE = Path(__file__).resolve().parents[3] / "catalogs" / "checkpoints.yaml"
 # storage bits per weight, to rank checkpoints wider or narrower than the plan (GGUF block types: below 8)
 _BITS = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4, "nvfp4": 4, "mxfp4": 4}
+# what a repository id or path may look like to be pasted into a shell command (an imported config's name may not)
+REPO_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
 _ON_THE_FLY = ("fp8",)  # what vLLM's and SGLang's --quantization quantise a bf16 checkpoint to on load
 _CONFIDENCE = ("primary", "secondary")
 
