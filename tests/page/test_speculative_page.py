@@ -5,10 +5,32 @@ import pytest
 from tests.page._util import metrics, qp, run_page
 
 
+def closed_form(at) -> str:
+    """The closed-form speedup E / (γc + 1) the page shows beside its batch-1 speedup."""
+    delta = next(m.delta for m in at.metric if m.label == "Speedup at batch 1")
+    return delta.removeprefix("closed form E / (γc + 1) = ")
+
+
+def step_model_at_batch1(**query) -> float:
+    """What the speedup-vs-batch chart draws at one sequence: core.speculative.batch_speedup on the scenario."""
+    from core import speculative as sd
+    from core.catalog import load_catalog
+    from core.scenario import resolved_layout, scenario_from_params
+
+    cat = load_catalog()
+    s, _ = scenario_from_params(query, cat)
+    m, alpha = cat.model(s.model_id), sd.resolved_alpha_cost(s.spec, cat.draft_methods)
+    r = sd.batch_speedup(
+        m, cat.gpu(s.gpu_id), resolved_layout(s, m), s.precision, [1], alpha=alpha[0], gamma=s.spec.num_speculative_tokens,
+        context_len=s.workload.decode_context_len, draft_cost=alpha[1], assumptions=s.memory,
+    )  # fmt: skip
+    return float(r.speedup[0])
+
+
 def test_sources_example_alpha_075():
     at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.75", c="0.1", gamma="5")
     m = metrics(at)
-    assert m["Tokens per step"] == "3.29" and m["Speedup (low batch)"] == "2.19×"
+    assert m["Tokens per step"] == "3.29" and closed_form(at) == "2.19×"
     assert m["Ceiling (tokens/step)"] == "4.00"  # 1 / (1 - 0.75)
     assert len(at.get("vega_lite_chart")) == 5  # the simulator's chart comes on request (below)
 
@@ -16,7 +38,7 @@ def test_sources_example_alpha_075():
 def test_alpha_085():
     at = run(model="llama-3-70b", gpu="h100-sxm", gpn="2", sd="eagle3", alpha="0.85", c="0.1", gamma="5")
     m = metrics(at)
-    assert m["Tokens per step"] == "4.15" and m["Speedup (low batch)"] == "2.77×"
+    assert m["Tokens per step"] == "4.15" and closed_form(at) == "2.77×"
 
 
 def test_off_suggests_mtp_for_deepseek_and_eagle3_otherwise():
@@ -54,7 +76,7 @@ def test_worked_example_preset_loads_the_scenario():
     assert float(q["alpha"]) == pytest.approx(0.832)
     m = metrics(at)
     # blended alpha 0.832, gamma 5, c = 16/140: (1 - 0.832^6) / 0.168 = 3.98 tokens; / 1.571 = 2.53x
-    assert m["Tokens per step"] == "3.98" and m["Speedup (low batch)"] == "2.53×"
+    assert m["Tokens per step"] == "3.98" and closed_form(at) == "2.53×"
 
 
 def test_temperature_lowers_alpha():
@@ -133,11 +155,17 @@ def test_one_default_per_method_by_link_sidebar_page_and_cli(capsys):
         assert not at.exception
         assert qp(at)["sd"] == "mtp" and qp(at)["gamma"] == "1"
     # alpha 0.87, gamma 1, c 0.04 (catalog defaults): E = 1 + 0.87 = 1.87 tokens, 1.87 / 1.04 = 1.80x
-    assert {metrics(at)["Speedup (low batch)"] for at in (link, side, page)} == {"1.80×"}
+    assert {closed_form(at) for at in (link, side, page)} == {"1.80×"}
+    # one speedup at batch 1 on every page: the step-time model's, the same on the page's metric and its chart
+    assert len({metrics(at)["Speedup at batch 1"] for at in (link, side, page)}) == 1
+    assert metrics(link)["Speedup at batch 1"] == f"{step_model_at_batch1(model='deepseek-v3', sd='mtp'):.2f}×"
     assert cli.main(["--url", "model=deepseek-v3&sd=mtp", "--format", "json", "--no-layouts"]) == 0
     report = json.loads(capsys.readouterr().out)
     figures = next(s for s in report["sections"] if s["title"] == "Speculative decoding")["figures"]
-    assert figures["Speedup at low batch"] == "1.80×" and "γ 1" in figures["Assumed"]
+    assert figures["Speedup at batch 1"].startswith(metrics(link)["Speedup at batch 1"] + " (step-time model")
+    assert (
+        figures["Speedup at batch 1"].endswith("closed form E / (γc + 1) gives 1.80×)") and "γ 1" in figures["Assumed"]
+    )
     # the Disaggregation page starts from the same scenario's speedup by link and by sidebar
     d_link = run_page("pages/7_Disaggregation_and_cost.py", timeout=120, model="deepseek-v3", sd="mtp")
     d_side = run_page("pages/7_Disaggregation_and_cost.py", timeout=120, model="deepseek-v3")
