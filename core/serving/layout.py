@@ -27,6 +27,7 @@ from typing import Literal
 from core import memory
 from core.deployment import parallel
 from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.serving.batch_search import GRID_TOLERANCE
 from core.serving.operating_point import Plan, operating_point, per_gpu_text
 from core.serving.placement import placement_problems
 from core.serving.tiers import ErrorSpread, error_distribution, model_error
@@ -155,13 +156,34 @@ def crosses_domain(layout: ParallelLayout, domain_gpus: int) -> str:
     return ""
 
 
-def _reason(p: Plan, best: Plan, domain: int, cache_note: str) -> str:
+def _binds(p: Plan, target_s: float) -> str:
+    """The operating point and what stops a larger one (review 3 M6): KV memory, the latency target, or the largest
+    prefill chunk tried."""
+    kind = "TPOT" if p.phase == "decode" else "TTFT"
+    lat, goal = f"{1e3 * p.latency_s:,.0f} ms", f"{1e3 * target_s:,.0f} ms"
+    what = (
+        f"{per_gpu_text(p.tokens_per_gpu)} sequences per GPU"
+        if p.phase == "decode"
+        else f"{per_gpu_text(p.tokens_per_gpu)} prompt tokens per GPU per step"
+    )
+    if p.bound == "memory":
+        held = "all its cache holds at the full context" if p.phase == "decode" else "the largest chunk that fits"
+        return f"{what}, limited by {'KV ' if p.phase == 'decode' else ''}memory ({held}): {kind} {lat} against the {goal} target"
+    if p.bound == "grid":
+        return f"{what}, the largest chunk tried: {kind} {lat} against the {goal} target"
+    room = f"; the KV cache holds {per_gpu_text(p.capacity)}" if p.phase == "decode" else ""
+    larger = "batch" if p.phase == "decode" else "chunk"
+    return (
+        f"{what}, limited by the {kind} target: {lat} of {goal} (a larger {larger} gains at most "
+        f"{100 * GRID_TOLERANCE:.0f}% before it misses{room})"
+    )
+
+
+def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float) -> str:
     cat = p.breakdown
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
-    unit = "sequences" if p.phase == "decode" else "prompt tokens"
-    kind = "TPOT" if p.phase == "decode" else "TTFT"
-    bits = [f"{per_gpu_text(p.tokens_per_gpu)} {unit} per GPU meet the {kind} target ({1e3 * p.latency_s:,.0f} ms)"]
+    bits = [_binds(p, target_s)]
     bits.append(f"{top} dominates ({100 * cat[top] / total:.0f}% of the kernel time)")
     bits.append("two-batch overlap pays" if p.overlap == "two_batch" else "no overlap (it would not pay)")
     net = crosses_domain(p.layout, domain)
@@ -296,7 +318,7 @@ def recommend_with_rejections(
 
     tiered = [replace(p, tier=tier(p), tolerance=tol, tolerance_p90=tol90) for p in plans]
     note = memory.cache_split_note(model)
-    ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note)) for i, p in enumerate(tiered)]
+    ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note, target)) for i, p in enumerate(tiered)]
     one = fewest_gpus(ranked)
     if one is not None and one.replica_gpus < ranked[0].replica_gpus:
         why = _fewest_note(model, cluster, prec, assumptions, one, ranked[0])

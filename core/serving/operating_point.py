@@ -292,13 +292,16 @@ def operating_point(
     if best is None:
         b, st, lat = miss
         kind = "TPOT" if phase == "decode" else "TTFT"
-        unit = "sequences" if phase == "decode" else "prompt tokens"
-        return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {per_gpu_text(b)} {unit} per GPU"
+        what = "sequences" if phase == "decode" else "prompt tokens"
+        return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {per_gpu_text(b)} {what} per GPU"
     b, st, lat = best
     if headroom is None:
         room = _replica_headroom_gb(model, gpu, layout, prec, workload, a, max(1, round(b * gps * pp)))
+        capacity, bound = cap, "memory" if b >= cap * (1 - 1e-9) else "target"
     else:
         room = headroom(b)
+        capacity = fits  # the largest chunk per GPU that fits
+        bound = "memory" if b + unit > fits * (1 + 1e-9) else "grid" if b >= PREFILL_TOKENS[-1] else "target"
     return Plan(
         layout,
         phase,
@@ -313,4 +316,6 @@ def operating_point(
         latency_s=lat,
         microbatches=st.microbatches,
         comm_s=st.comm_s,
+        bound=bound,
+        capacity=capacity,
     )

@@ -379,3 +379,31 @@ def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_the
             assert L.fewest_gpus(ranked).replica_gpus == 1, (nodes, gpn, phase)
     assert L.recommend(gpt, cluster("b200", 1), wl, "prefill", precision=prec)[0].label == "DP8"
     assert L.fewest_gpus([]) is None
+
+
+def test_the_reason_says_which_constraint_binds():
+    # review 3 M6: "166 sequences per GPU meet the TPOT target (52 ms)" hid that KV memory held the batch. S1,
+    # DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out: DP-attn8 · EP8's cache holds 1,328 sequences of 2,560 tokens,
+    # 166 per GPU, and that many take a 52.9 ms step, half the 100 ms target
+    wl = Workload(batch=1, input_len=2048, output_len=512)
+    s1 = L.recommend(DSV3, cluster("h200", 1), wl, "decode")[0]
+    assert (s1.label, s1.tokens_per_gpu, s1.bound, s1.capacity) == ("DP-attn8 · EP8", 166, "memory", 166)
+    assert s1.reason.startswith(
+        "166 sequences per GPU, limited by KV memory (all its cache holds at the full context): TPOT 53 ms against the "
+        "100 ms target"
+    )
+    # GB200 rack, NVFP4: DP-attn72 · EP72 stops at 1,408 per GPU (99.9 ms) with room for 1,729: the TPOT target binds
+    from core.deployment.specs import Precision
+
+    prec = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
+    ep72 = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "decode", precision=prec)[0]
+    assert (ep72.tokens_per_gpu, ep72.bound, ep72.capacity) == (1_408, "target", 1_729)
+    assert ep72.reason.startswith(
+        "1,408 sequences per GPU, limited by the TPOT target: 100 ms of 100 ms (a larger batch gains at most 1% before "
+        "it misses; the KV cache holds 1,729)"
+    )
+    # prefill: PP4 · DP18 takes the largest chunk tried, 32,768 tokens per GPU, well inside 3 s
+    pre = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "prefill", precision=prec)[0]
+    assert pre.bound == "grid" and pre.reason.startswith(
+        "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,361 ms against the 3,000 ms target"
+    )
