@@ -8,6 +8,7 @@ import streamlit as st
 from core.deployment.specs import ModelSpec, Scenario
 from core.serving.benchmark import benchmark_commands
 from core.serving.launch import TRTLLM_YAML
+from core.serving.launch.k8s import lws_manifest
 from core.serving.plan_commands import plan_commands
 from ui.format import md_escape
 from ui.state import catalog
@@ -44,6 +45,10 @@ def show_launch_commands(plan, model: ModelSpec, scenario: Scenario, role: str) 
                 st.code(c.config_yaml, language="yaml")
             for n in c.notes:
                 st.caption(md_escape(n))
+            manifest = lws_manifest(c, scenario.gpus_per_node)
+            if manifest:
+                with st.expander("Kubernetes: a LeaderWorkerSet for one replica"):
+                    st.code(manifest, language="yaml")
     for n in notes:  # one names the model, and an imported model's name is user text
         st.caption(md_escape(n))
     if plan.phase == "decode":

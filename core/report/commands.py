@@ -9,9 +9,13 @@ from core.hardware import GPUSpec
 __all__: list[str] = []  # build_report's helper, not a public API
 
 
-def launch_code(sec, plan, model: ModelSpec, prec, scenario: Scenario, role: str, gpu: GPUSpec | None) -> None:
-    """The engines' commands for ``plan`` as copyable code blocks of ``sec`` (a report ``Section``)."""
+def launch_code(
+    sec, plan, model: ModelSpec, prec, scenario: Scenario, role: str, gpu: GPUSpec | None
+) -> list[tuple[str, str]]:
+    """The engines' commands for ``plan`` as copyable code blocks of ``sec`` (a report ``Section``); returns the
+    LeaderWorkerSet manifests of its multi-node commands as (label, YAML)."""
     from core.serving.launch import TRTLLM_YAML
+    from core.serving.launch.k8s import lws_manifest
     from core.serving.plan_commands import plan_commands
 
     try:
@@ -27,13 +31,32 @@ def launch_code(sec, plan, model: ModelSpec, prec, scenario: Scenario, role: str
         )
     except ValueError as e:  # a layout the engines' commands cannot be written for: the figures stand without them
         sec.notes.append(f"launch commands for {plan.label} left out: {e}")
-        return
+        return []
     what = "aggregated serving" if role == "aggregated" else f"the {role} worker of a disaggregated pair"
     for engine, c in cmds.items():
         text = c.command + (f"\n\n# {TRTLLM_YAML}\n{c.config_yaml}" if c.config_yaml else "")
         sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))
         sec.notes += [f"{engine}: {n}" for n in c.notes]
     sec.notes += notes
+    manifests = [(e, lws_manifest(c, scenario.gpus_per_node)) for e, c in cmds.items()]
+    return [(f"{e} {cmds[e].version}: {plan.label} for {what}, one replica", m) for e, m in manifests if m]
+
+
+def kubernetes_section(manifests: list[tuple[str, str]]):
+    """A "Kubernetes" report section with the LeaderWorkerSet manifests of the multi-node commands; None if none."""
+    from core.report.build import Section
+
+    if not manifests:
+        return None
+    sec = Section("Kubernetes")
+    sec.code += manifests
+    sec.notes.append(
+        "LeaderWorkerSet (kubernetes-sigs/lws, leaderworkerset.x-k8s.io/v1): the leader pod runs node 0's command, "
+        "the worker pods the others'; HEAD_IP and NODE_RANK come from LWS_LEADER_ADDRESS and LWS_WORKER_INDEX. The "
+        "image is the engine release's tag; add the cluster's RDMA network and model storage. TensorRT-LLM's "
+        "multi-node server runs under MPI and gets no manifest."
+    )
+    return sec
 
 
 def benchmark_section(plans: list, model: ModelSpec, prec, scenario: Scenario):

@@ -64,7 +64,7 @@ def _printed_blocks(scenario):
     """(engine, command, options file) of every code block the Report / CLI prints for ``scenario``."""
     report = build_report(scenario, CAT, None, with_layouts=True)
     for sec in report.sections:
-        if sec.title == "Benchmark":  # the benchmark clients' commands (tests/unit/test_benchmark.py)
+        if sec.title in ("Benchmark", "Kubernetes"):  # the clients' commands and the manifests: their own tests
             continue
         for label, text in sec.code:
             engine = label.split(" ", 1)[0]
