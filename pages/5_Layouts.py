@@ -7,11 +7,13 @@ from core import perf
 from core._util.validated import describe_validation_error
 from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
 from core.serving import layout as lay_mod
-from core.serving.operating_point import OVERLAP_LABELS, cold_prefill, layout_label, per_gpu_text
+from core.serving.headline import pool_headline
+from core.serving.operating_point import cold_prefill, layout_label
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape
 from ui.layout_check import launch_commands
+from ui.layout_plans import COMMAND_ROLES, TABLE_COLUMNS, best_banner, plans_table
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
 from ui.slo import queue_note, show_under_load
@@ -28,7 +30,10 @@ st.markdown(
 )
 st.caption(calibration_note(cat, gpu.id, scenario.serving_stack))
 case, advice = lay_mod.decision_rule(model, cluster, prec)
-st.info(f"**Sources' decision table:** {case} → {advice}.")
+st.info(
+    f"**Sources' decision table:** {case} → {advice}. A rule of thumb; the ranking below scores every layout the "
+    "engines can start on this cluster."
+)
 
 c = st.columns(3)
 tpot = c[0].number_input(
@@ -81,39 +86,6 @@ def _plans(
     )
 
 
-TIER_LABELS = {1: "1 equivalent", 2: "2 not ruled out", 3: "3 below"}
-
-
-def _table(plans) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "rank": p.rank,
-                "tier": TIER_LABELS[p.tier],
-                "layout": p.label,
-                "attention TP": p.tp,
-                "attention DP": p.layout.attention_dp,
-                "EP": p.ep,
-                "expert TP": p.layout.expert_tp,
-                "DCP": p.layout.dcp,
-                "PP": p.pp,
-                "DP": p.dp,
-                "redundant experts": p.redundant_experts,
-                "overlap": OVERLAP_LABELS[p.overlap],
-                "tokens per GPU": p.tokens_per_gpu,
-                "sequences per replica": p.sequences_per_replica if p.phase == "decode" else None,
-                "step (ms)": 1e3 * p.step_s,
-                ("TPOT (ms)" if p.phase == "decode" else "TTFT (ms)"): 1e3 * p.latency_s,
-                "tokens/s per GPU": p.tokens_per_s_per_gpu,
-                "KV headroom (GB/GPU)": p.headroom_gb,
-                "GPUs per replica": p.replica_gpus,
-                "why": p.reason,
-            }
-            for p in plans
-        ]
-    )
-
-
 def _use(p) -> None:
     update_scenario(layout=ParallelLayout(**p.layout.model_dump()))
 
@@ -135,21 +107,26 @@ def _args(phase: str, target: float, reuse: float) -> tuple:
     )
 
 
-results = {}
-for phase, target, col in (
-    ("prefill", ttft, "prompt tokens per GPU per step"),
-    ("decode", tpot / 1e3, "sequences per GPU"),
-):
+searched = {}
+for phase, target in (("prefill", ttft), ("decode", tpot / 1e3)):
     try:
-        plans, rejected = _plans(*_args(phase, target, wl.prefix_reuse))
+        searched[phase] = _plans(*_args(phase, target, wl.prefix_reuse))
     except ValueError as err:  # a limit of the search's own bookkeeping: a message, and the other phase still runs
+        searched[phase] = err
+tops = {ph: found[0][0] for ph, found in searched.items() if not isinstance(found, ValueError) and found[0]}
+headline = pool_headline(tops["prefill"], tops["decode"], wl, cluster.total_gpus) if len(tops) == 2 else None
+
+results = {}
+for phase, found in searched.items():
+    if isinstance(found, ValueError):
         st.error(
             f"The {phase} layout search could not finish on {cluster.total_gpus:,} GPUs: "
-            f"{md_escape(describe_validation_error(err))}. Data-parallel replicas repeat one plan: search a smaller "
+            f"{md_escape(describe_validation_error(found))}. Data-parallel replicas repeat one plan: search a smaller "
             "cluster (fewer nodes) for the plan of one replica."
         )
         results[phase] = []
         continue
+    plans, rejected = found
     results[phase] = plans
     st.subheader(f"{phase.capitalize()}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")
     if not plans:
@@ -162,13 +139,7 @@ for phase, target, col in (
         continue
     best = plans[0]
     tier = [p for p in plans if p.tier == 1]
-    kind = "TPOT" if phase == "decode" else "TTFT"
-    st.success(
-        f"**Best for {phase}: {best.label}** ({OVERLAP_LABELS[best.overlap]}) — {best.tokens_per_s_per_gpu:,.0f} "
-        f"{('computed prompt' if wl.prefix_reuse else 'input') if phase == 'prefill' else 'output'} tokens/s per GPU at {per_gpu_text(best.tokens_per_gpu)} {col}, "
-        f"{kind} {best.latency_s * 1e3:,.0f} ms ({best.tokens_per_s_per_gpu * cluster.total_gpus:,.0f} tokens/s for "
-        "the cluster)."
-    )
+    st.success(best_banner(phase, best, headline, wl, tops.get("prefill")))
     if phase == "prefill" and wl.prefix_reuse:
         stack_eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
         miss = cold_prefill(model, gpu, best, prec, wl, eff=stack_eff, domain_gpus=cluster.scale_up_domain_gpus)
@@ -196,22 +167,16 @@ for phase, target, col in (
         )
     one = lay_mod.fewest_gpus(plans)  # replicas on the fewest GPUs that hold the model: always shown (review 3 M7)
     st.dataframe(
-        _table(plans[:top_n] + ([one] if one.rank > top_n else [])),
+        plans_table(plans[:top_n] + ([one] if one.rank > top_n else [])),
         hide_index=True,
         width="stretch",
-        column_config={
-            "tokens per GPU": st.column_config.NumberColumn(
-                format="localized",
-                help="Whole tokens per GPU from 1 up; below 1 a TP group or a pipeline shares a sequence",
-            ),
-            "sequences per replica": st.column_config.NumberColumn(format="%,.0f"),
-            "step (ms)": st.column_config.NumberColumn(format="%,.1f"),
-            "TPOT (ms)": st.column_config.NumberColumn(format="%,.1f"),
-            "TTFT (ms)": st.column_config.NumberColumn(format="%,.0f"),
-            "tokens/s per GPU": st.column_config.NumberColumn(format="%,.0f"),
-            "KV headroom (GB/GPU)": st.column_config.NumberColumn(format="%.1f"),
-        },
+        column_config=TABLE_COLUMNS,
     )
+    if model.is_moe:
+        st.caption(
+            "Every throughput here assumes perfectly balanced expert routing: LMSYS measured its real EPLB 15.2% below "
+            "simulated perfect balance on 32 × H100 (README, Balance page, which prices a measured load)."
+        )
     if one.replica_gpus < best.replica_gpus:
         st.caption(
             f"Replicas on the fewest GPUs that hold the model: **{one.label}** ({one.replica_gpus} GPU"
@@ -236,12 +201,8 @@ for phase, target, col in (
                 + "; ".join(notes)
                 + "."
             )
-    role = "aggregated" if phase == "decode" else "prefill"
-    with st.expander(
-        f"Launch commands for {best.label} ("
-        + ("aggregated serving" if phase == "decode" else "the prefill worker of a disaggregated pair")
-        + "): vLLM, SGLang, TensorRT-LLM"
-    ):
+    role, words = COMMAND_ROLES[phase]
+    with st.expander(f"Launch commands for {best.label} ({words}): vLLM, SGLang, TensorRT-LLM"):
         launch_commands(best, model, scenario, role)
     if phase == "decode":
         st.button(

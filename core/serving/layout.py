@@ -374,9 +374,14 @@ def decision_rule(model: ModelSpec, cluster: ClusterSpec, precision: Precision |
         return ("Small MoE that fits in 1 node (Mixtral 8x7B, Llama 4 Scout)", "TP only, or EP = 2 inside the node")
     if need <= 2 * gpu.gpus_per_node and model.total_params < 300e9:
         return ("Medium MoE (Mixtral 8x22B, Qwen3-235B) on 1-2 nodes", "EP = 8 inside the node, optionally TP = 2")
+    if cluster.total_gpus <= cluster.scale_up_domain_gpus:
+        return (
+            "Large MoE (DeepSeek-V3) inside one scale-up domain",
+            "DP-attention x EP over its GPUs (SGLang's DeepSeek guide: DP attention with DeepEP on 8 GPUs)",
+        )
     return (
         "Large MoE (DeepSeek-V3) on a multi-node cluster",
-        "TP x EP across nodes (e.g. TP = 4 x EP = 8 on 32 GPUs); DeepSeek and LMSYS deploy EP32 prefill, EP72-144 decode",
+        "DP-attention x EP across nodes, as DeepSeek and LMSYS deploy it: EP32 prefill, EP72-144 decode",
     )
 
 

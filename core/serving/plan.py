@@ -41,8 +41,10 @@ class Plan:
     latency_s: float = 0.0
     microbatches: float = 1.0
     comm_s: float = 0.0
-    bound: str = ""  # what stops a larger batch or chunk: "memory", "target" (TPOT / TTFT) or "grid" (the largest chunk tried)
-    capacity: float = 0.0  # decode: sequences per GPU the KV cache holds at the full context; prefill: the largest chunk that fits
+    # what stops a larger batch or chunk: "memory", "target" (TPOT / TTFT) or "grid" (the largest chunk tried)
+    bound: str = ""
+    # decode: sequences per GPU the KV cache holds at the full context; prefill: the largest chunk that fits
+    capacity: float = 0.0
     tier: int = 0
     tolerance: float = 0.0
     tolerance_p90: float = 0.0

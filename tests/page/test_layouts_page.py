@@ -171,3 +171,40 @@ def test_replicas_on_the_fewest_gpus_are_always_in_the_table():
     assert len(decode) == 11 and decode["layout"].iloc[-1] == "DP8" and decode["rank"].iloc[-1] > 10
     (note,) = [c.value for c in at.caption if c.value.startswith("Replicas on the fewest GPUs that hold the model")]
     assert "**DP8** (1 GPU per replica) ranks #" in note and "65.2 GB of weights per GPU against 11.9 GB" in note
+
+
+def test_headlines_say_which_throughput_they_are_and_the_decode_command_is_a_pd_worker():
+    # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out. The decode plan's 3,215 output tok/s
+    # per GPU is a decode pool's: x 8 = 25,720 output tok/s, needing 25,720 x 2,048 / 512 = 102,882 prompt tok/s, 10.6
+    # GPUs at the prefill plan's 9,693 per GPU (two whole 8-GPU replicas: 16). With prefill paid: 1 / (4 / 9,693 +
+    # 1 / 3,215) = 1,382 output tok/s per GPU, 11,054 for the 8 GPUs. All 8 prefilling: 77,543 prompt tok/s, the
+    # prompts of 19,386 output tok/s
+    at = run(model="deepseek-v3", gpu="h200", nodes="1", w="fp8")
+    assert not at.exception
+    decode = next(s.value for s in at.success if "Best for decode" in s.value)
+    prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
+    assert "3,215 output tokens/s per GPU **as a decode pool** (no prompt in its steps)" in decode
+    assert "give 25,720 output tokens/s, which **needs a prefill pool of 10.6 more GPUs**" in decode
+    assert "(102,882 prompt tokens/s at 9,693 per GPU with DP-attn8 · EP8; 16 GPUs in whole replicas)" in decode
+    assert "**1,382 output tokens/s per GPU**, 11,054 for these 8 GPUs" in decode
+    assert "9,693 input tokens/s per GPU **as a prefill pool**" in prefill
+    assert "77,543 prompt tokens/s, the prompts of 19,386 output tokens/s" in prefill
+    # the decode plan's command is the decode worker of a PD pair (M1), not aggregated serving
+    labels = [e.label for e in at.expander]
+    assert any("(the decode worker of a PD pair)" in lab for lab in labels)
+    assert not any("aggregated serving" in lab for lab in labels)
+    assert sum("--disaggregation-mode decode" in c.value for c in at.code) == 1
+    # which constraint binds (M6), and the table's first columns (M14)
+    table = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
+    assert table["limited by"].iloc[0] == "KV memory"
+    assert list(table.columns[:7]) == [
+        "rank",
+        "tier",
+        "layout",
+        "tokens/s per GPU",
+        "TPOT (ms)",
+        "tokens per GPU",
+        "limited by",
+    ]
+    assert any("perfectly balanced expert routing" in c.value for c in at.caption)  # M8
+    assert "inside one scale-up domain → DP-attention x EP over its GPUs" in at.info[0].value  # M2

@@ -83,6 +83,12 @@ def test_decision_rule():
     assert L.decision_rule(cat.model("mixtral-8x7b"), cluster("h100-sxm", 1))[0].startswith("Small MoE")
     assert L.decision_rule(cat.model("qwen3-235b-a22b"), cluster("h100-sxm", 2))[0].startswith("Medium MoE")
     assert L.decision_rule(DSV3, cluster("h800", 18))[0].startswith("Large MoE (DeepSeek-V3)")
+    # review 3 M2: one 8-GPU node was told "multi-node cluster -> TP = 4 x EP = 8 on 32 GPUs"; TP4 attention never
+    # nears the top there (S1's best is DP-attn8 · EP8, SGLang's DeepSeek guide)
+    one_node = L.decision_rule(DSV3, cluster("h200", 1))
+    assert one_node[0] == "Large MoE (DeepSeek-V3) inside one scale-up domain"
+    assert one_node[1].startswith("DP-attention x EP over its GPUs") and "TP = 4" not in one_node[1]
+    assert L.decision_rule(DSV3, cluster("h800", 18))[1].startswith("DP-attention x EP across nodes")
     assert L.decision_rule(DSV3, cluster("gb200", 18))[1].startswith("Wide-EP = 72")
     assert L.decision_rule(cat.model("llama-3-70b"), cluster("h100-sxm", 1))[0] == "Dense model"
 

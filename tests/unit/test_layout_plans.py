@@ -407,3 +407,33 @@ def test_the_reason_says_which_constraint_binds():
     assert pre.bound == "grid" and pre.reason.startswith(
         "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,361 ms against the 3,000 ms target"
     )
+
+
+def test_headlines_say_which_throughput_they_are():
+    # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 (FP8 dispatch) on 8 x H200, 2,048 in / 512 out. The best decode plan
+    # (DP-attn8 · EP8, 3,215 output tok/s per GPU) has no prompt in its steps: the banner's 3,215 x 8 = 25,720 output
+    # tok/s is a decode pool's, which needs 25,720 x 2,048 / 512 = 102,882 prompt tok/s: at the best prefill plan's
+    # 9,693 per GPU, 10.6 GPUs (11; two whole 8-GPU replicas: 16). Per GPU of decode + prefill, and as the bound of
+    # colocated serving (each GPU spends 4 / 9,693 s prefilling and 1 / 3,215 s decoding per output token):
+    # 1 / (4 / 9,693 + 1 / 3,215) = 1,382 output tok/s, 11,054 for the 8 GPUs. All 8 prefilling: 77,543 prompt tok/s,
+    # the prompts of 19,386 output tok/s
+    from core.deployment.specs import Precision
+    from core.serving.headline import pool_headline
+
+    prec = Precision(weights="fp8", dispatch="fp8")
+    wl = Workload(batch=1, input_len=2048, output_len=512)
+    pre, dec = (L.recommend(DSV3, cluster("h200", 1), wl, ph, precision=prec)[0] for ph in ("prefill", "decode"))
+    h = pool_headline(pre, dec, wl, 8)
+    assert h.decode_pool_tok_s == pytest.approx(25_720, abs=1)
+    assert h.prompt_tok_s_needed == pytest.approx(102_882, abs=2)
+    assert h.prefill_gpus == pytest.approx(10.61, abs=0.01) and h.prefill_gpus_whole == 16
+    assert h.with_prefill_tok_s_per_gpu == pytest.approx(1_382, abs=1)
+    assert h.colocated_bound_tok_s == pytest.approx(11_054, abs=5)
+    assert h.prefill_pool_tok_s == pytest.approx(77_543, abs=2) and h.prefill_feeds_tok_s == pytest.approx(
+        19_386, abs=1
+    )
+    # a warm prefix cache: only the computed share of each prompt is prefilled (90% reuse: 205 of 2,048 tokens)
+    warm = wl.model_copy(update={"prefix_reuse": 0.9})
+    assert pool_headline(pre, dec, warm, 8).prompt_tok_s_needed == pytest.approx(25_720 * 205 / 512, rel=1e-3)
+    with pytest.raises(ValueError, match="prefill plan"):
+        pool_headline(dec, dec, wl, 8)
