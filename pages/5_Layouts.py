@@ -7,10 +7,11 @@ from core import perf
 from core._util.validated import describe_validation_error
 from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
 from core.serving import layout as lay_mod
+from core.serving.breakdown import time_per_token
 from core.serving.headline import pool_headline
 from core.serving.operating_point import cold_prefill, layout_label
 from core.validation import calibration_note
-from ui.charts import grouped_bars_chart, lines_chart
+from ui.charts import lines_chart, token_time_chart
 from ui.format import md_escape
 from ui.layout_check import launch_commands
 from ui.layout_plans import COMMAND_ROLES, TABLE_COLUMNS, best_banner, plans_table
@@ -24,7 +25,7 @@ cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scena
 
 st.title("Layouts")
 st.markdown(
-    f"How should **{md_escape(model.name)}** be laid out on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
+    f"How should **{md_escape(model.name)}** ({prec.label}) be laid out on **{scenario.num_nodes} × {scenario.gpus_per_node} {gpu.name}** "
     f"({cluster.total_gpus:,} GPUs, scale-up domain {cluster.scale_up_domain_gpus} GPUs) for prefill and for decode? "
     "Every valid layout is scored with the step-time model (see the Validation page for its accuracy)."
 )
@@ -226,25 +227,20 @@ for phase, found in searched.items():
             width="stretch",
         )
 
-# ---- breakdown of the top plans, one chart per phase (prefill steps are 10-100x decode steps)
+# ---- where the time goes in the top plans: GPU time per token, one bar per distinct plan, one chart per phase
 if any(results.values()):
     st.subheader("Where the time goes in the top plans")
 for phase, plans in results.items():
-    rows = [
-        {"plan": p.label, "part": part, "ms": 1e3 * seconds} for p in plans[:4] for part, seconds in p.breakdown.items()
-    ]
-    if rows:
+    if plans:
+        per = "output token" if phase == "decode" else "prompt token"
         chart(
-            grouped_bars_chart,
-            pd.DataFrame(rows),
-            x="part",
-            y="ms",
-            series="plan",
-            x_title=None,
-            y_title="kernel time per step (ms, before overlap)",
-            title=f"{phase.capitalize()} step-time breakdown: {model.name} on {cluster.total_gpus} × {gpu.short_name}",
-            subtitle="the four best plans; pipeline stages summed; plans with two-batch overlap hide part of the "
-            "communication under compute in their step times",
+            token_time_chart,
+            time_per_token(plans[:64]),
+            per=per,
+            title=f"{phase.capitalize()}: GPU time per {per}, {model.name} ({prec.label}) on {cluster.total_gpus:,} × "
+            f"{gpu.short_name}",
+            subtitle="the best plans, alike layouts as one bar; kernel time per token before overlap (1 / tokens/s "
+            "per GPU once overlap is counted: the tick), largest part first",
             width="stretch",
         )
 

@@ -208,3 +208,30 @@ def test_headlines_say_which_throughput_they_are_and_the_decode_command_is_a_pd_
     ]
     assert any("perfectly balanced expert routing" in c.value for c in at.caption)  # M8
     assert "inside one scale-up domain → DP-attention x EP over its GPUs" in at.info[0].value  # M2
+
+
+def test_where_the_time_goes_is_one_bar_per_plan_per_token():
+    # review 3 M11, S1 (DeepSeek-V3 FP8, 8 x H200): the decode chart draws GPU time per output token, one bar per
+    # distinct plan: DP-attn8 · EP8 at 1e6 / 3,215 = 311 us per token (a 51.6 ms step over 166 sequences); the three
+    # expert-TP variants of DP-attn8 are one bar
+    import json
+
+    import pyarrow as pa
+
+    at = run(model="deepseek-v3", gpu="h200", nodes="1", w="fp8")
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    (spec,) = [s for s in specs if "GPU time per output token" in json.dumps(s.get("title"))]
+    assert "DeepSeek-V3 (fp8, KV bf16) on 8 × NVIDIA H200" in spec["title"]["text"]
+    charts = at.get("vega_lite_chart")
+    i = next(i for i, s in enumerate(specs) if s is spec)
+    frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in charts[i].proto.datasets]
+    labels = next(f for f in frames if "label" in f.columns)
+    assert list(labels["plan"]) == [
+        "#1 DP-attn8 · EP8",
+        "#2 DP-attn8 · EP4 · expert-TP2 (+2 alike)",
+        "#5 TP2 · DP-attn4 · EP8",
+        "#6 TP2 · DP-attn4 · EP4 · expert-TP2 (+2 alike)",
+    ]
+    assert labels["label"].iloc[0] == "311 µs · step 51.6 ms"
+    bars = spec["layer"][0]["encoding"]
+    assert bars["color"]["scale"]["domain"][0] == "routed experts"  # the largest part first

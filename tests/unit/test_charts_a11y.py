@@ -217,6 +217,19 @@ def _band_cells() -> tuple[pd.DataFrame, list[str]]:
     return cells, bands
 
 
+def _token_bars() -> list:
+    from core.serving.breakdown import IDLE, TokenTime
+
+    parts = {"routed experts": 150.3, "attention": 83.6, "all-to-all": 45.5, "overhead": 17.6, "dense & shared FFN": 14}
+    tbo = {**parts, "all-to-all": 60.0}
+    pipe = {"routed experts": 16.7, "overhead": 15.8, "attention": 7.6, IDLE: 1.6, "pipeline sends": 0.3}
+    return [
+        TokenTime("DP-attn8 · EP8", 1, (), parts, 311.0, 311.0, 0.0, 0.0, 51.6, 166.0),
+        TokenTime("DP-attn72 · EP72", 2, ("DP-attn36 · EP36 · DP2",), tbo, 325.5, 300.0, 25.5, 0.0, 90.0, 300.0),
+        TokenTime("PP12 · DP6", 3, (), pipe, 40.4, 42.0, 0.0, 1.6, 1400.0, 32768.0),
+    ]
+
+
 def _charts() -> dict[str, alt.TopLevelMixin]:
     ctx = np.geomspace(128, 163840, 40)
     curves = pd.concat(
@@ -352,6 +365,7 @@ def _charts() -> dict[str, alt.TopLevelMixin]:
             hrule_label="ideal",
         ),
         "placement": C.placement_chart(placement, title="Placement"),
+        "token_time": C.token_time_chart(_token_bars(), per="output token", title="Time per token", subtitle="s"),
         "pool_bars": C.pool_bars_chart(pools, title="Pools"),
         "predicted_vs_measured": C.predicted_vs_measured_chart(
             pd.DataFrame(
@@ -400,6 +414,7 @@ def test_annotations_read_on_light_and_dark(name):
         ("grouped_bars", "placement", "shape"),
         ("expert_load", "hot", "shape"),
         ("placement", "where", "text"),
+        ("token_time", "part", "text"),
     ],
 )
 def test_expected_second_cue(name, field, cue):

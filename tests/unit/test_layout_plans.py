@@ -437,3 +437,50 @@ def test_headlines_say_which_throughput_they_are():
     assert pool_headline(pre, dec, warm, 8).prompt_tok_s_needed == pytest.approx(25_720 * 205 / 512, rel=1e-3)
     with pytest.raises(ValueError, match="prefill plan"):
         pool_headline(dec, dec, wl, 8)
+
+
+def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
+    # review 3 M11, S1: DeepSeek-V3 FP8 (FP8 dispatch) on 8 x H200 decode. Plans run different batches, so the bars
+    # are GPU time per output token: DP-attn8 · EP8 at 3,215 output tok/s per GPU is 1e6 / 3,215 = 311 us per token
+    # (a 51.6 ms step over 166 sequences). The three expert-TP variants of DP-attn8 (EP4 x expert-TP2, EP2 x
+    # expert-TP4, expert-TP8) time alike: one bar, the other two named
+    from core.deployment.specs import Precision
+    from core.serving.breakdown import IDLE, time_per_token
+
+    prec = Precision(weights="fp8", dispatch="fp8")
+    wl = Workload(batch=1, input_len=2048, output_len=512)
+    plans = L.recommend(DSV3, cluster("h200", 1), wl, "decode", precision=prec)
+    bars = time_per_token(plans)
+    assert [b.label for b in bars] == [
+        "DP-attn8 · EP8",
+        "DP-attn8 · EP4 · expert-TP2",
+        "TP2 · DP-attn4 · EP8",
+        "TP2 · DP-attn4 · EP4 · expert-TP2",
+    ]
+    assert bars[1].alike == ("DP-attn8 · EP2 · expert-TP4", "DP-attn8 · expert-TP8")
+    first = bars[0]
+    assert first.step_us == pytest.approx(1e6 / 3_215, rel=1e-3) and first.step_ms == pytest.approx(51.6, abs=0.05)
+    assert (
+        first.kernel_us == pytest.approx(first.step_us) and first.hidden_us == 0
+    )  # no overlap: the parts are the step
+    parts = list(first.parts_us.values())
+    assert parts == sorted(parts, reverse=True) and next(iter(first.parts_us)) == "routed experts"
+    assert all(v > 0 for v in parts) and "pipeline sends" not in first.parts_us  # empty categories left out
+    # S2d, LMSYS's decode pool (9 x 8 H100, 2,000 in / 100 out): DP-attn72 · EP72 with two-batch overlap runs 290
+    # sequences per GPU in a 91.9 ms step (317 us per token); its kernels add up to 377 us: overlap hides 60
+    dec = L.recommend(
+        DSV3, cluster("h100-sxm", 9), Workload(batch=1, input_len=2000, output_len=100), "decode", precision=prec
+    )
+    ep72 = time_per_token(dec, 1)[0]
+    assert ep72.label == "DP-attn72 · EP72" and ep72.step_us == pytest.approx(317.0, abs=0.5)
+    assert ep72.hidden_us == pytest.approx(ep72.kernel_us - ep72.step_us) and ep72.hidden_us == pytest.approx(
+        59.9, abs=0.5
+    )
+    # a pipeline whose stages are unequal idles part of the step: drawn as its own part (GB200 prefill, PP12 · DP6)
+    nv = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
+    pre = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "prefill", precision=nv)
+    pp12 = next(b for b in time_per_token(pre) if b.label == "PP12 · DP6")
+    assert pp12.idle_us > 0 and pp12.parts_us[IDLE] == pp12.idle_us
+    assert sum(pp12.parts_us.values()) == pytest.approx(pp12.step_us)
+    with pytest.raises(ValueError, match="one phase"):
+        time_per_token([plans[0], pre[0]])

@@ -16,6 +16,7 @@ and constants from ``ui.charts``, not from the modules.
 - ``offload``: ``placement_chart``, ``pool_bars_chart``
 - ``validation``: ``predicted_vs_measured_chart``
 - ``frontier``: ``frontier_chart`` (throughput vs interactivity)
+- ``breakdown``: ``token_time_chart`` (where the time goes: GPU time per token of each plan, by kernel)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ui.charts._style import (
     text_on,
 )
 from ui.charts.balance import expert_load_chart
+from ui.charts.breakdown import TIME_COLORS, token_time_chart
 from ui.charts.frontier import frontier_chart
 from ui.charts.memory import COMPONENT_COLORS, COMPONENT_LABELS, max_sequences_chart, memory_stack_chart
 from ui.charts.offload import PLACE_COLORS, placement_chart, pool_bars_chart
@@ -50,6 +52,7 @@ __all__ = [
     "SERIES_COLORS",
     "SERIES_DASHES",
     "SERIES_SHAPES",
+    "TIME_COLORS",
     "Spec",
     "TooManyRowsError",
     "expert_load_chart",
@@ -66,4 +69,5 @@ __all__ = [
     "speedup_vs_alpha_chart",
     "style_spec",
     "text_on",
+    "token_time_chart",
 ]
