@@ -20,6 +20,12 @@ At ``rate`` requests/s, with ``n`` sequences in decode (Little's law, as :mod:`c
 
 Goodput: the highest rate at which the q-th percentile TTFT and TPOT both meet their targets (DistServe's
 definition, with the percentile the user picks).
+
+Where this model and the engine simulator (:mod:`core.serving.engine_sim`) disagree, the simulator is the reference
+and the pages draw it (issue 35): here every prompt holds a full token-budget step ``t_mix`` however short it is,
+so a lone 2,048-token prompt of DeepSeek-V3 on DP-attn8 x EP8 (8 x H200) "waits" 0.93 s where the engine runs it in
+one step carrying its own 2,048 tokens, 0.040 s (numbers audit 3 B3.7). :func:`queued_ttft_s` (a prefill worker's
+queue, served at its measured prompt rate) does not have that flaw and stays in use.
 """
 
 from __future__ import annotations

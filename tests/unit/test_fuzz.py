@@ -42,6 +42,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import functools
 import importlib
 import inspect
 import json
@@ -96,7 +97,7 @@ from core.perf import StepConfig
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.serving import ReplicaCosts, ServingPoint
 from core.serving.disagg import Traffic
-from core.serving.engine_sim import POLICIES, EngineKnobs, Lengths, simulate_closed, simulate_open
+from core.serving.engine_sim import POLICIES, EngineKnobs, Lengths, SimResult, simulate_closed, simulate_open
 from core.serving.frontier import PoolSpec, load_frontier_cases, load_frontier_points
 from core.serving.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
 from core.serving.layout import Plan
@@ -1411,16 +1412,26 @@ def _lazy_lengths(args: tuple, exact: bool = False) -> Lazy:
     return Lazy(make, f"Lengths{'.exact' if exact else ''}{args!r}")
 
 
-sim_lengths = st.one_of(
-    st.tuples(st.integers(1, 4096), st.integers(1, 1024)).map(lambda a: _lazy_lengths(a, exact=True)),
-    st.tuples(st.integers(1, 2048), st.integers(1, 4), st.integers(1, 512), st.integers(1, 4)).map(
-        lambda a: _lazy_lengths((a[0], a[0] * a[1], a[2], a[2] * a[3]))  # a lognormal fit: median, p90
+def _mostly(valid: st.SearchStrategy, junk: st.SearchStrategy) -> st.SearchStrategy:
+    """Four draws in five valid: a run needs every argument valid to get past its checks (st.one_of would pick
+    each distinct branch alike)."""
+    return st.integers(0, 4).flatmap(lambda i: junk if i == 0 else valid)
+
+
+sim_lengths = _mostly(
+    st.one_of(
+        st.tuples(st.integers(1, 4096), st.integers(1, 1024)).map(lambda a: _lazy_lengths(a, exact=True)),
+        st.tuples(st.integers(1, 2048), st.integers(1, 4), st.integers(1, 512), st.integers(1, 4)).map(
+            lambda a: _lazy_lengths((a[0], a[0] * a[1], a[2], a[2] * a[3]))  # a lognormal fit: median, p90
+        ),
+        st.sampled_from(sorted(_PROFILES)).map(
+            lambda k: Lazy(lambda: Lengths.from_profile(_PROFILES[k]), f"Lengths.from_profile({k!r})")
+        ),
     ),
-    st.sampled_from(sorted(_PROFILES)).map(
-        lambda k: Lazy(lambda: Lengths.from_profile(_PROFILES[k]), f"Lengths.from_profile({k!r})")
+    st.one_of(
+        st.tuples(*(st.sampled_from([0, -1, 10**30, 2.5, NAN, 10, 5]) for _ in range(4))).map(_lazy_lengths),
+        st.just(WrongType((1000, 100))),
     ),
-    st.tuples(*(st.sampled_from([0, -1, 10**30, 2.5, NAN, 10, 5]) for _ in range(4))).map(_lazy_lengths),
-    st.just(WrongType((1000, 100))),
 )
 
 
@@ -1428,78 +1439,138 @@ def _lazy_knobs(kw: dict) -> Lazy:
     return Lazy(lambda: EngineKnobs(**kw), f"EngineKnobs(**{kw!r})")
 
 
-sim_knobs = st.one_of(
-    st.just(EngineKnobs()),
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "max_running_requests": st.one_of(st.none(), st.integers(1, 64), st.sampled_from([0, -1, 2**63])),
-            "token_budget": st.one_of(st.none(), st.integers(256, 65_536), st.sampled_from([0, 2.5, 10**30])),
-            "policy": choice(POLICIES),
-            "prefix_hit": st.one_of(st.floats(0, 0.99), st.sampled_from([NAN, -0.1, 1.0])),
-            "draft_tokens": st.one_of(st.none(), st.integers(0, 4), st.sampled_from([-1, 65])),
-            "accepted_length": st.one_of(st.none(), st.floats(1, 3), st.sampled_from([NAN, INF, 0.5, 100.0])),
-            "seed": st.one_of(st.integers(0, 2**32), st.sampled_from([-1, 2**64, 1.5])),
-        },
-    ).map(_lazy_knobs),
-    st.just(WrongType("decode_first")),
+sim_knobs = _mostly(
+    st.one_of(
+        st.just(EngineKnobs()),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "max_running_requests": st.one_of(st.none(), st.integers(1, 64)),
+                "token_budget": st.one_of(st.none(), st.integers(256, 65_536)),
+                "policy": st.sampled_from(POLICIES),
+                "prefix_hit": st.floats(0, 0.99),
+                "seed": st.integers(0, 2**32),
+            },
+        )
+        .flatmap(  # speculation: a draft of 1-4 tokens, 1 to draft + 1 of them emitted a step, or the costs' own
+            lambda kw: st.one_of(
+                st.just(kw),
+                st.integers(1, 4).flatmap(
+                    lambda k: st.floats(1, k + 1).map(lambda al: {**kw, "draft_tokens": k, "accepted_length": al})
+                ),
+            )
+        )
+        .map(_lazy_knobs),
+    ),
+    st.one_of(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "max_running_requests": st.sampled_from([0, -1, 2**63]),
+                "token_budget": st.sampled_from([0, 2.5, 10**30]),
+                "policy": st.sampled_from(GARBAGE_TEXT),
+                "prefix_hit": st.sampled_from([NAN, -0.1, 1.0]),
+                "draft_tokens": st.sampled_from([-1, 65]),
+                "accepted_length": st.sampled_from([NAN, INF, 0.5, 100.0]),
+                "seed": st.sampled_from([-1, 2**64, 1.5]),
+            },
+        ).map(_lazy_knobs),
+        st.just(WrongType("decode_first")),
+    ),
 )
 _COUNT_JUNK = st.sampled_from([0, -1, 2**31, 2**63, 10**30])
-sim_requests = st.one_of(st.integers(1, 200), _COUNT_JUNK, st.just(WrongType(2.5)))
+sim_requests = _mostly(st.integers(1, 200), st.one_of(_COUNT_JUNK, st.just(WrongType(2.5))))
+sim_rate = _mostly(st.floats(0.01, 200), st.one_of(st.sampled_from(HOSTILE_FLOATS), st.just(WrongType("1"))))
 _SMALL = ReplicaCosts((1.0, 64.0), (0.01, 0.03), 2e-5, 2048, 64, 8)  # fuzz's middle replica_costs
 
 
-def _sim_result(kind: int) -> Lazy:
+@functools.cache
+def _sim_result(kind: int) -> SimResult:
     """A run to judge: a light open loop, one beyond capacity (unstable), one-token outputs (TPOT NaN), a closed loop."""
-    make = {
+    return {
         0: lambda: simulate_open(_SMALL, Lengths.exact(512, 64), 1.0, requests=40),
         1: lambda: simulate_open(_SMALL, Lengths.exact(512, 64), 500.0, requests=40),
         2: lambda: simulate_open(_SMALL, Lengths.exact(512, 1), 1.0, requests=40),
         3: lambda: simulate_closed(_SMALL, Lengths(256, 1024, 16, 128), 8, requests=40),
-    }[kind]
-    return Lazy(make, f"sim_result({kind})")
+    }[kind]()
 
 
 sim_results = st.sampled_from(range(4)).map(_sim_result)
-for _f_name in ("simulate_closed", "simulate_open", "closed_frontier", "open_sweep", "goodput_rate"):
-    OVERRIDES[f"{_SIM}.loops.{_f_name}.lengths"] = sim_lengths
-    OVERRIDES[f"{_SIM}.loops.{_f_name}.knobs"] = sim_knobs
-    OVERRIDES[f"{_SIM}.loops.{_f_name}.requests"] = sim_requests
+for _f_name in (
+    "loops.simulate_closed",
+    "loops.simulate_open",
+    "loops.closed_frontier",
+    "loops.open_sweep",
+    "loops.goodput_rate",
+    "sweep.open_capacity",
+    "sweep.load_sweep",
+    "sweep.sweep_goodput",
+):
+    OVERRIDES[f"{_SIM}.{_f_name}.lengths"] = sim_lengths
+    OVERRIDES[f"{_SIM}.{_f_name}.knobs"] = sim_knobs
+    OVERRIDES[f"{_SIM}.{_f_name}.requests"] = sim_requests
+for _f_name in ("loops.simulate_open", "loops.simulate_disaggregated"):
+    OVERRIDES[f"{_SIM}.{_f_name}.rate"] = sim_rate
+_TARGETS = {
+    "ttft_target_s": _mostly(st.floats(0.01, 10), st.one_of(st.sampled_from(HOSTILE_FLOATS), st.just(WrongType("3")))),
+    "tpot_target_s": _mostly(st.floats(1e-3, 1), st.one_of(st.sampled_from(HOSTILE_FLOATS), st.just(WrongType("3")))),
+    "quantile": _mostly(st.floats(0.01, 0.99), st.sampled_from([0.0, 1.0, NAN, -1.0, 99.0])),
+}
+for _f_name in ("loops.goodput_rate", "results.goodput", "results.miss", "sweep.sweep_goodput"):
+    OVERRIDES.update({f"{_SIM}.{_f_name}.{k}": v for k, v in _TARGETS.items()})
 OVERRIDES.update(
     {
-        f"{_SIM}.knobs.emitted_per_step.size": st.one_of(st.integers(0, 10_000), _COUNT_JUNK),
-        f"{_SIM}.knobs.emitted_per_step.rng": st.one_of(
+        f"{_SIM}.knobs.emitted_per_step.size": _mostly(st.integers(0, 10_000), _COUNT_JUNK),
+        **{
+            f"{_SIM}.knobs.{f}.{name}": _mostly(valid, junk)
+            for f in ("emitted_per_step", "acceptance_rate")
+            for name, valid, junk in (
+                ("draft_tokens", st.integers(1, 4), st.sampled_from([-1, 65, 2**63, 1.5])),
+                ("accepted_length", st.floats(1, 2), st.sampled_from([*HOSTILE_FLOATS, 10.0])),
+            )
+        },
+        f"{_SIM}.knobs.emitted_per_step.rng": _mostly(
             st.integers(0, 2**32).map(np.random.default_rng), st.just(WrongType(0))
         ),
-        f"{_SIM}.loops.simulate_closed.concurrency": st.one_of(st.integers(1, 64), _COUNT_JUNK),
-        f"{_SIM}.loops.simulate_closed.warmup": st.one_of(st.none(), st.integers(0, 200), _COUNT_JUNK),
-        f"{_SIM}.loops.simulate_closed.think_s": fl(0, 10),
-        f"{_SIM}.loops.simulate_open.warmup": st.one_of(st.none(), st.integers(0, 200), _COUNT_JUNK),
-        f"{_SIM}.loops.closed_frontier.concurrencies": st.one_of(
-            st.lists(st.one_of(st.integers(1, 32), _COUNT_JUNK), max_size=3), st.just(WrongType(8))
+        f"{_SIM}.loops.simulate_closed.concurrency": _mostly(st.integers(1, 64), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_closed.warmup": _mostly(st.one_of(st.none(), st.integers(0, 200)), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_closed.think_s": _mostly(st.floats(0, 10), st.sampled_from(HOSTILE_FLOATS)),
+        f"{_SIM}.loops.simulate_open.warmup": _mostly(st.one_of(st.none(), st.integers(0, 200)), _COUNT_JUNK),
+        f"{_SIM}.loops.closed_frontier.concurrencies": _mostly(
+            st.lists(st.integers(1, 32), max_size=3), st.sampled_from([[0], [2**63], [1.5], WrongType(8)])
         ),
-        f"{_SIM}.loops.open_sweep.rates": st.one_of(
-            st.lists(fl(0.01, 100, wrong=False), max_size=3), st.just(WrongType(1.0))
+        f"{_SIM}.loops.open_sweep.rates": _mostly(
+            st.lists(st.floats(0.01, 100), max_size=3), st.sampled_from([[NAN], [-1.0], [1e300], WrongType(1.0)])
         ),
-        f"{_SIM}.loops.goodput_rate.iterations": st.one_of(st.integers(1, 4), _COUNT_JUNK),
+        f"{_SIM}.loops.goodput_rate.iterations": _mostly(st.integers(1, 4), _COUNT_JUNK),
         f"{_SIM}.loops.simulate_disaggregated.lengths": sim_lengths,
         f"{_SIM}.loops.simulate_disaggregated.prefill_knobs": sim_knobs,
         f"{_SIM}.loops.simulate_disaggregated.decode_knobs": sim_knobs,
-        f"{_SIM}.loops.simulate_disaggregated.prefill_replicas": st.one_of(st.integers(1, 8), _COUNT_JUNK),
-        f"{_SIM}.loops.simulate_disaggregated.decode_replicas": st.one_of(st.integers(1, 8), _COUNT_JUNK),
-        f"{_SIM}.loops.simulate_disaggregated.handoff_s": fl(0, 1),
-        f"{_SIM}.loops.simulate_disaggregated.handoff_s_per_token": fl(0, 1e-3),
+        f"{_SIM}.loops.simulate_disaggregated.prefill_replicas": _mostly(st.integers(1, 8), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_disaggregated.decode_replicas": _mostly(st.integers(1, 8), _COUNT_JUNK),
+        f"{_SIM}.loops.simulate_disaggregated.handoff_s": _mostly(st.floats(0, 1), st.sampled_from(HOSTILE_FLOATS)),
+        f"{_SIM}.loops.simulate_disaggregated.handoff_s_per_token": _mostly(
+            st.floats(0, 1e-3), st.sampled_from(HOSTILE_FLOATS)
+        ),
         f"{_SIM}.loops.simulate_disaggregated.requests": sim_requests,
-        f"{_SIM}.loops.simulate_disaggregated.warmup": st.one_of(st.none(), st.integers(0, 200), _COUNT_JUNK),
-        f"{_SIM}.results.goodput.results": st.one_of(
-            st.lists(sim_results, max_size=4), st.just([WrongType("a run")]), st.just(WrongType(None))
+        f"{_SIM}.loops.simulate_disaggregated.warmup": _mostly(st.one_of(st.none(), st.integers(0, 200)), _COUNT_JUNK),
+        f"{_SIM}.results.goodput.results": _mostly(
+            st.lists(sim_results, max_size=4), st.sampled_from([[WrongType("a run")], WrongType(None)])
         ),
         f"{_SIM}.results.miss.result": st.one_of(sim_results, st.just(WrongType(None))),
-        f"{_SIM}.results.weighted_quantile.values": _a(0, 10, two_d=True)(""),
-        f"{_SIM}.results.weighted_quantile.weights": st.one_of(
-            _a(0, 64, two_d=False)(""), st.just([1e300, 1e300]), st.just([-1.0])
+        f"{_SIM}.results.weighted_quantile.values": _mostly(
+            st.lists(st.floats(0, 10), min_size=3, max_size=3).map(np.array), _a(0, 10, two_d=True)("")
         ),
-        f"{_SIM}.results.weighted_quantile.q": fl(0, 1),
+        f"{_SIM}.results.weighted_quantile.weights": _mostly(
+            st.lists(st.integers(0, 64), min_size=3, max_size=3).map(np.array),
+            st.one_of(_a(0, 64, two_d=False)(""), st.just([1e300, 1e300, 1.0]), st.just([-1.0])),
+        ),
+        f"{_SIM}.results.weighted_quantile.q": _mostly(st.floats(0, 1), st.sampled_from(HOSTILE_FLOATS)),
+        f"{_SIM}.sweep.load_sweep.shares": _mostly(
+            st.lists(st.floats(0.01, 1.5), max_size=3), st.sampled_from([[0.5, "x"], [NAN], [0.0], WrongType(0.5)])
+        ),
+        f"{_SIM}.sweep.sweep_goodput.sweep": _mostly(st.lists(sim_results, max_size=3), st.just(WrongType(None))),
+        f"{_SIM}.sweep.sweep_goodput.iterations": _mostly(st.integers(0, 2), _COUNT_JUNK),
     }
 )
 # the simulations' non-finite values, each documented where it is made
@@ -1512,6 +1583,8 @@ SENTINELS.update(
         for f in ("simulate_closed", "simulate_open", "closed_frontier", "open_sweep", "simulate_disaggregated")
     }
 )
+SENTINELS[f"{_SIM}.sweep.load_sweep"] = ("nan", "as simulate_open: the SimResults of the sweep")
+SENTINELS[f"{_SIM}.sweep.sweep_goodput"] = ("nan", "as simulate_open: the SimResult it reports")
 SENTINELS[f"{_SIM}.loops.goodput_rate"] = ("nan", "as simulate_open: the SimResult it reports")
 SENTINELS[f"{_SIM}.results.goodput"] = ("nan", "as simulate_open: the SimResult it reports")
 SENTINELS[f"{_SIM}.results.weighted_quantile"] = ("nan", "no values, or no weight: NaN (its docstring)")
@@ -1541,6 +1614,8 @@ EXAMPLES = {
     f"{_SIM}.loops.open_sweep": 8,
     f"{_SIM}.loops.closed_frontier": 5,
     f"{_SIM}.loops.goodput_rate": 5,
+    f"{_SIM}.sweep.load_sweep": 8,
+    f"{_SIM}.sweep.sweep_goodput": 10,
 }
 
 

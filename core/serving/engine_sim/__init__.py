@@ -14,8 +14,12 @@ audit 3 B3.7), this one is the reference. Pure Python + numpy.
     r = simulate_open(costs, Lengths.from_profile(chat), rate=4.0, knobs=EngineKnobs(prefix_hit=0.4))
     r.summary().ttft_s["P99"]
 
+    sweep = load_sweep(costs, workload_lengths(wl), workload_knobs(wl))   # 1% .. 110% of open_capacity
+    sweep_goodput(costs, workload_lengths(wl), sweep, 3.0, 0.1, 0.99)   # the Layouts page's goodput
+
 Modules: :mod:`.knobs` (the knobs, the lengths), :mod:`.engine` (the batching loop), :mod:`.loops` (closed,
-open, disaggregated), :mod:`.results` (percentiles, goodput).
+open, disaggregated), :mod:`.results` (percentiles, goodput), :mod:`.sweep` (a replica under load as the pages
+draw it: the rates, the workload's lengths, goodput refined).
 """
 
 from core.serving.engine_sim.knobs import POLICIES, EngineKnobs, Lengths, acceptance_rate, emitted_per_step
@@ -29,11 +33,23 @@ from core.serving.engine_sim.loops import (
     simulate_open,
 )
 from core.serving.engine_sim.results import PERCENTILES, Goodput, SimResult, Summary, goodput, miss, weighted_quantile
+from core.serving.engine_sim.sweep import (
+    SWEEP_REQUESTS,
+    SWEEP_SHARES,
+    load_sweep,
+    open_capacity,
+    sweep_goodput,
+    workload_knobs,
+    workload_lengths,
+    workload_profile,
+)
 
 __all__ = [
     "FRONTIER",
     "PERCENTILES",
     "POLICIES",
+    "SWEEP_REQUESTS",
+    "SWEEP_SHARES",
     "EngineKnobs",
     "Goodput",
     "Lengths",
@@ -44,10 +60,16 @@ __all__ = [
     "emitted_per_step",
     "goodput",
     "goodput_rate",
+    "load_sweep",
     "miss",
+    "open_capacity",
     "open_sweep",
     "simulate_closed",
     "simulate_disaggregated",
     "simulate_open",
+    "sweep_goodput",
     "weighted_quantile",
+    "workload_knobs",
+    "workload_lengths",
+    "workload_profile",
 ]

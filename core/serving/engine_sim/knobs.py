@@ -23,6 +23,7 @@ from core._util.checks import amount, is_number, is_whole, whole
 from core.serving.closed_loop import ReplicaCosts
 
 __all__ = [
+    "DEFAULT_KNOBS",
     "MAX_DRAWS",
     "POLICIES",
     "Z90",
@@ -172,6 +173,9 @@ class Lengths:
         return out[0], out[1]
 
 
+DEFAULT_KNOBS = EngineKnobs()  # the costs' own scheduling, no prefix cache
+
+
 def acceptance_rate(draft_tokens: int, accepted_length: float) -> float:
     """The per-token acceptance ``alpha`` whose mean tokens per step ``(1 - alpha^(k+1)) / (1 - alpha)`` (the
     i.i.d. acceptance model: drafts accepted in order until the first rejection, plus the verifier's own token) is
@@ -208,3 +212,20 @@ def emitted_per_step(draft_tokens: int, accepted_length: float, size: int, rng: 
             break
         out += u < bar
     return out
+
+
+# the runs' own checks (core.serving.engine_sim.loops, .sweep): public names outside __all__, as run_engine
+def resolved(costs: ReplicaCosts, lengths: Lengths, knobs: EngineKnobs, name: str = "knobs") -> Resolved:
+    """``knobs`` against ``costs``, every argument of its type."""
+    if not isinstance(lengths, Lengths):
+        raise TypeError(f"lengths must be a Lengths, got {type(lengths).__name__}")
+    if not isinstance(knobs, EngineKnobs):
+        raise TypeError(f"{name} must be an EngineKnobs, got {type(knobs).__name__}")
+    return knobs.resolve(costs)
+
+
+def load_list(name: str, loads) -> list:
+    """A sweep's loads: a list, tuple or array of at most 1,000."""
+    if not isinstance(loads, (list, tuple, np.ndarray)) or np.ndim(loads) != 1 or len(loads) > 1000:
+        raise ValueError(f"{name} must be a list of at most 1,000 loads, got {str(loads)[:40]!r}")
+    return list(loads)

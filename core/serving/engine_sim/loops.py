@@ -7,7 +7,8 @@ measured, and more are sent (the clients go on, arrivals go on) until every meas
 sees the load drain. Rates count the requests finishing (measured or not) between the first and the last
 measured request's arrival, over that span. Default warm-up: two requests per client (closed loop: the start's
 burst and its echo); three mean lifetimes of arrivals (open loop, the lifetime as :func:`core.serving`'s
-analytical model estimates it), at least a tenth of ``requests``. An open loop is "unstable" when the requests in
+analytical model estimates it), at least a tenth of ``requests`` (half a lifetime from a warm start, see
+:func:`simulate_open`). An open loop is "unstable" when the requests in
 the system (arrived, not finished) grew over the span by more than a tenth of ``requests``: arrivals outpace the
 engine, or come too close to its capacity to settle within the run (more ``requests`` tell which).
 
@@ -26,12 +27,15 @@ from core._util.checks import amount, whole
 from core.serving.closed_loop import ReplicaCosts
 from core.serving.engine_sim.engine import Trace, run_engine
 from core.serving.engine_sim.knobs import (
+    DEFAULT_KNOBS,
     MAX_DRAWS,
     EngineKnobs,
     Lengths,
     Resolved,
     acceptance_rate,
     emitted_per_step,
+    load_list,
+    resolved,
 )
 from core.serving.engine_sim.results import Goodput, SimResult, goodput, miss
 
@@ -46,19 +50,9 @@ __all__ = [
 ]
 
 FRONTIER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-_DEFAULT_KNOBS = EngineKnobs()
 MAX_REQUESTS = 1_000_000  # measured requests of one run, and warm-up ones
 MAX_CHUNK_STEPS = 500_000  # token-budget steps of prefill in one run (~7 s of the loop)
 MIN_RATE, MAX_RATE = 1e-6, 1e9  # requests/s
-
-
-def _resolved(costs: ReplicaCosts, lengths: Lengths, knobs: EngineKnobs, name: str = "knobs") -> Resolved:
-    """``knobs`` against ``costs``, every argument of its type."""
-    if not isinstance(lengths, Lengths):
-        raise TypeError(f"lengths must be a Lengths, got {type(lengths).__name__}")
-    if not isinstance(knobs, EngineKnobs):
-        raise TypeError(f"{name} must be an EngineKnobs, got {type(knobs).__name__}")
-    return knobs.resolve(costs)
 
 
 def _requests(requests: int, warmup: int | None) -> tuple[int, int | None]:
@@ -182,7 +176,7 @@ def simulate_closed(
     costs: ReplicaCosts,
     lengths: Lengths,
     concurrency: int,
-    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    knobs: EngineKnobs = DEFAULT_KNOBS,
     *,
     requests: int = 2000,
     warmup: int | None = None,
@@ -200,7 +194,7 @@ def simulate_closed(
     think = amount("think_s", think_s, 0.0, 1e6)
     if not isinstance(stagger, bool):
         raise ValueError(f"stagger must be True or False, got {str(stagger)[:40]!r}")
-    res = _resolved(costs, lengths, knobs)
+    res = resolved(costs, lengths, knobs)
     g_len, _, g_acc = _generators(res.seed)
     total = w + n + max(c, n // 4)  # clients keep sending while the measured requests finish
     _check_work(w + n, lengths, res)
@@ -216,41 +210,59 @@ def simulate_open(
     costs: ReplicaCosts,
     lengths: Lengths,
     rate: float,
-    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    knobs: EngineKnobs = DEFAULT_KNOBS,
     *,
     requests: int = 2000,
     warmup: int | None = None,
+    warm: bool = False,
 ) -> SimResult:
-    """Poisson arrivals at ``rate`` requests/s."""
+    """Poisson arrivals at ``rate`` requests/s, from an empty replica (a benchmark's start) or, ``warm``, from the
+    steady state :func:`_open_steady` estimates: its sequences in decode already running at time 0, each part-way
+    through its output (a uniform share of its decode steps left; prefilled before the run, counted as warm-up), so
+    half a lifetime of arrivals warms the run up instead of three, and a replica holding thousands of sequences
+    settles within a run of a few thousand requests. Arrivals go on for one and a half lifetimes after the measured
+    ones (at least a quarter of ``requests``, at most ten times), so they finish under the load they arrived in."""
     lam = _rate(rate)
     n, w = _requests(requests, warmup)
-    res = _resolved(costs, lengths, knobs)
-    w = _open_warmup(costs, res, lengths, lam, n) if w is None else w
-    g_len, g_arr, g_acc = _generators(res.seed)
-    total = w + n + n // 4  # arrivals go on while the measured requests finish
+    if not isinstance(warm, bool):
+        raise ValueError(f"warm must be True or False, got {str(warm)[:40]!r}")
+    res = resolved(costs, lengths, knobs)
+    steady = _open_steady(costs, res, lengths, lam)
+    if w is None:  # arrivals of three lifetimes (half of one, warm), at least a tenth of n, at most five times
+        lives = 0.5 if warm else 3.0
+        w = n // 10 if steady is None else int(min(5 * n, max(n // 10, math.ceil(lives * lam * steady[1]))))
+    m0 = min(res.cap, round(steady[0])) if warm and steady is not None else 0
+    tail = n // 4 if steady is None else int(min(10 * n, max(n // 4, math.ceil(1.5 * lam * steady[1]))))
     _check_work(w + n, lengths, res)
+    lead = m0 + w  # the first measured request
+    total = lead + n + tail
+    g_len, g_arr, g_acc = _generators(res.seed)
     inp, out = lengths.draw(total, g_len)
-    arrivals = _open_arrivals(lam, total, g_arr)
+    arrivals = np.concatenate([np.zeros(m0), _open_arrivals(lam, total - m0, g_arr)])
     steps = decode_steps(out - 1, res, g_acc)
-    tr = _engine(costs, res, total, res.computed(inp), steps, arrivals=arrivals, stop_before=w + n)
-    return _result("open", lam, tr, w, n, inp, out, costs.gpus)
+    comp = res.computed(inp)
+    given = None
+    if m0:  # already decoding at 0: no prompt left, a uniform share of the decode steps
+        steps[:m0] = np.floor(steps[:m0] * g_acc.random(m0)).astype(np.int64)
+        comp[:m0] = 0
+        given = np.zeros(total)
+    tr = _engine(costs, res, total, comp, steps, arrivals=arrivals, stop_before=lead + n, first_given=given)
+    return _result("open", lam, tr, lead, n, inp, out, costs.gpus)
 
 
-def _open_warmup(costs: ReplicaCosts, res: Resolved, lengths: Lengths, rate: float, n: int) -> int:
-    """Arrivals to discard: those of three mean requests' lifetimes, as the analytical model estimates one (the
-    sequences in decode ``m = rate x steps x t(m) / (1 - a)``, ``a`` the prompts' share of the time, a lifetime
-    ``steps x t(m) / (1 - a)``), at least a tenth of ``n``, at most five times ``n`` (a tenth when the prompts alone
-    outrun the replica)."""
+def _open_steady(costs: ReplicaCosts, res: Resolved, lengths: Lengths, rate: float) -> tuple[float, float] | None:
+    """The steady state at ``rate`` as the analytical model estimates it: the sequences in decode ``m = rate x
+    steps x t(m) / (1 - a)`` (at most the running cap), ``a`` the prompts' share of the time, and a request's
+    lifetime ``steps x t(m) / (1 - a)``; None when the prompts alone outrun the replica (no steady state)."""
     steps = max(1.0, (lengths.mean("output") - 1) / res.accepted_length)
     a = rate * lengths.mean("input") * (1 - res.prefix_hit) * costs.prefill_s_per_token
-    if a >= 1:  # beyond what prefill alone allows: no steady state to wait for
-        return n // 10
+    if a >= 1:
+        return None
     lo, hi = 0.0, float(res.cap)
     for _ in range(40):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if mid < rate * steps * costs.decode_s(mid) / (1 - a) else (lo, mid)
-    life = steps * costs.decode_s(hi) / (1 - a)
-    return int(min(5 * n, max(n // 10, math.ceil(3 * rate * life))))
+    return hi, steps * costs.decode_s(hi) / (1 - a)
 
 
 def _open_arrivals(rate: float, total: int, rng: np.random.Generator) -> np.ndarray:
@@ -261,28 +273,21 @@ def closed_frontier(
     costs: ReplicaCosts,
     lengths: Lengths,
     concurrencies=FRONTIER,
-    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    knobs: EngineKnobs = DEFAULT_KNOBS,
     *,
     requests: int = 2000,
 ) -> list[SimResult]:
     """:func:`simulate_closed` at each concurrency (the throughput-vs-interactivity frontier's points)."""
     return [
-        simulate_closed(costs, lengths, c, knobs, requests=requests) for c in _loads("concurrencies", concurrencies)
+        simulate_closed(costs, lengths, c, knobs, requests=requests) for c in load_list("concurrencies", concurrencies)
     ]
 
 
 def open_sweep(
-    costs: ReplicaCosts, lengths: Lengths, rates, knobs: EngineKnobs = _DEFAULT_KNOBS, *, requests: int = 2000
+    costs: ReplicaCosts, lengths: Lengths, rates, knobs: EngineKnobs = DEFAULT_KNOBS, *, requests: int = 2000
 ) -> list[SimResult]:
     """:func:`simulate_open` at each rate."""
-    return [simulate_open(costs, lengths, r, knobs, requests=requests) for r in _loads("rates", rates)]
-
-
-def _loads(name: str, loads) -> list:
-    """A sweep's loads: a list, tuple or array of at most 1,000."""
-    if not isinstance(loads, (list, tuple, np.ndarray)) or np.ndim(loads) != 1 or len(loads) > 1000:
-        raise ValueError(f"{name} must be a list of at most 1,000 loads, got {str(loads)[:40]!r}")
-    return list(loads)
+    return [simulate_open(costs, lengths, r, knobs, requests=requests) for r in load_list("rates", rates)]
 
 
 def goodput_rate(
@@ -291,7 +296,7 @@ def goodput_rate(
     ttft_target_s: float,
     tpot_target_s: float,
     quantile: float = 0.99,
-    knobs: EngineKnobs = _DEFAULT_KNOBS,
+    knobs: EngineKnobs = DEFAULT_KNOBS,
     *,
     requests: int = 2000,
     iterations: int = 10,
@@ -300,7 +305,7 @@ def goodput_rate(
     load and the closed loop's most (the engine full of clients); the same seed at every rate."""
     whole("iterations", iterations, 1, 60)
     goodput([], ttft_target_s, tpot_target_s, quantile)  # the targets checked before any run
-    res = _resolved(costs, lengths, knobs)
+    res = resolved(costs, lengths, knobs)
     most = simulate_closed(costs, lengths, min(res.cap, 4096), knobs, requests=requests).requests_per_s
 
     def at(rate: float) -> tuple[SimResult, str | None]:
@@ -331,8 +336,8 @@ def simulate_disaggregated(
     lengths: Lengths,
     rate: float,
     *,
-    prefill_knobs: EngineKnobs = _DEFAULT_KNOBS,
-    decode_knobs: EngineKnobs = _DEFAULT_KNOBS,
+    prefill_knobs: EngineKnobs = DEFAULT_KNOBS,
+    decode_knobs: EngineKnobs = DEFAULT_KNOBS,
     handoff_s: float = 0.0,
     handoff_s_per_token: float = 0.0,
     requests: int = 2000,
@@ -350,8 +355,8 @@ def simulate_disaggregated(
     hs, hpt = amount("handoff_s", handoff_s, 0.0, 1e3), amount("handoff_s_per_token", handoff_s_per_token, 0.0, 1.0)
     n, w = _requests(requests, warmup)
     w = n // 10 if w is None else w
-    pres = _resolved(prefill, lengths, prefill_knobs, "prefill_knobs")
-    dres = _resolved(decode, lengths, decode_knobs, "decode_knobs")
+    pres = resolved(prefill, lengths, prefill_knobs, "prefill_knobs")
+    dres = resolved(decode, lengths, decode_knobs, "decode_knobs")
     g_len, g_arr, g_acc = _generators(pres.seed)
     total = w + n + n // 4
     _check_work(-(-(w + n) // rp), lengths, pres)  # each prefill replica's share
