@@ -10,6 +10,7 @@ from core import serving
 from core.catalog import load_catalog
 from core.deployment.specs import ParallelLayout, Workload
 from core.serving.engine_sim import (
+    SWEEP_SHARES,
     EngineKnobs,
     Lengths,
     SimResult,
@@ -17,10 +18,15 @@ from core.serving.engine_sim import (
     emitted_per_step,
     goodput,
     goodput_rate,
+    load_sweep,
+    open_capacity,
     simulate_closed,
     simulate_disaggregated,
     simulate_open,
+    sweep_goodput,
     weighted_quantile,
+    workload_knobs,
+    workload_lengths,
 )
 from core.serving.engine_sim.engine import run_engine
 from core.serving.workload_profiles import profile
@@ -262,3 +268,63 @@ def test_disaggregated_pools_by_hand():
     assert r.percentile("ttft", 0.5) == pytest.approx(0.0201, rel=1e-9)
     assert r.percentile("tpot", 0.5) == pytest.approx((0.0601 + 98 * 0.0101) / 99, rel=1e-9)
     assert r.percentile("itl", 0.999) == pytest.approx(0.0601, rel=1e-9)
+
+
+def test_the_load_sweep_by_hand():
+    # 1,000 in / 100 out: a request costs 1,000 x 10 us = 10 ms of prefill and 99 decode steps; with n running,
+    # t(n) = 10 ms + 0.1 ms x n, so n running serve n / (99 x t(n) + n x 0.01 s) requests/s, rising with n: at the
+    # 1,000-sequence cache, 1,000 / (99 x 0.110 + 10) = 1,000 / 20.89 = 47.870 requests/s
+    lengths = Lengths.exact(1000, 100)
+    top = open_capacity(COSTS, lengths)
+    assert top == pytest.approx(1000 / 20.89, rel=1e-9)
+    sweep = load_sweep(COSTS, lengths)
+    assert [r.load for r in sweep] == pytest.approx([f * top for f in SWEEP_SHARES])
+    # 1% of it (0.48 requests/s, ~0.5 requests in the replica): the median prompt is alone, t(0) + 10 ms = 20.1 ms
+    assert sweep[0].percentile("ttft", 0.5) == pytest.approx(0.0201, rel=1e-9)
+    # up to 95% of the capacity the queue settles, and every percentile grows with the rate (measured P50 TTFT
+    # 0.020, 0.028, 0.034, 0.045, 0.065, 0.098, 0.187 s; P50 TPOT 10.2 .. 112.5 ms)
+    stable = [r for r in sweep if r.stable]
+    assert [r.load for r in stable] == [r.load for r in sweep[:-1]]
+    for metric in ("ttft", "tpot"):
+        for q in (0.5, 0.99):
+            pts = [r.percentile(metric, q) for r in stable]
+            assert pts == sorted(pts), (metric, q, pts)
+    assert stable[-1].percentile("ttft", 0.5) > 5 * stable[0].percentile("ttft", 0.5)
+    # beyond it (125%: 59.8 requests/s) the queue grows: every percentile infinite, the replica serves about its
+    # capacity (measured 49.9 requests/s)
+    beyond = sweep[-1]
+    assert not beyond.stable and math.isinf(beyond.percentile("ttft", 0.5))
+    assert beyond.requests_per_s == pytest.approx(top, rel=0.1)
+    # goodput at P99 TTFT 0.5 s, TPOT 50 ms: 75% of the capacity meets both (P99 TPOT 45.0 ms), 85% misses TPOT
+    # (65.5 ms); two runs in between find the rate to within a quarter of that step (measured 37.1 requests/s)
+    g = sweep_goodput(COSTS, lengths, sweep, 0.5, 0.05, 0.99)
+    assert g.binding == "TPOT" and 0.75 * top <= g.load < 0.85 * top
+    assert g.at.percentile("tpot", 0.99) <= 0.05 and g.at.percentile("ttft", 0.99) <= 0.5
+    # bisection added: the grid alone gives 75%
+    assert goodput(sweep, 0.5, 0.05, 0.99).load == pytest.approx(0.75 * top)
+
+
+def test_a_warm_start_is_the_steady_state():
+    # simulate_open(warm=True) starts with the sequences the rate keeps decoding already running: the same medians
+    # as from an empty replica with three lifetimes of warm-up (measured, 2,000 requests: 30% of the capacity
+    # TPOT 14.15 / 14.15 ms, TTFT 30.7 / 30.5 ms; 60% 23.43 / 23.43 ms, 45.0 / 45.0 ms; 85% 53.6 / 55.2 ms)
+    lengths = Lengths.exact(1000, 100)
+    for share, rel in ((0.3, 0.02), (0.6, 0.02), (0.85, 0.05)):
+        cold, warm = (simulate_open(COSTS, lengths, share * 47.87, warm=w) for w in (False, True))
+        assert warm.stable and warm.requests_per_s == pytest.approx(cold.requests_per_s, rel=0.03)
+        assert warm.percentile("tpot", 0.5) == pytest.approx(cold.percentile("tpot", 0.5), rel=rel)
+        assert warm.percentile("ttft", 0.5) == pytest.approx(cold.percentile("ttft", 0.5), rel=2 * rel)
+
+
+def test_a_workloads_lengths_and_prefix_hits():
+    # the default workload (2,048 / 512, no reuse) is no catalog profile: every request exactly its lengths
+    assert workload_lengths(Workload()) == Lengths.exact(2048, 512)
+    assert workload_knobs(Workload()).prefix_hit == 0.0
+    # the chat profile's workload (the sidebar's preset, any concurrency): the lognormal of its medians and p90s,
+    # prompts 1,020 / 2,735, outputs 129 / 424, its 40% prefix hits
+    chat = profile("chat")
+    assert workload_lengths(chat.workload(batch=7)) == Lengths(1020, 2735, 129, 424)
+    assert workload_knobs(chat.workload()).prefix_hit == chat.prefix_reuse
+    # the chat workload with one length edited is custom: exact again
+    edited = chat.workload().model_copy(update={"output_len": 300})
+    assert workload_lengths(edited) == Lengths.exact(edited.input_len, 300)
