@@ -122,7 +122,7 @@ def signature(case: Case) -> list[str]:
     if case.page == "Intensity":
         return [f"Is each GEMM of {m.name} memory- or compute-bound on {g.name}"]
     if case.page == "Layouts":
-        return [f"How should {m.name} be laid out on {case.nodes} × {case.gpn} {g.name} ({case.gpus:,} GPUs"]
+        return [f"How should {m.name} (", f"be laid out on {case.nodes} × {case.gpn} {g.name} ({case.gpus:,} GPUs"]
     if case.page == "Disaggregation_and_cost":
         return [f"How many {g.name} GPUs does {m.name} need", f"cluster ({case.gpus} GPUs) as the building block"]
     raise AssertionError(case.page)
