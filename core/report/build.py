@@ -251,12 +251,19 @@ def build_report(
             if plans:
                 best = plans[0]
                 bests.append(best)
-                kind = "TPOT" if phase == "decode" else "TTFT"
+                overlap = "two-batch overlap" if best.overlap == "two_batch" else "no overlap"
+                per = best.tokens_per_gpu
+                if phase == "decode":  # what the figure counts, and per what (numbers audit 3 B8.6, review 3 M14)
+                    what = "output tokens, as a decode pool"
+                    at = f"{per:,.{1 if per < 10 else 0}f} sequences per GPU, TPOT"
+                else:
+                    what = f"{'computed' if wl.prefix_reuse else 'input'} prompt tokens, as a prefill pool"
+                    at = f"{per:,.0f} prompt tokens per GPU per step, TTFT"
                 sec.figures.append(
                     (
                         f"Best {phase} layout",
-                        f"{best.label} ({best.overlap.replace('_', '-')} overlap): {best.tokens_per_s_per_gpu:,.0f} "
-                        f"tokens/s per GPU at {best.tokens_per_gpu:,.3g} per GPU, {kind} {best.latency_s * 1e3:,.0f} ms",
+                        f"{best.label} ({overlap}): {best.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({what}) at "
+                        f"{at} {best.latency_s * 1e3:,.0f} ms",
                     )
                 )
                 role = "aggregated" if phase == "decode" else "prefill"
