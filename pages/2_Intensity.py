@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import memory, moe, roofline
+from core.deployment.parallel import sequences_per_replica
 from core.deployment.specs import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
@@ -16,7 +17,7 @@ scenario, cat, model, gpu = page("Intensity", "📈")
 prec, wl = scenario.precision, scenario.workload
 layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
 replicas = max(layout.dp, 1)
-batch = -(-wl.batch // replicas)  # the busiest replica's share of the deployment's sequences, as Fit spreads them
+batch = sequences_per_replica(wl.batch, layout)  # the busiest replica's share, as Fit spreads the sequences
 is_moe = model.is_moe
 
 st.title("Intensity")

@@ -25,6 +25,7 @@ __all__ = [
     "fitting_tp",
     "pipeline_stages",
     "quant_split_problems",
+    "sequences_per_replica",
     "stage_counts",
 ]
 
@@ -36,6 +37,15 @@ __all__ = [
 # blocks). MXFP4 is left out: the engines pad MXFP4 experts to their tile width on a split (vLLM and SGLang
 # run gpt-oss at expert TP 4 and 8, 2880 / 8 = 360 wide).
 QUANT_BLOCK_WIDTH = {"fp8": 128, "nvfp4": 16}
+
+
+def sequences_per_replica(sequences: int, layout: ParallelLayout) -> int:
+    """The busiest replica's share of a deployment's ``sequences`` over the layout's ``dp`` replicas:
+    ``ceil(sequences / dp)`` (64 over 3 replicas: 22). Intensity, the Report and Fit take the same split."""
+    sequences = whole("sequences", sequences, 1, 10**9)
+    if not isinstance(layout, ParallelLayout):
+        raise ValueError(f"layout must be a ParallelLayout, got {type(layout).__name__}")
+    return -(-sequences // max(layout.dp, 1))
 
 
 def divisors(n: int) -> list[int]:

@@ -12,6 +12,7 @@ import numpy as np
 from core import memory, moe
 from core import speculative as sd
 from core.catalog import Catalog
+from core.deployment.parallel import sequences_per_replica
 from core.deployment.specs import ClusterSpec, ModelSpec, Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
 from core.model import params
@@ -157,8 +158,7 @@ def build_report(
     ridge = gpu.ridge_point_flop_per_byte(eb.compute_dtype)
     batches = np.unique(np.round(np.geomspace(1, 65536, 50)))
     sw = moe.intensity_sweep(model, [gpu], batches, prec)
-    replicas = max(resolved_layout(scenario, model).dp, 1)
-    per_replica = -(-wl.batch // replicas)  # the busiest replica's sequences, as the Intensity page takes them
+    replicas, per_replica = max(lay.dp, 1), sequences_per_replica(wl.batch, lay)  # as the Intensity page takes it
     now = float(moe.intensity_sweep(model, [gpu], [per_replica], prec)["intensity"][0, 0])
     sec.figures += [
         (
@@ -194,11 +194,9 @@ def build_report(
     used = spec if spec.enabled else sd.suggested_spec(model, cat.draft_methods)
     alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
     g = used.num_speculative_tokens
-    advice = recommend_gamma(
-        model, gpu, resolved_layout(scenario, model), prec, used.method, alpha, c, wl.decode_context_len, a
-    )
+    advice = recommend_gamma(model, gpu, lay, prec, used.method, alpha, c, wl.decode_context_len, a)
     batch1 = sd.batch_speedup(  # the one speedup at batch 1, as the Speculative page and its chart show it
-        model, gpu, resolved_layout(scenario, model), prec, [1], alpha=alpha, gamma=g,
+        model, gpu, lay, prec, [1], alpha=alpha, gamma=g,
         context_len=wl.decode_context_len, draft_cost=c, draft_model=cat.draft_model_for(used), assumptions=a,
     ).speedup[0]  # fmt: skip
     sec.figures += [

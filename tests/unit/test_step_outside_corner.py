@@ -333,3 +333,14 @@ def test_comparison_summary_by_hand(tmp_path):
     # as shipped: a 11/8 -> 37.5%, b 25%, c 0% -> median 25%
     assert everything["median, as shipped (%)"] == pytest.approx(25.0)
     assert load_comparison(tmp_path / "absent.csv") == []
+
+
+def test_sequences_per_replica_is_the_busiest_replicas_share():
+    from core.deployment.parallel import sequences_per_replica
+
+    # 64 sequences over 3 replicas: 22 + 21 + 21, the busiest holds 22; one replica holds all; 1 over 8 still 1
+    assert sequences_per_replica(64, ParallelLayout(attention_dp=24, ep=24, dp=3)) == 22
+    assert sequences_per_replica(64, ParallelLayout(attention_tp=8, ep=8)) == 64
+    assert sequences_per_replica(1, ParallelLayout(dp=8)) == 1
+    with pytest.raises(ValueError, match="sequences must be a whole number"):
+        sequences_per_replica(0, ParallelLayout())
