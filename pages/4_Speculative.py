@@ -131,12 +131,13 @@ s_now = sd.speedup(alpha, gamma, cost)
 lay_now = runnable_layout(scenario, model)  # None after an error naming why the model cannot run it
 if lay_now is None:
     st.stop()
+drafting, ctx_now = cat.draft_model_for(spec), wl.decode_context_len
 with model_errors("The speedups on the published acceptance curves"):
-    mv = measured_view(model, gpu, lay_now, prec, spec.method, alpha, cost, wl.decode_context_len, scenario.memory)
+    mv = measured_view(model, gpu, lay_now, prec, spec.method, alpha, cost, ctx_now, scenario.memory, drafting)
 with model_errors("The speedup at batch 1"):  # the one speedup at batch 1: the step-time model's, as the batch chart's
     s_batch1 = sd.batch_speedup(
-        model, gpu, lay_now, prec, [1], alpha=alpha, gamma=gamma, context_len=wl.decode_context_len,
-        draft_cost=cost, draft_model=cat.draft_model_for(spec), assumptions=scenario.memory,
+        model, gpu, lay_now, prec, [1], alpha=alpha, gamma=gamma, context_len=ctx_now,
+        draft_cost=cost, draft_model=drafting, assumptions=scenario.memory,
     ).speedup[0]  # fmt: skip
 g_best = mv.gamma
 be = sd.break_even_alpha(gamma, cost)

@@ -31,10 +31,10 @@ class MeasuredView(GammaAdvice):
 
 
 def measured_view(
-    model, gpu, layout, prec, method: str, alpha: float, cost: float, ctx: int, assumptions
+    model, gpu, layout, prec, method: str, alpha: float, cost: float, ctx: int, assumptions, draft_model=None
 ) -> MeasuredView:
     """What the page recommends (:func:`core.speculative.measured.recommend_gamma`)."""
-    a = recommend_gamma(model, gpu, layout, prec, method, alpha, cost, ctx, assumptions)
+    a = recommend_gamma(model, gpu, layout, prec, method, alpha, cost, ctx, assumptions, draft_model=draft_model)
     return MeasuredView(a.gamma, a.speedup, a.note, a.curves, a.at_batch1, a.limit)
 
 

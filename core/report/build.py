@@ -193,11 +193,11 @@ def build_report(
     sec = Section("Speculative decoding")
     used = spec if spec.enabled else sd.suggested_spec(model, cat.draft_methods)
     alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
-    g = used.num_speculative_tokens
-    advice = recommend_gamma(model, gpu, lay, prec, used.method, alpha, c, wl.decode_context_len, a)
+    g, drafting = used.num_speculative_tokens, cat.draft_model_for(used)  # the scenario's draft or the suggested one's
+    advice = recommend_gamma(model, gpu, lay, prec, used.method, alpha, c, wl.decode_context_len, a, drafting)
     batch1 = sd.batch_speedup(  # the one speedup at batch 1, as the Speculative page and its chart show it
-        model, gpu, lay, prec, [1], alpha=alpha, gamma=g,
-        context_len=wl.decode_context_len, draft_cost=c, draft_model=cat.draft_model_for(used), assumptions=a,
+        model, gpu, lay, prec, [1], alpha=alpha, gamma=g, context_len=wl.decode_context_len, draft_cost=c,
+        draft_model=drafting, assumptions=a,
     ).speedup[0]  # fmt: skip
     sec.figures += [
         (

@@ -148,9 +148,12 @@ def recommend_gamma(
     draft_cost: float,
     context_len: int,
     assumptions: MemoryAssumptions | None = None,
+    draft_model: ModelSpec | None = None,
 ) -> GammaAdvice:
     """The measured best draft length at batch 1 when a curve is published for ``model`` and ``method``, else the
-    closed form with a constant ``alpha``, held to MTP's module depth."""
+    closed form's with a constant ``alpha``, held to MTP's module depth. Either way the speedup given is the
+    step-time model's at batch 1 (``draft_model``: a separate draft's own step), the number the Speculative page
+    shows at that length, so the page, the report and the CLI give one speedup per length."""
     curves = tuple(acceptance.curves_for(model.id, method))
     limit = gamma_limit(model, method, bool(curves))
     if curves:
@@ -177,4 +180,8 @@ def recommend_gamma(
         )
     g = int(sd.optimal_gamma(alpha, draft_cost, max_gamma=limit or 16))
     note = f"held to the {limit}-module MTP depth (nothing published beyond)" if limit else "closed form, constant α"
-    return GammaAdvice(g, float(sd.speedup(alpha, g, draft_cost)), note, curves, None, limit)
+    at1 = sd.batch_speedup(
+        model, gpu, layout, precision, [1], alpha=alpha, gamma=g, context_len=context_len, draft_cost=draft_cost,
+        draft_model=draft_model, assumptions=assumptions,
+    )  # fmt: skip
+    return GammaAdvice(g, float(at1.speedup[0]), f"{note}; step-time model at batch 1", curves, None, limit)

@@ -32,6 +32,10 @@ def test_sources_example_alpha_075():
     m = metrics(at)
     assert m["Tokens per step"] == "3.29" and closed_form(at) == "2.19×"
     assert m["Ceiling (tokens/step)"] == "4.00"  # 1 / (1 - 0.75)
+    # nothing is published for this draft: the best length is the closed form's (5 here, the scenario's own), and
+    # its speedup is the same batch-1 figure as the headline, not a second number for the same length
+    best = next(x for x in at.metric if x.label == "Best γ")
+    assert best.value == "5" and best.delta.startswith(m["Speedup at batch 1"] + " there")
     assert len(at.get("vega_lite_chart")) == 5  # the simulator's chart comes on request (below)
 
 
