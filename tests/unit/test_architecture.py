@@ -3,8 +3,9 @@
 * imports go one way, ``pages -> ui -> core -> catalogs``: core never imports streamlit, altair, pandas, ui or
   pages; ui never imports pages nor opens catalog files; pages build no charts themselves (no altair);
 * no private name (``_x``) is imported from another module;
-* nothing outside ``core/model`` and the config readers (``core/hf``) names a mixer kind: every other module
-  sums over ``model.mixers`` through the Mixer interface;
+* nothing outside ``core/model`` and the config readers (``core/hf``) names a mixer kind (its class, or its kind
+  string in a comparison such as ``.kind == "qsa"``); the list is read from the registry (``MIXER_KINDS`` and every
+  ``Mixer`` subclass): every other module sums over ``model.mixers`` through the Mixer interface;
 * ``core`` is grouped by package, each on a floor (``CORE_FLOORS``): a package imports only from its own floor's
   packages' lower floors, never up, so no circle runs across packages;
 * no module over 400 lines, except the allow-list below, which may only shrink;
@@ -95,30 +96,91 @@ def test_no_private_name_is_imported_from_another_module(path):
     assert not bad, f"{_rel(path)} imports private names {bad}: make them public where they are defined"
 
 
-MIXER_CLASSES = {
-    "GQA",
-    "MLA",
-    "CompressedAttention",
-    "GatedDeltaNet",
-    "KDA",
-    "Mamba2",
-    "LinearMixer",
-    "Indexer",
-    "MIXER_KINDS",
-}
+def _mixer_registry() -> tuple[frozenset[str], frozenset[str]]:
+    """(class names, kind strings) of every token mixer, read from the registry itself (``MIXER_KINDS`` and every
+    subclass of ``Mixer``, abstract ones such as ``LinearMixer`` included), so a new kind is guarded the day its
+    file lands. ``Indexer`` (a part some mixers own) and the registry's own names are guarded with them."""
+    from core.model.mixers import MIXER_KINDS, Indexer, Mixer
+
+    classes, todo = set(), list(Mixer.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        classes.add(cls)
+        todo.extend(cls.__subclasses__())
+    classes |= set(MIXER_KINDS.values())
+    names = {c.__name__ for c in classes} | {Indexer.__name__, "MIXER_KINDS", "MixerSpec"}
+    return frozenset(names), frozenset(MIXER_KINDS)
+
+
+MIXER_CLASSES, MIXER_KIND_NAMES = _mixer_registry()
+
+
+def _mixer_kind_comparisons(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, literal) of every comparison with a string that names a mixer kind or a mixer class
+    (``m.kind == "qsa"``, ``m.kind in ("gqa", "mla")``, ``type(m).__name__ == "QSA"``) and every ``case "qsa":``."""
+    words = MIXER_KIND_NAMES | MIXER_CLASSES
+
+    def literals(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return [v for e in node.elts for v in literals(e)]
+        return []
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            out += [(node.lineno, v) for side in (node.left, *node.comparators) for v in literals(side) if v in words]
+        elif isinstance(node, ast.MatchValue):
+            out += [(node.lineno, v) for v in literals(node.value) if v in words]
+    return out
+
+
+def test_the_mixer_guard_knows_every_registered_kind():
+    """The guard below is built from the registry: every kind's class, the newest included, is in it."""
+    from core.model.mixers import MIXER_KINDS
+
+    assert {c.__name__ for c in MIXER_KINDS.values()} <= MIXER_CLASSES
+    assert {"QSA", "CSA2Attention", "V4Attention", "LinearMixer", "GQA"} <= MIXER_CLASSES
+    assert {"qsa", "dsv41_csa2", "gqa", "mla"} <= MIXER_KIND_NAMES
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        'if model.head_mixer.kind == "qsa":\n    pass',
+        'x = "gqa" != layer.mixer.kind',
+        'ok = m.kind in ("gqa", "mla")',
+        'ok = m.kind not in ["dsv41_csa2"]',
+        'if type(m).__name__ == "CSA2Attention":\n    pass',
+        'match m.kind:\n    case "mamba2":\n        pass',
+    ],
+)
+def test_the_mixer_guard_catches_a_kind_branch(src):
+    """The hole design review 3 found (a ``.kind == "qsa"`` branch in perf left the guard green) is closed."""
+    assert _mixer_kind_comparisons(ast.parse(src))
+
+
+def test_the_mixer_guard_lets_other_kinds_pass():
+    src = 'a = spec.kind == "mtp"\nb = host.kind in ("unified", "discrete")\nc = name == "gqa_like"'
+    assert _mixer_kind_comparisons(ast.parse(src)) == []
 
 
 @pytest.mark.parametrize("path", [p for p in CODE if not _rel(p).startswith(("core/model/", "core/hf/"))], ids=_rel)
 def test_only_the_model_and_its_readers_name_mixer_kinds(path):
     """Adding a mixer kind touches its own file, its config reader and its tests: no other module may name
-    one, compare ``.kind`` or test ``isinstance`` against one."""
+    one's class, compare ``.kind`` (or any string) with a kind, or import ``core.model.mixers``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     named = sorted(
         {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in MIXER_CLASSES}
         | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in MIXER_CLASSES}
     )
     imported = [m for m, _, _ in _imports(path) if m.startswith("core.model.mixers")]
-    assert not named and not imported, f"{_rel(path)} names mixer kinds {named or imported}"
+    compared = _mixer_kind_comparisons(tree)
+    assert not named and not imported and not compared, (
+        f"{_rel(path)} names mixer kinds: {named or imported or [f'line {n}: {v!r}' for n, v in compared]}; "
+        "sum over model.mixers through the Mixer interface instead"
+    )
 
 
 # The packages of core from the ground up (docs/ARCHITECTURE.md draws them). A package may import from any package on a
