@@ -90,6 +90,8 @@ from core.deployment.specs import (
 from core.hardware.collectives import OPS as COLLECTIVE_OPS
 from core.hardware.efficiency import KERNEL_PATHS, SERVING_STACKS
 from core.hardware.offload_efficiency import OffloadEfficiency
+from core.hardware.served_step import MODES as SERVED_STEP_MODES
+from core.hardware.served_step import ServedStepCost, served_step_cost
 from core.memory import GGUF_BLOCKS
 from core.model.mixers import MIXER_KINDS
 from core.moe import GemmElementBytes
@@ -1226,6 +1228,18 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "speculative.live.implied_alpha.tokens_per_step": fl(1, 65),
     "single_box.offload.offloaded_moe_layers.n_cpu_moe": it(0, 100, wrong=False),
     "hardware.collectives.collective_s.n": it(1, 128),
+    "hardware.served_step.served_step_cost.mode": choice([*SERVED_STEP_MODES, "eager", "dp_attention"]),
+    "hardware.served_step.draft_passes.method": choice(["none", *SERVED_STEP_MODES[1:]]),
+    "hardware.served_step.step_overhead_s.cost": st.one_of(
+        st.sampled_from(
+            [
+                Lazy(lambda: served_step_cost("trtllm", "mtp"), "served_step_cost('trtllm', 'mtp')"),
+                Lazy(lambda: served_step_cost("vllm"), "served_step_cost('vllm')"),
+            ]
+        ),
+        st.just(WrongType("not a cost")),
+    ),
+    "hardware.served_step.step_overhead_s.draft_passes": it(0, 8),
     "validation.comparison.load_comparison.path": st.sampled_from(
         [CATALOG_DIR / "validation" / "aic_comparison.csv", "/nonexistent.csv", __file__, "x" * 5000, "bad\x00name"]
     ),
@@ -2063,6 +2077,20 @@ INPUT_DATACLASSES["serving.engine_sim.knobs.Lengths"] = (
         fixed=st.one_of(st.booleans(), st.sampled_from([0, 1, "true", None])),
         input_max=st.one_of(st.none(), _TOKENS),
         output_max=st.one_of(st.none(), _TOKENS),
+    ),
+)
+
+INPUT_DATACLASSES["hardware.served_step.ServedStepCost"] = (
+    ServedStepCost,
+    dict(
+        fixed_s=fl(0, 0.01),
+        per_layer_s=fl(0, 1e-3),
+        source=text(),
+        engine=choice(sorted(SERVING_STACKS)),
+        version=text(),
+        date=text(),
+        per_draft_s=fl(0, 0.01),
+        mode=choice(SERVED_STEP_MODES),
     ),
 )
 

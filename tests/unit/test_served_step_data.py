@@ -1,0 +1,209 @@
+"""Published batch-1 / low-concurrency served steps and the per-step costs fitted on them (issue 35, "A served
+step"). The data checks stand on catalogs/served_step.yaml alone; the fit and its leave-one-out errors are
+recomputed here from the points the file stores, with a solver of this file's own (not bench/served_step.py's)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from itertools import combinations
+
+import numpy as np
+import pytest
+import yaml
+
+from core.catalog import load_catalog
+from core.deployment.specs import DTYPES, KV_DTYPES
+from core.hardware.efficiency import SERVING_STACKS
+from core.hardware.served_step import (
+    MODES,
+    SERVED_STEP_PATH,
+    ServedStepCost,
+    draft_passes,
+    served_step_cost,
+    step_overhead_s,
+)
+
+DOC = yaml.safe_load(SERVED_STEP_PATH.read_text(encoding="utf-8"))
+MEASUREMENTS = DOC["measurements"]
+BY_ID = {m["id"]: m for m in MEASUREMENTS}
+FITS = {f["engine"]: f for f in DOC["fits"]}
+CAT = load_catalog()
+TERMS = {"fixed_s": "fixed", "per_layer_s x num_layers": "per_layer", "per_draft_s x draft passes": "per_draft"}
+
+
+def _step_ms(m: dict) -> float:
+    got = m["measured"]
+    tpot = got["tpot_ms"] if "tpot_ms" in got else 1000.0 / got["tokens_per_s_per_user"]
+    spec = m["speculative"]
+    return tpot * (spec["accepted_length"] if spec["method"] != "none" else 1.0)
+
+
+def test_ids_are_unique_and_every_entry_names_a_catalog_model_and_gpu():
+    assert len(BY_ID) == len(MEASUREMENTS)
+    for m in MEASUREMENTS:
+        assert m["model"] in CAT.models, m["id"]
+        assert m["gpu"] in CAT.gpus, m["id"]
+        CAT.model(m["model"])  # the reader builds it
+
+
+def test_values_are_in_range():
+    for m in MEASUREMENTS:
+        where = m["id"]
+        assert m["engine"] in SERVING_STACKS, where
+        assert 1 <= m["concurrency"] <= 4, where
+        lay = m["layout"]
+        stage = lay["attention_tp"] * lay["attention_dp"]
+        assert m["gpus"] == stage and lay["ep"] * lay["expert_tp"] == stage, where
+        got = m["measured"]
+        assert len(got) == 1 and set(got) <= {"tokens_per_s_per_user", "tpot_ms"}, where
+        if "tpot_ms" in got:
+            assert 0.3 <= got["tpot_ms"] <= 200, where
+        else:
+            assert 5 <= got["tokens_per_s_per_user"] <= 3000, where
+        spec = m["speculative"]
+        assert spec["method"] in ("none", *MODES[1:]), where
+        if spec["method"] != "none":
+            k, al = spec["draft_tokens"], spec["accepted_length"]
+            assert 1 <= k <= 16 and 1 <= al <= k + 1, where
+        prec = m["precision"]
+        assert prec["weights"] in DTYPES and prec["experts"] in DTYPES and prec["kv"] in KV_DTYPES, where
+        assert re.fullmatch(r"202[4-6]-(0[1-9]|1[0-2])(-[0-3]\d)?", str(m["date"])), where
+        assert m["cuda_graph"] in (True, False, "unknown"), where
+        for key in ("isl", "osl"):
+            assert m[key] is None or (isinstance(m[key], int) and 1 <= m[key] <= 1_000_000), where
+        assert 0.5 <= m.get("length_factor", 1.0) <= 1.0, where
+        assert m["source"].strip() and m["url"].startswith("https://") and m["engine_version"].strip(), where
+        assert m["confidence"] in ("published table", "published text", "derived"), where
+        assert m["fit"] in (True, False), where
+        if not m["fit"]:
+            assert m["excluded_because"].strip(), where
+        # a measured step within 1-40 ms per token (0.5-50 ms per verification): a typo would leave the range
+        assert 1.0 <= _step_ms(m) <= 40.0, where
+
+
+def test_the_coverage_the_issue_asks_for():
+    # >= 15 measurements over >= 3 engines, >= 4 GPUs, >= 5 models, with and without drafting
+    assert len(MEASUREMENTS) >= 15
+    assert len({m["engine"] for m in MEASUREMENTS}) >= 3
+    assert len({m["gpu"] for m in MEASUREMENTS}) >= 4
+    assert len({m["model"] for m in MEASUREMENTS}) >= 5
+    methods = {m["speculative"]["method"] for m in MEASUREMENTS}
+    assert "none" in methods and methods & {"mtp", "eagle3", "dspark"}
+
+
+def test_the_fitted_points_are_the_fit_true_measurements_with_their_own_arithmetic():
+    fitted = {p["id"]: (e, p) for e, f in FITS.items() for p in f["points"]}
+    assert set(fitted) == {m["id"] for m in MEASUREMENTS if m["fit"]}
+    for pid, (engine, p) in fitted.items():
+        m = BY_ID[pid]
+        assert m["engine"] == engine
+        assert p["measured_step_ms"] == pytest.approx(_step_ms(m), abs=1e-3), pid
+        assert p["num_layers"] == CAT.model(m["model"]).num_layers, pid
+        spec = m["speculative"]
+        assert p["draft_passes"] == draft_passes(spec["method"], spec.get("draft_tokens", 0)), pid
+    # the blog's own table: MTP 3 on 8 x B200 at 253 tok/s/user with 2.82 tokens per step = 11.146 ms per cycle
+    assert fitted["trtllm-b200-dsr1-fp4-tp8ep4-c1-mtp3"][1]["measured_step_ms"] == pytest.approx(
+        2.82 / 253 * 1000, abs=1e-3
+    )
+
+
+def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Least squares with every coefficient >= 0, by the normal equations on each face of the orthant."""
+    n = a.shape[1]
+    best, best_cost = np.zeros(n), float(b @ b)
+    for k in range(1, n + 1):
+        for face in combinations(range(n), k):
+            sub = a[:, face]
+            x_face = np.linalg.solve(sub.T @ sub, sub.T @ b)
+            if np.any(x_face < 0):
+                continue
+            x = np.zeros(n)
+            x[list(face)] = x_face
+            cost = float(np.sum((a @ x - b) ** 2))
+            if cost < best_cost:
+                best, best_cost = x, cost
+    return best
+
+
+def _design(points: list[dict], terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    cols = {"fixed": lambda p: 1.0, "per_layer": lambda p: p["num_layers"], "per_draft": lambda p: p["draft_passes"]}
+    meas = np.array([p["measured_step_ms"] for p in points])
+    a = np.array([[cols[t](p) for t in terms] for p in points], dtype=float).reshape(len(points), len(terms))
+    b = meas - np.array([p["kernel_step_ms"] for p in points])
+    return a / meas[:, None], b / meas  # relative errors
+
+
+def _terms(f: dict) -> list[str]:
+    return [] if f["form"].startswith("0 ") else [TERMS[t] for t in f["form"].split(" + ")]
+
+
+@pytest.mark.parametrize("engine", sorted(FITS))
+def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
+    f = FITS[engine]
+    pts, terms = f["points"], _terms(f)
+    x = _nnls(*_design(pts, terms)) if terms else np.zeros(0)
+    fitted = dict(zip(terms, x / 1000, strict=True))  # ms -> s
+    for t, key in (("fixed", "fixed_s"), ("per_layer", "per_layer_s"), ("per_draft", "per_draft_s")):
+        assert f[key] == pytest.approx(fitted.get(t, 0.0), abs=2e-7), key
+    loo = []
+    for i, p in enumerate(pts):
+        rest = pts[:i] + pts[i + 1 :]
+        xi = _nnls(*_design(rest, terms)) if terms else np.zeros(0)
+        a, _ = _design([p], terms)
+        served = p["kernel_step_ms"] + (float(a[0] @ xi) * p["measured_step_ms"] if terms else 0.0)
+        loo.append(served / p["measured_step_ms"] - 1)
+        assert p["loo_error"] == pytest.approx(loo[-1], abs=2e-4), p["id"]
+    assert f["loo_median_error"] == pytest.approx(statistics.median(abs(e) for e in loo), abs=2e-4)
+    assert f["loo_max_error"] == pytest.approx(max(abs(e) for e in loo), abs=2e-4)
+
+
+def test_the_fit_reproduces_a_hand_computed_overhead():
+    # TensorRT-LLM, DeepSeek-R1 on 8 x B200 (tech blog 1), MTP with 3 drafts: the fitted form is
+    # fixed_s + per_draft_s x draft passes, so the overhead of one verification cycle is
+    #   2.4988 ms + 3 x 0.5207 ms = 4.0609 ms,
+    # and the served cycle is the stored kernel step (a 4-token verify, 7.2890 ms) + 4.0609 = 11.3499 ms against
+    # 2.82 / 253 tok/s = 11.1462 ms measured (+1.8%).
+    cost = served_step_cost("trtllm", "mtp")
+    assert cost.fixed_s == pytest.approx(2.4988e-3, abs=1e-7) and cost.per_draft_s == pytest.approx(0.5207e-3, abs=1e-7)
+    over_ms = step_overhead_s(cost, num_layers=61, draft_passes=3) * 1000
+    assert over_ms == pytest.approx(2.4988 + 3 * 0.5207, abs=1e-3)
+    point = next(p for p in FITS["trtllm"]["points"] if p["id"] == "trtllm-b200-dsr1-fp4-tp8ep4-c1-mtp3")
+    assert point["kernel_step_ms"] == pytest.approx(7.2890, abs=1e-3)
+    assert (point["kernel_step_ms"] + over_ms) / point["measured_step_ms"] - 1 == pytest.approx(0.018, abs=1e-3)
+
+
+def test_the_loader_returns_the_files_values_and_says_what_it_lacks():
+    for engine, f in FITS.items():
+        cost = served_step_cost(engine)
+        assert (cost.fixed_s, cost.per_layer_s, cost.per_draft_s) == (f["fixed_s"], f["per_layer_s"], 0.0)
+        assert cost.engine == engine and cost.version == f["holds_for"]["versions"] and cost.mode == "cuda_graph"
+        for mode in f["drafting_modes"]:
+            assert served_step_cost(engine, mode).per_draft_s == f["per_draft_s"]
+    with pytest.raises(ValueError, match="CUDA graphs off"):
+        served_step_cost("vllm", "eager")
+    with pytest.raises(ValueError, match="data-parallel attention"):
+        served_step_cost("sglang", "dp_attention")
+    with pytest.raises(ValueError, match="no fitted served-step cost for stack 'tgi'"):
+        served_step_cost("tgi")
+    with pytest.raises(ValueError, match="has no fitted eagle3 cost"):
+        served_step_cost("trtllm", "eagle3")
+    with pytest.raises(ValueError, match="no served-step file"):
+        served_step_cost("vllm", path="/nonexistent/served_step.yaml")
+
+
+def test_draft_passes_and_the_overhead_arithmetic():
+    assert (draft_passes("mtp", 3), draft_passes("eagle3", 3), draft_passes("dspark", 7), draft_passes("none", 0)) == (
+        3,
+        3,
+        1,
+        0,
+    )
+    cost = ServedStepCost(0.5e-3, 10e-6, "hand", "vllm", "v0", "2026-01", per_draft_s=0.4e-3, mode="mtp")
+    assert step_overhead_s(cost, 61, 3) == pytest.approx(0.5e-3 + 61 * 10e-6 + 3 * 0.4e-3)  # 2.31 ms
+    with pytest.raises(ValueError, match="drafting mode"):
+        step_overhead_s(ServedStepCost(0.5e-3, 0.0, "hand", "vllm", "v0", "2026-01"), 61, 1)
+    with pytest.raises(ValueError, match="per_draft_s must be"):
+        ServedStepCost(0.0, 0.0, "hand", "vllm", "v0", "2026-01", per_draft_s=-1e-3, mode="mtp")
+    with pytest.raises(ValueError, match="no per-draft cost"):
+        ServedStepCost(0.0, 0.0, "hand", "vllm", "v0", "2026-01", per_draft_s=1e-3)
