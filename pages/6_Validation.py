@@ -8,6 +8,7 @@ from core.hardware.collectives import allreduce_curves
 from core.validation import METRIC_UNITS
 from core.validation.comparison import comparison_summary, load_comparison
 from core.validation.loo_table import read_loo_table
+from ui.calibration import calibration_section
 from ui.charts import lines_chart, predicted_vs_measured_chart
 from ui.controls import current_layout
 from ui.format import md_escape
@@ -338,3 +339,6 @@ if model.is_moe:
         )
     except ValueError as err:
         st.info(f"The scenario's layout cannot be modelled: {md_escape(err)}")
+
+# ---- calibration to one's own cluster (issue 36)
+calibration_section(scenario, model)

@@ -2649,3 +2649,73 @@ def test_a_config_within_the_importers_bounds_computes_or_is_refused_naming_the_
     assert named_field(changes) is None, (changes, "accepted")
     with _deadline(HANG_S):
         _pages_compute(m)
+
+
+# ------------------------------------------------ issue 36: benchmark result files and the served fit
+
+from pathlib import Path  # noqa: E402
+
+from core.deployment.calibration import ServedCalibration  # noqa: E402
+from core.validation.bench_results import parse_bench_results  # noqa: E402
+
+_BENCH_FILES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "bench_results").glob("*.json*"))
+_BENCH_BYTES = [p.read_bytes() for p in _BENCH_FILES]
+_BENCH_RUNS = [r for b in _BENCH_BYTES for r in parse_bench_results(b)]
+BASELINES["ServedCalibration"] = [
+    ServedCalibration(
+        decode_step_scale=1.27, prefill_step_scale=0.8, source="bench.json, AIPerf", runs=2, fit_residual=0.04
+    )
+]
+
+
+@st.composite
+def bench_files(draw):
+    """A real result file (bytes or text), one of its JSON objects with up to two values made hostile, or junk."""
+    kind = draw(st.integers(0, 3))
+    raw = draw(st.sampled_from(_BENCH_BYTES))
+    if kind == 0:
+        return raw if draw(st.booleans()) else raw.decode()
+    if kind == 1:
+        try:
+            obj = json.loads(raw)  # one JSON object (vLLM, AIPerf)
+        except json.JSONDecodeError:
+            obj = json.loads(raw.splitlines()[0])  # JSON Lines (SGLang)
+        bad = draw(mutated(obj, n_max=2, anything=HOSTILE_FIELD))
+        return json.dumps(bad, default=str)[:2_000_000]
+    if kind == 2:
+        return draw(st.one_of(text(200), st.binary(max_size=200)))
+    return draw(st.sampled_from(["", "[]", "{}", "[1, 2]", '{"completed": 1}\n{"x": 2}', "null", "[" * 100_000]))
+
+
+_FIT_RUNS = _mostly(
+    st.lists(st.sampled_from(_BENCH_RUNS), min_size=1, max_size=3),
+    st.sampled_from([[], [WrongType("a run")], WrongType(None)]),
+)
+_PREDICTS = [
+    lambda run: {"ttft_ms": 100.0, "tpot_ms": 20.0, "output_tokens_per_s": 1000.0},
+    lambda run: {"tpot_ms": 1e-9, "ttft_ms": 1e15},
+    lambda run: {"tpot_ms": float("nan")},
+    lambda run: {"ttft_ms": -1.0},
+    lambda run: None,
+    lambda run: {},
+]
+_FIT_PREDICT = st.one_of(st.sampled_from(_PREDICTS), st.just(WrongType(5)))
+OVERRIDES.update(
+    {
+        "validation.bench_results.parse_bench_results.data": bench_files(),
+        "validation.served_fit.measured_metrics.run": st.one_of(
+            st.sampled_from(_BENCH_RUNS), st.just(WrongType("a run"))
+        ),
+        "validation.served_fit.compare_runs.runs": _FIT_RUNS,
+        "validation.served_fit.compare_runs.predict": _FIT_PREDICT,
+        "validation.served_fit.fit_calibration.runs": _FIT_RUNS,
+        "validation.served_fit.fit_calibration.predict": _FIT_PREDICT,
+        "validation.served_fit.fit_calibration.recheck": st.one_of(
+            st.none(),
+            st.just(lambda cal: lambda run: {"tpot_ms": 20.0 * cal.decode_step_scale, "ttft_ms": 90.0}),
+            st.just(lambda cal: _PREDICTS[1]),
+            st.just(WrongType(3)),
+        ),
+        "validation.served_fit.fit_calibration.rounds": _mostly(st.integers(0, 4), _COUNT_JUNK),
+    }
+)
