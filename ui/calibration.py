@@ -182,7 +182,7 @@ def calibration_section(scenario: Scenario, model) -> None:
     applied = st.session_state.get(CALIBRATION_KEY)
     if isinstance(applied, ServedCalibration):
         c = st.columns([4, 1])
-        c[0].info(f"In force for this session: {md_escape(applied.label)}")
+        c[0].info(f"Kept for this session: {md_escape(applied.label)}")
         c[1].button("Remove", key="calib_remove", on_click=_remove)
     st.markdown(
         f"Run the benchmark the Layouts page gives for your plan, then upload or paste its result file: "

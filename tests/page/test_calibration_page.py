@@ -66,7 +66,7 @@ def test_apply_keeps_the_calibration_for_the_session(pasted):
     cal = at.session_state["served_calibration"]
     assert cal.decode_step_scale == pytest.approx(shown, abs=5e-4)
     assert cal.runs == 1 and "vLLM bench serve" in cal.source
-    assert any(i.value.startswith("In force for this session: calibrated on pasted text") for i in at.info)
+    assert any(i.value.startswith("Kept for this session: calibrated on pasted text") for i in at.info)
     at.button(key="calib_remove").click().run()
     assert "served_calibration" not in at.session_state
 

@@ -189,3 +189,16 @@ def test_calibrating_on_the_published_b300_runs_brings_tpot_within_5_percent():
     assert [g.measured for g in tpot] == pytest.approx([10.089923180839737, 19.356447679888333])
     assert all(abs(g.gap_pct) < 5 for g in tpot), [g.gap_pct for g in tpot]
     assert 0.5 < fit.calibration.decode_step_scale < 2
+
+
+def test_an_open_loop_run_is_simulated_at_its_rate():
+    from ui.calibration import predict_run
+
+    light = replace(run(), concurrency=None, request_rate_per_s=1.0, mean_input_tokens=100.0, mean_output_tokens=100.0)
+    p = predict_run(light, _costs(), 1)
+    # 1 request/s of 100 tokens, each request ~1 s of 10 ms steps: about one in flight, TPOT ~10 ms, 100 tokens/s
+    assert p["tpot_ms"] == pytest.approx(10.0, rel=0.05)
+    assert p["output_tokens_per_s"] == pytest.approx(100.0, rel=0.15)
+    assert p["ttft_ms"] < 30.0  # its own 100 x 1 us of prefill, plus at most a step or two in flight
+    overloaded = replace(light, request_rate_per_s=3000.0)  # 3x its most: 1,024 sequences / (99 x 10 ms)
+    assert predict_run(overloaded, _costs(), 1) == {"ttft_ms": None, "tpot_ms": None, "output_tokens_per_s": None}
