@@ -14,8 +14,8 @@ per run, whichever of the three tools wrote it, recognised from the content.
   ``inter_token_latency`` (per request (latency - TTFT) / (output tokens - 1): what vLLM and SGLang call TPOT),
   ``inter_chunk_latency`` (the gap between streamed chunks: their ITL), ``request_throughput``,
   ``output_token_throughput``, ``total_token_throughput``, ``input_sequence_length``, ``output_sequence_length``,
-  ``request_count``, ``benchmark_duration``; the concurrency from ``input_config`` (``phases[profiling]``,
-  ``loadgen`` or, genai-perf, top level). Sources: AIPerf ``docs/metrics_reference.md`` and
+  ``request_count``, ``benchmark_duration``; the concurrency or Poisson rate from ``input_config``
+  (``phases[profiling]``: ``concurrency`` or ``rate``; before AIPerf 0.6 ``loadgen``; genai-perf: top level). Sources: AIPerf ``docs/metrics_reference.md`` and
   ``docs/tutorials/working-with-profile-exports.md``.
 
 Bounds: at most :data:`MAX_FILE_BYTES` bytes and :data:`MAX_RUNS` runs; every number finite, >= 0 and at most
@@ -228,7 +228,7 @@ def _aiperf_config(cfg: dict) -> tuple[str | None, str | None, object, object]:
     if isinstance(phases, list):  # AIPerf >= 0.6: the profiling phase's load
         prof = next((p for p in phases if isinstance(p, dict) and p.get("name") == "profiling"), None)
         if prof is not None:
-            conc, rate = prof.get("concurrency", conc), prof.get("request_rate", rate)
+            conc, rate = prof.get("concurrency", conc), prof.get("rate", prof.get("request_rate", rate))
     return model, tokenizer if isinstance(tokenizer, str) else None, conc, rate
 
 

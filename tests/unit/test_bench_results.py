@@ -126,6 +126,17 @@ def test_older_aiperf_layout_and_seconds():
     assert r.mean_ttft_ms == pytest.approx(250.0)
 
 
+def test_aiperf_poisson_phase_gives_the_rate():
+    """AIPerf 0.10's open loop (the same repository's chatbot/r0.8 run): a "poisson" profiling phase with "rate"."""
+    doc = json.loads(AIPERF.read_text())
+    doc["input_config"]["phases"] = [
+        {"name": "warmup", "type": "poisson", "exclude_from_results": True, "requests": 16, "rate": 0.8},
+        {"name": "profiling", "type": "poisson", "requests": 96, "rate": 0.8},
+    ]
+    r = parse_bench_results(json.dumps(doc))[0]
+    assert r.concurrency is None and r.request_rate_per_s == 0.8
+
+
 def test_format_is_told_from_the_content():
     vllm, sglang = VLLM_32.read_text(), SGLANG_QWEN.read_text().strip()
     # vLLM --append-result: one object per line
