@@ -15,7 +15,9 @@ per run, whichever of the three tools wrote it, recognised from the content.
   ``inter_chunk_latency`` (the gap between streamed chunks: their ITL), ``request_throughput``,
   ``output_token_throughput``, ``total_token_throughput``, ``input_sequence_length``, ``output_sequence_length``,
   ``request_count``, ``benchmark_duration``; the concurrency or Poisson rate from ``input_config``
-  (``phases[profiling]``: ``concurrency`` or ``rate``; before AIPerf 0.6 ``loadgen``; genai-perf: top level). Sources: AIPerf ``docs/metrics_reference.md`` and
+  (``phases[profiling]``: ``concurrency`` or ``rate``; before AIPerf 0.6 ``loadgen``; genai-perf
+  ``perf_analyzer.stimulus``, earlier the top level; the model from ``models``, ``endpoint.model_names``,
+  ``model_names`` or ``model``). Sources: AIPerf ``docs/metrics_reference.md`` and
   ``docs/tutorials/working-with-profile-exports.md``.
 
 Bounds: at most :data:`MAX_FILE_BYTES` bytes and :data:`MAX_RUNS` runs; every number finite, >= 0 and at most
@@ -219,10 +221,14 @@ def _aiperf_config(cfg: dict) -> tuple[str | None, str | None, object, object]:
     models = cfg.get("models")
     endpoint = cfg.get("endpoint") if isinstance(cfg.get("endpoint"), dict) else {}
     model = _first_name(models.get("items")) if isinstance(models, dict) else None
-    model = model or _first_name(endpoint.get("model_names")) or _first_name(cfg.get("model"))
+    model = model or _first_name(endpoint.get("model_names")) or _first_name(cfg.get("model_names"))
+    model = model or _first_name(cfg.get("model"))
     tok = cfg.get("tokenizer")
     tokenizer = _first_name(tok) if not isinstance(tok, dict) else tok.get("name")
-    load = cfg.get("loadgen") if isinstance(cfg.get("loadgen"), dict) else cfg  # AIPerf < 0.6: loadgen; genai-perf
+    pa = cfg.get("perf_analyzer") if isinstance(cfg.get("perf_analyzer"), dict) else {}
+    load = next(  # AIPerf < 0.6: loadgen; genai-perf: perf_analyzer.stimulus, or (before 2025) the top level
+        (d for d in (cfg.get("loadgen"), pa.get("stimulus")) if isinstance(d, dict)), cfg
+    )
     conc, rate = load.get("concurrency"), load.get("request_rate")
     phases = cfg.get("phases")
     if isinstance(phases, list):  # AIPerf >= 0.6: the profiling phase's load

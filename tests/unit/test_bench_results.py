@@ -126,6 +126,18 @@ def test_older_aiperf_layout_and_seconds():
     assert r.mean_ttft_ms == pytest.approx(250.0)
 
 
+def test_genai_perf_layouts():
+    """genai-perf's profile_export_genai_perf.json: the same metric objects; its input_config names the model under
+    model_names (or model) and the load under perf_analyzer.stimulus (or, before, at the top level)."""
+    doc = json.loads(AIPERF.read_text())
+    doc["input_config"] = {"model_names": ["m-new"], "perf_analyzer": {"stimulus": {"concurrency": 32}}}
+    r = parse_bench_results(json.dumps(doc))[0]
+    assert (r.tool, r.model, r.concurrency) == ("aiperf", "m-new", 32)
+    doc["input_config"] = {"model": ["m-old"], "concurrency": 16, "request_rate": None}
+    r = parse_bench_results(json.dumps(doc))[0]
+    assert (r.model, r.concurrency) == ("m-old", 16)
+
+
 def test_aiperf_poisson_phase_gives_the_rate():
     """AIPerf 0.10's open loop (the same repository's chatbot/r0.8 run): a "poisson" profiling phase with "rate"."""
     doc = json.loads(AIPERF.read_text())
