@@ -349,6 +349,7 @@ def kernel_path(c: Config, wide_ep: bool) -> str:
 def planner_run(c: Config, kv: str, path: str, gpu: str | None = None) -> PlannerRun:
     from core import perf
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
     from core.deployment.specs import ParallelLayout, Precision
 
     cat = load_catalog()
@@ -361,7 +362,9 @@ def planner_run(c: Config, kv: str, path: str, gpu: str | None = None) -> Planne
 
     loads = {"decode": (c.batch / c.gpus, ISL + OSL // 2), "prefill": (c.batch * ISL / c.gpus, ISL)}
     steps = {
-        phase: perf.step_time(model, spec, layout, prec, perf.StepConfig(phase, t, ctx, kernel_path=path), eff)
+        phase: perf.step_time(
+            Deployment(model, spec, layout, prec, eff), perf.StepConfig(phase, t, ctx, kernel_path=path)
+        )
         for phase, (t, ctx) in loads.items()
     }
     return PlannerRun(

@@ -5,6 +5,7 @@ import streamlit as st
 
 from core import perf
 from core._util.validated import describe_validation_error
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
 from core.serving import layout as lay_mod
 from core.serving.breakdown import time_per_token
@@ -271,9 +272,13 @@ if model.is_moe:
     ):
         times = []
         for e in eps:
-            lay = ParallelLayout(attention_dp=e, ep=e)
+            # EP 72 / 144 over 256 or 384 experts run with redundant slots that make the experts divide
+            slots = -model.moe.n_routed_experts % e
+            lay = Deployment(
+                model, gpu, ParallelLayout(attention_dp=e, ep=e), prec, eff, domain_gpus=domain, redundant_experts=slots
+            )
             t = sum(
-                perf.alltoall_call_s(model, gpu, lay, tokens, dt, "low_latency", domain, eff["alltoall_low_latency"])
+                perf.alltoall_call_s(lay, tokens, dt, "low_latency", eff["alltoall_low_latency"])
                 for dt in (prec.dispatch, "bf16")
             )
             times.append(t * 1e6)

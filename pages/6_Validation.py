@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core import perf, validation
+from core.deployment.bundle import Deployment
 from core.hardware.collectives import allreduce_curves
 from core.validation import METRIC_UNITS
 from core.validation.comparison import comparison_summary, load_comparison
@@ -324,12 +325,8 @@ if model.is_moe:
     try:
         e = cat.efficiency_for(gpu.id, scenario.serving_stack)
         dec = perf.step_time(
-            model,
-            gpu,
-            layout,
-            scenario.precision,
+            Deployment(model, gpu, layout, scenario.precision, e),
             perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp), wl.decode_context_len),
-            e,
         )
         st.markdown(
             f"Decode, {layout.total_gpus} × {gpu.name} (TP {layout.attention_tp} / DP-attn {layout.attention_dp} / "

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core import perf
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
 from core.memory import host_tables
 from ui.format import md_escape
@@ -29,7 +30,7 @@ def host_tables_frame(
         out = {}
         for phase, tokens in per_gpu.items():
             cfg = perf.StepConfig(phase, max(tokens, 1e-6), ctx, table_tier=tier)
-            st_ = perf.step_time(model, gpu, layout, precision, cfg, eff)
+            st_ = perf.step_time(Deployment(model, gpu, layout, precision, eff), cfg)
             reads = host_tables.table_read(
                 model,
                 gpu,

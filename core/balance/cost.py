@@ -19,6 +19,7 @@ import numpy as np
 
 from core import memory, perf
 from core.balance.metrics import PlacementPlan
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 from core.model import ffn
 
@@ -88,7 +89,8 @@ def imbalance_cost(
 
     def step(imbalance: float, redundant: int) -> float:
         cfg = perf.StepConfig(phase, tokens_per_gpu, context_len, imbalance=imbalance, redundant_experts=redundant)
-        return perf.step_time(model, gpu, layout, precision, cfg, eff).step_s
+        d = Deployment(model, gpu, layout, Precision.of(precision), eff, redundant_experts=redundant)
+        return perf.step_time(d, cfg).step_s
 
     return ImbalanceCost(
         phase, float(tokens_per_gpu), before, after, step(1.0, 0), step(before, 0), step(after, redundant_experts)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core import memory
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
 from core.moe.intensity import (
     GemmElementBytes,
@@ -105,9 +105,7 @@ def decode_step(
 
     a = assumptions or MemoryAssumptions()
     prec = Precision.of(precision)
-    problems = memory.check_layout(model, layout, a.redundant_experts)
-    if problems:
-        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    d = Deployment(model, gpu, layout, prec, assumptions=a)
     t = np.atleast_1d(token_counts(tokens))
     seqs = t if sequences is None else np.broadcast_to(np.atleast_1d(token_counts(sequences)), t.shape)
     if (
@@ -123,10 +121,7 @@ def decode_step(
         if ti < si or ti / si > 1_000:
             raise ValueError(f"{ti:g} tokens from {si:g} sequences: each sequence brings 1 to 1,000 tokens per step")
         r = perf.decode_roofline(
-            model,
-            gpu,
-            layout,
-            prec,
+            d,
             float(ti),
             int(context_len),
             tokens_per_sequence=float(ti / si),

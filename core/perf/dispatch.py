@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from core import comms
 from core._util.checks import amount, whole
-from core.deployment.specs import GPUSpec, LinkFactors, ModelSpec, ParallelLayout
+from core.deployment.bundle import Deployment
+from core.deployment.specs import LinkFactors, ModelSpec, ParallelLayout
 
 __all__ = ["alltoall_call_s", "alltoall_call_split", "normal_kernel_fanout", "token_copy_bytes"]
 
@@ -58,20 +59,18 @@ def normal_kernel_fanout(
 
 
 def alltoall_call_s(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
+    d: Deployment,
     tokens_per_gpu: float,
     dtype: str,
     kind: str,
-    domain_gpus: int,
     f: LinkFactors,
     *,
     routing_groups: tuple[int, int] | None = None,
 ) -> float:
-    """One dispatch or combine of one MoE layer on one GPU (:func:`alltoall_call_split`'s bytes over the links
-    at ``f``'s efficiencies, plus its latency); 0 without EP."""
-    split = alltoall_call_split(model, layout, tokens_per_gpu, dtype, kind, domain_gpus, routing_groups)
+    """One dispatch or combine of one MoE layer on one GPU of the deployment (:func:`alltoall_call_split`'s bytes
+    over the links at ``f``'s efficiencies, plus its latency), across its scale-up domain; 0 without EP."""
+    gpu = d.gpu
+    split = alltoall_call_split(d.model, d.layout, tokens_per_gpu, dtype, kind, d.domain, routing_groups)
     if split is None:
         return 0.0
     return comms.alltoall_time_s(

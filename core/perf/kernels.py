@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from core import comms, memory
 from core._util.checks import amount, whole
 from core._util.memo import by_identity
-from core.deployment.specs import GPUSpec, KernelFactors, ModelSpec, ParallelLayout, Precision
+from core.deployment.bundle import Deployment
+from core.deployment.specs import GPUSpec, KernelFactors
 from core.hardware.efficiency import Efficiency
 from core.model import ffn
 from core.perf import layer_comm
@@ -116,10 +117,7 @@ def _half_peak(gpu: GPUSpec) -> float:
 
 
 def routed_experts_work(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision,
+    d: Deployment,
     assignments_per_gpu: float,
     total_assignments: float,
     phase: Phase = "decode",
@@ -132,10 +130,10 @@ def routed_experts_work(
     untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`).
     Experts stored in a dtype the GPU has no tensor cores for (MXFP4 on Hopper, int4) run weight-only
     dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family."""
+    model, gpu, layout, precision = d.model, d.gpu, d.layout, d.precision
     if model.moe is None:
         raise ValueError(f"{model.name} is a dense model: it has no routed experts")
     e = model.moe
-    precision = Precision.of(precision)
     assignments_per_gpu = amount("assignments_per_gpu", assignments_per_gpu, 0, 1e15)
     total_assignments = amount("total_assignments", total_assignments, 0, 1e15)
     redundant_experts = whole("redundant_experts", redundant_experts, 0, 100_000)
@@ -163,27 +161,22 @@ def routed_experts_work(
 
 
 def grouped_gemm_s(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision,
+    d: Deployment,
     assignments_per_gpu: float,
     total_assignments: float,
-    eff: Efficiency | KernelFactors,
     redundant_experts: int = 0,
     *,
+    factors: KernelFactors | None = None,
     phase: Phase = "decode",
     path: str | None = None,
 ) -> float:
-    """Seconds of :func:`routed_experts_work` under ``eff`` on kernel ``path`` (default: the stack's for
-    the layout), or under the given factors."""
-    precision = Precision.of(precision)
-    if isinstance(eff, Efficiency):
-        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, precision.expert_dtype)
-    w = routed_experts_work(
-        model, gpu, layout, precision, assignments_per_gpu, total_assignments, phase, redundant_experts, path
-    )
-    return kernel_s(w, gpu.hbm_bytes_per_s, eff.kernel(w.family, w.path) if isinstance(eff, Efficiency) else eff)
+    """Seconds of :func:`routed_experts_work` under the deployment's efficiency on kernel ``path`` (default: the
+    stack's for the layout), or under the given ``factors``."""
+    eff, layout = d.efficiency, d.layout
+    if factors is None:
+        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, d.precision.expert_dtype)
+    w = routed_experts_work(d, assignments_per_gpu, total_assignments, phase, redundant_experts, path)
+    return kernel_s(w, d.gpu.hbm_bytes_per_s, eff.kernel(w.family, w.path) if factors is None else factors)
 
 
 @dataclass(frozen=True)
@@ -237,37 +230,36 @@ def dense_gemm_work(gpu: GPUSpec, dtype: str, weights: float, tokens: float) -> 
     return Work(2.0 * weights * tokens, weights * memory.bytes_per_param(dtype), 0.0, _peak(gpu, dtype), "dense_gemm")
 
 
-def attention_work(
-    model: ModelSpec, gpu: GPUSpec, tp: int, prec: Precision, phase: Phase, context_len: int, sequences: float
-) -> Work:
+def attention_work(d: Deployment, phase: Phase, context_len: int, sequences: float) -> Work:
     """One layer's attention core (the ``attention_scores`` work of the model's most common mixer kind) on one GPU
-    of an attention-TP group of ``tp``: ``sequences`` each decoding a token over ``context_len`` or prefilling it."""
+    of the deployment's attention-TP group: ``sequences`` each decoding a token over ``context_len`` or prefilling
+    it."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase must be decode or prefill, got {phase!r}")
-    tp, context_len = whole("tp", tp, 1, 100_000), whole("context_len", context_len, 1, 100_000_000)
-    prec, sequences = Precision.of(prec), amount("sequences", sequences, 0, 1e9, open_lo=True)
+    context_len = whole("context_len", context_len, 1, 100_000_000)
+    sequences = amount("sequences", sequences, 0, 1e9, open_lo=True)
     tokens = sequences if phase == "decode" else sequences * context_len
-    works = _mixer_works(model, gpu, tp, prec, phase, context_len, tokens, 1.0)
+    model = d.model
+    works = _mixer_works(d, phase, context_len, tokens, 1.0, dcp=1)
     group = max(range(len(model.mixers)), key=lambda i: len(model.mixers[i].layers))
     return works[group]["attention_scores"]
 
 
 def _mixer_works(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    tp: int,
-    prec: Precision,
+    d: Deployment,
     phase: Phase,
     ctx: int,
     t_attn: float,
     tokens_per_sequence: float,
     cached: int = 0,
-    dcp: int = 1,
+    dcp: int | None = None,
 ) -> tuple[dict[str, Work], ...]:
     """Projections and scores of one layer of each mixer group; the layer's norms (and any per-layer
     extras such as hyper-connection mixers, bf16) are read with the projections. ``cached`` prompt tokens from a
     prefix cache: a prompt computes its last ``ctx - cached`` (``Mixer.prefill_score_flops_after``). Decode context
     parallel ``dcp``: a rank reads / writes 1 / dcp of each cache for dcp x its heads (the same FLOPs)."""
+    model, gpu, prec, tp = d.model, d.gpu, d.precision, d.layout.attention_tp
+    dcp = d.layout.dcp if dcp is None else dcp
     h, kv = model.hidden_size, prec.kv_cache
     norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(
         memory.component_dtypes(prec)["norms"]
@@ -316,26 +308,19 @@ def _mixer_works(
 
 
 def layer_costs(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    prec: Precision,
-    cfg: StepConfig,
-    eff: Efficiency,
-    *,
-    tokens_per_gpu: float | None = None,
-    domain_gpus: int = 8,
+    d: Deployment, cfg: StepConfig, *, tokens_per_gpu: float | None = None, eff: Efficiency | None = None
 ) -> LayerCosts:
     """The :class:`LayerCosts` of one pass of ``cfg`` (no overlap) with ``tokens_per_gpu`` tokens on each GPU of
     a stage (default ``cfg.tokens_per_gpu``; a micro-batch's share when the caller splits the step). ``eff``
-    supplies the link factors that time the communication."""
-    prec = Precision.of(prec)
+    (default: the deployment's) supplies the link factors that time the communication and the kernel path."""
+    model, gpu, layout, prec = d.model, d.gpu, d.layout, d.precision
+    eff = d.efficiency if eff is None else eff
+    domain_gpus = d.domain
     phase, ctx, tokens_per_sequence = cfg.phase, cfg.context_len, cfg.tokens_per_sequence
     redundant_experts, imbalance = cfg.redundant_experts, cfg.imbalance
     tokens_per_gpu = (
         cfg.tokens_per_gpu if tokens_per_gpu is None else amount("tokens_per_gpu", tokens_per_gpu, 0, 1e9, open_lo=True)
     )
-    domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
     tp, h = layout.attention_tp, model.hidden_size
     t_stage = tokens_per_gpu * layout.gpus_per_stage
     t_attn = t_stage / layout.attention_dp  # tokens each attention (TP) group processes
@@ -362,10 +347,7 @@ def layer_costs(
                 "dense_gemm",
             ),
             "routed_experts": routed_experts_work(
-                model,
-                gpu,
-                layout,
-                prec,
+                d,
                 t_stage * e.top_k / layout.ep * imbalance,
                 t_stage * e.top_k,
                 phase,
@@ -373,13 +355,13 @@ def layer_costs(
                 path,
             ),
         }
-        moe_comm = layer_comm.moe_comm_s(model, gpu, layout, prec, cfg, eff, tokens_per_gpu, domain_gpus, path)
+        moe_comm = layer_comm.moe_comm_s(d, cfg, tokens_per_gpu, path, eff)
     # TP all-reduce after the mixer and after the FFN / MoE block; DCP's merge of the partial attention outputs
     per_layer_comm = {
         "allreduce": 2.0 * layer_comm.collective(eff, gpu, cfg.phase, "all_reduce", t_attn * h * 2.0, tp, domain_gpus),
     }
     if layout.dcp > 1 and phase == "decode":  # prefill's merge is not modelled (vLLM's DCP is for decode)
-        per_layer_comm["dcp_merge"] = layer_comm.dcp_merge_s(model, gpu, layout, phase, eff, t_attn, domain_gpus)
+        per_layer_comm["dcp_merge"] = layer_comm.dcp_merge_s(d, phase, t_attn, eff)
     head_p = model.vocab_size * h / tp
     head_tokens = t_attn if phase == "decode" else max(t_attn / cfg.computed_len, 1.0)  # one logit row a prompt
     final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
@@ -396,5 +378,5 @@ def layer_costs(
         if layout.pp > 1
         else 0.0
     )
-    mixer = _mixer_works(model, gpu, tp, prec, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens, layout.dcp)
+    mixer = _mixer_works(d, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens)
     return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send)

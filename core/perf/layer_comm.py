@@ -4,7 +4,8 @@ Collectives are timed from the GPU's measured tables where it has them (:mod:`co
 
 from __future__ import annotations
 
-from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core.deployment.bundle import Deployment
+from core.deployment.specs import GPUSpec
 from core.hardware import collectives
 from core.hardware.efficiency import Efficiency
 from core.perf.dispatch import alltoall_call_s
@@ -31,15 +32,7 @@ def collective(eff: Efficiency, gpu: GPUSpec, phase: str, op: str, nbytes: float
 
 
 def moe_comm_s(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    prec: Precision,
-    cfg: StepConfig,
-    eff: Efficiency,
-    tokens_per_gpu: float,
-    domain_gpus: int,
-    path: str,
+    d: Deployment, cfg: StepConfig, tokens_per_gpu: float, path: str, eff: Efficiency | None = None
 ) -> dict[str, float]:
     """Communication of one MoE layer beyond the TP all-reduces, by layout kind (each byte moved once):
 
@@ -48,15 +41,19 @@ def moe_comm_s(
     * data-parallel attention, experts by EP alone on an all-to-all path (DeepEP, TensorRT-LLM's): one
       dispatch and one combine of each GPU's own tokens;
     * data-parallel attention otherwise (fused MoE, or expert TP): the stage's tokens are all-gathered to
-      every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention gather)."""
+      every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention gather).
+
+    ``eff`` (default: the deployment's) gives the link factors."""
+    model, gpu, layout, domain_gpus = d.model, d.gpu, d.layout, d.domain
+    eff = d.efficiency if eff is None else eff
     if layout.attention_dp == 1:
         return {}
     if path != "fused" and layout.ep > 1 and layout.expert_tp == 1:
         kernel = cfg.kernel
         link = eff["alltoall_low_latency" if kernel == "low_latency" else "alltoall_normal"]
         return {
-            "dispatch": alltoall_call_s(model, gpu, layout, tokens_per_gpu, prec.dispatch, kernel, domain_gpus, link),
-            "combine": alltoall_call_s(model, gpu, layout, tokens_per_gpu, "bf16", kernel, domain_gpus, link),
+            "dispatch": alltoall_call_s(d, tokens_per_gpu, d.precision.dispatch, kernel, link),
+            "combine": alltoall_call_s(d, tokens_per_gpu, "bf16", kernel, link),
         }
     n = layout.gpus_per_stage
     nbytes = tokens_per_gpu * n * model.hidden_size * 2.0  # the stage's tokens, bf16
@@ -66,13 +63,13 @@ def moe_comm_s(
     }
 
 
-def dcp_merge_s(
-    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, phase: str, eff: Efficiency, t_attn: float, domain: int
-) -> float:
+def dcp_merge_s(d: Deployment, phase: str, t_attn: float, eff: Efficiency | None = None) -> float:
     """One layer's decode-context-parallel exchange over the ``dcp`` ranks, as vLLM runs it: all-gather the query,
     attend over the local shard, then ``cp_lse_ag_out_rs``: all-gather the log-sum-exps (fp32), rescale the partial
     outputs and reduce-scatter them. For ``t_attn`` query tokens of the attention group: each rank runs the group's
     ``heads x dcp / tp`` query heads over its slice of the cache. 0 without DCP."""
+    model, gpu, layout, domain = d.model, d.gpu, d.layout, d.domain
+    eff = d.efficiency if eff is None else eff
     dcp = layout.dcp
     if dcp == 1:
         return 0.0

@@ -25,11 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core import memory
-from core._util.checks import whole
+from core._util.checks import amount
 from core._util.memo import by_identity
 from core.deployment import parallel
-from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core.deployment.bundle import Deployment
+from core.deployment.specs import ModelSpec, ParallelLayout
 from core.hardware.efficiency import IDEAL, Efficiency, resolve_efficiency
 from core.memory import host_tables
 from core.perf.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
@@ -93,15 +93,13 @@ class StepTime:
         return sum(self.stage_s) if self.stage_s else self.step_s
 
 
-def _checked(
-    model: ModelSpec, layout: ParallelLayout, redundant: int, domain_gpus: int | None, gpu: GPUSpec, prec: Precision
-) -> int:
-    problems = memory.check_layout(model, layout, redundant, prec)
-    if problems:
-        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
-    if domain_gpus is not None:
-        whole("domain_gpus", domain_gpus, 1, 100_000)
-    return domain_gpus or max(gpu.gpus_per_node, gpu.scale_up_domain_gpus)
+def _checked(d: Deployment, redundant: int) -> None:
+    """The deployment's layout was checked for its own redundant-expert slots; a step with other slots is
+    checked for them (the layout search times EP over the routed experts plus redundant ones)."""
+    if redundant != d.redundant_experts:
+        problems = parallel.check_layout(d.model, d.layout, redundant, d.precision)
+        if problems:
+            raise ValueError("invalid layout for " + d.model.name + ": " + "; ".join(problems))
 
 
 @by_identity(1024)
@@ -139,17 +137,9 @@ def replayed_fraction(model: ModelSpec, cfg: StepConfig) -> float:
     return min(1.0, model.prefill_replay_tokens / cfg.computed_len)
 
 
-def step_time(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    cfg: StepConfig,
-    eff: Efficiency,
-    *,
-    domain_gpus: int | None = None,
-) -> StepTime:
-    """One step of ``cfg.phase`` on the most loaded GPU under ``layout``.
+def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
+    """One step of ``cfg.phase`` on the most loaded GPU of deployment ``d`` (its layout, precision, efficiency
+    factors and scale-up domain).
 
     Per stage, with compute C and communication M: ``C + M``, or with two-batch overlap
     ``max(C, M) + (1 - overlap_eff) x min(C, M)``. One stage: the step is that. ``pp`` stages (the engines'
@@ -158,14 +148,13 @@ def step_time(
     every stage in turn, and a stage serves the micro-batches one after another, so a sequence's next step
     comes after ``max(sum of stage times, M x busiest stage)`` (the decode roofline's rule): the busiest
     stage sets the pace, fewer sequences than stages leave stages idle (the bubble). ``latency_s`` is one
-    micro-batch's way through every stage (a prompt chunk's time to first token). ``domain_gpus``: GPUs per
-    scale-up domain (default: the GPU's)."""
-    prec = Precision.of(precision)
-    domain = _checked(model, layout, cfg.redundant_experts, domain_gpus, gpu, prec)
+    micro-batch's way through every stage (a prompt chunk's time to first token)."""
+    _checked(d, cfg.redundant_experts)
+    model, gpu, layout, eff = d.model, d.gpu, d.layout, d.efficiency
     halves = 2.0 if cfg.overlap == "two_batch" else 1.0
     micro = _microbatches(layout, cfg.tokens_per_gpu / cfg.tokens_per_sequence)
     per_gpu = cfg.tokens_per_gpu * layout.pp / micro  # one micro-batch's tokens on each GPU of a stage
-    costs = layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=per_gpu / halves, domain_gpus=domain)
+    costs = layer_costs(d, cfg, tokens_per_gpu=per_gpu / halves)
     bw, system = gpu.hbm_bytes_per_s, eff["system"]
 
     def work_s(w: Work) -> float:
@@ -175,11 +164,7 @@ def step_time(
     replayed = replayed_fraction(model, cfg)
     split = model.prefill_encoder_layers if replayed < 1.0 else model.num_layers
     kinds, index = _split_plan(model, layout.pp, split)
-    tail = (
-        layer_costs(model, gpu, layout, prec, cfg, eff, tokens_per_gpu=replayed * per_gpu / halves, domain_gpus=domain)
-        if replayed < 1.0
-        else costs
-    )
+    tail = layer_costs(d, cfg, tokens_per_gpu=replayed * per_gpu / halves) if replayed < 1.0 else costs
     times, computes, comms = [], [], []
     components: dict[str, float] = {}
     per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
@@ -199,21 +184,19 @@ def step_time(
         for k, v in parts.items():
             components[k] = components.get(k, 0.0) + n * halves * v
     compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
-    exposed = _tables_s(model, gpu, cfg.table_tier, per_gpu, compute, layout.attention_tp, replayed)
+    exposed = _tables_s(d, cfg.table_tier, per_gpu, compute, replayed)
     if model.host_tables:
         components["host_tables"] = exposed
     stage_s, total = _pipeline([times[j] for j in index], micro, exposed)
     return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
 
 
-def _tables_s(
-    model: ModelSpec, gpu: GPUSpec, tier: str, per_gpu: float, compute_s: float, tp: int, replayed: float = 1.0
-) -> float:
+def _tables_s(d: Deployment, tier: str, per_gpu: float, compute_s: float, replayed: float = 1.0) -> float:
     """Seconds a micro-batch waits for a model's off-GPU table rows (Engram / n-gram, :mod:`core.memory.host_tables`:
     tier, link, overlap with ``compute_s``); 0 for every other model."""
-    if not model.host_tables:
+    if not d.model.host_tables:
         return 0.0
-    return host_tables.table_read(model, gpu, tier, per_gpu, compute_s, tp, replayed).exposed_s
+    return host_tables.table_read(d.model, d.gpu, tier, per_gpu, compute_s, d.layout.attention_tp, replayed).exposed_s
 
 
 def _pipeline(stage_s: list[float], micro: float, tables_s: float) -> tuple[tuple[float, ...], float]:
@@ -255,22 +238,15 @@ class Roofline:
 
 
 def decode_roofline(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    tokens: float,
-    context_len: int,
-    *,
-    tokens_per_sequence: float = 1.0,
-    redundant_experts: int = 0,
+    d: Deployment, tokens: float, context_len: int, *, tokens_per_sequence: float = 1.0, redundant_experts: int = 0
 ) -> Roofline:
     """The roofline of a decode step with ``tokens`` query tokens in one replica (``tokens_per_sequence`` per
     sequence) at ``context_len`` cached tokens. With ``pp`` stages the sequences form ``min(pp, sequences)``
     micro-batches, each crossing every stage: a sequence gets its next token every
     ``max(sum of stage times, micro-batches x busiest stage)``."""
-    prec = Precision.of(precision)
-    _checked(model, layout, redundant_experts, None, gpu, prec)
+    _checked(d, redundant_experts)
+    model, gpu, layout = d.model, d.gpu, d.layout
+    tokens = amount("tokens", tokens, 0, 1e12)
     cfg = StepConfig(
         "decode",
         max(tokens, 1e-9),
@@ -280,7 +256,7 @@ def decode_roofline(
     )
     micro = _microbatches(layout, tokens / tokens_per_sequence / (layout.gpus_per_stage * layout.pp))
     per_gpu = cfg.tokens_per_gpu / micro / layout.gpus_per_stage
-    costs = layer_costs(model, gpu, layout, prec, cfg, IDEAL, tokens_per_gpu=per_gpu)
+    costs = layer_costs(d, cfg, tokens_per_gpu=per_gpu, eff=IDEAL)
     bw = gpu.hbm_bytes_per_s
     totals = []
     kinds, index = _stage_plan(model, layout.pp)
@@ -292,7 +268,7 @@ def decode_roofline(
                 compute += n * w.flops / w.peak_flops
                 stage += n * kernel_s(w, bw, IDEAL[w.family])
         totals.append((stage, i, {"weight_bytes": wb, "cache_bytes": cb, "flops": flops, "compute_s": compute}))
-    tables = _tables_s(model, gpu, "host", per_gpu, sum(t[0] for t in totals), layout.attention_tp)
+    tables = _tables_s(d, "host", per_gpu, sum(t[0] for t in totals))
     stages, step = _pipeline([t[0] for t in totals], micro, tables)
     busiest = max(range(len(stages)), key=stages.__getitem__)
     stage_s, sums = stages[busiest], totals[busiest][2]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from core import memory, perf
 from core._util.checks import is_number, is_whole, whole
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 from core.speculative import speculative_step_s
 
@@ -144,12 +145,13 @@ def replica_costs(
     if cap < layout.attention_dp:
         raise ValueError(f"not one {workload.context_len:,}-token sequence per attention rank fits the KV cache")
     grid = sorted({1.0, float(cap), *(float(b) for b in (2**k for k in range(1, 30)) if b < cap)})
+    d = Deployment(model, gpu, one, prec, eff, assumptions=a, domain_gpus=domain_gpus)
 
     def step(phase: str, per_gpu: float, ctx: int, cached: int = 0, per_seq: float = 1.0) -> perf.StepTime:
         cfg = perf.StepConfig(
             phase, per_gpu, ctx, redundant_experts=redundant_experts, cached_tokens=cached, tokens_per_sequence=per_seq
         )
-        return perf.step_time(model, gpu, one, prec, cfg, eff, domain_gpus=domain_gpus)
+        return perf.step_time(d, cfg)
 
     ctx, k = workload.decode_context_len, draft_tokens
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from core import memory, perf
 from core._util.checks import amount
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision, Workload
 from core.memory.host_tables import host_link
 
@@ -89,5 +90,5 @@ def prefix_tiers(
     recompute = 0.0
     if cached:
         cfg = perf.StepConfig("prefill", cached / tp, cached)
-        recompute = perf.step_time(model, gpu, layout, prec, cfg, eff).latency_s
+        recompute = perf.step_time(Deployment(model, gpu, layout, prec, eff), cfg).latency_s
     return tuple(out), recompute

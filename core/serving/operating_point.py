@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core import memory, perf
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
 from core.serving.batch_search import largest_meeting, refine
 from core.serving.plan import OVERLAP_LABELS, Plan, layout_label
@@ -140,6 +141,10 @@ def cold_prefill(
     prec, tp = Precision.of(precision), plan.layout.attention_tp
     cold = workload.model_copy(update={"prefix_reuse": 0.0})
 
+    d = Deployment(
+        model, gpu, plan.layout, prec, eff, domain_gpus=domain_gpus, redundant_experts=plan.redundant_experts
+    )
+
     def step(wl: Workload, per_gpu: float) -> perf.StepTime:
         cfg = perf.StepConfig(
             "prefill",
@@ -149,7 +154,7 @@ def cold_prefill(
             redundant_experts=plan.redundant_experts,
             cached_tokens=wl.cached_prompt_tokens,
         )
-        return perf.step_time(model, gpu, plan.layout, prec, cfg, eff, domain_gpus=domain_gpus)
+        return perf.step_time(d, cfg)
 
     def lone(wl: Workload) -> float:
         per_gpu = min(plan.tokens_per_gpu, wl.computed_prompt_tokens / tp)
@@ -185,9 +190,7 @@ def operating_point(
         raise ValueError(f"target_s must be a latency in (0, 3600] seconds, got {target_s!r}")
     prec = Precision.of(precision)
     a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": redundant_experts})
-    problems = memory.check_layout(model, layout, redundant_experts, prec)
-    if problems:
-        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
+    d = Deployment(model, gpu, layout, prec, eff, assumptions=a, domain_gpus=domain_gpus)
     gps, pp, tp = layout.gpus_per_stage, layout.pp, layout.attention_tp
 
     cached = workload.cached_prompt_tokens if phase == "prefill" else 0
@@ -196,7 +199,7 @@ def operating_point(
         cfg = perf.StepConfig(
             phase, float(b), ctx, overlap=overlap, redundant_experts=redundant_experts, cached_tokens=cached
         )
-        return perf.step_time(model, gpu, layout, prec, cfg, eff, domain_gpus=domain_gpus)
+        return perf.step_time(d, cfg)
 
     if phase == "decode":
         full = workload.context_len

@@ -283,8 +283,9 @@ def batch_speedup(
     accepted length at ``gamma`` (:mod:`core.speculative.acceptance`) in place of ``E(alpha, gamma)``."""
     from core import perf
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
     from core.deployment.parallel import fitting_tp
-    from core.deployment.specs import MemoryAssumptions, ParallelLayout
+    from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision
 
     b = np.atleast_1d(np.asarray(batches, dtype=np.float64))
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0) or np.any(b > 1e7):
@@ -295,13 +296,11 @@ def batch_speedup(
 
     def steps(m, lay, tokens, per_sequence, redundant):
         gpus = lay.gpus_per_stage * lay.pp
+        d = Deployment(m, gpu, lay, Precision.of(precision), eff, redundant_experts=redundant)
         return np.array(
             [
                 perf.step_time(
-                    m,
-                    gpu,
-                    lay,
-                    precision,
+                    d,
                     perf.StepConfig(
                         "decode",
                         float(t) * per_sequence / gpus,
@@ -309,7 +308,6 @@ def batch_speedup(
                         tokens_per_sequence=per_sequence,
                         redundant_experts=redundant,
                     ),
-                    eff,
                 ).step_s
                 for t in tokens
             ]

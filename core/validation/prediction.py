@@ -37,13 +37,14 @@ from typing import Any
 
 from core import comms, perf
 from core.catalog import Catalog, load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import (
     EfficiencyProfile,
     KernelFactors,
     LinkFactors,
     SystemFactors,
 )
-from core.hardware.efficiency import STACK_NAMES, kernel_path
+from core.hardware.efficiency import IDEAL, STACK_NAMES, kernel_path
 from core.perf.dispatch import alltoall_call_split
 from core.validation.calibration import calibrate, error_summary, fitted_families, leave_one_out, owner_of, strip_fitted
 from core.validation.cases import (
@@ -85,10 +86,7 @@ def gemm_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
 def attention_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
     """An attention case's work on one GPU (one layer's attention core) and the GPU's HBM bytes/s."""
     w = perf.attention_work(
-        c.model,
-        c.gpu,
-        c.layout.attention_tp,
-        c.precision,
+        _deployment(c, IDEAL),
         "prefill" if "prefill" in c.phase else "decode",
         int(case_field(c.workload, "context_len", c.id, float)),
         case_field(c.workload, "batch", c.id, float),
@@ -115,7 +113,14 @@ def _step_case(c: ParsedCase, eff: perf.Efficiency) -> perf.StepTime:
         tokens_per_sequence=new if decode else 1.0,
         kernel_path=c.kernel_path,
     )
-    return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
+    return perf.step_time(_deployment(c, eff, cfg.redundant_experts), cfg)
+
+
+def _deployment(c: ParsedCase, eff: perf.Efficiency, redundant_experts: int = 0) -> Deployment:
+    """The deployment a published case measured: its model, GPU, layout, precision and scale-up domain."""
+    return Deployment(
+        c.model, c.gpu, c.layout, c.precision, eff, domain_gpus=c.domain, redundant_experts=redundant_experts
+    )
 
 
 def comm_case_terms(c: ParsedCase) -> tuple[comms.AllToAllSplit | None, float | None]:
@@ -149,15 +154,13 @@ def moe_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
     path = c.kernel_path or kernel_path(
         c.stack, c.layout.attention_dp, c.layout.ep, c.layout.expert_tp, c.precision.expert_dtype
     )
+    redundant = opt_int(c.options, "redundant_experts", c.id, 0)
     w = perf.routed_experts_work(
-        c.model,
-        c.gpu,
-        c.layout,
-        c.precision,
+        _deployment(c, IDEAL, redundant),
         total / c.layout.ep,
         total,
         "prefill" if "prefill" in c.phase else "decode",
-        opt_int(c.options, "redundant_experts", c.id, 0),
+        redundant,
         path,
     )
     return w, c.gpu.hbm_bytes_per_s
@@ -210,7 +213,7 @@ def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
             redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
             kernel_path=c.kernel_path,
         )
-        decode = perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain)
+        decode = perf.step_time(_deployment(c, eff, cfg.redundant_experts), cfg)
         if opts.get("serving") == "aggregated":
             # in-flight batching: each decode step also carries its share of the prompts' prefill
             isl = case_field(opts, "input_len", c.id, float)
@@ -223,7 +226,7 @@ def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
                 redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
                 kernel_path=c.kernel_path,
             )
-            prefill = perf.step_time(c.model, c.gpu, c.layout, c.precision, pre, eff, domain_gpus=c.domain)
+            prefill = perf.step_time(_deployment(c, eff, pre.redundant_experts), pre)
             return batch / (decode.step_s + prefill.step_s)
         return decode.tokens_per_s_per_gpu
     else:
@@ -236,7 +239,7 @@ def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
             redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
             kernel_path=c.kernel_path,
         )
-    return perf.step_time(c.model, c.gpu, c.layout, c.precision, cfg, eff, domain_gpus=c.domain).tokens_per_s_per_gpu
+    return perf.step_time(_deployment(c, eff, cfg.redundant_experts), cfg).tokens_per_s_per_gpu
 
 
 def predict(case: Mapping[str, Any]) -> float:

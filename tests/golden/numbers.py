@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from core.deployment.bundle import Deployment
+
 FIXTURE = Path(__file__).with_name("golden_numbers.json")
 
 # (gpu id, nodes, GPUs per node, weight dtype, KV dtype)
@@ -181,7 +183,7 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
                 _guard(
                     out,
                     f"{q}/step/{phase}/{overlap}",
-                    lambda cfg=cfg, lay=lay: perf.step_time(m, gpu, lay, prec, cfg, eff),
+                    lambda cfg=cfg, lay=lay: perf.step_time(Deployment(m, gpu, lay, prec, eff), cfg),
                     lambda s, overlap=overlap: {**(s.components if overlap == "none" else {}), "step_s": s.step_s},
                 )
         _guard(

@@ -12,6 +12,7 @@ import pytest
 
 from core import perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 
 cat = load_catalog()
@@ -40,7 +41,7 @@ def test_replayed_fraction():
 
 def _step(model, tokens_per_gpu, ctx, phase="prefill", table_tier="gpu"):
     return perf.step_time(
-        model, B200, LAY, "fp8", perf.StepConfig(phase, tokens_per_gpu, ctx, table_tier=table_tier), EFF
+        Deployment(model, B200, LAY, "fp8", EFF), perf.StepConfig(phase, tokens_per_gpu, ctx, table_tier=table_tier)
     )
 
 
@@ -71,5 +72,7 @@ def test_pipeline_stages_split_at_the_encoder():
     # PP 2: stage 0 holds the encoder (layers 0-19, every token), stage 1 the decoder (replayed tokens): the first
     # stage is the busy one
     lay = ParallelLayout(attention_tp=1, attention_dp=4, ep=4, pp=2)
-    st = perf.step_time(V41, B200, lay, "fp8", perf.StepConfig("prefill", 8192, 8192, table_tier="gpu"), EFF)
+    st = perf.step_time(
+        Deployment(V41, B200, lay, "fp8", EFF), perf.StepConfig("prefill", 8192, 8192, table_tier="gpu")
+    )
     assert st.stage_s[0] > 5 * st.stage_s[1]

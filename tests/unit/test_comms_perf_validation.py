@@ -7,6 +7,7 @@ import pytest
 
 from core import comms, perf, validation
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import KernelFactors, LinkFactors, ParallelLayout, Precision
 
 cat = load_catalog()
@@ -50,7 +51,11 @@ def test_deepep_low_latency_arithmetic():
     assert perf.token_copy_bytes(7168, "fp8") * 128 * 8 == 7_569_408
     eff = perf.resolve_efficiency("h800", cat.efficiency)
     t = perf.alltoall_call_s(
-        m, g, ParallelLayout(attention_dp=8, ep=8), 128, "fp8", "low_latency", 8, eff["alltoall_low_latency"]
+        Deployment(m, g, ParallelLayout(attention_dp=8, ep=8), domain_gpus=8),
+        128,
+        "fp8",
+        "low_latency",
+        eff["alltoall_low_latency"],
     )
     assert t * 1e6 == pytest.approx(77, rel=0.10)
 
@@ -87,13 +92,23 @@ def test_normal_kernel_bytes_by_hand():
     assert ib > nvl
     one = LinkFactors(scale_up_eff=1.0, scale_out_eff=1.0, latency_us=0.0)
     t = perf.alltoall_call_s(
-        m, g, ParallelLayout(attention_dp=32, ep=32), 4096, "fp8", "normal", 8, one, routing_groups=(4, 4)
+        Deployment(m, g, ParallelLayout(attention_dp=32, ep=32), domain_gpus=8),
+        4096,
+        "fp8",
+        "normal",
+        one,
+        routing_groups=(4, 4),
     )
     assert t == pytest.approx(max(nvl, ib))
     # inside one node: once per distinct other GPU, G x 7/8 of the copies over NVLink
     g8 = 8 * (1 - comb(224, 8) / comb(256, 8))
     t8 = perf.alltoall_call_s(
-        m, g, ParallelLayout(attention_dp=8, ep=8), 4096, "fp8", "normal", 8, one, routing_groups=(1, 1)
+        Deployment(m, g, ParallelLayout(attention_dp=8, ep=8), domain_gpus=8),
+        4096,
+        "fp8",
+        "normal",
+        one,
+        routing_groups=(1, 1),
     )
     assert t8 == pytest.approx(4096 * 7392 * g8 * 7 / 8 / 200e9)
 
@@ -114,7 +129,7 @@ def test_pipeline_stages_hold_their_own_layers_and_the_slowest_sets_the_pace():
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     eff = perf.resolve_efficiency("h800", cat.efficiency)
     st = perf.step_time(
-        m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", perf.StepConfig("decode", 8.0, 2048), eff
+        Deployment(m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", eff), perf.StepConfig("decode", 8.0, 2048)
     )
     _s0, s1, s2, s3 = st.stage_s
     send = st.components["pp_send"] / 3
@@ -130,7 +145,7 @@ def test_grouped_gemm_memory_bound_by_hand():
     m, g = cat.model("deepseek-v3"), cat.gpu("h200")
     f = KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
     lay = ParallelLayout(attention_dp=8, ep=8)
-    t = perf.grouped_gemm_s(m, g, lay, Precision.of("fp8"), 128, 1024, f)
+    t = perf.grouped_gemm_s(Deployment(m, g, lay, Precision.of("fp8")), 128, 1024, factors=f)
     touched = 32 * (1 - (1 - 8 / 256) ** 128)
     assert t == pytest.approx(touched * 3 * 7168 * 2048 * (1 + 4 / 16384) / 4.8e12)
 
@@ -142,7 +157,9 @@ def test_grouped_gemm_counts_distinct_experts_per_token():
     # independent draws): 32 x 0.868916 x 44,040,192 x (1 + 4/16384) B = 1.22485 GB / 4.8 TB/s = 255.18 us
     m, g = cat.model("deepseek-v3"), cat.gpu("h200")
     f = KernelFactors(compute_eff=1.0, mem_eff=1.0, floor_us=0.0)
-    t = perf.grouped_gemm_s(m, g, ParallelLayout(attention_dp=8, ep=8), Precision.of("fp8"), 64, 512, f)
+    t = perf.grouped_gemm_s(
+        Deployment(m, g, ParallelLayout(attention_dp=8, ep=8), Precision.of("fp8")), 64, 512, factors=f
+    )
     assert t * 1e6 == pytest.approx(255.177, abs=0.001)
 
 
@@ -150,8 +167,8 @@ def test_step_time_two_batch_overlap():
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     lay = ParallelLayout(attention_dp=32, ep=32)
     eff = perf.resolve_efficiency("h800", cat.efficiency)
-    none = perf.step_time(m, g, lay, "fp8", perf.StepConfig("decode", 128, 4096, "none"), eff)
-    tbo = perf.step_time(m, g, lay, "fp8", perf.StepConfig("decode", 128, 4096, "two_batch"), eff)
+    none = perf.step_time(Deployment(m, g, lay, "fp8", eff), perf.StepConfig("decode", 128, 4096, "none"))
+    tbo = perf.step_time(Deployment(m, g, lay, "fp8", eff), perf.StepConfig("decode", 128, 4096, "two_batch"))
     assert none.step_s == pytest.approx(none.compute_s + none.comm_s)
     o = eff["system"].overlap_eff
     assert tbo.step_s == pytest.approx(max(tbo.compute_s, tbo.comm_s) + (1 - o) * min(tbo.compute_s, tbo.comm_s))

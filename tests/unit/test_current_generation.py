@@ -7,6 +7,7 @@ import pytest
 from core import hf as hf_config
 from core import memory
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.model import params
 from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import KDA, GatedDeltaNet, Mamba2
@@ -207,7 +208,7 @@ def _decode_scores_s(model, ctx, tp=8):
     eff = perf.resolve_efficiency("h200", cat.efficiency)
     lay = ParallelLayout(attention_tp=tp, ep=tp)
     cfg = perf.StepConfig(phase="decode", tokens_per_gpu=64, context_len=ctx)
-    return perf.step_time(model, cat.gpu("h200"), lay, "fp8", cfg, eff).components["attention_scores"]
+    return perf.step_time(Deployment(model, cat.gpu("h200"), lay, "fp8", eff), cfg).components["attention_scores"]
 
 
 def test_sparse_decode_attention_grows_with_the_index_scan_not_the_cache():

@@ -7,6 +7,7 @@ import pytest
 from core import memory, perf
 from core.catalog import load_catalog
 from core.deployment import parallel
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ClusterSpec, ParallelLayout, Precision, Workload
 from core.hardware import collectives
 from core.perf.kernels import layer_comm, layer_costs
@@ -58,7 +59,7 @@ def test_decode_reads_a_shard_with_every_head_of_the_group():
     # 39,168,000 with DCP 8; the score FLOPs are the same (8 heads over all tokens = 64 heads over an eighth) and
     # the query rows per latent stream go from 64 / 8 = 8 to 64
     cfg = perf.StepConfig("decode", 1.0, 68_000)
-    (plain,), (dcp,) = (layer_costs(KIMI, B200, tp8(d), NVFP4, cfg, EFF).mixer for d in (1, 8))
+    (plain,), (dcp,) = (layer_costs(Deployment(KIMI, B200, tp8(d), NVFP4, EFF), cfg).mixer for d in (1, 8))
     assert plain["attention_scores"].cache_bytes == pytest.approx(313_344_000)
     assert dcp["attention_scores"].cache_bytes == pytest.approx(39_168_000)
     assert dcp["attention_scores"].flops == pytest.approx(plain["attention_scores"].flops)
@@ -84,11 +85,13 @@ def test_the_merge_is_three_collectives_per_layer():
         )
 
     want = c("all_gather", 589_824) + c("all_gather", 2_048) + c("reduce_scatter", 524_288)
-    assert layer_comm.dcp_merge_s(KIMI, B200, tp8(8), "decode", EFF, 8.0, 8) == pytest.approx(want)
-    assert layer_comm.dcp_merge_s(KIMI, B200, tp8(), "decode", EFF, 8.0, 8) == 0.0
-    st = perf.step_time(KIMI, B200, tp8(8), NVFP4, perf.StepConfig("decode", 1.0, 68_000), EFF)
+    assert layer_comm.dcp_merge_s(
+        Deployment(KIMI, B200, tp8(8), NVFP4, EFF, domain_gpus=8), "decode", 8.0
+    ) == pytest.approx(want)
+    assert layer_comm.dcp_merge_s(Deployment(KIMI, B200, tp8(), NVFP4, EFF, domain_gpus=8), "decode", 8.0) == 0.0
+    st = perf.step_time(Deployment(KIMI, B200, tp8(8), NVFP4, EFF), perf.StepConfig("decode", 1.0, 68_000))
     assert st.components["dcp_merge"] == pytest.approx(61 * want)
-    prefill = perf.step_time(KIMI, B200, tp8(8), NVFP4, perf.StepConfig("prefill", 1024.0, 8192), EFF)
+    prefill = perf.step_time(Deployment(KIMI, B200, tp8(8), NVFP4, EFF), perf.StepConfig("prefill", 1024.0, 8192))
     assert "dcp_merge" not in prefill.components  # vLLM's DCP merges in decode; prefill is priced as TP's
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from core import memory, moe, perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Precision
 from core.hardware.efficiency import IDEAL
 from core.perf import kernels
@@ -32,7 +33,7 @@ def test_linear_layers_score_nothing_and_move_their_state():
     assert step.kv_bytes[0] == pytest.approx(15 * 2048 * 4096 + 2 * 45 * 4_268_032)
     # scores: only the 15 softmax layers, 32 heads x 2 (256 + 256) per cached token
     costs = kernels.layer_costs(
-        q, H200, ParallelLayout(), Precision(weights="bf16"), perf.StepConfig("decode", 1.0, 4096), IDEAL
+        Deployment(q, H200, ParallelLayout(), Precision(weights="bf16"), IDEAL), perf.StepConfig("decode", 1.0, 4096)
     )
     by = {type(g.mixer).__name__: costs.mixer[i]["attention_scores"].flops for i, g in enumerate(q.mixers)}
     assert by == {"GatedDeltaNet": 0.0, "GQA": 32 * 2 * 512 * 4096}
@@ -51,12 +52,8 @@ def test_attention_scores_run_at_the_bf16_peak_over_an_fp8_model():
     # 2 (576 + 512) per cached token, at 989 TFLOPS (bf16), not the 1,979 of FP8 (audit M11)
     m = cat.model("deepseek-v3")
     costs = kernels.layer_costs(
-        m,
-        H200,
-        ParallelLayout(attention_tp=8, ep=8),
-        Precision(weights="fp8"),
+        Deployment(m, H200, ParallelLayout(attention_tp=8, ep=8), Precision(weights="fp8"), IDEAL),
         perf.StepConfig("decode", 8.0, 2304),
-        IDEAL,
     )
     w = costs.mixer[0]["attention_scores"]
     assert w.flops == pytest.approx(64 * 16 * 2 * (576 + 512) * 2304)
@@ -102,7 +99,7 @@ def test_fewer_sequences_than_stages_leave_bubbles():
     lay = memory.default_layout(k2, 72, 4)
     step = moe.decode_step(k2, GB200, lay, "fp8", 4, 2304)
     assert step.microbatches[0] == 4
-    r = perf.decode_roofline(k2, GB200, lay, "fp8", 4, 2304)
+    r = perf.decode_roofline(Deployment(k2, GB200, lay, "fp8"), 4, 2304)
     assert r.step_s > 4 * r.stage_s and step.time_s[0] == pytest.approx(r.step_s)
 
 
@@ -113,7 +110,7 @@ def test_intensity_and_speculative_use_the_step_time_models_works(model_id):
     no communication), and the Speculative page's verification step costs more than a plain one."""
     m = cat.model(model_id)
     lay = ParallelLayout()
-    ideal = perf.step_time(m, H200, lay, "bf16", perf.StepConfig("decode", 16.0, 4096), IDEAL)
+    ideal = perf.step_time(Deployment(m, H200, lay, "bf16", IDEAL), perf.StepConfig("decode", 16.0, 4096))
     bound = moe.decode_step(m, H200, lay, "bf16", 16, 4096)
     assert ideal.comm_s == 0
     assert bound.time_s[0] == pytest.approx(ideal.step_s, rel=1e-9)

@@ -69,6 +69,7 @@ from core import hf as hf_config
 from core.balance.published import PLACEMENTS, EplbCase, EplbRow, load_eplb_cases
 from core.catalog import CATALOG_DIR, load_catalog
 from core.comms import AllToAllSplit
+from core.deployment.bundle import Deployment
 from core.deployment.specs import (
     ACTIVE_CONVENTIONS,
     DTYPES,
@@ -585,6 +586,27 @@ offload_effs = st.one_of(
 efficiencies = st.tuples(st.sampled_from(sorted(CAT.gpus)), st.sampled_from(sorted(SERVING_STACKS))).map(
     lambda gs: Lazy(lambda: CAT.efficiency_for(*gs), f"CAT.efficiency_for{gs!r}")
 )
+
+
+def _deployment(model_id: str, gpu_id: str, layout, prec, stack: str, domain):
+    """A deployment of the drawn parts; where the layout does not suit the model, the same on one GPU (every
+    model runs there)."""
+    m, g, eff = CAT.models[model_id], CAT.gpus[gpu_id], CAT.efficiency_for(gpu_id, stack)
+    try:
+        return Deployment(m, g, layout, prec, eff, domain_gpus=domain)
+    except ValueError:
+        return Deployment(m, g, ParallelLayout(), prec, eff, domain_gpus=domain)
+
+
+deployments = st.builds(
+    lambda *a: Lazy(lambda: _deployment(*a), f"Deployment{a!r}"),
+    st.sampled_from(sorted(CAT.models)),
+    st.sampled_from(sorted(CAT.gpus)),
+    layouts(),
+    precision_objs(),
+    st.sampled_from(sorted(SERVING_STACKS)),
+    st.one_of(st.none(), st.sampled_from([1, 8, 72])),
+)
 collective_tables = st.one_of(
     st.none(), st.sampled_from(sorted(CAT.collectives)).map(lambda g: _catalog_entry("collectives", g))
 )
@@ -824,6 +846,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
     over = OVERRIDES.get(f"{qualname}.{name}")
     if over is not None:
         return over
+    if ann == "Deployment":
+        return deployments
     if ann.startswith("dict[str, ModelSpec]"):
         return st.just(Lazy(lambda: CAT.models, "CAT.models"))
     if "ModelSpec" in ann or (not ann and name in ("model", "draft_model")):
@@ -876,6 +900,10 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return step_configs
     if ann in ("Efficiency", "perf.Efficiency"):
         return efficiencies
+    if ann == "Efficiency | None":
+        return st.one_of(st.none(), efficiencies)
+    if ann == "KernelFactors | None":
+        return st.one_of(st.none(), kernel_factors)
     if ann == "Efficiency | KernelFactors":
         return st.one_of(efficiencies, kernel_factors)
     if "CollectiveTable" in ann:
@@ -1104,6 +1132,8 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "batches": lambda ann: arr(it(1, 4096, wrong=False), two_d=False),
     "context_lens": lambda ann: num_or_arr(it(1, 1_000_000)),
     "ctx": lambda ann: num_or_arr(it(1, 1_000_000)),
+    "cap": _f(1, 1e6),  # a sliding window or top-k budget (mixers.base.mean_min)
+    "chunk": _f(1, 1e6),  # a chunked-attention chunk (mixers.base.mean_chunked)
     "output_len": _f(1, 1e4),
     # the EPLB / balance arrays
     **{
@@ -1972,6 +2002,19 @@ INPUT_DATACLASSES = {
             ubatch_tokens=it(1, 4096),
         ),
     ),
+    "deployment.bundle.Deployment": (
+        Deployment,
+        dict(
+            model=models,
+            gpu=gpus,
+            layout=layouts(),
+            precision=precisions,
+            efficiency=efficiencies,
+            cluster=st.one_of(st.none(), clusters),
+            domain_gpus=st.one_of(st.none(), it(1, 144)),
+            redundant_experts=st.one_of(st.none(), it(0, 64)),
+        ),
+    ),
     "serving.launch.spec.LaunchSpec": (
         LaunchSpec,
         dict(
@@ -2627,7 +2670,9 @@ def _pages_compute(m) -> None:
     assert_finite(memory.stage_memories(m, gpu, layout, prec, Workload()), "stage memories")
     eff = CAT.efficiency_for("h200", "sglang")
     for phase, tokens in (("decode", 8.0), ("prefill", 4096.0)):
-        assert_finite(perf.step_time(m, gpu, layout, prec, StepConfig(phase, tokens, 4096), eff).latency_s, phase)
+        assert_finite(
+            perf.step_time(Deployment(m, gpu, layout, prec, eff), StepConfig(phase, tokens, 4096)).latency_s, phase
+        )
     if m.is_moe:
         assert_finite(moe.decode_step(m, gpu, layout, prec, [1, 64], 4096).time_s, "decode step")
 

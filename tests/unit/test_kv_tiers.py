@@ -6,6 +6,7 @@ import pytest
 
 from core import perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Workload
 from core.serving import kv_tiers
 
@@ -31,7 +32,9 @@ def test_each_tier_by_hand():
     assert store.link_gbps == 50.0 and store.load_s == pytest.approx(100e-6 + PREFIX / 40e9, rel=1e-12)
     # recomputing those 29,491 tokens is one prefill step of them on the GPU: longer than either load
     cfg = perf.StepConfig("prefill", 29_491, 29_491)
-    assert recompute == pytest.approx(perf.step_time(LLAMA, H100, ParallelLayout(), "bf16", cfg, EFF).latency_s)
+    assert recompute == pytest.approx(
+        perf.step_time(Deployment(LLAMA, H100, ParallelLayout(), "bf16", EFF), cfg).latency_s
+    )
     assert store.load_s < recompute
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from core import memory, perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Scenario, Workload
 from core.scenario import resolved_layout
 from core.serving import layout as L
@@ -23,11 +24,11 @@ def test_pipeline_step_is_the_sum_of_stages_for_one_sequence_and_the_busiest_sta
     lay = ParallelLayout(attention_tp=8, ep=8, pp=2)  # 16 GPUs, 8 per stage
     eff = cat.efficiency_for("h100-sxm")
     # one sequence in the replica (1/16 per GPU): one micro-batch, the stages run one after the other
-    one = perf.step_time(DSV3, h100, lay, "fp8", perf.StepConfig("decode", 1 / 16, 2048), eff)
+    one = perf.step_time(Deployment(DSV3, h100, lay, "fp8", eff), perf.StepConfig("decode", 1 / 16, 2048))
     assert one.microbatches == 1
     assert one.step_s == pytest.approx(sum(one.stage_s))
     # 32 sequences per GPU: two micro-batches in flight, each stage serves both in turn
-    full = perf.step_time(DSV3, h100, lay, "fp8", perf.StepConfig("decode", 32, 2048), eff)
+    full = perf.step_time(Deployment(DSV3, h100, lay, "fp8", eff), perf.StepConfig("decode", 32, 2048))
     assert full.microbatches == 2
     assert full.step_s == pytest.approx(2 * max(full.stage_s))
     assert full.latency_s == pytest.approx(sum(full.stage_s))
@@ -64,7 +65,9 @@ def test_each_plan_keeps_the_better_of_overlap_and_no_overlap():
         cfg = perf.StepConfig(
             "decode", p.tokens_per_gpu, wl.decode_context_len, overlap=other, redundant_experts=p.redundant_experts
         )
-        alt = perf.step_time(DSV3, c.gpu, p.layout, "fp8", cfg, eff, domain_gpus=8)
+        alt = perf.step_time(
+            Deployment(DSV3, c.gpu, p.layout, "fp8", eff, domain_gpus=8, redundant_experts=p.redundant_experts), cfg
+        )
         # at the plan's own batch the other mode is no faster (or it misses the target)
         assert alt.step_s >= p.step_s * (1 - 1e-9) or alt.step_s > 0.100
         assert ("two-batch overlap pays" in p.reason) == (p.overlap == "two_batch")
@@ -79,7 +82,7 @@ def test_prefill_ttft_counts_every_chunk_of_a_long_prompt():
     assert not isinstance(p, str)
     chunks = math.ceil(100_000 / p.tokens_per_gpu)  # attention TP 1: a rank's chunk is its GPU's tokens
     cfg = perf.StepConfig("prefill", p.tokens_per_gpu, 100_000, overlap=p.overlap)
-    st = perf.step_time(DSV3, h200, lay, "fp8", cfg, eff, domain_gpus=8)
+    st = perf.step_time(Deployment(DSV3, h200, lay, "fp8", eff, domain_gpus=8), cfg)
     assert p.latency_s == pytest.approx(st.step_s * chunks)  # no pipeline: every chunk takes one step
     # a TTFT target below that rejects the layout with the reason
     miss = operating_point(DSV3, h200, lay, "fp8", wl, "prefill", target_s=0.5, eff=eff, domain_gpus=8)
@@ -337,7 +340,12 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
         )
         for more in (p.tokens_per_gpu + 1 / (p.tp * p.pp), *(p.tokens_per_gpu * f for f in (1.01, 1.02, 1.05, 1.2))):
             cfg = perf.StepConfig("decode", more, 2304, overlap=p.overlap, redundant_experts=p.redundant_experts)
-            st = perf.step_time(DSV3, cat.gpu("gb200"), p.layout, prec, cfg, eff, domain_gpus=72)
+            st = perf.step_time(
+                Deployment(
+                    DSV3, cat.gpu("gb200"), p.layout, prec, eff, domain_gpus=72, redundant_experts=p.redundant_experts
+                ),
+                cfg,
+            )
             assert (
                 st.step_s > 0.100
                 or more * p.replica_gpus * p.dp > fits

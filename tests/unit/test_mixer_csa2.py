@@ -14,6 +14,7 @@ import pytest
 
 from core import memory, moe, perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Precision
 from core.hardware.efficiency import IDEAL
 from core.hf import SUPPORTED_MODEL_TYPES, model_from_config_text, model_from_hf_config
@@ -170,11 +171,13 @@ def test_step_time_and_bounds_run_on_it():
     # 8 x H200, attention DP x EP8, 64 sequences at 32K: the step-time model and the Intensity roofline
     # read the same cache bytes per GPU (8 sequences per GPU x the per-sequence read at 32K)
     layout = ParallelLayout(attention_dp=8, ep=8)
-    roof = perf.decode_roofline(M, H200, layout, Precision(weights="fp8", routed_experts="mxfp4"), 64, 32768)
+    roof = perf.decode_roofline(
+        Deployment(M, H200, layout, Precision(weights="fp8", routed_experts="mxfp4")), 64, 32768
+    )
     per_seq = memory.decode_read_bytes_per_sequence(M, 32768) + 3 * 4096  # + compressor state writes
     assert roof.cache_bytes == pytest.approx(8 * per_seq)
     cfg = perf.StepConfig("decode", 64, 32768)
-    st = perf.step_time(M, H200, layout, Precision(weights="fp8", routed_experts="mxfp4"), cfg, IDEAL)
+    st = perf.step_time(Deployment(M, H200, layout, Precision(weights="fp8", routed_experts="mxfp4"), IDEAL), cfg)
     assert 0 < roof.step_s <= st.step_s
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from core import perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Workload
 from core.perf.kernels import layer_costs
 from core.serving import disagg
@@ -34,8 +35,10 @@ def test_computed_tokens_attend_to_the_cached_ones():
     # an 8,192-token prompt, 6,144 from the cache: the 2,048 computed tokens see (8,192 + 6,144) / 2 = 7,168 keys
     # on average, against 4,096 for a prompt computed whole: 1.75x the score FLOPs per token. QK^T and PV:
     # 2 x (128 + 128) FLOPs per key and query head, 32 heads: 16,384 x 7,168 = 117,440,512 per token per layer
-    warm = layer_costs(LLAMA, H100, ONE, "bf16", perf.StepConfig("prefill", 2048, 8192, cached_tokens=6144), EFF)
-    cold = layer_costs(LLAMA, H100, ONE, "bf16", perf.StepConfig("prefill", 2048, 8192), EFF)
+    warm = layer_costs(
+        Deployment(LLAMA, H100, ONE, "bf16", EFF), perf.StepConfig("prefill", 2048, 8192, cached_tokens=6144)
+    )
+    cold = layer_costs(Deployment(LLAMA, H100, ONE, "bf16", EFF), perf.StepConfig("prefill", 2048, 8192))
     (w,), (c,) = warm.mixer, cold.mixer
     assert w["attention_scores"].flops / 2048 == pytest.approx(32 * 2 * 256 * 7168, rel=1e-12)
     assert c["attention_scores"].flops / 2048 == pytest.approx(32 * 2 * 256 * 4096, rel=1e-12)
@@ -53,7 +56,7 @@ def test_a_warm_prompt_prefills_faster_than_a_cold_one_but_slower_than_a_short_o
     # attention
     def prefill_s(tokens, prompt, cached=0):
         cfg = perf.StepConfig("prefill", tokens, prompt, cached_tokens=cached)
-        return perf.step_time(LLAMA, H100, ONE, "bf16", cfg, EFF).step_s
+        return perf.step_time(Deployment(LLAMA, H100, ONE, "bf16", EFF), cfg).step_s
 
     warm, cold, short = prefill_s(3277, 32_768, 29_491), prefill_s(32_768, 32_768), prefill_s(3277, 3277)
     assert short < warm < 0.25 * cold
@@ -105,7 +108,7 @@ def test_what_a_miss_does_to_a_plan_chosen_for_the_hits():
 
     def step_s(tokens, cached=0):
         cfg = perf.StepConfig("prefill", tokens, 32_768, cached_tokens=cached)
-        return perf.step_time(LLAMA, H100, ONE, "bf16", cfg, EFF).step_s
+        return perf.step_time(Deployment(LLAMA, H100, ONE, "bf16", EFF), cfg).step_s
 
     assert miss.lone_ttft_hit_s == pytest.approx(step_s(3277, 29_491), rel=1e-12)
     assert miss.lone_ttft_miss_s == pytest.approx(step_s(32_768), rel=1e-12)

@@ -7,6 +7,7 @@ import pytest
 
 from core import perf, serving
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Precision, Workload
 
 # a decode step of n sequences takes 10 ms + 0.1 ms x n (two grid points: the interpolation is exact); a computed
@@ -86,7 +87,9 @@ def test_a_decode_only_replica_matches_the_step_time_model():
     wl = Workload(input_len=67_600, output_len=400)
     costs = serving.replica_costs(kimi, b200, lay, prec, wl, eff=eff)
     assert costs.kv_capacity >= 300  # DCP 8: ~39 sequences of 68,000 tokens per GPU
-    st = perf.step_time(kimi, b200, lay, prec, perf.StepConfig("decode", 64 / 8, wl.decode_context_len), eff)
+    st = perf.step_time(
+        Deployment(kimi, b200, lay, prec, eff), perf.StepConfig("decode", 64 / 8, wl.decode_context_len)
+    )
     assert costs.decode_s(64) == pytest.approx(st.step_s)  # 64 is a grid point
     tiny = serving.ReplicaCosts(costs.batch, costs.decode_step_s, 1e-12, 10**9, costs.kv_capacity, 8)
     p = serving.serve_closed_loop(tiny, wl, 64)

@@ -13,6 +13,7 @@ import pytest
 
 from core import perf, validation
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.parallel import check_layout, quant_split_problems
 from core.deployment.specs import ParallelLayout, Precision
 from core.hardware import ClusterSpec, collectives
@@ -100,7 +101,7 @@ def test_collective_outside_the_table():
 def _parts(lay: ParallelLayout, tokens_per_gpu: float = 8.0, stack: str = "sglang", gpu: str = "h200"):
     eff = cat.efficiency_for(gpu, stack)
     cfg = perf.StepConfig("decode", tokens_per_gpu, 4096)
-    return perf.step_time(DSV3, cat.gpu(gpu), lay, "fp8", cfg, eff).components
+    return perf.step_time(Deployment(DSV3, cat.gpu(gpu), lay, "fp8", eff), cfg).components
 
 
 def test_attention_tp_moves_nothing_beyond_its_allreduces():
@@ -142,12 +143,10 @@ def test_tp8_batch_one_matches_measured_kernels():
     # step (MLA module 4.02 + MoE 3.07 + norms 0.36 + logits 0.06). The planner was at 29.3 ms (112 us
     # all-reduces, double-counted expert-TP traffic, a 64 us per-layer residual); within 25% now.
     step = perf.step_time(
-        DSV3,
-        H200,
-        ParallelLayout(attention_tp=8, ep=1, expert_tp=8),
-        "fp8",
+        Deployment(
+            DSV3, H200, ParallelLayout(attention_tp=8, ep=1, expert_tp=8), "fp8", cat.efficiency_for("h200", "sglang")
+        ),
         perf.StepConfig("decode", 1 / 8, 4500),
-        cat.efficiency_for("h200", "sglang"),
     )
     assert step.step_s == pytest.approx(7.5e-3, rel=0.25)
 
@@ -162,7 +161,7 @@ def test_a_newer_gpu_is_never_slower_on_the_same_layout(stack, seqs):
 
     def step(gpu):
         cfg = perf.StepConfig("decode", seqs, 4096)
-        return perf.step_time(DSV3, cat.gpu(gpu), lay, "fp8", cfg, cat.efficiency_for(gpu, stack)).step_s
+        return perf.step_time(Deployment(DSV3, cat.gpu(gpu), lay, "fp8", cat.efficiency_for(gpu, stack)), cfg).step_s
 
     # H100 < H200 (more HBM bandwidth, same SM) < B200 / GB200 (Blackwell): step times in reverse order
     assert step("b200") < step("h200") < step("h100-sxm")
@@ -197,7 +196,7 @@ def test_the_three_kernel_paths_differ_on_one_gpu():
     t = {}
     for path in ("deepep", "fused", "trtllm"):
         t[path] = perf.grouped_gemm_s(
-            DSV3, H200, lay, Precision.of("fp8"), 16384, 131072, eff, phase="prefill", path=path
+            Deployment(DSV3, H200, lay, Precision.of("fp8"), eff), 16384, 131072, phase="prefill", path=path
         )
     assert t["fused"] > 1.3 * t["deepep"]
     assert len({round(v, 9) for v in t.values()}) == 3
@@ -211,14 +210,16 @@ def test_weight_only_mxfp4_experts_on_hopper():
     eff = cat.efficiency_for("h200", "sglang")
     lay = ParallelLayout()
     prec = Precision.of("mxfp4")
-    w = perf.routed_experts_work(oss, H200, lay, prec, 256, 256, "decode", 0, "fused")
+    w = perf.routed_experts_work(Deployment(oss, H200, lay, prec), 256, 256, "decode", 0, "fused")
     assert w.family == "grouped_gemm_weight_only"
     # within 50%: the weight-only fit (bytes of the touched experts + a floor per expert) bends less than the
     # measured curve between 16 and 128 tokens (+47% here, in-sample 0-25% at the table's own points)
-    t = perf.grouped_gemm_s(oss, H200, lay, prec, 256, 256, eff, path="fused")
+    t = perf.grouped_gemm_s(Deployment(oss, H200, lay, prec, eff), 256, 256, path="fused")
     assert t == pytest.approx(1.15e-3, rel=0.5) and t > 2.5 * 0.41e-3
     # on Blackwell MXFP4 has tensor cores: the ordinary family
-    assert perf.routed_experts_work(oss, cat.gpu("b200"), lay, prec, 256, 256).family == "grouped_gemm_decode"
+    assert (
+        perf.routed_experts_work(Deployment(oss, cat.gpu("b200"), lay, prec), 256, 256).family == "grouped_gemm_decode"
+    )
 
 
 def test_mla_decode_fills_a_quarter_of_the_tile_at_tp8():
@@ -253,7 +254,7 @@ def test_fp8_block_splits_the_checkpoint_cannot_run():
     bf16 = {(lay.attention_tp, lay.expert_tp) for lay, _ in layout.enumerate_layouts(q, cl, precision="bf16")}
     assert (8, 8) in bf16 and (8, 8) not in fp8
     with pytest.raises(ValueError, match="not whole 128-wide fp8 blocks"):
-        perf.step_time(q, H200, etp8, "fp8", perf.StepConfig("decode", 8, 1024), cat.efficiency_for("h200"))
+        perf.step_time(Deployment(q, H200, etp8, "fp8", cat.efficiency_for("h200")), perf.StepConfig("decode", 8, 1024))
 
 
 def test_the_checkpoints_own_fp8_block_width_decides_the_split():
@@ -295,7 +296,7 @@ def test_step_level_case_is_one_step_in_milliseconds():
     # 16 sequences in the TP8 group verifying 2 tokens each: 32 query tokens per GPU-stage / 8 = 4 per GPU
     cfg = perf.StepConfig("decode", 16 * 2 / 8, 4096, tokens_per_sequence=2)
     lay = ParallelLayout(attention_tp=8, ep=8)
-    hand = perf.step_time(DSV3, H200, lay, "fp8", cfg, cat.efficiency_for("h200", "sglang")).step_s * 1e3
+    hand = perf.step_time(Deployment(DSV3, H200, lay, "fp8", cat.efficiency_for("h200", "sglang")), cfg).step_s * 1e3
     assert validation.predict(case) == pytest.approx(hand, rel=1e-12)
     assert validation.case_family(case) == "system"
     assert math.isfinite(hand) and hand > 0

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from core import perf
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 from core.hardware import GPUSpec, HostLink
 from core.memory import host_tables
@@ -128,7 +129,9 @@ def test_the_step_time_adds_what_the_reads_expose():
     lay = ParallelLayout(attention_tp=1, attention_dp=8, ep=8)
     eff = cat.efficiency_for("b200", "sglang")
     steps = {
-        tier: perf.step_time(V41, B200, lay, "fp8", perf.StepConfig("prefill", 8192, 4096, table_tier=tier), eff)
+        tier: perf.step_time(
+            Deployment(V41, B200, lay, "fp8", eff), perf.StepConfig("prefill", 8192, 4096, table_tier=tier)
+        )
         for tier in host_tables.TIERS
     }
     for tier, st in steps.items():
@@ -142,7 +145,8 @@ def test_the_step_time_adds_what_the_reads_expose():
     # a model without tables has no such term
     v4 = cat.model("deepseek-v4-flash")
     assert (
-        "host_tables" not in perf.step_time(v4, B200, lay, "fp8", perf.StepConfig("decode", 64, 4096), eff).components
+        "host_tables"
+        not in perf.step_time(Deployment(v4, B200, lay, "fp8", eff), perf.StepConfig("decode", 64, 4096)).components
     )
 
 
