@@ -39,7 +39,7 @@ def gemma4(f: Fields) -> dict[str, Any]:
     if not t.bool("enable_moe_block", False):
         raise t.error("only the MoE variant (enable_moe_block true) is modelled")
     geometry = gqa_geometry(t, c["hidden_size"])
-    sliding = GQA(**geometry, qk_norm=True, window=t.int("sliding_window"))
+    sliding = GQA(**geometry, qk_norm=True, sliding_window=t.int("sliding_window"))
     glob = GQA(
         num_heads=geometry["num_heads"],
         num_kv_heads=t.int("num_global_key_value_heads"),

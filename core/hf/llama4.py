@@ -38,7 +38,7 @@ def llama4(f: Fields) -> dict[str, Any]:
     if chunk:
         nope = t.int_list("no_rope_layers")
         local = {i for i, x in enumerate(nope[:layers]) if x} if nope else {i for i in range(layers) if (i + 1) % 4}
-    chunked = plain.model_copy(update={"window": chunk}) if chunk else plain
+    chunked = plain.model_copy(update={"chunk": chunk}) if chunk else plain
     vision = 0
     vc = f.cfg.get("vision_config")
     if isinstance(vc, Mapping) and vc:

@@ -62,7 +62,7 @@ def mimo_v2(f: Fields) -> dict[str, Any]:
             **swa_geo,
             qkv_bias=bias,
             sinks=f.bool("add_swa_attention_sink_bias", False),
-            window=f.int("sliding_window", "sliding_window_size"),
+            sliding_window=f.int("sliding_window", "sliding_window_size"),
         )
     moe_flags = _flags(f, "moe_layer_freq", layers)
     dense = [i for i, x in enumerate(moe_flags) if x == 0] if moe_flags else list(range(dense_prefix(f, layers)))

@@ -18,7 +18,7 @@ def _windowed(f: Fields, num_layers: int, **attention):
     """Mixer groups of a GQA model with an optional sliding window on some layers."""
     window, sliding = sliding_layers(f, num_layers)
     plain = GQA(**attention)
-    windowed = plain.model_copy(update={"window": window}) if window else plain
+    windowed = plain.model_copy(update={"sliding_window": window}) if window else plain
     return group_layers(num_layers, lambda i: windowed if i in sliding else plain)
 
 

@@ -51,7 +51,7 @@ def qwen_moe(f: Fields) -> dict[str, Any]:
     """Qwen2-MoE / Qwen3-MoE: layer i is MoE unless in mlp_only_layers, every decoder_sparse_step;
     Qwen2-MoE adds one gated shared expert of shared_expert_intermediate_size; Qwen3 adds q/k norms."""
     c, gqa, sliding, window = _qwen_parts(f)
-    plain, windowed = GQA(**gqa), GQA(**gqa, window=window) if window else None
+    plain, windowed = GQA(**gqa), GQA(**gqa, sliding_window=window) if window else None
     c["mixers"] = group_layers(c["num_layers"], lambda i: windowed if i in sliding else plain)
     return c
 

@@ -79,7 +79,7 @@ def step3p7(f: Fields) -> dict[str, Any]:
         other = t.cfg.get("attention_other_setting")
         o = t.section("attention_other_setting", family=f"{t.family} attention_other_setting") if other else t
         swa = _heads(o, geo["num_heads"], geo["num_kv_heads"], geo["head_dim"]) if other else geo
-        sliding = GQA(**swa, qk_norm=qk_norm, window=t.int("sliding_window"))
+        sliding = GQA(**swa, qk_norm=qk_norm, sliding_window=t.int("sliding_window"))
     moe_layers = _moe_layers(t, layers)
     dense = [i for i in range(layers) if i not in moe_layers]
     mtp = t.int("num_nextn_predict_layers", default=0, minimum=0)

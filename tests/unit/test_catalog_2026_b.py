@@ -106,7 +106,7 @@ def test_mimo_layers_and_convention():
     m = cat.model("mimo-v2.5-pro")
     full, swa = groups(m, GQA)
     assert full.layers == (0, 7, 15, 23, 31, 39, 47, 55, 62, 69)  # hybrid_layer_pattern zeros
-    assert swa.mixer.window == 128 and swa.mixer.sinks and not full.mixer.sinks
+    assert swa.mixer.sliding_window == 128 and swa.mixer.sinks and not full.mixer.sinks
     assert (full.mixer.head_dim, full.mixer.dv, full.mixer.num_kv_heads) == (192, 128, 8)
     assert m.dense_layers == (0,) and m.moe.n_shared_experts == 0 and m.moe.router_bias
     # active without the input embedding: 40.96B (-2.5%); with it 41.90B (-0.25%)
@@ -118,7 +118,8 @@ def test_step_layers_and_counts_by_hand():
     m = cat.model("step-3.7-flash")
     full, swa = groups(m, GQA)
     assert full.layers == tuple(range(0, 45, 4)) and len(swa.layers) == 33  # 12 global, 33 sliding
-    assert (full.mixer.num_heads, swa.mixer.num_heads, swa.mixer.num_kv_heads, swa.mixer.window) == (64, 96, 8, 512)
+    assert (full.mixer.num_heads, swa.mixer.num_heads, swa.mixer.num_kv_heads) == (64, 96, 8)
+    assert swa.mixer.sliding_window == 512 and swa.mixer.chunk is None
     assert m.dense_layers == (0, 1, 2) and m.moe.n_shared_experts == 1
     global_attention = 4096 * (64 * 128 * 2 + 8 * 128 * 2) + 256
     sliding_attention = 4096 * (96 * 128 * 2 + 8 * 128 * 2) + 256

@@ -79,7 +79,7 @@ def test_gpt_oss_head_dim_and_sliding_layers():
     # head_dim 64 is explicit (hidden 2880 / 64 heads = 45 would be wrong); half the 36 layers slide over 128
     sliding, full = m.mixers  # layer_types: sliding_attention on even layers, full_attention on odd ones
     assert sliding.layers == tuple(range(0, 36, 2)) and full.layers == tuple(range(1, 36, 2))
-    assert sliding.mixer.window == 128 and full.mixer.window is None
+    assert sliding.mixer.sliding_window == 128 and full.mixer.window is None and sliding.mixer.chunk is None
     assert all(isinstance(g.mixer, GQA) and g.mixer.head_dim == 64 and g.mixer.sinks for g in m.mixers)
     assert m.moe.expert_bias and m.moe.router_bias
 
@@ -87,7 +87,7 @@ def test_gpt_oss_head_dim_and_sliding_layers():
 def test_mistral_sliding_window_everywhere():
     m = model_from_hf_config(raw("mistral-7b"), model_id="m7")
     (group,) = m.mixers
-    assert group.mixer.window == 4096 and len(group.layers) == 32
+    assert group.mixer.sliding_window == 4096 and len(group.layers) == 32
 
 
 def test_llama4_vision_tower_by_hand():

@@ -108,7 +108,8 @@ def test_model_cache_sums_the_layer_kinds():
     [
         ({"topk_tokens": 2050}, "multiple of compress_ratio"),
         ({"indexer": Indexer(n_heads=4, head_dim=128)}, "its own indexer"),
-        ({"window": 4096}, "no window"),
+        ({"sliding_window": 4096}, "no window"),
+        ({"chunk": 8192}, "no window"),
         ({"stores_kv": False}, "stores its K/V"),
     ],
 )

@@ -17,9 +17,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from core._util.checks import whole
+from core._util.checks import amount, nonneg, whole
 
-__all__ = ["KV_BYTES", "Mixer", "Phase", "heads_split_problems", "kv_bytes_per_element"]
+__all__ = ["KV_BYTES", "Mixer", "Phase", "heads_split_problems", "kv_bytes_per_element", "mean_chunked", "mean_min"]
 
 Phase = Literal["decode", "prefill"]
 
@@ -38,6 +38,27 @@ def heads_split_problems(tp: int, num_heads: int) -> list[str]:
     """Why attention TP ``tp`` cannot split ``num_heads`` query heads (empty when it divides them)."""
     tp, num_heads = whole("tp", tp, 1, 100_000), whole("num_heads", num_heads, 1, 100_000)
     return [f"attention TP {tp} does not divide the {num_heads} query heads"] if num_heads % tp else []
+
+
+def mean_min(ctx, cap: float):
+    """Mean of ``min(x, cap)`` for x uniform on [0, ctx]: the keys a token of a causal ``ctx``-token prompt attends
+    when it attends at most ``cap`` (a sliding window, a top-k budget). ``ctx / 2`` up to the cap, then
+    ``(cap^2 / 2 + cap (ctx - cap)) / ctx = cap - cap^2 / (2 ctx)``, which tends to ``cap`` for ``ctx >> cap``."""
+    c = np.asarray(nonneg("ctx", ctx), dtype=np.float64)
+    k = amount("cap", cap, 0.0, open_lo=True)
+    return np.where(c <= k, c / 2.0, k - k * k / (2.0 * np.maximum(c, 1e-30)))
+
+
+def mean_chunked(ctx, chunk: float):
+    """Mean of ``x mod chunk`` for x uniform on [0, ctx]: the keys a token of a causal ``ctx``-token prompt attends
+    under chunked attention (Llama 4's local layers: a token sees only the earlier tokens of its own ``chunk``-token
+    chunk). ``n = (ctx - r) / chunk`` whole chunks average ``chunk / 2`` each and the last partial one of
+    ``r = ctx mod chunk`` tokens ``r / 2``: ``(n chunk^2 + r^2) / (2 ctx)``; ``ctx / 2`` within the first chunk,
+    tending to ``chunk / 2`` for ``ctx >> chunk`` (half a sliding window's ``mean_min``)."""
+    c = np.asarray(nonneg("ctx", ctx), dtype=np.float64)
+    w = amount("chunk", chunk, 0.0, open_lo=True)
+    r = np.mod(c, w)
+    return np.where(c > 0, ((c - r) * w + r * r) / (2.0 * np.maximum(c, 1e-30)), 0.0)
 
 
 class Mixer(BaseModel):

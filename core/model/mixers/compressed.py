@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from core.model.mixers.base import Mixer, Phase, heads_split_problems
+from core.model.mixers.base import Mixer, Phase, heads_split_problems, mean_min
 
 __all__ = ["CompressedAttention", "V4Attention"]
 
@@ -173,10 +173,11 @@ class CompressedAttention(V4Attention):
     def score_flops_per_token(self, ctx, tp: int, phase: Phase):
         """``4 dim`` per attended entry and head (K=V scored and summed): decode over the window plus the
         top-k CSA / all HCA entries, and the CSA indexer's ``2 heads dim`` per index key (whole on each
-        rank); prefill over half the window (the compressed entries are not counted in prefill)."""
+        rank); prefill over the mean of the window-capped count, ``mean_min(ctx, window)`` (the compressed
+        entries are not counted in prefill)."""
         per_head = self.num_heads / tp * 4.0 * self.head_dim
         if phase == "prefill":
-            return per_head * np.minimum(ctx, self.window) / 2.0
+            return per_head * mean_min(ctx, self.window)
         n = ctx // self.ratio if self.ratio else 0
         attended = min(ctx, self.window) + ((min(n, self.topk_tokens or n) if self.sparse else n) if self.ratio else 0)
         scan = 2.0 * self.index_heads * self.index_head_dim * n if self.sparse else 0.0

@@ -31,19 +31,12 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from core.model.mixers.base import Phase
+from core.model.mixers.base import Phase, mean_min
 from core.model.mixers.compressed import V4Attention
 
 __all__ = ["CSA2Attention"]
 
 _FP32 = 4
-
-
-def _mean_min(c, k):
-    """Mean of ``min(x, k)`` for x uniform on [0, c]: a causal prompt's average of a capped count."""
-    c = np.asarray(c, dtype=np.float64)
-    safe = np.maximum(c, 1e-30)
-    return np.where(c <= k, c / 2.0, k - k * k / (2.0 * safe))
 
 
 class CSA2Attention(V4Attention):
@@ -177,11 +170,11 @@ class CSA2Attention(V4Attention):
             n = self._entries(ctx)
             attended = np.minimum(ctx, self.window) + (np.minimum(n, self.topk_tokens) if self.ratio else 0.0)
             return per_head * attended + per_key * (self._scanned(n) if self.ratio else 0.0)
-        attended = _mean_min(ctx, self.window)
+        attended = mean_min(ctx, self.window)
         scan = 0.0
         if self.ratio:
             c, k = ctx / self.ratio, float(self.topk_tokens)
-            attended = attended + _mean_min(c, k)
+            attended = attended + mean_min(c, k)
             if self.index_source:  # keys scored at positions holding more than k entries: x in (k, c]
                 top, over = c, 0.0
                 if self.index_scan_cap:  # past the cap, every position scans exactly the cap

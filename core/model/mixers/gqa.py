@@ -1,6 +1,7 @@
 """Softmax attention with separate K/V heads: MHA (one K/V head per query head), GQA (groups of query
-heads share one), MQA (one K/V head). Variants a config can switch on: a sliding or chunked window that
-caps the cache (Mistral, gpt-oss, Llama 4 local layers, Gemma 4 sliding layers), layers that borrow
+heads share one), MQA (one K/V head). Variants a config can switch on: a sliding window (Mistral, gpt-oss,
+Gemma 4 sliding layers: a token attends the last N tokens) or a chunk (Llama 4 local layers: a token attends
+only the earlier tokens of its own N-token chunk), either of which caps the cache at N, layers that borrow
 another layer's K/V (Hunyuan's cross-layer attention), K used as V (Gemma 4 global layers, still cached
 twice), q/k/v/o biases, q/k RMSNorms, one learned sink per head (gpt-oss), an output gate emitted by the
 query projection (Qwen3.5 gated attention) and a sparse-attention indexer (MiniMax-M3 MSA).
@@ -13,7 +14,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from core.model.mixers.base import Mixer, Phase, heads_split_problems, kv_bytes_per_element
+from core.model.mixers.base import Mixer, Phase, heads_split_problems, kv_bytes_per_element, mean_chunked, mean_min
 from core.model.mixers.indexer import Indexer
 
 __all__ = ["GQA"]
@@ -27,7 +28,8 @@ class GQA(Mixer):
     num_kv_heads: int = _Dim
     head_dim: int = Field(gt=0, le=100_000, description="query / key head size")
     v_head_dim: int | None = Field(None, gt=0, le=100_000, description="value head size (None: head_dim)")
-    window: int | None = Field(None, gt=0, description="sliding / chunked window: the cache keeps the last N tokens")
+    sliding_window: int | None = Field(None, gt=0, description="a token attends the last N tokens (the cache keeps N)")
+    chunk: int | None = Field(None, gt=0, description="chunked attention: a token attends its own N-token chunk")
     stores_kv: bool = Field(True, description="False: the layer borrows another layer's K/V (cross-layer attention)")
     k_eq_v: bool = Field(False, description="no v_proj: K doubles as V (both still cached)")
     qkv_bias: bool = False
@@ -43,7 +45,16 @@ class GQA(Mixer):
             raise ValueError(
                 f"num_attention_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})"
             )
+        if self.sliding_window and self.chunk:
+            raise ValueError(
+                f"a layer has a sliding_window ({self.sliding_window:,}) or a chunk ({self.chunk:,}), not both"
+            )
         return self
+
+    @property
+    def window(self) -> int | None:
+        """The most tokens the cache keeps: the sliding window or the chunk (None: the whole context)."""
+        return self.sliding_window or self.chunk
 
     @property
     def dv(self) -> int:
@@ -52,8 +63,10 @@ class GQA(Mixer):
     def label(self) -> str:
         name = "MHA" if self.num_kv_heads == self.num_heads else ("MQA" if self.num_kv_heads == 1 else "GQA")
         bits = [name]
-        if self.window:
-            bits.append(f"sliding {self.window:,}")
+        if self.sliding_window:
+            bits.append(f"sliding {self.sliding_window:,}")
+        if self.chunk:
+            bits.append(f"chunked {self.chunk:,}")
         if not self.stores_kv:
             bits.append("K/V borrowed")
         if self.output_gate:
@@ -134,7 +147,11 @@ class GQA(Mixer):
     def cache_parts(self, ctx, kv_dtype: str) -> dict[str, object]:
         out = {}
         if self.stores_kv:
-            label = f"sliding-window K/V (last {self.window:,} tokens)" if self.window else "full-attention K/V"
+            label = (
+                f"sliding-window K/V (last {self.sliding_window:,} tokens)"
+                if self.sliding_window
+                else (f"chunked K/V (a {self.chunk:,}-token chunk)" if self.chunk else "full-attention K/V")
+            )
             out[label] = self._kv_per_token(kv_dtype) * self._cached_tokens(ctx)
         if self.indexer:
             out["sparse-attention indexer keys"] = self.indexer.key_bytes_per_token() * ctx
@@ -148,7 +165,8 @@ class GQA(Mixer):
         return self._kv_per_token(kv_dtype) + (self.indexer.key_bytes_per_token() if self.indexer else 0)
 
     def _attended(self, ctx):
-        """Tokens one decode query reads K/V of: the window, or an indexer's top-k."""
+        """Tokens one decode query reads K/V of: the window, or an indexer's top-k. A chunked layer is charged its
+        whole chunk once the context reaches it (the last token of a chunk reads it all; the cache holds it)."""
         if self.indexer and self.indexer.is_sparse(ctx):
             return self.indexer.attended(ctx)
         return self._cached_tokens(ctx)
@@ -160,10 +178,15 @@ class GQA(Mixer):
     # -- FLOPs
     def score_flops_per_token(self, ctx, tp: int, phase: Phase):
         """``2 (d + dv)`` per attended token and query head (QK^T and PV); decode attends the window or
-        the indexer's top-k (+ the indexer's scan of every key, whole on each rank); prefill is causal,
-        half the (window-capped) prompt on average."""
+        the indexer's top-k (+ the indexer's scan of every key, whole on each rank); prefill is causal: the mean
+        over the prompt of the keys a token attends, half the prompt with full attention, ``mean_min(ctx, w)``
+        under a sliding window (tending to w) and ``mean_chunked(ctx, w)`` under a chunk (tending to w / 2)."""
         per_head = self.num_heads / tp * 2.0 * (self.head_dim + self.dv)
         if phase == "decode":
             scan = self.indexer.scan_flops(ctx) if self.indexer else 0.0
             return per_head * self._attended(ctx) + scan
+        if self.sliding_window:
+            return per_head * mean_min(ctx, self.sliding_window)
+        if self.chunk:
+            return per_head * mean_chunked(ctx, self.chunk)
         return per_head * self._cached_tokens(ctx) / 2.0

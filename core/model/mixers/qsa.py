@@ -21,17 +21,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from core.model.mixers.base import Phase, kv_bytes_per_element
+from core.model.mixers.base import Phase, kv_bytes_per_element, mean_min
 from core.model.mixers.gqa import GQA
 
 __all__ = ["QSA"]
-
-
-def _mean_min(c, k):
-    """Mean of ``min(x, k)`` for x uniform on [0, c]: a causal prompt's average of a capped count."""
-    c = np.asarray(c, dtype=np.float64)
-    safe = np.maximum(c, 1e-30)
-    return np.where(c <= k, c / 2.0, k - k * k / (2.0 * safe))
 
 
 class QSA(GQA):
@@ -49,7 +42,7 @@ class QSA(GQA):
     @model_validator(mode="after")
     def _check_qsa(self) -> QSA:
         if self.indexer is not None or self.window is not None or not self.stores_kv:
-            raise ValueError("a QSA layer has its own indexer, no window and stores its K/V")
+            raise ValueError("a QSA layer has its own indexer, no window (sliding_window or chunk) and stores its K/V")
         if self.topk_tokens % self.compress_ratio:
             raise ValueError(
                 f"topk_tokens ({self.topk_tokens:,}) must be a multiple of compress_ratio ({self.compress_ratio:,})"
@@ -127,4 +120,4 @@ class QSA(GQA):
         scan = 2.0 * self.index_heads * self.index_head_dim / self.compress_ratio
         if phase == "decode":
             return per_head * self._attended(ctx) + scan * ctx
-        return per_head * _mean_min(ctx, self.topk_tokens) + scan * np.asarray(ctx, dtype=np.float64) / 2.0
+        return per_head * mean_min(ctx, self.topk_tokens) + scan * np.asarray(ctx, dtype=np.float64) / 2.0
