@@ -73,6 +73,10 @@ if raw is not None:
                 else ""
             )
         )
+        from core.hf import implausible_values  # a value the importer accepts but no real model has
+
+        for why in implausible_values(spec):
+            st.warning(md_escape(why))
 
         def _use(spec=spec, preset=preset) -> None:
             s = st.session_state.scenario

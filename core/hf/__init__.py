@@ -8,7 +8,9 @@ raises ``ValueError`` naming the field and the family; an unsupported architectu
 (``SUPPORTED_MODEL_TYPES``). Counts are bounded by what the pages draw (``MAX_LAYERS``,
 ``MAX_ROUTED_EXPERTS``: at most ``CHART_MAX_ROWS`` rows per chart), every integer anywhere in the config (list
 elements included) by ``MAX_FIELD_INT``, a vision tower's fields by ``vision.VISION_BOUNDS`` and the whole
-model by ``MAX_TOTAL_PARAMS`` parameters, so a config the importer accepts renders every page.
+model by ``MAX_TOTAL_PARAMS`` parameters, so a config the importer accepts renders every page. A value inside
+those bounds that no real model has (``max_position_embeddings`` 10^12) is accepted and named by
+``implausible_values``, which the import section shows as a warning.
 """
 
 from core.hf.build import MAX_TOTAL_PARAMS, SUPPORTED_MODEL_TYPES, model_from_hf_config
@@ -27,6 +29,7 @@ from core.hf.imported import (
     imported_model_id,
     model_from_config_text,
 )
+from core.hf.plausible import implausible_values
 from core.hf.quant import quant_preset
 from core.hf.vision import gemma4_vision_params, moonvit_params, qwen_vl_vision_params, vision_tower_params
 
@@ -42,6 +45,7 @@ __all__ = [
     "decode_config",
     "encode_config",
     "gemma4_vision_params",
+    "implausible_values",
     "imported_model_id",
     "model_from_config_text",
     "model_from_hf_config",

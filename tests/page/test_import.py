@@ -51,3 +51,19 @@ def test_bad_cfg_in_url_warns_and_falls_back():
     at = run_page("app.py", model="custom-0000000000", cfg="%%%garbage")
     warnings = " | ".join(w.value for w in at.sidebar.warning)
     assert "URL parameter cfg" in warnings and "model='custom-0000000000' is not a known model id" in warnings
+
+
+def test_an_absurd_value_is_imported_with_a_warning_that_names_it():
+    # max_position_embeddings 10^12: within the importer's bounds (accepted, the model is usable) but 10^5 times
+    # the longest published context: the import section says which field, its value and the plausible range
+    cfg = json.loads(_text("mixtral-8x7b"))
+    cfg["max_position_embeddings"] = 10**12
+    at = run_page("pages/8_Catalog.py")
+    at.text_area(key="cfg_paste").input(json.dumps(cfg)).run()
+    assert not at.error, [e.value for e in at.error]
+    assert "46.70B parameters" in at.success[0].value  # imported as the catalog's Mixtral 8x7B
+    (warning,) = [w.value for w in at.warning if "max_position_embeddings" in w.value]
+    assert "1,000,000,000,000 tokens" in warning and "plausible 1 to 100,000,000 tokens" in warning
+    # the catalog's own Mixtral config warns of nothing
+    at.text_area(key="cfg_paste").input(_text("mixtral-8x7b")).run()
+    assert not [w.value for w in at.warning if "config.json:" in w.value]
