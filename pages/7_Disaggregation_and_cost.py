@@ -226,7 +226,8 @@ chart(
     x_title=None,
     y_title="$ per million tokens",
     title=f"Cost per million tokens: {model.name} on {gpu.short_name} at ${price:g}/GPU-hour",
-    subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; colocated cost split by work share",
+    subtitle=f"{rate:,.0f} requests/min, {isl:,} in / {osl:,} out; input per arriving prompt token (cache hits "
+    "included); colocated cost split by work share",
     width="stretch",
 )
 table = cost_df.pivot(index="serving", columns="tokens", values=["usd", "busy"])
@@ -236,7 +237,7 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
-        "usd_input": st.column_config.NumberColumn("$/M input", format="$%.3f"),
+        "usd_input": st.column_config.NumberColumn("$/M input (per arriving token)", format="$%.3f"),
         "usd_output": st.column_config.NumberColumn("$/M output", format="$%.3f"),
         "busy_input": st.column_config.NumberColumn("prefill busy (%)", format="%.0f%%"),
         "busy_output": st.column_config.NumberColumn("decode busy (%)", format="%.0f%%"),
@@ -246,7 +247,9 @@ st.caption(
     f"Pools are whole replicas ({pools.prefill_plan.replica_gpus} GPUs per prefill replica, "
     f"{pools.decode_plan.replica_gpus} per decode replica), so at this traffic the prefill pool is "
     f"{100 * pools.prefill_utilisation:.0f}% and the decode pool {100 * pools.decode_utilisation:.0f}% busy. "
-    f"Fully busy, the plans themselves cost ${full_in:.3f}/M input and ${full_out:.3f}/M output tokens; "
+    f"Fully busy, the plans themselves cost ${full_in:.3f}/M computed input tokens (the prompt tokens the prefill pool "
+    "computes; the table's input column counts every arriving prompt token, prefix-cache hits included) and "
+    f"${full_out:.3f}/M output tokens; "
     "raise the traffic (or use smaller replicas) to approach that."
 )
 saved = pools.decode_gpus - with_spec.decode_gpus

@@ -387,7 +387,7 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
         row["best decode layout"] = p.label
         row["output tokens/s per GPU"] = round(p.tokens_per_s_per_gpu)
         if gpu.price_per_gpu_hour_usd:
-            row["$ per M output tokens"] = round(
+            row["$ per M output tokens (decode GPUs fully busy)"] = round(
                 cost.dollars_per_million_tokens(1, gpu.price_per_gpu_hour_usd, p.tokens_per_s_per_gpu), 3
             )
     else:

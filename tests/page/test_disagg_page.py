@@ -122,3 +122,18 @@ def test_speculative_speedup_on_a_decode_plan_with_redundant_experts():
     assert not at.error, [e.value for e in at.error]
     (w,) = [n for n in at.number_input if n.label == "Speculative decode speedup (×)"]
     assert w.help.startswith("eagle3 at α") and "at the decode plan's" in w.help and w.value > 1
+
+
+def test_cost_labels_say_per_computed_or_per_arriving_token():
+    # numbers audit 3 B1.11: with 95.7% of each prompt from a warm prefix cache, the table's $/M input counts every
+    # arriving prompt token (hits included) and the caption's fully-busy figure only the prompt tokens computed; the
+    # same word "input" carried a 23x difference. Each now says which.
+    at = run(isl="121906", osl="415", reuse="95.7")
+    caption = " ".join(c.value for c in at.caption)
+    m = re.search(r"Fully busy, the plans themselves cost \$([\d.]+)/M computed input tokens", caption)
+    assert m and "counts every arriving prompt token, prefix-cache hits included" in caption, caption
+    table = next(d.value for d in at.dataframe if "usd_input" in d.value.columns)
+    per_arriving = float(table.set_index("serving").loc["disaggregated", "usd_input"])
+    # the audit's hands, at $3.5/GPU-hour and 3,000 requests/min: per computed token 3.5 / (852 tok/s/GPU x 3,600) x
+    # 1e6 = $1.141; per arriving token 312 prefill GPUs x 3.5 / (6,095,300 tok/s x 3,600) x 1e6 = $0.0498
+    assert m.group(1) == "1.141" and per_arriving == pytest.approx(0.04977, abs=5e-5)
