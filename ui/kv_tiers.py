@@ -65,12 +65,18 @@ def show_kv_tiers(
         host_gb_per_node=host_gb,
         store_gb_per_gpu=store_gb,
     )
+    # a session's prefix is split over its attention group's TP ranks and pipeline stages: the sessions a tier holds
+    # are counted per those GPUs together (per GPU under attention DP, per replica without it), never per GPU alone
+    shared = layout.attention_tp * layout.pp
+    held = "sessions' prefixes held " + (
+        "per GPU" if shared == 1 else "per replica" if layout.attention_dp == 1 else f"per {shared}-GPU attention group"
+    )
     rows = pd.DataFrame(
         [
             {
                 "tier": t.tier,
                 "capacity per GPU (GB)": t.capacity_bytes_per_gpu / 1e9,
-                "sessions' prefixes held per GPU": t.sessions_per_gpu,
+                held: t.sessions_per_gpu,
                 "load one prefix (ms)": 1e3 * t.load_s,
                 "recompute it (ms)": 1e3 * recompute_s,
                 "link (GB/s per direction)": t.link_gbps or None,
@@ -89,13 +95,20 @@ def show_kv_tiers(
             "link (GB/s per direction)": st.column_config.NumberColumn(format="%,.0f"),
             "load one prefix (ms)": st.column_config.NumberColumn(format="%,.2f"),
             "recompute it (ms)": st.column_config.NumberColumn(format="%,.1f"),
-            "sessions' prefixes held per GPU": st.column_config.NumberColumn(format="%,.1f"),
+            held: st.column_config.NumberColumn(format="%,.1f"),
         },
     )
     st.caption(
         f"Each request finds {workload.cached_prompt_tokens:,} of its {workload.input_len:,} prompt tokens cached "
         f"({100 * workload.prefix_reuse:g}% hits). Loading a prefix from a tier pays when it is faster than "
         f"recomputing it ({1e3 * recompute_s:,.1f} ms of prefill on this layout); the sessions a tier holds are "
-        "what it adds to the concurrency HBM alone allows at this context. Link efficiency "
+        "what it adds to the concurrency HBM alone allows at this context"
+        + (
+            ""
+            if shared == 1
+            else f" (each prefix is split over the {shared} GPUs of its attention group, so they are counted per "
+            "group, not per GPU)"
+        )
+        + ". Link efficiency "
         f"{kv_tiers.LINK_EFF:.0%} and per-fetch latencies are stated assumptions (core/serving/kv_tiers.py)."
     )

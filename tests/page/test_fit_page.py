@@ -243,3 +243,26 @@ def test_deepseek_v41_flash_at_tp8_uses_its_own_32_wide_fp8_blocks():
     at = run(model="deepseek-v4.1-flash", gpu="h200", tp="8", etp="1")
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert [s.value[:9] for s in at.success] == ["**Fits.**"]
+
+
+K26 = dict(model="kimi-k2.6", gpu="b200", w="nvfp4", kv="fp8", isl="67600", osl="400", reuse="90", stack="vllm")
+
+
+def test_prefix_sessions_are_counted_per_the_gpus_that_share_them():
+    # numbers audit 3 B2.5: under TP8 (and DCP8) every GPU of the attention group holds a share of the SAME sessions,
+    # so the sessions column is per replica there; under attention DP each GPU holds its own sessions (per GPU).
+    # K26 TP8: 60,840 cached tokens x 35,136 B (576 x 61 layers x 1 B fp8) = 2.138 GB per session (MLA's latent is
+    # replicated over TP: all 8 GPUs keep the same sessions); host DRAM 1,024 GB / 8 = 128 GB per GPU:
+    # 128 / 2.138 = 59.9 sessions per replica, not 8 x 59.9
+    at = run_page("pages/1_Fit.py", timeout=120, tp="8", etp="1", **K26)
+    (tiers,) = [d.value for d in at.dataframe if "load one prefix (ms)" in d.value.columns]
+    assert "sessions' prefixes held per replica" in tiers.columns
+    assert "sessions' prefixes held per GPU" not in tiers.columns
+    host = tiers.set_index("tier").loc["host"]
+    assert host["sessions' prefixes held per replica"] == pytest.approx(128e9 / (60_840 * 35_136), rel=1e-9)
+    caption = " ".join(c.value for c in at.caption)
+    assert "split over the 8 GPUs of its attention group, so they are counted per group, not per GPU" in caption
+    # the default DP-attention layout: whole prefixes on each GPU, counted per GPU
+    at = run_page("pages/1_Fit.py", timeout=120, **K26)
+    (tiers,) = [d.value for d in at.dataframe if "load one prefix (ms)" in d.value.columns]
+    assert "sessions' prefixes held per GPU" in tiers.columns
