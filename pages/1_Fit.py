@@ -229,7 +229,7 @@ else:
 
 # ---- cache per sequence by layer type (a curve, not a rate)
 layer_rows = [
-    {"context": f"{n:,} tokens", "order": i, "layer type": k, "gib": v / 2**30}
+    {"context": f"{n:,} tokens", "order": i, "layer type": k, "gb": v / 1e9}
     for i, n in enumerate(c for c in sorted({4096, 32768, 131072, ctx}) if 1 <= c <= cap)
     for k, v in memory.cache_by_layer_type(model, n, prec.kv_cache).items()
 ]
@@ -240,10 +240,10 @@ if layer_rows:
         grouped_bars_chart,
         lt,
         x="context",
-        y="gib",
+        y="gb",
         series="layer type",
         x_title="context per sequence",
-        y_title="cache per sequence (GiB)",
+        y_title="cache per sequence (GB)",
         title=f"{model.name}: what one sequence keeps",
         subtitle=f"whole model, {memory.cache_format(model, prec.kv_cache)}, before sharding; "
         "fixed states do not grow with context",
@@ -253,7 +253,7 @@ if layer_rows:
     state = memory.linear_state_bytes_per_sequence(model)
     if state:
         st.caption(
-            f"The {memory.state_layers(model)} linear-attention layers hold {state / 2**20:,.1f} MiB per sequence "
+            f"The {memory.state_layers(model)} linear-attention layers hold {state / 1e6:,.1f} MB per sequence "
             f"whatever the context (as much as {memory.state_equivalent_tokens(model, prec.kv_cache):,.0f} "
             "tokens of K/V); each decode step reads and writes all of it. They split over TP with their heads."
         )

@@ -180,9 +180,10 @@ def run(**query):
 
 def test_linear_attention_model_shows_its_fixed_state():
     at = run(model="qwen3.5-397b-a17b", w="fp8")
-    # 45 Gated DeltaNet layers x 4,268,032 B = 183.2 MiB; / (15 x 2,048 B per token) = 6,252 tokens of K/V
+    # 45 Gated DeltaNet layers x 4,268,032 B = 192.1 MB (decimal, as every figure); / (15 x 2,048 B per token) = 6,252
+    # tokens of K/V
     cap = next(c.value for c in at.caption if "linear-attention layers hold" in c.value)
-    assert "The 45 linear-attention layers hold 183.2 MiB per sequence" in cap and "6,252 tokens of K/V" in cap
+    assert "The 45 linear-attention layers hold 192.1 MB per sequence" in cap and "6,252 tokens of K/V" in cap
 
 
 def test_mtp_on_a_model_without_an_mtp_module_says_so_and_sizes_without_the_draft():
