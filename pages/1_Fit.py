@@ -189,7 +189,7 @@ with right:
 # ---- Engram / n-gram tables (only for a model that has them)
 show_host_tables(
     model, gpu, layout, prec, cat.efficiency_for(scenario.gpu_id, scenario.serving_stack), wl.batch,
-    assumptions.max_num_batched_tokens, ctx,
+    assumptions.max_num_batched_tokens, ctx, hbm_free_bytes_per_gpu=worst.kv_budget_bytes,
 )  # fmt: skip
 
 # ---- the prefix cache's tiers (only with prefix reuse)

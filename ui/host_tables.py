@@ -18,10 +18,20 @@ __all__ = ["host_tables_frame", "show_host_tables", "single_box_tables_note"]
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def host_tables_frame(
-    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, eff, batch: int, chunk: int, ctx: int
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    eff,
+    batch: int,
+    chunk: int,
+    ctx: int,
+    hbm_free_bytes_per_gpu: float | None = None,
 ) -> pd.DataFrame:
     """One row per tier: where the tables live, the memory they take, and the exposed read time of a decode step of
-    ``batch`` sequences and of a ``chunk``-token prefill step on the busiest GPU."""
+    ``batch`` sequences and of a ``chunk``-token prefill step on the busiest GPU. The GPU tier, when its share of the
+    tables is more than ``hbm_free_bytes_per_gpu`` (the HBM left beside the weights, activations and reserve), is
+    "gpu: does not fit" with no times (they would time a placement that cannot exist)."""
     rows = []
     # tokens per GPU as the step-time model counts them (core.serving.operating_point): a decode batch over a stage's GPUs
     # and the replicas; a prefill chunk over its attention-TP group
@@ -57,13 +67,27 @@ def host_tables_frame(
                 "prefill step (ms)": 1e3 * pre_s,
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if hbm_free_bytes_per_gpu is not None:
+        over = (frame["tier"] == "gpu") & (frame["HBM per GPU (GB)"] * 1e9 > hbm_free_bytes_per_gpu)
+        frame.loc[over, [c for c in frame.columns if c.endswith("(ms)")]] = float("nan")
+        frame.loc[over, "tier"] = "gpu: does not fit"
+    return frame
 
 
 def show_host_tables(
-    model: ModelSpec, gpu: GPUSpec, layout: ParallelLayout, precision: Precision, eff, batch: int, chunk: int, ctx: int
+    model: ModelSpec,
+    gpu: GPUSpec,
+    layout: ParallelLayout,
+    precision: Precision,
+    eff,
+    batch: int,
+    chunk: int,
+    ctx: int,
+    hbm_free_bytes_per_gpu: float | None = None,
 ) -> None:
-    """The section, for a model with off-GPU tables (nothing otherwise)."""
+    """The section, for a model with off-GPU tables (nothing otherwise); ``hbm_free_bytes_per_gpu``: the HBM per GPU
+    left beside the weights, activations and reserve, against which the GPU tier fits or not."""
     if not model.host_tables:
         return
     tables = model.host_tables
@@ -79,7 +103,7 @@ def show_host_tables(
         "vLLM `--engram-config table_memory=ram`), outside the GPU budget above, and every step time on every page "
         "includes the exposed part of their reads."
     )
-    frame = host_tables_frame(model, gpu, layout, precision, eff, batch, chunk, ctx)
+    frame = host_tables_frame(model, gpu, layout, precision, eff, batch, chunk, ctx, hbm_free_bytes_per_gpu)
     num = st.column_config.NumberColumn
     st.dataframe(
         frame,
@@ -88,6 +112,13 @@ def show_host_tables(
         column_order=["tier", *frame.columns[2:], "where"],  # the numbers first, the long description last
         column_config={c: num(c, format="%,.3f" if "ms" in c else "%,.1f") for c in frame.columns[2:]},
     )
+    if "gpu: does not fit" in set(frame["tier"]):
+        need = float(frame.set_index("tier").loc["gpu: does not fit", "HBM per GPU (GB)"])
+        st.warning(
+            f"**The GPU tier does not fit:** the tables would take {need:,.1f} GB of HBM on each GPU (sharded over "
+            f"attention TP {layout.attention_tp}), and {max(hbm_free_bytes_per_gpu or 0.0, 0.0) / 1e9:,.1f} GB are "
+            "left beside the weights, activations and reserve; its step times are not shown."
+        )
     st.caption(
         f"Decode: {batch:,} sequences; prefill: a {chunk:,}-token chunk, on the busiest GPU. Rows depend only on the "
         "token ids, so reads start with the step; each table's rows are due at its first consumer layer and the "
