@@ -17,7 +17,11 @@ import pytest
 from hypothesis import Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from core import balance as bal
+from core.hf import model_from_config_text
+from core.speculative import live
 from tests.page._util import run_page
+from ui.format import md_escape
 
 NUMBERS = ("1", "0", "-3", "1e308", "1e30", "NaN", "inf", "-inf", "12O", "٣", "0x10", "1_000", "", " ", "9" * 400)
 NOISE = ("\ufeff", "\u202e", "\x00", "\x1b[2J", "🙂", "[x](https:evil.example)", "<script>alert(1)</script>", '"', "{")
@@ -97,6 +101,68 @@ BOXES = {
 }
 
 
+def _loads_verdict(parse, experts: int):
+    """What the Balance page answers a pasted text with: its reader (``parse``), then the model's expert count."""
+
+    def verdict(text: str) -> tuple[str, str]:
+        if not text.strip():
+            return "info", "Paste or upload loads to analyse them"
+        try:
+            loads = parse(text)
+        except ValueError:
+            return "error", "Could not read the loads: "
+        if loads.shape[1] != experts:
+            return "error", f"The data has {loads.shape[1]} experts per row"
+        return "success", f"Read {loads.shape[0]} layer(s) × {experts} experts."
+
+    return verdict
+
+
+def _config_verdict(text: str) -> tuple[str, str]:
+    """The Catalog page's import: the importer's refusal as an error, else the imported model's summary."""
+    if not text.strip():
+        return "none", ""
+    try:
+        spec, _ = model_from_config_text(text)
+    except ValueError:
+        return "error", "Could not import this config.json: "
+    return "success", f"**{md_escape(spec.name)}**: {spec.architecture}"
+
+
+def _scrape_verdict(gamma: int):
+    """The Speculative page's live scrape: the reader's refusal as an error, else the observed tokens per step."""
+
+    def verdict(text: str) -> tuple[str, str]:
+        if not text.strip():
+            return "none", ""
+        try:
+            obs = live.spec_observation(text)
+            g = round(obs.gamma) if obs.gamma else gamma
+            live.implied_alpha(min(obs.tokens_per_step, g + 1), g)
+        except ValueError:
+            return "error", "Could not read the scrape: "
+        return "metric", f"{obs.tokens_per_step:.2f}"
+
+    return verdict
+
+
+VERDICTS = {
+    "balance-csv": lambda at: _loads_verdict(bal.parse_loads_csv, 8),  # Mixtral 8x7B: 8 routed experts
+    "balance-prometheus": lambda at: _loads_verdict(lambda t: bal.parse_prometheus_loads(t)[0], 8),
+    "catalog-config": lambda at: _config_verdict,
+    "speculative-scrape": lambda at: _scrape_verdict(at.session_state.scenario.spec.num_speculative_tokens),
+}
+
+
+def _answered(at, kind: str, start: str) -> bool:
+    """The page shows the expected answer: a message of that kind starting with ``start``, or the metric."""
+    if kind == "metric":
+        return any(m.label == "Observed tokens per step" and m.value == start for m in at.metric)
+    if kind == "none":
+        return not at.error and not [m for m in at.metric if m.label == "Observed tokens per step"]
+    return any(e.value.startswith(start) for e in getattr(at, kind))
+
+
 @pytest.mark.parametrize("box", list(BOXES))
 def test_hostile_text_in_every_paste_box(box):
     page, query, source, key, texts = BOXES[box]
@@ -104,6 +170,7 @@ def test_hostile_text_in_every_paste_box(box):
     if source is not None:
         at.selectbox[0].set_value(source).run()
     assert not at.exception
+    expected = VERDICTS[box](at)
 
     @seed(zlib.crc32(box.encode()))
     @settings(max_examples=3, deadline=None, database=None, phases=(Phase.generate,))
@@ -112,7 +179,10 @@ def test_hostile_text_in_every_paste_box(box):
         area = at.text_area(key=key) if isinstance(key, str) else at.text_area[key]
         area.input(text).run()
         assert not at.exception, (text[:200], [e.value for e in at.exception])
-        # a result or a message: something on the page answers the paste
-        assert at.error or at.warning or at.success or at.get("metric") or at.get("vega_lite_chart"), text[:200]
+        # the answer the page's own reader gives this text, read here from the same core reader: the refusal as an
+        # error, or the result
+        kind, start = expected(text)
+        shown = {k: [e.value[:120] for e in getattr(at, k)] for k in ("error", "warning", "success", "info")}
+        assert _answered(at, kind, start), (text[:200], kind, start, shown)
 
     check()
