@@ -25,7 +25,7 @@ PAGE_QUESTIONS = {
     "Report": "everything above for this scenario as one HTML or Markdown document",
 }
 
-scenario, cat, model, gpu = page("Home", "🧮")
+scenario, cat, model, gpu, d = page("Home", "🧮")
 wl, prec = scenario.workload, scenario.precision
 
 st.title("MoE Deployment Planner")

@@ -9,7 +9,7 @@ from ui.layout_check import runnable_layout
 from ui.report import render_html, render_markdown
 from ui.scenario import catalog, page
 
-scenario, cat, model, _ = page("Report", "📄")
+scenario, cat, model, _, d = page("Report", "📄")
 
 st.title("Report")
 st.markdown(

@@ -14,7 +14,7 @@ from ui.host_tables import single_box_tables_note
 from ui.render import chart
 from ui.scenario import page, update_scenario
 
-scenario, cat, model, _ = page("Single box", "🖥️")
+scenario, cat, model, _, d = page("Single box", "🖥️")
 box = scenario.box or SingleBox()
 GB = 1e9
 

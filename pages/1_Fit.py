@@ -13,7 +13,7 @@ from ui.kv_tiers import show_kv_tiers
 from ui.render import chart, table_height
 from ui.scenario import catalog, page
 
-scenario, cat, model, gpu = page("Fit", "📦")
+scenario, cat, model, gpu, d = page("Fit", "📦")
 prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
 draft_model = cat.draft_model_for(spec)
 

@@ -13,7 +13,7 @@ from ui.format import md_escape
 from ui.render import chart, model_errors, table_height
 from ui.scenario import page
 
-scenario, cat, model, gpu = page("Intensity", "📈")
+scenario, cat, model, gpu, d = page("Intensity", "📈")
 prec, wl = scenario.precision, scenario.workload
 layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
 replicas = max(layout.dp, 1)

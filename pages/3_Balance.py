@@ -14,7 +14,7 @@ from ui.layout_check import runnable_layout
 from ui.render import chart, model_errors, table_height
 from ui.scenario import catalog, page
 
-scenario, cat, model, gpu = page("Balance", "⚖️")
+scenario, cat, model, gpu, d = page("Balance", "⚖️")
 wl = scenario.workload
 
 st.title("Balance")

@@ -17,7 +17,7 @@ from ui.render import chart, model_errors, table_height
 from ui.scenario import default_draft_id, page, update_scenario
 from ui.spec_simulator import show_simulator
 
-scenario, cat, model, gpu = page("Speculative", "⚡")
+scenario, cat, model, gpu, d = page("Speculative", "⚡")
 prec, wl = scenario.precision, scenario.workload
 methods = cat.draft_methods
 

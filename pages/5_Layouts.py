@@ -20,7 +20,7 @@ from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
 from ui.slo import queue_note, show_under_load
 
-scenario, cat, model, gpu = page("Layouts", "🧩")
+scenario, cat, model, gpu, d = page("Layouts", "🧩")
 wl, prec = scenario.workload, scenario.precision
 cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
 

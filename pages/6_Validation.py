@@ -4,20 +4,20 @@ import pandas as pd
 import streamlit as st
 
 from core import perf, validation
-from core.deployment.bundle import Deployment
+from core.deployment.parallel import check_layout
 from core.hardware.collectives import allreduce_curves
+from core.scenario import resolved_layout
 from core.validation import METRIC_UNITS
 from core.validation.comparison import comparison_summary, load_comparison
 from core.validation.loo_table import read_loo_table
 from ui.calibration import calibration_section
 from ui.charts import lines_chart, predicted_vs_measured_chart
-from ui.controls import current_layout
 from ui.format import md_escape
 from ui.frontier import show_published_frontiers
 from ui.render import chart
-from ui.scenario import catalog, current_model, page
+from ui.scenario import catalog, page
 
-scenario, cat, *_ = page("Validation", "🎯")
+scenario, cat, model, _, d = page("Validation", "🎯")
 
 st.title("Validation")
 n_aic = sum(1 for c in cat.validation_cases if str(c["id"]).startswith("aic-"))
@@ -316,17 +316,16 @@ st.caption(
 show_published_frontiers()
 
 # ---- the scenario through the same model
-model = current_model(scenario)
 if model.is_moe:
     st.subheader("This scenario through the same model")
-    layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
-    gpu = cat.gpu(scenario.gpu_id)
     wl = scenario.workload
     try:
-        e = cat.efficiency_for(gpu.id, scenario.serving_stack)
+        if d is None:
+            lay = resolved_layout(scenario, model)
+            raise ValueError("; ".join(check_layout(model, lay, scenario.memory.redundant_experts, scenario.precision)))
+        layout, gpu = d.layout, d.gpu
         dec = perf.step_time(
-            Deployment(model, gpu, layout, scenario.precision, e),
-            perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp), wl.decode_context_len),
+            d, perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp), wl.decode_context_len)
         )
         st.markdown(
             f"Decode, {layout.total_gpus} × {gpu.name} (TP {layout.attention_tp} / DP-attn {layout.attention_dp} / "

@@ -15,7 +15,7 @@ from ui.layout_check import launch_commands
 from ui.render import chart, model_errors
 from ui.scenario import catalog, page
 
-scenario, cat, model, gpu = page("Disaggregation & cost", "💰")
+scenario, cat, model, gpu, d = page("Disaggregation & cost", "💰")
 wl, prec, spec = scenario.workload, scenario.precision, scenario.spec
 block = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
 MAX_TOKENS = int(bounds(Workload, "input_len")[1])  # the prompt and output lengths a scenario (and the URL) allow

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from core import serving
+from core.deployment.bundle import Deployment
 from core.deployment.calibration import ServedCalibration
 from core.deployment.specs import ClusterSpec, ParallelLayout, Scenario, Workload
 from core.serving import engine_sim
@@ -27,11 +28,9 @@ from core.validation.bench_results import ACCEPTED_FORMATS, MAX_FILE_BYTES, Benc
 from core.validation.served_fit import METRICS, ServedFit, fit_calibration
 from ui.controls import PASTE_MAX_CHARS, current_layout, paste_box
 from ui.format import md_escape
-from ui.state import catalog
+from ui.state import catalog, update_scenario
 
-__all__ = ["CALIBRATION_KEY", "calibration_section", "predict_run", "run_costs", "scenario_predictor"]
-
-CALIBRATION_KEY = "served_calibration"  # session state: the applied ServedCalibration (until the Scenario has one)
+__all__ = ["calibration_section", "predict_run", "run_costs", "scenario_predictor"]
 OPEN_LOOP_REQUESTS = 1000  # simulated requests of an open-loop run
 
 
@@ -41,16 +40,10 @@ def run_costs(scenario: Scenario, model, layout: ParallelLayout, run: BenchResul
     cat = catalog()
     gpu = cat.gpu(scenario.gpu_id)
     cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+    eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
+    wl, a = _workload(run), scenario.memory
     return serving.replica_costs(
-        model,
-        gpu,
-        layout,
-        scenario.precision,
-        _workload(run),
-        eff=cat.efficiency_for(gpu.id, scenario.serving_stack),
-        assumptions=scenario.memory,
-        domain_gpus=cluster.scale_up_domain_gpus,
-        redundant_experts=scenario.memory.redundant_experts,
+        Deployment(model, gpu, layout, scenario.precision, eff, cluster=cluster, workload=wl, assumptions=a)
     )
 
 
@@ -151,11 +144,11 @@ def _table(fit: ServedFit) -> pd.DataFrame:
 
 
 def _apply(calibration: ServedCalibration) -> None:
-    st.session_state[CALIBRATION_KEY] = calibration
+    update_scenario(calibration=calibration)
 
 
 def _remove() -> None:
-    st.session_state.pop(CALIBRATION_KEY, None)
+    update_scenario(calibration=None)
 
 
 def _read_input() -> tuple[bytes | str, str]:
@@ -179,10 +172,13 @@ def calibration_section(scenario: Scenario, model) -> None:
     """The section under its header: input, predicted against measured per run and metric, the fit and the button
     that applies it."""
     st.subheader("Calibrate to your cluster")
-    applied = st.session_state.get(CALIBRATION_KEY)
-    if isinstance(applied, ServedCalibration):
+    applied = scenario.calibration
+    if applied is not None:
         c = st.columns([4, 1])
-        c[0].info(f"Kept for this session: {md_escape(applied.label)}")
+        c[0].info(
+            f"Applied to the scenario (every page plans with it; it is in the page's URL and saved with the scenario): "
+            f"{md_escape(applied.label)}"
+        )
         c[1].button("Remove", key="calib_remove", on_click=_remove)
     st.markdown(
         f"Run the benchmark the Layouts page gives for your plan, then upload or paste its result file: "

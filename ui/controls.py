@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.deployment.bundle import Deployment
 from core.deployment.parallel import divisors
 from core.deployment.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario, bounds
 from core.scenario import layout_from_sizes, resolved_layout
-from ui.scenario import update_scenario
+from core.scenario.deploy import resolve
+from ui.state import catalog, update_scenario
 
 __all__ = ["PASTE_MAX_CHARS", "assumption_controls", "current_layout", "layout_controls", "paste_box"]
 
@@ -31,6 +33,15 @@ def paste_box(label: str, max_chars: int, *, where=st, **kwargs) -> str:
             "what is read may be incomplete."
         )
     return text
+
+
+def scenario_deployment(scenario: Scenario, model: ModelSpec) -> Deployment | None:
+    """The scenario's deployment (:func:`core.scenario.deploy.resolve`), or None where its layout does not run the
+    model (the page then says why: :func:`ui.layout_check.runnable_layout`)."""
+    try:
+        return resolve(scenario, catalog(), model)
+    except ValueError:
+        return None
 
 
 def current_layout(s: Scenario, model: ModelSpec, gpus_per_node: int) -> tuple[ParallelLayout, bool]:

@@ -1,7 +1,7 @@
 """The shared sidebar: one scenario for every page, kept across page switches and in the URL.
 
-Every page (and ``app.py``) starts with ``scenario = sidebar()``. The pattern (checked in AppTest and
-headless Chromium, see the project's STREAMLIT notes):
+Every page (and ``app.py``) starts with ``page()`` (``sidebar()`` and the deployment, resolved once). The pattern
+(checked in AppTest and headless Chromium, see the project's STREAMLIT notes):
 
 1. once per session, seed ``st.session_state.scenario`` from ``st.query_params`` (each field
    validated; a bad one falls back to its default with a warning);
@@ -22,6 +22,7 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core.catalog import Catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import (
     DISPATCH_DTYPES,
     KV_DTYPES,
@@ -39,6 +40,7 @@ from core.memory import check_layout
 from core.model import ModelSpec
 from core.report.catalog_rows import accelerator_caveat, model_caveats
 from core.speculative import default_gamma
+from ui.controls import scenario_deployment
 from ui.format import billions, md_escape
 from ui.state import (
     PAGES,
@@ -76,8 +78,7 @@ __all__ = [
     "update_scenario",
 ]
 
-_SAME = "same as weights"
-_SAME_TARGET = "same as target"
+_SAME, _SAME_TARGET = "same as weights", "same as target"
 _DTYPE_HELP = (
     "Storage dtype of the weights. int4 = AWQ/GPTQ-style with group scales; nvfp4 / mxfp4 = 4-bit "
     "floats with block scales (Blackwell / MI355X run them natively)."
@@ -381,17 +382,19 @@ def _speculative_controls(cat: Catalog, s: Scenario) -> None:
 
 
 class Page(NamedTuple):
-    """What every page starts from: the session's scenario, the catalog, the scenario's model and GPU."""
+    """Every page's start: the scenario, the catalog, its model and GPU, and the deployment they resolve to (None
+    where the model cannot run the layout: :func:`ui.layout_check.runnable_layout` says why)."""
 
     scenario: Scenario
     cat: Catalog
     model: ModelSpec
     gpu: GPUSpec
+    deployment: Deployment | None
 
 
 def page(title: str, icon: str) -> Page:
-    """Every page's prologue: its config, the shared sidebar, and what the scenario names."""
+    """Every page's prologue: its config, the shared sidebar, and what the scenario names, resolved once."""
     page_setup(title, icon)
     scenario = sidebar()
-    cat = catalog()
-    return Page(scenario, cat, current_model(scenario), cat.gpu(scenario.gpu_id))
+    cat, model = catalog(), current_model(scenario)
+    return Page(scenario, cat, model, cat.gpu(scenario.gpu_id), scenario_deployment(scenario, model))

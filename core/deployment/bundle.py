@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from core._util.checks import whole
+from core.deployment.calibration import ServedCalibration
 from core.deployment.parallel import check_layout
 from core.deployment.specs import (
     ClusterSpec,
@@ -41,7 +42,8 @@ class InvalidLayout(ValueError):
 class Deployment:
     """What is deployed, resolved: ``layout`` is the one in force (the default one already chosen), ``precision``
     a :class:`Precision`, ``efficiency`` the GPU's factors under the serving stack (inheritance resolved),
-    ``draft`` the separate draft model the speculative config names (None for MTP / EAGLE / n-gram / none).
+    ``draft`` the separate draft model the speculative config names (None for MTP / EAGLE / n-gram / none),
+    ``calibration`` the scales fitted on one's own benchmark results (the step model multiplies its step times).
 
     ``domain_gpus`` is the scale-up domain the step model times collectives over: the cluster's where there is
     one, else the GPU's own (a node, or an NVL72 rack). Equality and hashing are by identity (a deployment is
@@ -59,6 +61,7 @@ class Deployment:
     draft: ModelSpec | None = None
     domain_gpus: int | None = None
     redundant_experts: int | None = None  # None: the memory assumptions'
+    calibration: ServedCalibration | None = None  # step-time scales fitted on one's own benchmark results
 
     def __post_init__(self):
         object.__setattr__(self, "precision", Precision.of(self.precision))

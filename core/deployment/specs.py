@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from core._util.validated import FROZEN, PosInt, bounds, bounds_text, describe_validation_error
+from core.deployment.calibration import ServedCalibration
 from core.hardware import ClusterSpec, GPUSpec, HostSpec, InterconnectSpec
 from core.hardware.efficiency import (
     EFFICIENCY_FAMILIES,
@@ -323,6 +324,9 @@ class Scenario(BaseModel):
     box: SingleBox | None = Field(None, description="None: the Single box page's default setup")
     serving_stack: Literal[tuple(SERVING_STACKS)] = Field(
         "sglang", description="the engine whose kernels time the steps (MoE kernel path, all-reduce kernels)"
+    )
+    calibration: ServedCalibration | None = Field(
+        None, description="step-time scales fitted on one's own benchmark results (None: the catalog's model as is)"
     )
 
     @model_validator(mode="after")

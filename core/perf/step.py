@@ -188,6 +188,10 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
     if model.host_tables:
         components["host_tables"] = exposed
     stage_s, total = _pipeline([times[j] for j in index], micro, exposed)
+    k = d.calibration.step_scale(cfg.phase) if d.calibration is not None else 1.0
+    if k != 1.0:  # one's own cluster, calibrated: every part of the step in proportion (core.deployment.calibration)
+        components = {name: v * k for name, v in components.items()}
+        compute, comm, total, stage_s = compute * k, comm * k, total * k, tuple(v * k for v in stage_s)
     return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
 
 
@@ -196,7 +200,7 @@ def _tables_s(d: Deployment, tier: str, per_gpu: float, compute_s: float, replay
     tier, link, overlap with ``compute_s``); 0 for every other model."""
     if not d.model.host_tables:
         return 0.0
-    return host_tables.table_read(d.model, d.gpu, tier, per_gpu, compute_s, d.layout.attention_tp, replayed).exposed_s
+    return host_tables.table_read(d, tier, per_gpu, compute_s, replayed).exposed_s
 
 
 def _pipeline(stage_s: list[float], micro: float, tables_s: float) -> tuple[tuple[float, ...], float]:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from core._util.memo import by_identity
 from core.catalog import Catalog
+from core.deployment.calibration import MAX_STEP_SCALE, MIN_STEP_SCALE, ServedCalibration
 from core.deployment.parallel import default_layout
 from core.deployment.specs import (
     DTYPES,
@@ -85,6 +86,7 @@ def resolved_layout(scenario: Scenario, model: ModelSpec) -> ParallelLayout:
 @by_identity(256)
 def _default_layout(model, gpu_id, nodes, gpus_per_node, precision, assumptions, stack) -> ParallelLayout:
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
     from core.deployment.specs import ClusterSpec
     from core.serving import layout
 
@@ -93,10 +95,11 @@ def _default_layout(model, gpu_id, nodes, gpus_per_node, precision, assumptions,
     cat = load_catalog()
     if total > SEARCHED_DEFAULT_MAX_GPUS or gpu_id not in cat.gpus:
         return fallback
-    cluster = ClusterSpec(gpu=cat.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpus_per_node)
-    plans = layout.recommend(
-        model, cluster, Workload(), "decode", precision=precision, assumptions=assumptions, stack=stack
-    )
+    gpu = cat.gpu(gpu_id)
+    cluster = ClusterSpec(gpu=gpu, num_nodes=nodes, gpus_per_node=gpus_per_node)
+    eff = cat.efficiency_for(gpu_id, stack)
+    d = Deployment(model, gpu, ParallelLayout(), precision, eff, cluster=cluster, assumptions=assumptions)
+    plans = layout.recommend(d, "decode", catalog=cat)
     # the best plan the scenario's own redundant-expert count runs (EP72 on 384 experts needs 48 redundant
     # slots: set them in the sidebar's memory assumptions, or the next plan is taken)
     fits = (p for p in plans if p.redundant_experts == assumptions.redundant_experts)
@@ -180,7 +183,28 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
         p.update(host=b.host_id, bgpu=b.gpu_id or "none", bn=str(b.n_gpus), q=b.quant, bctx=str(b.context_len))
         if b.n_cpu_moe is not None:
             p["ncm"] = str(b.n_cpu_moe)
+    if s.calibration is not None:
+        c = s.calibration
+        p.update(cdec=_num(c.decode_step_scale), cpre=_num(c.prefill_step_scale), csrc=c.source)
+        p.update(cruns=str(c.runs), cres=_num(c.fit_residual))
     return p
+
+
+def _calibration(params: Mapping[str, Any], number, warnings: list[str]) -> ServedCalibration | None:
+    """The served calibration the URL carries (cdec / cpre and what it was fitted on), or None."""
+    if not any(one(params, k) for k in ("cdec", "cpre")):
+        return None
+    try:
+        return ServedCalibration(
+            decode_step_scale=number("cdec", MIN_STEP_SCALE, MAX_STEP_SCALE, 1.0, "decode step scale", integer=False),
+            prefill_step_scale=number("cpre", MIN_STEP_SCALE, MAX_STEP_SCALE, 1.0, "prefill step scale", integer=False),
+            source=one(params, "csrc") or "a URL",
+            runs=number("cruns", 1, 10_000, 1, "calibration runs"),
+            fit_residual=number("cres", 0, 100, 0.0, "calibration residual", integer=False),
+        )
+    except ValidationError as e:
+        warnings.append(f"URL calibration is invalid ({describe_validation_error(e)}); left uncalibrated")
+        return None
 
 
 def scenario_from_params(
@@ -347,6 +371,7 @@ def scenario_from_params(
             spec=spec,
             memory=memory,
             serving_stack=stack,
+            calibration=_calibration(params, number, warnings),
         )
     except ValidationError as e:  # defensive: every field was range-checked above
         warnings.append(f"URL scenario is invalid ({describe_validation_error(e)}); using the default")

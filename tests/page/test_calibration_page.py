@@ -58,17 +58,21 @@ def test_pasted_vllm_result_shows_the_gap_and_the_fit(pasted):
     assert "1 run" in m["Residual after the fit"][1]
 
 
-def test_apply_keeps_the_calibration_for_the_session(pasted):
+def test_apply_puts_the_calibration_in_the_scenario(pasted):
     at = pasted
     shown = _scale(_metrics(at)["Decode step scale"][0])
     at.button(key="calib_apply").click().run()
     assert not at.exception
-    cal = at.session_state["served_calibration"]
+    cal = at.session_state["scenario"].calibration
     assert cal.decode_step_scale == pytest.approx(shown, abs=5e-4)
     assert cal.runs == 1 and "vLLM bench serve" in cal.source
-    assert any(i.value.startswith("Kept for this session: calibrated on pasted text") for i in at.info)
+    assert any(
+        i.value.startswith("Applied to the scenario") and "calibrated on pasted text" in i.value for i in at.info
+    )
+    # the scenario's URL carries it (a copied link plans with it)
+    assert float(at.query_params["cdec"]) == cal.decode_step_scale  # written to read back exactly
     at.button(key="calib_remove").click().run()
-    assert "served_calibration" not in at.session_state
+    assert at.session_state["scenario"].calibration is None
 
 
 def test_a_bad_file_is_named_not_a_traceback():

@@ -47,8 +47,9 @@ BAD = (
 # hostile but sometimes valid ("0" is a valid ncm, red, alpha; "٣" and "１" read as 3 and 1; "" means the default)
 ODD = ("0", "1", "٣", "１", "", " ")
 UNKNOWN = ("gpus", "precision")
-# read only with a speculative method (sd, never a valid one here) or an imported model: ignored otherwise
-CONTEXT_KEYS = {"gamma", "alpha", "c", "dw", "cfg"}
+# read only with a speculative method (sd, never a valid one here), an imported model, the layout keys (dcp) or a
+# calibration's scales (cdec / cpre): ignored otherwise
+CONTEXT_KEYS = {"gamma", "alpha", "c", "dw", "cfg", "dcp", "csrc", "cruns", "cres"}
 
 values = st.sampled_from(BAD + ODD)
 query = st.dictionaries(
