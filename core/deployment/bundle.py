@@ -30,6 +30,7 @@ from core.deployment.specs import (
     Workload,
 )
 from core.hardware.efficiency import IDEAL, Efficiency
+from core.hardware.served_step import ServedStepCost
 
 __all__ = ["Deployment", "InvalidLayout"]
 
@@ -43,7 +44,8 @@ class Deployment:
     """What is deployed, resolved: ``layout`` is the one in force (the default one already chosen), ``precision``
     a :class:`Precision`, ``efficiency`` the GPU's factors under the serving stack (inheritance resolved),
     ``draft`` the separate draft model the speculative config names (None for MTP / EAGLE / n-gram / none),
-    ``calibration`` the scales fitted on one's own benchmark results (the step model multiplies its step times).
+    ``calibration`` the scales fitted on one's own benchmark results (the step model multiplies its step times),
+    ``served_step`` the engine's per-step costs a served decode step adds to the kernels (None: kernels alone).
 
     ``domain_gpus`` is the scale-up domain the step model times collectives over: the cluster's where there is
     one, else the GPU's own (a node, or an NVL72 rack). Equality and hashing are by identity (a deployment is
@@ -62,6 +64,9 @@ class Deployment:
     domain_gpus: int | None = None
     redundant_experts: int | None = None  # None: the memory assumptions'
     calibration: ServedCalibration | None = None  # step-time scales fitted on one's own benchmark results
+    # what a served decode step pays beyond the kernels under the stack (scheduling, sampling, graph replay), fitted
+    # on published batch-1 measurements (core.hardware.served_step); None: the kernel step alone (kernel tables)
+    served_step: ServedStepCost | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "precision", Precision.of(self.precision))

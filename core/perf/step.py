@@ -31,6 +31,7 @@ from core.deployment import parallel
 from core.deployment.bundle import Deployment
 from core.deployment.specs import ModelSpec, ParallelLayout
 from core.hardware.efficiency import IDEAL, Efficiency, resolve_efficiency
+from core.hardware.served_step import step_overhead_s
 from core.memory import host_tables
 from core.perf.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
 from core.perf.kernels import (
@@ -61,6 +62,7 @@ __all__ = [
     "replayed_fraction",
     "resolve_efficiency",
     "routed_experts_work",
+    "served_step_s",
     "step_time",
     "token_copy_bytes",
 ]
@@ -187,12 +189,25 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
     exposed = _tables_s(d, cfg.table_tier, per_gpu, compute, replayed)
     if model.host_tables:
         components["host_tables"] = exposed
+    served = served_step_s(d, cfg)
+    if served:  # scheduling, sampling, graph replay: after the last stage, once per step
+        components["engine_step"] = served
+        times = [t + (served if index[-1] == j else 0.0) for j, t in enumerate(times)]
     stage_s, total = _pipeline([times[j] for j in index], micro, exposed)
     k = d.calibration.step_scale(cfg.phase) if d.calibration is not None else 1.0
     if k != 1.0:  # one's own cluster, calibrated: every part of the step in proportion (core.deployment.calibration)
         components = {name: v * k for name, v in components.items()}
         compute, comm, total, stage_s = compute * k, comm * k, total * k, tuple(v * k for v in stage_s)
     return StepTime(components, compute, comm, total, cfg.tokens_per_gpu, cfg.phase, stage_s, micro)
+
+
+def served_step_s(d: Deployment, cfg: StepConfig) -> float:
+    """Seconds a served decode step of ``d`` pays beyond its kernels (``d.served_step``: ``fixed_s + per_layer_s x
+    layers``, fitted per stack on published batch-1 steps, :mod:`core.hardware.served_step`); 0 in prefill and for a
+    kernel-level deployment (no served cost). Draft passes are priced where the drafts are (the speculative step)."""
+    if d.served_step is None or cfg.phase != "decode":
+        return 0.0
+    return step_overhead_s(d.served_step, d.model.num_layers)
 
 
 def _tables_s(d: Deployment, tier: str, per_gpu: float, compute_s: float, replayed: float = 1.0) -> float:

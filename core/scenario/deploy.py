@@ -9,6 +9,7 @@ from __future__ import annotations
 from core.catalog import Catalog
 from core.deployment.bundle import Deployment
 from core.deployment.specs import ClusterSpec, Scenario
+from core.hardware.served_step import served_step_cost
 from core.model import ModelSpec
 from core.scenario.url import resolved_layout
 
@@ -36,4 +37,5 @@ def resolve(scenario: Scenario, catalog: Catalog, model: ModelSpec | None = None
         spec=scenario.spec,
         draft=catalog.draft_model_for(scenario.spec),
         calibration=scenario.calibration,
+        served_step=served_step_cost(scenario.serving_stack),
     )
