@@ -78,19 +78,25 @@ def main() -> None:
     def eplb_global():
         balance.rebalance_experts(w, 288, 8, 3, 24)
 
-    from core.deployment.specs import ClusterSpec, Workload
+    from core.deployment.bundle import Deployment
+    from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
     from core.serving import layout as layout_mod
 
+    def search(model, cluster, wl, stack="sglang"):  # the deployment the search starts from (its layout varied)
+        eff = cat.efficiency_for(cluster.gpu.id, stack)
+        return Deployment(model, cluster.gpu, ParallelLayout(), "fp8", eff, cluster=cluster, workload=wl)
+
     big = ClusterSpec(gpu=cat.gpu("h100-sxm"), num_nodes=144, gpus_per_node=8)
+    w2k = Workload(batch=1, input_len=2000, output_len=100)
 
     def layouts_1152_decode():
-        layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "decode")
+        layout_mod.recommend(search(ds, big, w2k), "decode", catalog=cat)
 
     def layouts_1152_prefill():
-        layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "prefill")
+        layout_mod.recommend(search(ds, big, w2k), "prefill", catalog=cat)
 
     def layouts_1152_decode_trtllm():  # the largest space: TensorRT-LLM runs DP-attention with pipelines
-        layout_mod.recommend(ds, big, Workload(batch=1, input_len=2000, output_len=100), "decode", stack="trtllm")
+        layout_mod.recommend(search(ds, big, w2k, "trtllm"), "decode", catalog=cat)
 
     from core import validation
 
@@ -100,11 +106,13 @@ def main() -> None:
         validation.predict(case)
 
     from core.single_box import offload
+    from core.single_box.box import Box
 
     hosts = list(cat.hosts.values())
+    box = Box(ds, cat.host("server-ddr5-8ch-512"), cat.gpu("rtx-4090"), 1, "q4_k_m", 8192)
 
     def single_box():
-        offload.single_box_options(ds, hosts, dict(cat.gpus), "q4_k_m", context_len=8192)
+        offload.single_box_options(box, hosts, dict(cat.gpus))
 
     rows = [
         (
@@ -134,11 +142,13 @@ def main() -> None:
         np.stack([balance.zipf_loads(kimi.moe.n_routed_experts, 0.8, seed=i) for i in range(kimi.num_moe_layers)]) * 1e4
     )
 
+    w4k = Workload(batch=1, input_len=4096, output_len=1024)
+
     def layouts_nvl72_decode():
-        layout_mod.recommend(kimi, nvl72, Workload(batch=1, input_len=4096, output_len=1024), "decode")
+        layout_mod.recommend(search(kimi, nvl72, w4k), "decode", catalog=cat)
 
     def layouts_nvl72_prefill():
-        layout_mod.recommend(kimi, nvl72, Workload(batch=1, input_len=4096, output_len=1024), "prefill")
+        layout_mod.recommend(search(kimi, nvl72, w4k), "prefill", catalog=cat)
 
     def eplb_kimi():
         balance.rebalance_experts(wk, 432, 1, 1, 72)  # 6 slots per GPU, 48 redundant, one NVLink domain

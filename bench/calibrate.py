@@ -42,7 +42,7 @@ PATH_STACKS = {
 def fitted_profiles(cat):
     from core import validation
 
-    base = validation.strip_fitted(cat.efficiency, cat.validation_cases)
+    base = validation.strip_fitted(cat.efficiency, cat.validation_cases, cat)
     return validation.calibrate(cat.validation_cases, base, cat)
 
 
@@ -91,7 +91,7 @@ def main() -> None:
 
     cat = load_catalog()
     profiles = fitted_profiles(cat)
-    fams = validation.fitted_families(cat.validation_cases)
+    fams = validation.fitted_families(cat.validation_cases, cat)
     for owner, fam in sorted(fams):
         print(f"{owner:10s} {fam:22s} {getattr(profiles[owner], fam).model_dump()}")
     results = validation.leave_one_out(list(cat.validation_cases), profiles, cat)
@@ -117,7 +117,7 @@ def main() -> None:
             ids = sorted(
                 str(c["id"])
                 for c in cat.validation_cases
-                if validation.case_family(c) == fam and validation.owner_of(c, fam) == owner
+                if validation.case_family(c, cat) == fam and validation.owner_of(c, fam) == owner
             )
             note = "fitted on " + ", ".join(ids)
             if len(ids) > 6:  # kernel tables: name the table and the count, not every case

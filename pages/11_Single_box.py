@@ -6,8 +6,8 @@ import streamlit as st
 
 from core import memory
 from core.deployment.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
-from core.hardware.offload_efficiency import OffloadEfficiency
 from core.single_box import offload
+from core.single_box.box import Box
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.format import md_escape
 from ui.host_tables import single_box_tables_note
@@ -112,9 +112,9 @@ gpu = (
     if (host.kind == "discrete" and box.gpu_id in cat.gpus)
     else (cat.gpus[box_gpus[0]] if host.kind == "discrete" else None)
 )
-ctx = min(box.context_len, model.max_position_embeddings)
-n_gpus = box.n_gpus if gpu is not None else 1
-best = offload.best_n_cpu_moe(model, host, prec, gpu=gpu, n_gpus=n_gpus, context_len=ctx) if gpu is not None else None
+ctx, n_gpus = min(box.context_len, model.max_position_embeddings), (box.n_gpus if gpu is not None else 1)
+sbox = Box(model, host, gpu, n_gpus, prec, ctx)  # the box, resolved once
+best = offload.best_n_cpu_moe(sbox) if sbox.discrete else None
 
 if gpu is not None:
     cc = st.columns([1, 3])
@@ -138,7 +138,7 @@ if gpu is not None:
 else:
     n_cpu_moe = None
 
-pl = offload.placement(model, host, prec, gpu=gpu, n_gpus=n_gpus, n_cpu_moe=n_cpu_moe, context_len=ctx)
+pl = offload.placement(sbox, n_cpu_moe)
 weights_total = offload.text_weights_bytes(model, prec)
 
 if pl.fits:
@@ -241,7 +241,7 @@ with right:
     )
 
 if pl.kind == "discrete":
-    sweep = offload.speed_vs_offload(model, host, prec, gpu=gpu, n_gpus=n_gpus, context_len=ctx)
+    sweep = offload.speed_vs_offload(sbox)
     data = pd.DataFrame(
         [
             {
@@ -284,7 +284,7 @@ if pl.kind == "discrete":
         width="stretch",
     )
 
-    ups = offload.upgrades(model, pl, hosts, dict(cat.gpus), prec)
+    ups = offload.upgrades(sbox, hosts, n_cpu_moe)
     if ups:
         st.subheader("What an upgrade buys")
         st.dataframe(
@@ -313,7 +313,7 @@ if pl.kind == "discrete":
         )
 
 st.subheader(f"Every single-box option for {md_escape(model.name)} at {box.quant}")
-opts = offload.single_box_options(model, list(hosts.values()), dict(cat.gpus), prec, context_len=ctx)
+opts = offload.single_box_options(sbox, list(hosts.values()), dict(cat.gpus))
 table = pd.DataFrame(
     [
         {
@@ -383,7 +383,7 @@ st.caption(
 )
 
 with st.expander("Assumptions and GGUF types"):
-    eff = OffloadEfficiency()
+    eff = sbox.eff  # the box's factors (the shipped ones)
     st.markdown(
         f"- Achieved fraction of peak bandwidth: GPU {eff.gpu_bandwidth:.0%}, host DDR5 {eff.host_bandwidth:.0%} "
         f"(fitted, see above), unified pool {eff.unified_bandwidth:.0%} (assumption).\n"

@@ -129,16 +129,14 @@ with temp_c[2]:
 e_tokens = sd.expected_tokens(alpha, gamma)
 s_now = sd.speedup(alpha, gamma, cost)
 lay_now = runnable_layout(scenario, model)  # None after an error naming why the model cannot run it
-if lay_now is None:
+if lay_now is None or d is None:
     st.stop()
 drafting, ctx_now = cat.draft_model_for(spec), wl.decode_context_len
+ds = d.with_(spec=spec, draft=drafting)  # the method the page explores (a suggestion when the scenario's is off)
 with model_errors("The speedups on the published acceptance curves"):
-    mv = measured_view(model, gpu, lay_now, prec, spec.method, alpha, cost, ctx_now, scenario.memory, drafting)
+    mv = measured_view(ds, spec.method, alpha, cost, ctx_now)
 with model_errors("The speedup at batch 1"):  # the one speedup at batch 1: the step-time model's, as the batch chart's
-    s_batch1 = sd.batch_speedup(
-        model, gpu, lay_now, prec, [1], alpha=alpha, gamma=gamma, context_len=ctx_now,
-        draft_cost=cost, draft_model=drafting, assumptions=scenario.memory,
-    ).speedup[0]  # fmt: skip
+    s_batch1 = sd.batch_speedup(ds, [1], alpha=alpha, gamma=gamma, context_len=ctx_now, draft_cost=cost).speedup[0]
 g_best = mv.gamma
 be = sd.break_even_alpha(gamma, cost)
 by_alpha, by_gamma = sd.sensitivity(alpha, gamma, cost, d_alpha=0.05)
@@ -190,7 +188,7 @@ m[5].metric(
 )
 
 with model_errors("The best draft length as the batch grows"):
-    show_measured(mv, alpha, model, spec.method, (gpu, lay_now, prec, wl.decode_context_len, cost, scenario.memory))
+    show_measured(mv, alpha, ds, spec.method, wl.decode_context_len, cost)
 
 # ---- surfaces
 st.subheader("Speedup surface")
@@ -287,36 +285,22 @@ draft_model = cat.draft_model_for(spec)
 if memory.check_layout(model, layout, scenario.memory.redundant_experts):
     st.error("The scenario's layout does not suit this model; set it on the Fit page.")
 else:
-    fit = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(
-        layout.dp, 1
-    )
+    # the target's KV cache alone (no draft model or speculative tokens), per replica
+    fit = memory.max_concurrent_sequences(d.with_(spec=SpecDecodeConfig(), draft=None), ctx) // max(layout.dp, 1)
     top = int(max(2, min(4096, fit if fit > 0 else 4096)))
     batches = np.unique(np.round(np.geomspace(1, top, 40)))
     other_id = "llama-3-70b" if model.is_moe else ("mixtral-8x7b" if "mixtral-8x7b" in cat.models else None)
     rows, marks, dips = [], [], []
-    targets = [(model, layout, draft_model, f"{model.name} (this scenario)")]
+    targets = [(model, None, f"{model.name} (this scenario)")]  # None: the scenario's deployment as it is
     if other_id and other_id in cat.models and other_id != model.id:
         other = cat.model(other_id)
         other_layout = memory.default_layout(other, scenario.total_gpus, scenario.gpus_per_node, scenario.precision)
         if not memory.check_layout(other, other_layout):
-            targets.append(
-                (other, other_layout, None, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)")
-            )
-    for tgt, lay, dm, label in targets:
+            targets.append((other, other_layout, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)"))
+    for tgt, lay, label in targets:
         with model_errors(f"The speedup vs batch of {md_escape(tgt.name)}"):
-            r = sd.batch_speedup(
-                tgt,
-                gpu,
-                lay,
-                prec,
-                batches,
-                alpha=alpha,
-                gamma=gamma,
-                context_len=ctx,
-                draft_cost=cost,
-                draft_model=dm,
-                assumptions=scenario.memory,
-            )
+            dt = ds if lay is None else ds.with_(model=tgt, layout=lay, draft=None)  # the other: a built-in head
+            r = sd.batch_speedup(dt, batches, alpha=alpha, gamma=gamma, context_len=ctx, draft_cost=cost)
         rows.append(pd.DataFrame({"batch": batches, "speedup": r.speedup, "series": label}))
         if r.crossover_batch:
             marks.append({"value": r.crossover_batch, "label": f"{tgt.name}: < 1× from {r.crossover_batch:,.0f}"})

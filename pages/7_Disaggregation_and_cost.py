@@ -6,8 +6,10 @@ import streamlit as st
 
 from core import speculative as sd
 from core._util.validated import describe_validation_error
-from core.deployment.specs import ClusterSpec, Workload, bounds
+from core.deployment.bundle import Deployment
+from core.deployment.specs import ClusterSpec, ParallelLayout, Workload, bounds
 from core.serving import cost, disagg
+from core.serving import layout as lay_mod
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
 from ui.format import md_escape
@@ -18,6 +20,7 @@ from ui.scenario import catalog, page
 scenario, cat, model, gpu, d = page("Disaggregation & cost", "💰")
 wl, prec, spec = scenario.workload, scenario.precision, scenario.spec
 block = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+search = lay_mod.search_deployment(scenario, cat, model)  # the commands' model, precision, cluster and memory
 MAX_TOKENS = int(bounds(Workload, "input_len")[1])  # the prompt and output lengths a scenario (and the URL) allow
 MAX_SPEEDUP = 20.0  # the decode speedup core.serving.disagg.size_pools sizes pools for
 
@@ -68,21 +71,18 @@ except ValueError as err:
     st.stop()
 
 
-@st.cache_data(show_spinner="Sizing the pools…", max_entries=32)
-def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions, stack):
+def _search(m, gpu_id, nodes, gpn, precision, assumptions, stack) -> Deployment:
+    """The block the layouts are searched on (its layout left to the search)."""
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return disagg.size_pools(
-        m,
-        cl,
-        traffic,
-        precision=precision,
-        interference=interference,
-        decode_speedup=speedup,
-        assumptions=assumptions,
-        profiles=c.efficiency,
-        stack=stack,
-    )
+    eff = c.efficiency_for(gpu_id, stack)
+    return Deployment(m, cl.gpu, ParallelLayout(), precision, eff, cluster=cl, assumptions=assumptions)
+
+
+@st.cache_data(show_spinner="Sizing the pools…", max_entries=32)
+def _size(m, gpu_id, nodes, gpn, traffic, precision, interference, speedup, assumptions, stack):
+    d1 = _search(m, gpu_id, nodes, gpn, precision, assumptions, stack)
+    return disagg.size_pools(d1, traffic, catalog=catalog(), interference=interference, decode_speedup=speedup)
 
 
 def _pools(speedup: float):
@@ -116,17 +116,14 @@ if spec.enabled:
     dplan = pools.decode_plan
     with model_errors("The speculative speedup of the decode plan"):
         bs = sd.batch_speedup(
-            model,
-            gpu,
-            dplan.layout,
-            prec,
+            # the decode plan's layout with its own redundant experts (the layout search adds them where EP must
+            # divide the experts); every draft priced at c target steps here, a separate draft model's too
+            search.with_(layout=dplan.layout, redundant_experts=dplan.redundant_experts, draft=None),
             [dplan.tokens_per_gpu * dplan.layout.gpus_per_stage],
             alpha=alpha,
             gamma=spec.num_speculative_tokens,
             context_len=Workload(input_len=isl, output_len=osl).decode_context_len,
             draft_cost=c_cost,
-            # the decode plan's own redundant experts (the layout search adds them where EP must divide the experts)
-            assumptions=scenario.memory.model_copy(update={"redundant_experts": dplan.redundant_experts}),
         )
     default_speedup = float(max(bs.speedup[0], 0.1))
     note = (
@@ -189,7 +186,7 @@ with st.expander("Launch commands for the prefill and decode workers (vLLM, SGLa
         (f"Decode workers: {pools.decode_plan.label}", pools.decode_plan, "decode"),
     ):
         st.markdown(f"**{title}**")
-        launch_commands(plan, model, scenario, role)
+        launch_commands(plan, search, role)
 
 # ---- cost per million tokens
 st.subheader("$ per million tokens")
@@ -320,19 +317,8 @@ rates = np.unique(np.round(np.geomspace(max(rate / 100, 1), rate * 10, 40)))
 
 @st.cache_data(show_spinner="Costing both ways over the request rates…", max_entries=32)
 def _break_even(m, gpu_id, nodes, gpn, traffic, rates, precision, interference, assumptions, stack):
-    c = catalog()
-    cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return disagg.break_even_rate(
-        m,
-        cl,
-        traffic,
-        rates,
-        precision=precision,
-        interference=interference,
-        assumptions=assumptions,
-        profiles=c.efficiency,
-        stack=stack,
-    )
+    d1 = _search(m, gpu_id, nodes, gpn, precision, assumptions, stack)
+    return disagg.break_even_rate(d1, traffic, rates, catalog=catalog(), interference=interference)
 
 
 colo, dis, even = _break_even(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.deployment.bundle import Deployment
 from core.speculative import acceptance
 from core.speculative.measured import GammaAdvice, best_measured, recommend_gamma
 from ui.charts import lines_chart
@@ -30,19 +31,17 @@ class MeasuredView(GammaAdvice):
         return f"{closed_form:+.2f}×"
 
 
-def measured_view(
-    model, gpu, layout, prec, method: str, alpha: float, cost: float, ctx: int, assumptions, draft_model=None
-) -> MeasuredView:
-    """What the page recommends (:func:`core.speculative.measured.recommend_gamma`)."""
-    a = recommend_gamma(model, gpu, layout, prec, method, alpha, cost, ctx, assumptions, draft_model=draft_model)
+def measured_view(d: Deployment, method: str, alpha: float, cost: float, ctx: int) -> MeasuredView:
+    """What the page recommends for ``d`` (:func:`core.speculative.measured.recommend_gamma`)."""
+    a = recommend_gamma(d, method, alpha, cost, ctx)
     return MeasuredView(a.gamma, a.speedup, a.note, a.curves, a.at_batch1, a.limit)
 
 
-def show_measured(view: MeasuredView, alpha: float, model, method: str, target: tuple) -> None:
+def show_measured(view: MeasuredView, alpha: float, d: Deployment, method: str, ctx: int, cost: float) -> None:
     """The published curves (accepted tokens per step vs draft tokens) against the constant-α closed form, and
-    the best draft length as the batch grows (``target``: gpu, layout, precision, context, draft cost,
-    memory assumptions), the choice engines' dynamic speculation makes per batch."""
-    model_name = model.name
+    the best draft length as the batch grows on ``d`` (at ``ctx`` tokens of context, ``cost`` per draft pass), the
+    choice engines' dynamic speculation makes per batch."""
+    model_name = d.model.name
     if not view.curves:
         return
     rows = [
@@ -84,21 +83,7 @@ def show_measured(view: MeasuredView, alpha: float, model, method: str, target: 
         width="stretch",
     )
     if view.at_batch1 is not None:
-        gpu, layout, prec, ctx, cost, assumptions = target
-        per_batch = [
-            best_measured(
-                model,
-                gpu,
-                layout,
-                prec,
-                view.curves,
-                batch=b,
-                context_len=ctx,
-                draft_cost=cost,
-                assumptions=assumptions,
-            )
-            for b in (1, 8, 32, 128)
-        ]
+        per_batch = [best_measured(d, view.curves, batch=b, context_len=ctx, draft_cost=cost) for b in (1, 8, 32, 128)]
         st.caption(
             "Best γ as the batch grows (the published lengths, the step-time model's verification cost): "
             + "; ".join(f"batch {int(m.batch)}: γ {m.best_gamma} ({m.best_speedup:.2f}×)" for m in per_batch)

@@ -20,7 +20,8 @@ import yaml
 from core._util.checks import file_stamp, load_yaml
 from core.balance import cost as balance_cost
 from core.balance import metrics as balance
-from core.catalog import Catalog, load_catalog
+from core.catalog import Catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 
 __all__ = ["PLACEMENTS", "EplbCase", "EplbResult", "EplbRow", "compare_case", "load_eplb_cases"]
@@ -162,7 +163,7 @@ def load_eplb_cases(path: str | Path | None = None) -> tuple[EplbCase, ...]:
     return _load(*file_stamp(path, DEFAULT_PATH, "EPLB case file"))
 
 
-def compare_case(case: EplbCase, cat: Catalog | None = None) -> tuple[EplbResult, ...]:
+def compare_case(case: EplbCase, cat: Catalog) -> tuple[EplbResult, ...]:
     """Every row of ``case`` with its published and modelled throughput relative to the case's baseline.
 
     Modelled throughput is ``1 / step_s`` of a prefill step at ``tokens_per_gpu`` with the busiest GPU's expert
@@ -171,21 +172,18 @@ def compare_case(case: EplbCase, cat: Catalog | None = None) -> tuple[EplbResult
     has one EPLB, DeepSeek's."""
     if not isinstance(case, EplbCase):
         raise ValueError(f"case must be an EplbCase, got {type(case).__name__}")
-    cat = cat or load_catalog()
     model, gpu = cat.model(case.model), cat.gpu(case.gpu)
     if model.moe is None:
         raise ValueError(f"case {case.id}: {model.name} has no routed experts")
     n, layers = model.moe.n_routed_experts, model.num_moe_layers
     loads = np.stack([balance.zipf_loads(n, case.zipf_s, seed=layer) for layer in range(layers)])
     layout = ParallelLayout(attention_tp=1, attention_dp=case.ep, ep=case.ep)
-    eff = cat.efficiency_for(case.gpu, case.stack)
+    d = Deployment(model, gpu, layout, case.precision, cat.efficiency_for(case.gpu, case.stack))
 
     @functools.cache
     def step_s(placement: str, redundant: int) -> float:
         plan = balance.placement_plan(loads, case.ep, case.nodes, model.moe.n_groups, redundant)
-        cost = balance_cost.imbalance_cost(
-            model, gpu, layout, case.precision, plan, "prefill", case.tokens_per_gpu, case.context_len, eff, redundant
-        )
+        cost = balance_cost.imbalance_cost(d, plan, "prefill", case.tokens_per_gpu, case.context_len, redundant)
         return {"contiguous": cost.before_s, "eplb": cost.after_s, "balanced": cost.balanced_s}[placement]
 
     base = case.baseline

@@ -12,12 +12,14 @@ import numpy as np
 from core import memory, moe
 from core import speculative as sd
 from core.catalog import Catalog
+from core.deployment.bundle import Deployment
 from core.deployment.parallel import sequences_per_replica
-from core.deployment.specs import ClusterSpec, ModelSpec, Precision, Scenario
+from core.deployment.specs import ModelSpec, Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
 from core.model import params
 from core.report.commands import benchmark_section, kubernetes_section, launch_code
 from core.scenario import resolved_layout, scenario_to_params
+from core.scenario.deploy import resolve
 from core.serving import layout
 from core.speculative.measured import recommend_gamma
 
@@ -113,12 +115,10 @@ def build_report(
     # ---- fit
     sec = Section("Fit")
     try:
-        stages = memory.stage_memories(model, gpu, lay, prec, wl, assumptions=a, spec=spec, draft_model=draft)
-        worst = min(stages, key=lambda r: r.headroom_bytes)
+        d = Deployment(model, gpu, lay, prec, workload=wl, assumptions=a, spec=spec, draft=draft)
+        worst = min(stages := memory.stage_memories(d), key=lambda r: r.headroom_bytes)
         ctx = wl.context_len
-        max_seqs = memory.max_concurrent_sequences(
-            model, gpu, lay, prec, ctx, assumptions=a, spec=spec, draft_model=draft
-        )
+        max_seqs = memory.max_concurrent_sequences(d, ctx)
         verdict = (
             "fits"
             if worst.fits
@@ -194,11 +194,10 @@ def build_report(
     used = spec if spec.enabled else sd.suggested_spec(model, cat.draft_methods)
     alpha, c = sd.resolved_alpha_cost(used, cat.draft_methods)
     g, drafting = used.num_speculative_tokens, cat.draft_model_for(used)  # the scenario's draft or the suggested one's
-    advice = recommend_gamma(model, gpu, lay, prec, used.method, alpha, c, wl.decode_context_len, a, drafting)
-    batch1 = sd.batch_speedup(  # the one speedup at batch 1, as the Speculative page and its chart show it
-        model, gpu, lay, prec, [1], alpha=alpha, gamma=g, context_len=wl.decode_context_len, draft_cost=c,
-        draft_model=drafting, assumptions=a,
-    ).speedup[0]  # fmt: skip
+    ds = resolve(scenario, cat, model).with_(spec=used, draft=drafting)  # as the Speculative page takes it
+    advice = recommend_gamma(ds, used.method, alpha, c, wl.decode_context_len)
+    # the one speedup at batch 1, as the Speculative page and its chart show it
+    batch1 = sd.batch_speedup(ds, [1], alpha=alpha, gamma=g, context_len=wl.decode_context_len, draft_cost=c).speedup[0]
     sec.figures += [
         (
             "Assumed",
@@ -230,22 +229,12 @@ def build_report(
     # ---- layouts
     if with_layouts:
         sec = Section("Layouts")
-        cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
-        rule = layout.decision_rule(model, cluster, prec)
+        search = layout.search_deployment(scenario, cat, model, wl.model_copy(update={"batch": 1}))
+        rule = layout.decision_rule(search)
         sec.figures.append(("Sources' decision table", f"{rule[0]} → {rule[1]}"))
-        lw, bests, manifests = wl.model_copy(update={"batch": 1}), [], []
+        bests, manifests = [], []
         for phase in ("prefill", "decode"):
-            plans = layout.recommend(
-                model,
-                cluster,
-                lw,
-                phase,
-                precision=prec,
-                assumptions=a,
-                profiles=cat.efficiency,
-                max_plans=3,
-                stack=scenario.serving_stack,
-            )
+            plans = layout.recommend(search, phase, catalog=cat, max_plans=3)
             if plans:
                 best = plans[0]
                 bests.append(best)
@@ -265,7 +254,7 @@ def build_report(
                     )
                 )
                 role = "aggregated" if phase == "decode" else "prefill"
-                manifests += launch_code(sec, best, model, prec, scenario, role, gpu)
+                manifests += launch_code(sec, best, search, role)
                 for p in plans:
                     sec.table.append(
                         {
@@ -284,13 +273,21 @@ def build_report(
     # ---- single box (when the scenario has one)
     if scenario.box is not None and model.is_moe:
         from core.single_box import offload
+        from core.single_box.box import Box
 
         b = scenario.box
         sec = Section("Single box")
         try:
             host = cat.host(b.host_id)
             box_gpu = cat.gpu(b.gpu_id) if b.gpu_id else None
-            ctx = min(b.context_len, model.max_position_embeddings)
+            box = Box(
+                model,
+                host,
+                box_gpu,
+                b.n_gpus if box_gpu else 1,
+                Precision(weights=b.quant, kv_cache=prec.kv_cache),
+                min(b.context_len, model.max_position_embeddings),
+            )
             ncm = b.n_cpu_moe
             if ncm is not None and ncm > model.num_layers:  # the URL allows 0-10,000 whatever the model
                 sec.notes.append(
@@ -298,15 +295,7 @@ def build_report(
                     f"{model.num_layers:,} used (allowed: 0-{model.num_layers:,})"
                 )
                 ncm = model.num_layers
-            pl = offload.placement(
-                model,
-                host,
-                Precision(weights=b.quant, kv_cache=prec.kv_cache),
-                gpu=box_gpu,
-                n_gpus=b.n_gpus if box_gpu else 1,
-                n_cpu_moe=ncm,
-                context_len=ctx,
-            )
+            pl = offload.placement(box, ncm)
             sec.figures += [
                 ("Box", host.name + (f" + {b.n_gpus} × {box_gpu.name}" if box_gpu else "")),
                 ("Quantisation", f"{b.quant}, {offload.text_weights_bytes(model, b.quant) / 1e9:,.0f} GB of weights"),
@@ -364,24 +353,14 @@ def compare_row(name: str, scenario: Scenario, cat: Catalog, model: ModelSpec | 
         "precision": prec.label,
     }
     try:
-        r = memory.per_gpu_memory(model, gpu, lay, prec, wl, assumptions=a, spec=spec, draft_model=draft)
+        r = memory.per_gpu_memory(Deployment(model, gpu, lay, prec, workload=wl, assumptions=a, spec=spec, draft=draft))
         row["fit"] = "fits" if r.fits else ("KV does not fit" if r.kv_budget_bytes > 0 else "does not fit")
         row["weights per GPU (GB)"] = round(r.weights_bytes / 1e9, 1)
         row["KV headroom per GPU (GB)"] = round(r.headroom_bytes / 1e9, 1)
     except ValueError as e:
         row["fit"] = f"layout invalid: {e}"
-    cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
-    plans = layout.recommend(
-        model,
-        cluster,
-        wl.model_copy(update={"batch": 1}),
-        "decode",
-        precision=prec,
-        assumptions=a,
-        profiles=cat.efficiency,
-        max_plans=1,
-        stack=scenario.serving_stack,
-    )
+    search = layout.search_deployment(scenario, cat, model, wl.model_copy(update={"batch": 1}))
+    plans = layout.recommend(search, "decode", catalog=cat, max_plans=1)
     if plans:
         p = plans[0]
         row["best decode layout"] = p.label

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from core.deployment.specs import GPUSpec, HostSpec, ModelSpec
+from core.single_box.box import Box
 
 if TYPE_CHECKING:
     from core.hardware.offload_efficiency import OffloadEfficiency
@@ -46,16 +47,16 @@ def validate_cases(
         if not isinstance(meas, Mapping):
             raise ValueError(f"offload case {cid}: field 'measured' must be a mapping")
         n = model.num_layers if raw_n == "all" else _case_int(cid, "n_cpu_moe", raw_n)
-        pl = placement(
+        box = Box(
             model,
             host,
+            gpu,
+            _case_int(cid, "n_gpus", c.get("n_gpus", 1)),
             precision,
-            gpu=gpu,
-            n_gpus=_case_int(cid, "n_gpus", c.get("n_gpus", 1)),
-            n_cpu_moe=n,
-            context_len=_case_int(cid, "context_len", c.get("context_len")),
-            eff=eff,
+            _case_int(cid, "context_len", c.get("context_len")),
+            eff,
         )
+        pl = placement(box, n)
         role = c.get("role", "check")
         if not isinstance(role, str):
             raise ValueError(f"offload case {cid}: field 'role' must be text, got {role!r}")

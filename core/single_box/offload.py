@@ -19,7 +19,8 @@ The efficiencies are stated assumptions (``core.hardware.offload_efficiency.Offl
 ktransformers DeepSeek-V3 measurement in ``catalogs/offload_cases.yaml`` and the page shows
 the error on every case.
 
-The factors' values, each with its provenance, are in ``catalogs/offload_efficiency.yaml``. ``Placement``
+The factors' values, each with its provenance, are in ``catalogs/offload_efficiency.yaml``. The box itself (model,
+host, GPU, quantisation, context, factors) is one value, :class:`core.single_box.box.Box`; ``Placement``
 lives in ``core.single_box.placement``, the what-ifs (``speed_vs_offload``, ``single_box_options``,
 ``upgrades``) in ``core.single_box.options`` and the published-case check (``validate_cases``) in
 ``core.single_box.cases``; all are re-exported here, so ``offload.<name>`` still works.
@@ -31,9 +32,9 @@ import math
 from dataclasses import dataclass
 
 from core import memory
-from core.deployment.specs import GPUSpec, HostSpec, ModelSpec, Precision
-from core.hardware.offload_efficiency import OffloadEfficiency
+from core.deployment.specs import GPUSpec, ModelSpec, Precision
 from core.model import params
+from core.single_box.box import Box
 from core.single_box.cases import validate_cases
 from core.single_box.options import single_box_options, speed_vs_offload, upgrades
 from core.single_box.placement import GB, Placement
@@ -123,15 +124,6 @@ def bytes_per_token(model: ModelSpec, precision: Precision | str, offloaded_laye
     return gpu, offloaded_layers * b.routed_per_layer_per_token
 
 
-def _check_common(model: ModelSpec, context_len: int, n_gpus: int) -> None:
-    if not model.is_moe:
-        raise ValueError(f"{model.name} is dense: expert offload applies to MoE models only")
-    if not (1 <= context_len <= 10_000_000):
-        raise ValueError(f"context_len must be 1-10,000,000 tokens, got {context_len}")
-    if n_gpus not in (1, 2, 3, 4):
-        raise ValueError(f"a single box holds 1-4 GPUs here, got {n_gpus}")
-
-
 def _kv_bytes(model: ModelSpec, context_len: int, kv_dtype: str) -> float:
     """The cache one sequence stores (what the GPU or pool must hold)."""
     return float(memory.kv_bytes_per_sequence(model, context_len, kv_dtype))
@@ -143,26 +135,17 @@ def _kv_read_bytes(model: ModelSpec, context_len: int, kv_dtype: str) -> float:
     return float(memory.decode_read_bytes_per_sequence(model, context_len, kv_dtype))
 
 
-def placement(
-    model: ModelSpec,
-    host: HostSpec,
-    precision: Precision | str,
-    *,
-    gpu: GPUSpec | None = None,
-    n_gpus: int = 1,
-    n_cpu_moe: int | None = None,
-    context_len: int = 8192,
-    eff: OffloadEfficiency | None = None,
-) -> Placement:
-    """Place ``model`` on one box and estimate batch-1 decode and prompt-processing speed.
+def placement(box: Box, n_cpu_moe: int | None = None) -> Placement:
+    """Place ``box.model`` on ``box`` and estimate batch-1 decode and prompt-processing speed.
 
-    Discrete host: ``gpu`` (x ``n_gpus``, layers split across them) plus host RAM; ``n_cpu_moe`` None
-    picks the best value (``best_n_cpu_moe``: the fewest layers on the host that fit the GPU).
-    Unified host: ``gpu`` must be None; everything shares the pool's GPU share.
+    Discrete host: ``box.gpu`` (x ``box.n_gpus``, layers split across them) plus host RAM; ``n_cpu_moe`` None picks
+    the best value (``best_n_cpu_moe``: the fewest layers on the host that fit the GPU). Unified host: everything
+    shares the pool's GPU share (``n_cpu_moe`` does not apply).
     """
-    eff = eff or OffloadEfficiency()
-    p = Precision.of(precision)
-    _check_common(model, context_len, n_gpus)
+    if not isinstance(box, Box):
+        raise ValueError(f"box must be a Box, got {type(box).__name__}")
+    model, host, gpu, p, eff = box.model, box.host, box.gpu, box.precision, box.eff
+    n_gpus, context_len = box.n_gpus, box.context_len
     b = _bytes(model, p)
     kv = _kv_bytes(model, context_len, p.kv_cache)
     kv_read = _kv_read_bytes(model, context_len, p.kv_cache)
@@ -173,9 +156,7 @@ def placement(
     if model.vision_params:
         notes.append("vision tower left out (llama.cpp loads it as a separate mmproj file)")
 
-    if host.kind == "unified":
-        if gpu is not None:
-            raise ValueError(f"{host.name} is a unified-memory machine: it has no separate GPU to pick")
+    if not box.discrete:
         n_moe = model.num_moe_layers
         weights = b.non_routed + n_moe * b.routed_per_layer
         gpu_bytes_tok, _ = bytes_per_token(model, p, 0)
@@ -210,13 +191,11 @@ def placement(
             notes=tuple(notes),
         )
 
-    if gpu is None:
-        raise ValueError(f"{host.name} is a CPU host: pick a GPU to go with it")
     if n_cpu_moe is None:
-        n_cpu_moe = best_n_cpu_moe(model, host, p, gpu=gpu, n_gpus=n_gpus, context_len=context_len, eff=eff)
+        n_cpu_moe = best_n_cpu_moe(box)
         if n_cpu_moe is None:  # even all experts on the host do not fit the GPU: show that placement
             n_cpu_moe = model.num_layers
-    if not (0 <= n_cpu_moe <= model.num_layers):
+    if isinstance(n_cpu_moe, bool) or not (0 <= n_cpu_moe <= model.num_layers):
         raise ValueError(f"n_cpu_moe must be 0-{model.num_layers} (the model's layers), got {n_cpu_moe}")
     off = offloaded_moe_layers(model, n_cpu_moe)
     n_moe = model.num_moe_layers
@@ -288,23 +267,16 @@ def _gpu_pcie_gbps(gpu: GPUSpec) -> float:
     return gpu.scale_up_bw_gbps if (gpu.scale_up_link or "").startswith("pcie") else 64.0
 
 
-def best_n_cpu_moe(
-    model: ModelSpec,
-    host: HostSpec,
-    precision: Precision | str,
-    *,
-    gpu: GPUSpec,
-    n_gpus: int = 1,
-    context_len: int = 8192,
-    eff: OffloadEfficiency | None = None,
-) -> int | None:
-    """The smallest ``--n-cpu-moe`` value whose GPU side fits (fewest experts on the slow host side,
+def best_n_cpu_moe(box: Box) -> int | None:
+    """The smallest ``--n-cpu-moe`` value whose GPU side of ``box`` fits (fewest experts on the slow host side,
     so the fastest decode); None when even every routed expert on the host leaves the GPU short."""
-    eff = eff or OffloadEfficiency()
-    p = Precision.of(precision)
-    _check_common(model, context_len, n_gpus)
+    if not isinstance(box, Box):
+        raise ValueError(f"box must be a Box, got {type(box).__name__}")
+    if not box.discrete:
+        raise ValueError(f"{box.host.name} is a unified-memory machine: nothing goes to host RAM (no --n-cpu-moe)")
+    model, gpu, n_gpus, p, eff = box.model, box.gpu, box.n_gpus, box.precision, box.eff
     b = _bytes(model, p)
-    kv = _kv_bytes(model, context_len, p.kv_cache)
+    kv = _kv_bytes(model, box.context_len, p.kv_cache)
     cap = n_gpus * float(gpu.runtime_memory_bytes or gpu.hbm_capacity_gb * GB)
     fixed = b.non_routed + kv + n_gpus * eff.compute_buffer_gb * GB
     idx = moe_layer_indices(model)

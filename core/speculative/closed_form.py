@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core._util.checks import scalar_or_array
+from core.deployment.bundle import Deployment
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -255,83 +256,74 @@ def speculative_step_s(step_s, sequences, gamma: int, *, draft_cost: float = 0.0
 
 
 def batch_speedup(
-    model,
-    gpu,
-    layout,
-    precision,
+    d: Deployment,
     batches,
     *,
     alpha: float,
     gamma: int,
     context_len: int,
     draft_cost: float = 0.0,
-    draft_model=None,
-    assumptions=None,
-    eff=None,
     accepted_tokens: float | None = None,
 ) -> BatchSpeedup:
-    """Speedup at each batch (sequences in one replica) from the calibrated step-time model
-    (:func:`core.perf.step_time`, the factors of ``eff``, default the GPU's under SGLang).
+    """Speedup at each batch (sequences in one replica of ``d``) from the calibrated step-time model
+    (:func:`core.perf.step_time` on ``d``: its layout, precision, redundant experts and efficiency factors).
 
     Plain decoding pays one step over B tokens per emitted token; speculation pays one verification step over
     ``B (gamma + 1)`` tokens (the same KV cache, more FLOPs and, for a MoE, more experts touched) plus gamma
-    draft steps, for ``E(alpha, gamma)`` tokens. Every step carries the model's fixed costs (kernel floors, the
-    per-layer overhead, communication latency), which is why speculation pays most at batch 1 and less as the
-    batch fills the GPUs; once the step is compute-bound verification costs ``gamma + 1`` times more and the
-    speedup falls below 1. The draft step is the draft model's own step on the same GPUs when given, else
-    ``draft_cost`` times the target's step (a built-in head: MTP, EAGLE). ``accepted_tokens``: a measured mean
-    accepted length at ``gamma`` (:mod:`core.speculative.acceptance`) in place of ``E(alpha, gamma)``."""
+    draft steps, for ``E(alpha, gamma)`` tokens (:func:`speculative_step_s`). Every step carries the model's fixed
+    costs (kernel floors, the per-layer overhead, communication latency), which is why speculation pays most at
+    batch 1 and less as the batch fills the GPUs; once the step is compute-bound verification costs ``gamma + 1``
+    times more and the speedup falls below 1. The draft step is the draft model's (``d.draft``) own step on the
+    same GPUs when there is one, else ``draft_cost`` times the target's step (a built-in head: MTP, EAGLE).
+    ``accepted_tokens``: a measured mean accepted length at ``gamma`` (:mod:`core.speculative.acceptance`) in place
+    of ``E(alpha, gamma)``."""
     from core import perf
-    from core.catalog import load_catalog
-    from core.deployment.bundle import Deployment
     from core.deployment.parallel import fitting_tp
-    from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision
+    from core.deployment.specs import ParallelLayout
 
+    if not isinstance(d, Deployment):
+        raise ValueError(f"d must be a Deployment, got {type(d).__name__}")
     b = np.atleast_1d(np.asarray(batches, dtype=np.float64))
     if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0) or np.any(b > 1e7):
         raise ValueError("batches must be numbers of sequences in (0, 10,000,000]")
     g = int(_gamma(gamma))
-    a = assumptions or MemoryAssumptions()
-    eff = eff if eff is not None else load_catalog().efficiency_for(gpu.id)
 
-    def steps(m, lay, tokens, per_sequence, redundant):
-        gpus = lay.gpus_per_stage * lay.pp
-        d = Deployment(m, gpu, lay, Precision.of(precision), eff, redundant_experts=redundant)
+    def steps(dep, tokens, per_sequence):
+        gpus = dep.layout.gpus_per_stage * dep.layout.pp
         return np.array(
             [
                 perf.step_time(
-                    d,
+                    dep,
                     perf.StepConfig(
                         "decode",
                         float(t) * per_sequence / gpus,
                         context_len,
                         tokens_per_sequence=per_sequence,
-                        redundant_experts=redundant,
+                        redundant_experts=dep.redundant_experts,
                     ),
                 ).step_s
                 for t in tokens
             ]
         )
 
-    draft_s = None
-    if draft_model is not None:
-        tp = fitting_tp(draft_model, layout.attention_tp)
+    draft_s, dm, layout = None, d.draft, d.layout
+    if dm is not None:
+        tp = fitting_tp(dm, layout.attention_tp)
+        split = dm.moe is not None and dm.moe.n_routed_experts % tp == 0
         d_layout = (
             ParallelLayout(attention_tp=tp, expert_tp=tp)
-            if draft_model.moe is None
-            else ParallelLayout(
-                attention_tp=tp,
-                ep=tp if draft_model.moe.n_routed_experts % tp == 0 else 1,
-                expert_tp=1 if draft_model.moe.n_routed_experts % tp == 0 else tp,
-            )
+            if dm.moe is None
+            else ParallelLayout(attention_tp=tp, ep=tp if split else 1, expert_tp=1 if split else tp)
         )
         per_replica = np.ceil(b / max(layout.attention_dp, 1))  # each attention-DP group drafts its own
-        draft_s = steps(draft_model, d_layout, per_replica, 1.0, 0)
+        # the draft's kernels alone: a draft pass runs inside the target's served step, not as a served step of its own
+        own = d.with_(model=dm, layout=d_layout, redundant_experts=0, draft=None, served_step=None)
+        draft_s = steps(own, per_replica, 1.0)
     base, verify, draft = speculative_step_s(
-        lambda n, per_seq: steps(model, layout, n, per_seq, a.redundant_experts),
+        lambda n, per_seq: steps(d, n, per_seq),
         b,
         g,
-        draft_cost=float(_cost(draft_cost)) if draft_model is None else 0.0,
+        draft_cost=float(_cost(draft_cost)) if dm is None else 0.0,
         draft_s=draft_s,
     )
     e = float(expected_tokens(alpha, g))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
+from core.deployment.bundle import Deployment
+from core.deployment.specs import ModelSpec
 from core.speculative import acceptance
 from core.speculative import closed_form as sd
 
@@ -43,36 +44,29 @@ class MeasuredGamma:
 
 
 def measured_speedups(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
+    d: Deployment,
     curve: acceptance.AcceptanceCurve,
     *,
     batch: float,
     context_len: int,
     draft_cost: float,
-    assumptions: MemoryAssumptions | None = None,
 ) -> MeasuredGamma:
-    """The speedup of every draft length ``curve`` publishes at ``batch`` sequences in the replica: the measured
-    mean accepted length over the step-time model's verification of ``gamma + 1`` tokens per sequence plus
-    ``gamma`` draft steps of ``draft_cost`` target steps."""
+    """The speedup of every draft length ``curve`` publishes at ``batch`` sequences in a replica of ``d``: the
+    measured mean accepted length over the step-time model's verification of ``gamma + 1`` tokens per sequence
+    plus ``gamma`` draft steps (:func:`core.speculative.batch_speedup`: ``d.draft``'s own, else ``draft_cost``
+    target steps)."""
     if not isinstance(curve, acceptance.AcceptanceCurve):
         raise ValueError(f"curve must be an AcceptanceCurve, got {type(curve).__name__}")
     gammas = tuple(sorted(curve.accepted_length))
     speedups = []
     for k in gammas:
         r = sd.batch_speedup(
-            model,
-            gpu,
-            layout,
-            precision,
+            d,
             [batch],
             alpha=0.5,  # unused: the measured length replaces the closed form
             gamma=k,
             context_len=context_len,
             draft_cost=draft_cost,
-            assumptions=assumptions,
             accepted_tokens=curve.accepted_length[k],
         )
         speedups.append(float(r.speedup[0]))
@@ -81,18 +75,7 @@ def measured_speedups(
     )
 
 
-def best_measured(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    curves,
-    *,
-    batch: float,
-    context_len: int,
-    draft_cost: float,
-    assumptions: MemoryAssumptions | None = None,
-) -> MeasuredGamma:
+def best_measured(d: Deployment, curves, *, batch: float, context_len: int, draft_cost: float) -> MeasuredGamma:
     """Of every published curve for the model and method, the one whose best draft length gives the highest
     speedup at ``batch`` (:func:`measured_speedups` of each; the first listed wins a tie). Curves differ in
     engine, temperature and how far they were measured (SGLang's k = 1 vs a k = 7 card): each is a measured
@@ -100,20 +83,7 @@ def best_measured(
     curves = tuple(curves)
     if not curves:
         raise ValueError("best_measured needs at least one published acceptance curve")
-    found = [
-        measured_speedups(
-            model,
-            gpu,
-            layout,
-            precision,
-            c,
-            batch=batch,
-            context_len=context_len,
-            draft_cost=draft_cost,
-            assumptions=assumptions,
-        )
-        for c in curves
-    ]
+    found = [measured_speedups(d, c, batch=batch, context_len=context_len, draft_cost=draft_cost) for c in curves]
     return max(found, key=lambda mg: mg.best_speedup)
 
 
@@ -138,36 +108,18 @@ class GammaAdvice:
     limit: int | None  # MTP's module depth when nothing is measured
 
 
-def recommend_gamma(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    method: str,
-    alpha: float,
-    draft_cost: float,
-    context_len: int,
-    assumptions: MemoryAssumptions | None = None,
-    draft_model: ModelSpec | None = None,
-) -> GammaAdvice:
-    """The measured best draft length at batch 1 when a curve is published for ``model`` and ``method``, else the
+def recommend_gamma(d: Deployment, method: str, alpha: float, draft_cost: float, context_len: int) -> GammaAdvice:
+    """The measured best draft length at batch 1 when a curve is published for ``d.model`` and ``method``, else the
     closed form's with a constant ``alpha``, held to MTP's module depth. Either way the speedup given is the
-    step-time model's at batch 1 (``draft_model``: a separate draft's own step), the number the Speculative page
-    shows at that length, so the page, the report and the CLI give one speedup per length."""
+    step-time model's at batch 1 (a separate draft model, ``d.draft``: its own step), the number the Speculative
+    page shows at that length, so the page, the report and the CLI give one speedup per length."""
+    if not isinstance(d, Deployment):
+        raise ValueError(f"d must be a Deployment, got {type(d).__name__}")
+    model = d.model
     curves = tuple(acceptance.curves_for(model.id, method))
     limit = gamma_limit(model, method, bool(curves))
     if curves:
-        mg = best_measured(
-            model,
-            gpu,
-            layout,
-            precision,
-            curves,
-            batch=1,
-            context_len=context_len,
-            draft_cost=draft_cost,
-            assumptions=assumptions,
-        )
+        mg = best_measured(d, curves, batch=1, context_len=context_len, draft_cost=draft_cost)
         return GammaAdvice(
             mg.best_gamma,
             mg.best_speedup,
@@ -180,8 +132,5 @@ def recommend_gamma(
         )
     g = int(sd.optimal_gamma(alpha, draft_cost, max_gamma=limit or 16))
     note = f"held to the {limit}-module MTP depth (nothing published beyond)" if limit else "closed form, constant α"
-    at1 = sd.batch_speedup(
-        model, gpu, layout, precision, [1], alpha=alpha, gamma=g, context_len=context_len, draft_cost=draft_cost,
-        draft_model=draft_model, assumptions=assumptions,
-    )  # fmt: skip
+    at1 = sd.batch_speedup(d, [1], alpha=alpha, gamma=g, context_len=context_len, draft_cost=draft_cost)
     return GammaAdvice(g, float(at1.speedup[0]), f"{note}; step-time model at batch 1", curves, None, limit)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import perf
-from core.catalog import Catalog, load_catalog
+from core.catalog import Catalog
 from core.deployment.specs import EfficiencyProfile
 
 if TYPE_CHECKING:
@@ -237,21 +237,21 @@ def _measured(case: Mapping[str, Any]) -> float:
     return case_field(case_field(case, "measured", where), "value", where, float)
 
 
-def fitted_families(cases: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+def fitted_families(cases: Iterable[Mapping[str, Any]], cat: Catalog) -> set[tuple[str, str]]:
     """(profile, family) pairs that the cases calibrate (system cases: the default profile, shared by every
-    GPU generation)."""
+    GPU generation); ``cat`` holds the cases' GPUs."""
     # at call time: core.validation re-exports this module
     from core.validation.cases import case_family
 
-    return {(_owner(c, case_family(c)), case_family(c)) for c in cases}
+    return {(_owner(c, fam), fam) for c in cases for fam in [case_family(c, cat)]}
 
 
 def strip_fitted(
-    profiles: Mapping[str, EfficiencyProfile], cases: Iterable[Mapping[str, Any]]
+    profiles: Mapping[str, EfficiencyProfile], cases: Iterable[Mapping[str, Any]], cat: Catalog
 ) -> dict[str, EfficiencyProfile]:
     """The profiles with every fitted family removed: the documented starting point of a calibration."""
     out = dict(profiles)
-    for owner, fam in fitted_families(cases):
+    for owner, fam in fitted_families(cases, cat):
         if owner in out:
             out[owner] = out[owner].model_copy(update={fam: None})
     return out
@@ -277,8 +277,8 @@ def _owner(case: Mapping[str, Any], family: str) -> str:
 
 def calibrate(
     cases: Iterable[Mapping[str, Any]],
-    profiles: Mapping[str, EfficiencyProfile] | None = None,
-    cat: Catalog | None = None,
+    profiles: Mapping[str, EfficiencyProfile] | None,
+    cat: Catalog,
 ) -> dict[str, EfficiencyProfile]:
     """Fit, in order: every (GPU, kernel path, kernel family) on its kernel-level cases; then the
     whole-step factors once over all system-level cases (the ``default`` profile, which every GPU
@@ -286,17 +286,16 @@ def calibrate(
     # at call time: core.validation re-exports this module
     from core.validation.cases import case_family
 
-    cat = cat or load_catalog()
     profiles = dict(profiles if profiles is not None else cat.efficiency)
     cases = list(cases)
     groups: dict[tuple[str, str], list] = {}
     for c in cases:
-        fam = case_family(c)
+        fam = case_family(c, cat)
         if fam != "system":
             groups.setdefault((_owner(c, fam), fam), []).append(c)
     for (owner, fam), members in sorted(groups.items()):
         profiles[owner] = _with(profiles.get(owner), owner, fam, _fit_family(fam, owner, members, profiles, cat))
-    system = [c for c in cases if case_family(c) == "system"]
+    system = [c for c in cases if case_family(c, cat) == "system"]
     if system:
         profiles["default"] = _with(
             profiles.get("default"), "default", "system", _fit_family("system", "default", system, profiles, cat)
@@ -306,8 +305,8 @@ def calibrate(
 
 def leave_one_out(
     cases: list[Mapping[str, Any]],
-    profiles: Mapping[str, EfficiencyProfile] | None = None,
-    cat: Catalog | None = None,
+    profiles: Mapping[str, EfficiencyProfile] | None,
+    cat: Catalog,
     *,
     progress: Callable[[int, int], None] | None = None,
     only: Collection[str] | None = None,
@@ -321,10 +320,9 @@ def leave_one_out(
     from core.validation.cases import case_family, case_id
     from core.validation.prediction import CaseResult, predict_with
 
-    cat = cat or load_catalog()
     profiles = dict(profiles if profiles is not None else cat.efficiency)
     out = []
-    keys = [(case_family(c), _owner(c, case_family(c))) for c in cases]  # (family, owner) of each case, once
+    keys = [(case_family(c, cat), _owner(c, case_family(c, cat))) for c in cases]  # (family, owner) of each case, once
     wanted = None if only is None else {only} if isinstance(only, str) else {str(x) for x in only}
     for i, case in enumerate(cases):
         if wanted is not None and case_id(case) not in wanted:

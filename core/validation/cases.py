@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.catalog import Catalog, load_catalog
+from core.catalog import Catalog
 from core.deployment.specs import ParallelLayout, Precision, describe_validation_error
 from core.hardware import precision_support
 from core.hardware.efficiency import KERNEL_PATHS, SERVING_STACKS, kernel_path
@@ -193,8 +193,9 @@ def case_path(case: Mapping[str, Any]) -> str:
     )
 
 
-def case_family(case: Mapping[str, Any]) -> str:
-    """The efficiency family a case calibrates: a kernel family or ``system``."""
+def case_family(case: Mapping[str, Any], cat: Catalog) -> str:
+    """The efficiency family a case calibrates: a kernel family or ``system`` (``cat``: the catalog whose GPU
+    says whether an MoE layer's expert dtype is native there or weight-only)."""
     where = case_id(case)
     metric = case_field(case_field(case, "measured", where), "metric", where)
     if metric == "gemm_latency_us":
@@ -202,7 +203,6 @@ def case_family(case: Mapping[str, Any]) -> str:
     if metric == "attention_latency_us":
         return "attention_prefill" if "prefill" in str(case.get("phase", "")) else "attention_decode"
     if metric == "moe_layer_latency_ms":
-        cat = load_catalog()
         gpu = cat.gpus.get(str(case.get("gpu")))
         p = mapping_field(case.get("precision") or {}, where, "precision")
         experts = p.get("experts") or p.get("weights", "bf16")

@@ -250,11 +250,8 @@ def predict(case: Mapping[str, Any]) -> float:
     return predict_parsed(c, _eff(c, cat, None))
 
 
-def predict_with(
-    case: Mapping[str, Any], profiles: Mapping[str, EfficiencyProfile], cat: Catalog | None = None
-) -> float:
-    """``predict`` with other efficiency profiles (calibration, leave-one-out)."""
-    cat = cat or load_catalog()
+def predict_with(case: Mapping[str, Any], profiles: Mapping[str, EfficiencyProfile], cat: Catalog) -> float:
+    """``predict`` with other efficiency profiles (calibration, leave-one-out) and the catalog ``cat``."""
     c = parse_case(case, cat)
     return predict_parsed(c, _eff(c, cat, profiles))
 
@@ -314,7 +311,7 @@ def calibration_note(cat: Catalog, gpu_id: str, stack: str = "sglang") -> str:
         else:
             inherited.setdefault(owner, set()).add(row["family"])
     n = sum(1 for c in cat.validation_cases if str(c.get("gpu")) == gpu.id)
-    whole = sum(1 for c in cat.validation_cases if case_family(c) == "system")
+    whole = sum(1 for c in cat.validation_cases if case_family(c, cat) == "system")
     parts = []
     if own:
         parts.append(f"{len(own)} kernel families fitted on {n:,} measured cases of its own")

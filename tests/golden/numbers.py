@@ -157,7 +157,7 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
             continue
 
         def mem(lay=lay):
-            return memory.stage_memories(m, gpu, lay, prec, wl)
+            return memory.stage_memories(Deployment(m, gpu, lay, prec), wl)
 
         def rec_mem(stages):
             d: dict[str, Any] = {}
@@ -174,7 +174,7 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
         _guard(
             out,
             f"{q}/max_seqs",
-            lambda lay=lay: memory.max_concurrent_sequences(m, gpu, lay, prec, [2560, 32_768]),
+            lambda lay=lay: memory.max_concurrent_sequences(Deployment(m, gpu, lay, prec), [2560, 32_768]),
             lambda v: {"2560": v[0], "32768": v[1]},
         )
         for phase, tokens, ctx in (("decode", 8.0, 2304), ("prefill", 4096.0, 2048)):
@@ -190,7 +190,7 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
             out,
             f"{q}/roofline",
             lambda lay=lay: moe.decode_step(
-                m, gpu, lay, prec, np.array(DECODE_TOKENS), 2304, assumptions=MemoryAssumptions()
+                Deployment(m, gpu, lay, prec, assumptions=MemoryAssumptions()), np.array(DECODE_TOKENS), 2304
             ),
             lambda d: {
                 f"{f}/{t:g}": getattr(d, f)[i]
@@ -203,7 +203,12 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
                 out,
                 f"{q}/spec_batch",
                 lambda lay=lay: speculative.batch_speedup(
-                    m, gpu, lay, prec, [1, 16, 128], alpha=0.8, gamma=3, context_len=2304, draft_cost=0.05
+                    Deployment(m, gpu, lay, prec, eff),
+                    [1, 16, 128],
+                    alpha=0.8,
+                    gamma=3,
+                    context_len=2304,
+                    draft_cost=0.05,
                 ),
                 lambda b: {f"{x:g}": b.speedup[i] for i, x in enumerate(b.batches)},
             )
@@ -218,6 +223,7 @@ def _validation_numbers(cat, out: dict[str, VALUE]) -> None:
 
 def _offload_numbers(cat, out: dict[str, VALUE]) -> None:
     from core.single_box import offload
+    from core.single_box.box import Box
 
     host, gpu = cat.host("server-ddr5-8ch-512"), cat.gpu("rtx-4090")
     for mid in ("deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3.5-397b-a17b", "nemotron-3-super-120b-a12b"):
@@ -225,7 +231,7 @@ def _offload_numbers(cat, out: dict[str, VALUE]) -> None:
         _guard(
             out,
             f"offload/{mid}",
-            lambda m=m: offload.placement(m, host, "q4_k_m", gpu=gpu, context_len=8192),
+            lambda m=m: offload.placement(Box(m, host, gpu, 1, "q4_k_m", 8192)),
             lambda pl: {
                 "n_cpu_moe": pl.n_cpu_moe,
                 "gpu_weights": pl.gpu_weights_bytes,

@@ -15,14 +15,15 @@ def step_model_at_batch1(**query) -> float:
     """What the speedup-vs-batch chart draws at one sequence: core.speculative.batch_speedup on the scenario."""
     from core import speculative as sd
     from core.catalog import load_catalog
-    from core.scenario import resolved_layout, scenario_from_params
+    from core.scenario import scenario_from_params
+    from core.scenario.deploy import resolve
 
     cat = load_catalog()
     s, _ = scenario_from_params(query, cat)
-    m, alpha = cat.model(s.model_id), sd.resolved_alpha_cost(s.spec, cat.draft_methods)
+    alpha = sd.resolved_alpha_cost(s.spec, cat.draft_methods)
     r = sd.batch_speedup(
-        m, cat.gpu(s.gpu_id), resolved_layout(s, m), s.precision, [1], alpha=alpha[0], gamma=s.spec.num_speculative_tokens,
-        context_len=s.workload.decode_context_len, draft_cost=alpha[1], assumptions=s.memory,
+        resolve(s, cat), [1], alpha=alpha[0], gamma=s.spec.num_speculative_tokens,
+        context_len=s.workload.decode_context_len, draft_cost=alpha[1],
     )  # fmt: skip
     return float(r.speedup[0])
 
@@ -147,7 +148,7 @@ def test_4096_gpus_get_a_layout_the_model_runs():
 def test_one_default_per_method_by_link_sidebar_page_and_cli(capsys):
     import json
 
-    from ui import cli
+    import cli.main as cli
 
     # DeepSeek-V3 has one MTP module: gamma 1 however MTP is switched on (the link used to give gamma 3: 2.93x)
     link = run(model="deepseek-v3", sd="mtp")

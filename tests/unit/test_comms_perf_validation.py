@@ -199,7 +199,7 @@ def test_predict_answers_every_case_in_its_unit():
         value = validation.predict(dict(case))
         assert value > 0 and value == value
         err = abs(value / case["measured"]["value"] - 1)
-        errors.setdefault(validation.case_family(case), []).append(err)
+        errors.setdefault(validation.case_family(case, cat), []).append(err)
         if not str(case["id"]).startswith("aic-"):
             published.append(err)
             # published deployments and communication benchmarks, in-sample: none off by more than 60% (the
@@ -246,7 +246,7 @@ def test_efficiency_yaml_is_the_current_fit():
     from bench.calibrate import fitted_profiles
 
     fresh = fitted_profiles(cat)
-    for owner, fam in validation.fitted_families(cat.validation_cases):
+    for owner, fam in validation.fitted_families(cat.validation_cases, cat):
         stored = getattr(cat.efficiency[owner], fam).model_dump()
         for k, v in getattr(fresh[owner], fam).model_dump().items():
             assert stored[k] == pytest.approx(v, abs=2e-3), (owner, fam, k)

@@ -106,6 +106,7 @@ from core.serving.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_MET
 from core.serving.layout import Plan
 from core.serving.workload_profiles import load_profiles
 from core.single_box import offload
+from core.single_box.box import Box
 from core.speculative import live
 from core.speculative.acceptance import CONFIDENCES as ACCEPTANCE_CONFIDENCES
 from core.speculative.acceptance import METHODS as ACCEPTANCE_METHODS
@@ -607,20 +608,48 @@ deployments = st.builds(
     st.sampled_from(sorted(SERVING_STACKS)),
     st.one_of(st.none(), st.sampled_from([1, 8, 72])),
 )
+
+
+def _search_deployment(model_id: str, cluster: ClusterSpec, prec, wl, a, stack: str):
+    """What the layout search starts from: a model on a small cluster, its layout left to the search."""
+    eff = CAT.efficiency_for(cluster.gpu.id, stack)
+    a = a or MemoryAssumptions()
+    return Deployment(
+        CAT.models[model_id], cluster.gpu, ParallelLayout(), prec, eff, cluster=cluster, workload=wl, assumptions=a
+    )
+
+
+# the layout search's deployments (core.serving.layout, disagg): with a cluster of 1-16 GPUs
+search_deployments = st.builds(
+    lambda *a: Lazy(lambda: _search_deployment(*a), f"search{a!r}"),
+    st.sampled_from(sorted(CAT.models)),
+    clusters,
+    precision_objs(),
+    workloads,
+    assumptions,
+    st.sampled_from(sorted(SERVING_STACKS)),
+)
 collective_tables = st.one_of(
     st.none(), st.sampled_from(sorted(CAT.collectives)).map(lambda g: _catalog_entry("collectives", g))
 )
 
 
 @st.composite
-def placements(draw):
+def boxes(draw):
+    """A single box of catalog parts (a dense model or a context out of range refuse when it is built)."""
     m, h = draw(st.sampled_from(MODELS)), draw(host_objs)
     p = draw(st.sampled_from(["q4_k_m", "q8_0", "bf16", "fp8", "iq1_s"]))
     g = None if h.kind == "unified" else draw(st.sampled_from([CAT.gpus["rtx-4090"], CAT.gpus["rtx-5090"]]))
-    n = draw(st.integers(1, 2))
+    n, ctx, eff = draw(st.integers(1, 2)), draw(st.sampled_from([1, 8192, 131_072, 10**8])), draw(offload_effs)
     return Lazy(
-        lambda: offload.placement(m, h, p, gpu=g, n_gpus=n), f"placement({m.id}, {h.id}, {p}, {g and g.id}, {n})"
+        lambda: Box(m, h, g, n, p, ctx, _resolve(eff)), f"Box({m.id}, {h.id}, {g and g.id}, {n}, {p}, {ctx}, {eff})"
     )
+
+
+@st.composite
+def placements(draw):
+    box = draw(boxes())
+    return Lazy(lambda: offload.placement(_resolve(box)), f"placement({box!r})")
 
 
 @st.composite
@@ -933,6 +962,8 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.builds(AllToAllSplit, fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False))
     if ann == "Placement":
         return placements()
+    if ann == "Box":
+        return boxes()
     if ann == "list[Plan]":
         return plan_lists()
     if ann == "Plan":
@@ -1212,7 +1243,15 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
     "serving.operating_point.per_gpu_text.amount": fl(0, 1e9),
-    "speculative.closed_form.batch_speedup.eff": st.one_of(st.none(), efficiencies),
+    # a deployment, or one with a separate draft model (dense or MoE) whose own step prices the drafts
+    "speculative.closed_form.batch_speedup.d": st.one_of(
+        deployments,
+        st.builds(
+            lambda dep, draft: Lazy(lambda: _resolve(dep).with_(draft=CAT.models[draft]), f"{dep!r} + draft {draft}"),
+            deployments,
+            st.sampled_from(["llama-3-8b", "qwen3-0.6b", "qwen3-30b-a3b"]),
+        ),
+    ),
     "balance.cost.imbalance_cost.plan": st.one_of(
         st.builds(
             lambda s, red: Lazy(
@@ -1252,6 +1291,17 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "validation.calibration.calibrate.cases": st.lists(cases, max_size=3),
     "serving.disagg.break_even_rate.rates": st.lists(fl(1, 1e4, wrong=False), max_size=3),
     "serving.disagg.size_pools.plans": st.none(),
+    **{
+        f"serving.{f}.d": search_deployments
+        for f in (
+            "layout.recommend",
+            "layout.recommend_with_rejections",
+            "layout.enumerate_layouts",
+            "layout.decision_rule",
+            "disagg.size_pools",
+            "disagg.break_even_rate",
+        )
+    },
     "memory.min_gpus.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 65_536, 10**9, 10**30])),
     "memory.min_gpus_table.max_gpus": st.one_of(st.integers(1, 4096), st.sampled_from([0, -1, 10**9, 10**30])),
     "speculative.live.implied_alpha.gamma": fl(1, 64),
@@ -1401,7 +1451,6 @@ OVERRIDES.update(
             ]
         ),
         "balance.published.compare_case.case": st.one_of(st.sampled_from(EPLB_CASES), st.just(WrongType({"id": "x"}))),
-        "balance.published.compare_case.cat": st.none(),
         "speculative.acceptance.load_curves.path": st.sampled_from(
             [
                 None,
@@ -2136,6 +2185,18 @@ INPUT_DATACLASSES["hardware.served_step.ServedStepCost"] = (
         mode=choice(SERVED_STEP_MODES),
     ),
 )
+INPUT_DATACLASSES["single_box.box.Box"] = (
+    Box,
+    dict(
+        model=st.one_of(models, st.just(WrongType("a model"))),
+        host=hosts,
+        gpu=st.one_of(st.none(), gpus),
+        n_gpus=it(1, 4),
+        precision=precisions,
+        context_len=it(1, 10**7),
+        eff=offload_effs,
+    ),
+)
 
 
 def test_every_validating_dataclass_is_fuzzed():
@@ -2667,14 +2728,12 @@ def _pages_compute(m) -> None:
     layout = memory.default_layout(m, 8, 8, prec)
     if memory.check_layout(m, layout):
         return
-    assert_finite(memory.stage_memories(m, gpu, layout, prec, Workload()), "stage memories")
-    eff = CAT.efficiency_for("h200", "sglang")
+    d = Deployment(m, gpu, layout, prec, CAT.efficiency_for("h200", "sglang"))
+    assert_finite(memory.stage_memories(d), "stage memories")
     for phase, tokens in (("decode", 8.0), ("prefill", 4096.0)):
-        assert_finite(
-            perf.step_time(Deployment(m, gpu, layout, prec, eff), StepConfig(phase, tokens, 4096)).latency_s, phase
-        )
+        assert_finite(perf.step_time(d, StepConfig(phase, tokens, 4096)).latency_s, phase)
     if m.is_moe:
-        assert_finite(moe.decode_step(m, gpu, layout, prec, [1, 64], 4096).time_s, "decode step")
+        assert_finite(moe.decode_step(d, [1, 64], 4096).time_s, "decode step")
 
 
 @settings(FUZZ, max_examples=_examples(400))  # about 1 s: an import and a few step times each

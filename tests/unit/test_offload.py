@@ -10,6 +10,7 @@ from core.catalog import load_catalog
 from core.deployment.specs import HostSpec, Precision
 from core.hardware.offload_efficiency import OffloadEfficiency
 from core.single_box import offload
+from core.single_box.box import Box
 
 cat = load_catalog()
 DSV3 = cat.model("deepseek-v3")
@@ -69,9 +70,10 @@ def test_deepseek_v3_at_iq4_is_about_360_gb_and_needs_host_ram():
     # routed experts at 4.25 bits: 653,908,770,816 x 4.25 / 8 = 347,389,034,496 B; the rest adds ~12 GB
     total = offload.text_weights_bytes(DSV3, "iq4_xs")
     assert 355e9 < total < 375e9
-    on_gpu = offload.placement(DSV3, SERVER, "iq4_xs", gpu=RTX4090, n_cpu_moe=0, context_len=4096)
+    box = Box(DSV3, SERVER, RTX4090, 1, "iq4_xs", 4096)
+    on_gpu = offload.placement(box, 0)
     assert not on_gpu.fits_gpu and "GPU short by" in on_gpu.status
-    all_host = offload.placement(DSV3, SERVER, "iq4_xs", gpu=RTX4090, n_cpu_moe=61, context_len=4096)
+    all_host = offload.placement(box, 61)
     assert all_host.offloaded_layers == 58
     assert all_host.host_weights_bytes == pytest.approx(347_389_034_496)
     assert all_host.fits  # 347 GB + 8 GB OS in 512 GB; ~12 GB of non-expert weights on the 24 GB card
@@ -84,12 +86,13 @@ def test_decode_with_all_experts_on_host_is_bound_by_host_bandwidth():
     assert host_bytes == pytest.approx(10_855_907_328)
     assert host_bytes / (SERVER.peak_bandwidth_gbps * 1e9) == pytest.approx(0.035338, rel=1e-4)
     eff = OffloadEfficiency()
-    pl = offload.placement(DSV3, SERVER, "iq4_xs", gpu=RTX4090, n_cpu_moe=61, context_len=4096, eff=eff)
+    box = Box(DSV3, SERVER, RTX4090, 1, "iq4_xs", 4096, eff)
+    pl = offload.placement(box, 61)
     assert pl.decode_host_s == pytest.approx(10_855_907_328 / (307.2e9 * eff.host_bandwidth))
     assert pl.decode_tokens_per_s < 1 / 0.035338  # the GPU part only adds time
     # twice the channels, twice the host-side speed
     fast = HostSpec(**{**SERVER.model_dump(), "id": "x", "bus_width_bits": 1024})
-    pl2 = offload.placement(DSV3, fast, "iq4_xs", gpu=RTX4090, n_cpu_moe=61, context_len=4096, eff=eff)
+    pl2 = offload.placement(box.with_(host=fast), 61)
     assert pl2.decode_host_s == pytest.approx(pl.decode_host_s / 2)
 
 
@@ -104,26 +107,29 @@ def test_n_cpu_moe_counts_the_leading_dense_layers():
 def test_best_n_cpu_moe_is_the_smallest_that_fits():
     mixtral = cat.model("mixtral-8x7b")  # no dense layers: the flag counts MoE layers directly
     desk = cat.host("desktop-ddr5-2ch-96")
-    n = offload.best_n_cpu_moe(mixtral, desk, "q4_k_m", gpu=RTX4090, context_len=8192)
+    box = Box(mixtral, desk, RTX4090, 1, "q4_k_m", 8192)
+    n = offload.best_n_cpu_moe(box)
     assert 0 < n < 32
-    assert offload.placement(mixtral, desk, "q4_k_m", gpu=RTX4090, n_cpu_moe=n, context_len=8192).fits_gpu
-    assert not offload.placement(mixtral, desk, "q4_k_m", gpu=RTX4090, n_cpu_moe=n - 1, context_len=8192).fits_gpu
+    assert offload.placement(box, n).fits_gpu
+    assert not offload.placement(box, n - 1).fits_gpu
+    assert offload.placement(box).n_cpu_moe == n  # None: the best
     # a longer context needs more KV on the GPU, so at least as many layers on the host
-    assert offload.best_n_cpu_moe(mixtral, desk, "q4_k_m", gpu=RTX4090, context_len=32768) >= n
+    assert offload.best_n_cpu_moe(box.with_(context_len=32768)) >= n
     # a second card holds more experts
-    assert offload.best_n_cpu_moe(mixtral, desk, "q4_k_m", gpu=RTX4090, n_gpus=2, context_len=8192) < n
+    assert offload.best_n_cpu_moe(box.with_(n_gpus=2)) < n
 
 
 def test_gpu_side_too_big_returns_none():
     # Kimi K2 non-expert weights in bf16 (~25 GB) plus a 128K MLA cache do not fit one 24 GB card
     kimi = cat.model("kimi-k2")
-    assert offload.best_n_cpu_moe(kimi, SERVER, "bf16", gpu=RTX4090, context_len=131072) is None
+    assert offload.best_n_cpu_moe(Box(kimi, SERVER, RTX4090, 1, "bf16", 131072)) is None
 
 
 def test_unified_pool_reads_every_active_weight_from_one_pool():
     m3 = cat.host("apple-m3-ultra-512")
     eff = OffloadEfficiency()
-    pl = offload.placement(DSV3, m3, "iq4_xs", context_len=4096, eff=eff)
+    box = Box(DSV3, m3, None, 1, "iq4_xs", 4096, eff)
+    pl = offload.placement(box)
     gpu_bytes, host_bytes = offload.bytes_per_token(DSV3, "iq4_xs", 0)
     assert host_bytes == 0
     kv = memory.kv_bytes_per_sequence(DSV3, 4096, "bf16")
@@ -131,18 +137,27 @@ def test_unified_pool_reads_every_active_weight_from_one_pool():
     assert pl.gpu_capacity_bytes == pytest.approx(0.75 * 512e9)
     assert pl.fits  # ~360 GB in the 384 GB GPU share
     with pytest.raises(ValueError, match="unified-memory machine"):
-        offload.placement(DSV3, m3, "iq4_xs", gpu=RTX4090)
+        Box(DSV3, m3, RTX4090, 1, "iq4_xs")
+    with pytest.raises(ValueError, match="no --n-cpu-moe"):
+        offload.best_n_cpu_moe(box)
+    with pytest.raises(ValueError, match="no --n-cpu-moe"):
+        offload.speed_vs_offload(box)
+    assert offload.upgrades(box, dict(cat.hosts)) == []
 
 
 def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="dense"):
-        offload.placement(cat.model("llama-3-70b"), SERVER, "q4_k_m", gpu=RTX4090)
+        Box(cat.model("llama-3-70b"), SERVER, RTX4090)
     with pytest.raises(ValueError, match="context_len"):
-        offload.placement(DSV3, SERVER, "q4_k_m", gpu=RTX4090, context_len=0)
+        Box(DSV3, SERVER, RTX4090, context_len=0)
+    with pytest.raises(ValueError, match="1-4 GPUs"):
+        Box(DSV3, SERVER, RTX4090, n_gpus=5)
     with pytest.raises(ValueError, match="n_cpu_moe must be 0-61"):
-        offload.placement(DSV3, SERVER, "q4_k_m", gpu=RTX4090, n_cpu_moe=62)
+        offload.placement(Box(DSV3, SERVER, RTX4090), 62)
     with pytest.raises(ValueError, match="pick a GPU"):
-        offload.placement(DSV3, SERVER, "q4_k_m")
+        Box(DSV3, SERVER)
+    with pytest.raises(ValueError, match="box must be a Box"):
+        offload.placement(DSV3)
     with pytest.raises(ValueError, match="host_bandwidth must be in"):
         OffloadEfficiency(host_bandwidth=0)
 
@@ -153,7 +168,7 @@ def test_every_moe_model_gets_a_placement_on_every_single_box_option():
         if not model.is_moe:
             continue
         for prec in ("q4_k_m", "iq2_xxs"):
-            rows = offload.single_box_options(model, hosts, dict(cat.gpus), prec, context_len=8192)
+            rows = offload.single_box_options(Box(model, SERVER, RTX4090, 1, prec, 8192), hosts, dict(cat.gpus))
             n_discrete = sum(h.kind == "discrete" for h in hosts)
             assert len(rows) == n_discrete * 4 + (len(hosts) - n_discrete)
             for pl in rows:
@@ -164,15 +179,12 @@ def test_every_moe_model_gets_a_placement_on_every_single_box_option():
 
 def test_small_moe_fits_on_one_gpu_without_offload():
     # Qwen3-30B-A3B at Q4_K_M is ~18 GB: the 32 GB RTX 5090 holds it all
-    pl = offload.placement(
-        cat.model("qwen3-30b-a3b"), cat.host("desktop-ddr5-2ch-96"), "q4_k_m", gpu=cat.gpu("rtx-5090"), context_len=8192
-    )
+    pl = offload.placement(Box(cat.model("qwen3-30b-a3b"), cat.host("desktop-ddr5-2ch-96"), cat.gpu("rtx-5090")))
     assert pl.n_cpu_moe == 0 and pl.offloaded_layers == 0 and pl.fits and pl.prefill_path == "all on GPU"
 
 
 def test_upgrades_more_channels_speed_up_decode():
-    pl = offload.placement(DSV3, SERVER, "q4_k_m", gpu=RTX4090, context_len=4096)
-    ups = {u["change"]: u for u in offload.upgrades(DSV3, pl, dict(cat.hosts), dict(cat.gpus), "q4_k_m")}
+    ups = {u["change"]: u for u in offload.upgrades(Box(DSV3, SERVER, RTX4090, 1, "q4_k_m", 4096), dict(cat.hosts))}
     twelve = ups["host: " + cat.host("server-ddr5-12ch-768").name]
     assert 1.2 < twelve["decode_speedup"] < 1.5  # 460.8 / 307.2 = 1.5 on the host part, less overall
     one_more = ups["one more " + RTX4090.name]
@@ -196,7 +208,7 @@ def test_published_single_box_measurements():
 
 
 def test_speed_vs_offload_is_monotone():
-    sweep = offload.speed_vs_offload(DSV3, SERVER, Precision(weights="q4_k_m"), gpu=RTX4090, context_len=4096)
+    sweep = offload.speed_vs_offload(Box(DSV3, SERVER, RTX4090, 1, Precision(weights="q4_k_m"), 4096))
     assert [p.offloaded_layers for p in sweep] == list(range(59))
     speeds = [p.decode_tokens_per_s for p in sweep]
     assert all(a > b for a, b in itertools.pairwise(speeds))  # every layer moved to DDR5 costs time
@@ -211,9 +223,20 @@ def test_decode_reads_the_cache_a_step_reads_not_the_stored_cache():
     glm = cat.model("glm-5.2")
     m3 = cat.host("apple-m3-ultra-512")
     eff = OffloadEfficiency()
-    pl = offload.placement(glm, m3, "q4_k_m", context_len=131_072, eff=eff)
+    pl = offload.placement(Box(glm, m3, None, 1, "q4_k_m", 131_072, eff))
     weights_read, _ = offload.bytes_per_token(glm, "q4_k_m", 0)
     kv_read = pl.decode_s_per_token * 819.2e9 * eff.unified_bandwidth - weights_read
     assert kv_read == pytest.approx(547_356_672, rel=1e-6)
     # the memory it must hold is still the stored cache
     assert pl.gpu_kv_bytes == pytest.approx(78 * 131_072 * 1_152 + 21 * 131_072 * 132, rel=1e-6)
+
+
+def test_an_upgrade_is_measured_against_the_placement_asked_for():
+    # here all experts on the host: one more card then moves many layers' experts off the host, more than it does
+    # from the best placement (which already fills the first card)
+    box = Box(DSV3, SERVER, RTX4090, 2, "iq4_xs", 4096)
+    worst = {u["change"]: u for u in offload.upgrades(box, dict(cat.hosts), n_cpu_moe=61)}
+    best = {u["change"]: u for u in offload.upgrades(box, dict(cat.hosts))}
+    key = "one more " + RTX4090.name
+    assert worst[key]["decode_speedup"] > best[key]["decode_speedup"] > 1
+    assert not Box(DSV3, cat.host("apple-m3-ultra-512"), None, 1, "iq4_xs").discrete

@@ -6,6 +6,7 @@ import pytest
 
 from core import speculative as sd
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 from core.speculative import acceptance
 from core.speculative.measured import gamma_limit, measured_speedups
@@ -14,19 +15,22 @@ cat = load_catalog()
 TP8 = ParallelLayout(attention_tp=8, ep=8)
 
 
+def dep(model_id, gpu_id, layout, precision="fp8", **kw):
+    """The deployment of a catalog model on a catalog GPU (its factors under SGLang)."""
+    return Deployment(cat.model(model_id), cat.gpu(gpu_id), layout, precision, cat.efficiency_for(gpu_id), **kw)
+
+
 def curve(curve_id):
     return next(c for c in acceptance.load_curves() if c.id == curve_id)
 
 
 def test_measured_length_replaces_the_closed_form_in_the_batch_speedup():
     # the same steps, E replaced: speedup = L x decode / (verify + gamma c decode)
-    m, g = cat.model("deepseek-v3"), cat.gpu("h200")
-    r = sd.batch_speedup(
-        m, g, TP8, "fp8", [1], alpha=0.5, gamma=1, context_len=2304, draft_cost=0.04, accepted_tokens=1.9
-    )
+    d = dep("deepseek-v3", "h200", TP8)
+    r = sd.batch_speedup(d, [1], alpha=0.5, gamma=1, context_len=2304, draft_cost=0.04, accepted_tokens=1.9)
     assert r.speedup[0] == pytest.approx(1.9 * r.decode_s[0] / (r.verify_s[0] + 0.04 * r.decode_s[0]))
     with pytest.raises(ValueError, match="accepted_tokens"):
-        sd.batch_speedup(m, g, TP8, "fp8", [1], alpha=0.5, gamma=1, context_len=2304, accepted_tokens=2.5)
+        sd.batch_speedup(d, [1], alpha=0.5, gamma=1, context_len=2304, accepted_tokens=2.5)
 
 
 def test_kimi_k25_eagle3_stops_where_its_curve_flattens():
@@ -34,9 +38,7 @@ def test_kimi_k25_eagle3_stops_where_its_curve_flattens():
     # token adds 0.19 or less while verifying one more token per sequence on a 1T MoE touches more experts
     c = curve("kimi-k2.5/eagle3/thinking-off/inferencex")
     assert [c.accepted_length[k] for k in (4, 8)] == [3.06, 3.51]
-    mg = measured_speedups(
-        cat.model("kimi-k2.5"), cat.gpu("b200"), TP8, "fp8", c, batch=1, context_len=2304, draft_cost=0.04
-    )
+    mg = measured_speedups(dep("kimi-k2.5", "b200", TP8), c, batch=1, context_len=2304, draft_cost=0.04)
     assert mg.gammas == tuple(range(1, 9))
     assert 3 <= mg.best_gamma <= 5 and mg.speedups[-1] < mg.best_speedup
     # the constant-alpha what-if with the curve's own first position (alpha = 0.80) keeps climbing past 8
@@ -46,9 +48,7 @@ def test_kimi_k25_eagle3_stops_where_its_curve_flattens():
 def test_deepseek_v3_mtp_is_not_sent_to_twelve_tokens():
     # the page said "best gamma 12 -> 4.35x" from alpha 0.87 at every position; SGLang measured 1.9 tokens at k = 1
     c = curve("deepseek-v3/mtp/sglang-pr3582")
-    mg = measured_speedups(
-        cat.model("deepseek-v3"), cat.gpu("h200"), TP8, "fp8", c, batch=1, context_len=2304, draft_cost=0.04
-    )
+    mg = measured_speedups(dep("deepseek-v3", "h200", TP8), c, batch=1, context_len=2304, draft_cost=0.04)
     assert mg.best_gamma == 1 and 1.5 < mg.best_speedup < 1.9
     assert sd.optimal_gamma(0.87, 0.04) == 12  # the closed form's answer, kept as the what-if
 
@@ -63,9 +63,7 @@ def test_mtp_without_a_curve_is_held_to_its_module_depth():
 
 def test_measured_speedups_refuses_what_is_not_a_curve():
     with pytest.raises(ValueError, match="AcceptanceCurve"):
-        measured_speedups(
-            cat.model("deepseek-v3"), cat.gpu("h200"), TP8, "fp8", {"k": 1}, batch=1, context_len=2304, draft_cost=0.04
-        )
+        measured_speedups(dep("deepseek-v3", "h200", TP8), {"k": 1}, batch=1, context_len=2304, draft_cost=0.04)
     assert np.isfinite(sd.optimal_gamma(0.5, 0.1))
 
 
@@ -86,18 +84,9 @@ def test_no_batch_is_sent_past_where_a_measured_curve_flattens():
         sc, _ = scenario_from_params({"model": c.model_id, "gpu": "b200"}, cat)
         m = cat.model(c.model_id)
         cost = cat.draft_methods[c.method].draft_cost_c if c.method in cat.draft_methods else 0.05
+        d = dep(c.model_id, "b200", resolved_layout(sc, m), sc.precision, assumptions=sc.memory)
         for batch in (1, 8, 32, 128):
-            mg = measured_speedups(
-                m,
-                cat.gpu("b200"),
-                resolved_layout(sc, m),
-                sc.precision,
-                c,
-                batch=batch,
-                context_len=sc.workload.decode_context_len,
-                draft_cost=cost,
-                assumptions=sc.memory,
-            )
+            mg = measured_speedups(d, c, batch=batch, context_len=sc.workload.decode_context_len, draft_cost=cost)
             assert mg.best_gamma >= 1 and (flat is None or mg.best_gamma < flat), (c.id, batch, mg.best_gamma, flat)
             assert 1.0 < mg.best_speedup <= table[mg.best_gamma], (c.id, batch)
             checked += 1
@@ -112,12 +101,11 @@ def test_best_gamma_looks_at_every_published_curve_for_the_model_and_method():
     from core.speculative.measured import recommend_gamma
 
     dp8 = ParallelLayout(attention_tp=1, attention_dp=8, ep=8)
-    m, g = cat.model("deepseek-v3"), cat.gpu("h200")
-    advice = recommend_gamma(m, g, dp8, "fp8", "mtp", 0.87, 0.04, 2304)
+    advice = recommend_gamma(dep("deepseek-v3", "h200", dp8), "mtp", 0.87, 0.04, 2304)
     assert advice.gamma == 7
     assert advice.speedup == pytest.approx(1.934, abs=0.01)
     assert advice.at_batch1.curve_id == "deepseek-v3/mtp/nebius-card/t0"
     assert "nebius-card/t0" in advice.note
     # on TP8 the k = 1 curve wins (the audit: 1.62 vs 1.50)
-    tp8 = recommend_gamma(m, g, TP8, "fp8", "mtp", 0.87, 0.04, 2304)
+    tp8 = recommend_gamma(dep("deepseek-v3", "h200", TP8), "mtp", 0.87, 0.04, 2304)
     assert tp8.gamma == 1 and tp8.at_batch1.curve_id == "deepseek-v3/mtp/sglang-pr3582"

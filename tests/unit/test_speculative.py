@@ -142,13 +142,17 @@ def test_simulator_rejects_bad_distributions():
 def test_batch_speedup_crossover_for_dense_and_moe():
     from core import memory
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
 
     cat = load_catalog()
     h100 = cat.gpu("h100-sxm")
+    eff = cat.efficiency_for(h100.id)
     dense = cat.model("llama-3-70b")
     lay = memory.default_layout(dense, 8)
     b = np.array([1, 4, 16, 64, 256, 1024, 4096])
-    r = sd.batch_speedup(dense, h100, lay, "fp8", b, alpha=0.8, gamma=5, context_len=256, draft_cost=0.05)
+    r = sd.batch_speedup(
+        Deployment(dense, h100, lay, "fp8", eff), b, alpha=0.8, gamma=5, context_len=256, draft_cost=0.05
+    )
     # memory-bound at batch 1: verification is nearly free, so the speedup is close to E / (1 + gamma c)
     assert r.speedup[0] == pytest.approx(sd.speedup(0.8, 5, 0.05), rel=0.05)
     # short context, large batch: compute-bound, verification costs ~gamma + 1 steps -> below 1
@@ -157,10 +161,7 @@ def test_batch_speedup_crossover_for_dense_and_moe():
     # a MoE: verifying 6 tokens touches more experts than decoding 1 -> lower speedup at batch 1
     moe_model = cat.model("mixtral-8x7b")
     rm = sd.batch_speedup(
-        moe_model,
-        h100,
-        memory.default_layout(moe_model, 8),
-        "fp8",
+        Deployment(moe_model, h100, memory.default_layout(moe_model, 8), "fp8", eff),
         b,
         alpha=0.8,
         gamma=5,
@@ -193,14 +194,19 @@ def test_mtp_speedup_falls_with_the_batch_as_sglang_measures():
     # The step-time model with the MTP defaults (alpha 0.87, gamma 1, c 0.04) at 2K context must stand within 15%
     # of both and fall between them; the roofline version rose from 1.28x at batch 1 (audit M1)
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
     from core.deployment.specs import ParallelLayout
 
     cat = load_catalog()
-    r = sd.batch_speedup(
+    d = Deployment(
         cat.model("deepseek-v3"),
         cat.gpu("h200"),
         ParallelLayout(attention_tp=8, ep=8),
         "fp8",
+        cat.efficiency_for("h200"),
+    )
+    r = sd.batch_speedup(
+        d,
         np.array([1, 32]),
         alpha=0.87,
         gamma=1,
@@ -212,3 +218,26 @@ def test_mtp_speedup_falls_with_the_batch_as_sglang_measures():
     assert r.speedup[1] < r.speedup[0]
     # every step carries fixed costs: one sequence's plain step is milliseconds, not the 1.2 ms weight-read bound
     assert r.decode_s[0] > 3e-3
+
+
+def test_a_separate_draft_drafts_at_its_own_step():
+    # Llama-3-70B on 2 x H100 (TP2) with Llama-3-8B as the deployment's draft: each of the gamma draft passes is
+    # the 8B's own decode step on the same two GPUs (TP2, its KV heads split that way), not c x the 70B's step;
+    # c is then not used
+    from core import perf
+    from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
+    from core.deployment.specs import ParallelLayout
+
+    cat = load_catalog()
+    h100, tp2 = cat.gpu("h100-sxm"), ParallelLayout(attention_tp=2, expert_tp=2)
+    target, draft = cat.model("llama-3-70b"), cat.model("llama-3-8b")
+    d = Deployment(target, h100, tp2, "bf16", cat.efficiency_for("h100-sxm"), draft=draft)
+    r = sd.batch_speedup(d, [1, 16], alpha=0.8, gamma=5, context_len=2048, draft_cost=0.5)
+    own = Deployment(draft, h100, tp2, "bf16", cat.efficiency_for("h100-sxm"), redundant_experts=0)
+    for i, b in enumerate((1, 16)):
+        step = perf.step_time(own, perf.StepConfig("decode", b / 2, 2048, redundant_experts=0)).step_s
+        assert r.draft_s[i] == pytest.approx(5 * step, rel=1e-12)
+    assert r.draft_s[0] < 0.5 * 5 * r.decode_s[0]  # the 8B's step is far below half the 70B's
+    with pytest.raises(ValueError, match="Deployment"):
+        sd.batch_speedup(target, [1], alpha=0.8, gamma=5, context_len=2048)

@@ -19,6 +19,7 @@ from core.deployment.specs import ParallelLayout, Precision
 from core.hardware import ClusterSpec, collectives
 from core.hardware.efficiency import LinkFactors, kernel_path
 from core.serving import layout
+from tests.unit._search import search
 
 cat = load_catalog()
 DSV3 = cat.model("deepseek-v3")
@@ -250,8 +251,8 @@ def test_fp8_block_splits_the_checkpoint_cannot_run():
     assert quant_split_problems(q, etp8, "nvfp4") == []
     # the layout search never offers it for the FP8 checkpoint
     cl = ClusterSpec(gpu=H200, num_nodes=1, gpus_per_node=8)
-    fp8 = {(lay.attention_tp, lay.expert_tp) for lay, _ in layout.enumerate_layouts(q, cl, precision="fp8")}
-    bf16 = {(lay.attention_tp, lay.expert_tp) for lay, _ in layout.enumerate_layouts(q, cl, precision="bf16")}
+    fp8 = {(lay.attention_tp, lay.expert_tp) for lay, _ in layout.enumerate_layouts(search(q, cl, precision="fp8"))}
+    bf16 = {(lay.attention_tp, lay.expert_tp) for lay, _ in layout.enumerate_layouts(search(q, cl, precision="bf16"))}
     assert (8, 8) in bf16 and (8, 8) not in fp8
     with pytest.raises(ValueError, match="not whole 128-wide fp8 blocks"):
         perf.step_time(Deployment(q, H200, etp8, "fp8", cat.efficiency_for("h200")), perf.StepConfig("decode", 8, 1024))
@@ -298,7 +299,7 @@ def test_step_level_case_is_one_step_in_milliseconds():
     lay = ParallelLayout(attention_tp=8, ep=8)
     hand = perf.step_time(Deployment(DSV3, H200, lay, "fp8", cat.efficiency_for("h200", "sglang")), cfg).step_s * 1e3
     assert validation.predict(case) == pytest.approx(hand, rel=1e-12)
-    assert validation.case_family(case) == "system"
+    assert validation.case_family(case, cat) == "system"
     assert math.isfinite(hand) and hand > 0
 
 
