@@ -114,7 +114,7 @@ def test_the_cli_report_and_the_layouts_page_agree_with_reuse(capsys):
     # Layouts page: one best prefill layout, one rate, one TTFT; the report names the reuse and the computed tokens
     import json
 
-    from ui import cli
+    import cli.main as cli
 
     query = {"model": "llama-3-8b", "gpu": "h100-sxm", "isl": "32768", "reuse": "90"}
     url = "&".join(f"{k}={v}" for k, v in query.items())

@@ -1,7 +1,8 @@
 """House rules of the code (issue 17, item 6), checked on the tree:
 
 * imports go one way, ``pages -> ui -> core -> catalogs``: core never imports streamlit, altair, pandas, ui or
-  pages; ui never imports pages nor opens catalog files; pages build no charts themselves (no altair);
+  pages; ui never imports pages nor opens catalog files; pages build no charts themselves (no altair); the command
+  line (``cli/``) imports core and ui.report's Streamlit-free renderers, never Streamlit, and nothing imports it;
 * no private name (``_x``) is imported from another module;
 * nothing outside ``core/model`` and the config readers (``core/hf``) names a mixer kind (its class, or its kind
   string in a comparison such as ``.kind == "qsa"``); the list is read from the registry (``MIXER_KINDS`` and every
@@ -23,7 +24,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"])
+CODE = sorted(
+    [
+        *ROOT.glob("core/**/*.py"),
+        *ROOT.glob("ui/**/*.py"),
+        *ROOT.glob("cli/*.py"),
+        *ROOT.glob("pages/*.py"),
+        ROOT / "app.py",
+    ]
+)
 MAX_LINES = 400
 # module -> (its length when allowed, why it has not been split): a module may shrink, never grow past its
 # entry; an entry whose module is back under the limit must go.
@@ -76,6 +85,38 @@ def test_ui_imports_no_page_and_reads_no_catalog_file(path):
     assert "catalogs/" not in text and "CATALOG_DIR" not in text, (
         f"{_rel(path)} opens catalog files: go through core.catalog"
     )
+
+
+# The command line (cli/, the moe-planner console script) is not Streamlit glue: it imports core and, for its Markdown
+# and HTML reports, only these Streamlit-free renderers of ui (charts as Vega-Lite specs through vl-convert).
+CLI_UI_ALLOWED = {"ui.report": "render_markdown / render_html: the report as Markdown or a self-contained HTML page"}
+
+
+@pytest.mark.parametrize("path", [p for p in CODE if _rel(p).startswith("cli/")], ids=_rel)
+def test_the_cli_imports_core_not_streamlit_nor_ui(path):
+    bad = [
+        (m, line)
+        for m, _, line in _imports(path)
+        if _top(m) in ("streamlit", "pages") or (_top(m) == "ui" and m not in CLI_UI_ALLOWED)
+    ]
+    assert not bad, f"{_rel(path)} imports {bad}: the command line stands on core (and ui.report's renderers)"
+
+
+def test_the_cli_and_its_report_renderers_load_no_streamlit():
+    """What the CLI imports, the allowed ui renderers included, pulls in no Streamlit, however indirectly."""
+    code = (
+        "import sys, cli.main, "
+        + ", ".join(CLI_UI_ALLOWED)
+        + "; print(sorted(m for m in sys.modules if m == 'streamlit' or m.startswith('streamlit.')))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]", f"the command line loads Streamlit: {r.stdout[:500]}"
+
+
+def test_nothing_imports_the_cli():
+    bad = [(_rel(p), m) for p in CODE if not _rel(p).startswith("cli/") for m, _, _ in _imports(p) if _top(m) == "cli"]
+    assert not bad, f"the command line is a leaf (it imports core; nothing imports it): {bad}"
 
 
 @pytest.mark.parametrize("path", [p for p in CODE if _rel(p).startswith("pages/") or p.name == "app.py"], ids=_rel)

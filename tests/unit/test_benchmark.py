@@ -98,7 +98,7 @@ def test_bad_input_is_refused(call, match):
 def test_the_cli_prints_the_benchmark_with_the_predictions(capsys):
     import json
 
-    from ui import cli
+    import cli.main as cli
 
     assert cli.main(["--url", "model=deepseek-v3&gpu=h200&nodes=1&gpn=8&w=fp8", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+import cli.main as cli
 from core.catalog import load_catalog
 from core.deployment.specs import Precision, Scenario
 from core.report import build_report
-from ui import cli
 from ui.report import render_html, render_markdown
 
 cat = load_catalog()
@@ -264,7 +264,7 @@ def test_cli_into_a_closed_pipe_exits_quietly():
 
     argv = ["--model", "mixtral-8x7b", "--gpu", "h100-sxm", "--nodes", "1", "--gpn", "2", "--no-layouts"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ui.cli", *argv],
+        [sys.executable, "-m", "cli", *argv],
         cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -373,3 +373,18 @@ def test_cli_refuses_the_probes_kimi_k3_config_in_one_line(capsys, tmp_path):
     _fails(capsys, ["--config", str(k3)], f"--config {str(k3)!r}: {field}")
     token = encode_config(json.dumps(cfg, sort_keys=True, separators=(",", ":")))
     _fails(capsys, ["--url", f"model=custom-539cd6ecb8&cfg={token}"], f"--url cfg: {field}")
+
+
+def test_cli_names_an_implausible_imported_value_on_stderr(capsys, tmp_path):
+    # max_position_embeddings 10^12 is within the importer's bounds: planned with, and named (as the Catalog page warns)
+    cfg = json.loads((cat.root / "models" / "mixtral-8x7b" / "config.json").read_text())
+    cfg["max_position_embeddings"] = 10**12
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    assert cli.main(["--config", str(path), "--gpu", "h100-sxm", "--no-layouts", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"moe-planner: warning: --config {str(path)!r}: config.json: max_position_embeddings is 1,000,000,000,000"
+        in err
+    )
+    assert "plausible 1 to 100,000,000 tokens" in err

@@ -5,12 +5,17 @@ Markdown or a self-contained HTML report.
     moe-planner --url "model=qwen3-235b-a22b&gpu=h100-sxm&nodes=2&w=fp8" --format json
     moe-planner --saved "baseline" --format html --out report.html
     moe-planner --config ./config.json --gpu h100-sxm      (a Hugging Face config.json, as the Catalog imports it)
-    python -m ui.cli ...   (the same without installing the console script)
+    python -m cli ...   (the same without installing the console script)
 
 A bad input (a value, a path, a config) is one line on standard error naming it and the problem, and exit
 status 2; user text (a model's name from its config) is escaped for the output format: JSON as data (``<``,
 ``>``, ``&`` written as ``\\u`` escapes), Markdown and HTML as text, the table with its control characters
-shown, never sent to the terminal.
+shown, never sent to the terminal. An imported config with a value no real model has (``max_position_embeddings``
+10^12) is planned with, and named on standard error (``core.hf.implausible_values``, as the Catalog page warns).
+
+The command line stands beside ``ui``, not in it: it imports ``core`` and, for the Markdown and HTML reports, the
+Streamlit-free renderers of ``ui.report`` (charts as Vega-Lite specs through vl-convert), never Streamlit
+(tests/unit/test_architecture.py checks both).
 """
 
 from __future__ import annotations
@@ -56,12 +61,15 @@ def _args(argv):
 def _import(text, where: str):
     """A config.json imported as the Catalog page imports it; any failure is one message naming ``where``
     (TypeError / KeyError / OverflowError too: what the importer does not catch must not become a traceback here)."""
-    from core.hf import model_from_config_text
+    from core.hf import implausible_values, model_from_config_text
 
     try:
-        return model_from_config_text(text)[0]
+        spec = model_from_config_text(text)[0]
     except (ValueError, TypeError, KeyError, ArithmeticError) as e:
         raise ValueError(f"{where}: {e}") from None
+    for why in implausible_values(spec):  # accepted, but said: the Catalog page's warning
+        print(f"moe-planner: warning: {where}: {_terminal_safe(why)}", file=sys.stderr)
+    return spec
 
 
 def _config_file(path: str):

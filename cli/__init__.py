@@ -1,0 +1,1 @@
+"""The command line (``moe-planner``, ``python -m cli``): :func:`cli.main.main`."""
