@@ -97,24 +97,14 @@ def planner_point(c: Config):
     gpu = cat.gpu(c.gpu)
     red = (-cat.model(c.model).moe.n_routed_experts) % c.ep
     from core import memory
+    from core.deployment.bundle import Deployment
     from core.deployment.specs import MemoryAssumptions
 
-    seqs = memory.max_concurrent_sequences(
-        cat.model(c.model), gpu, lay, prec, ISL + OSL, assumptions=MemoryAssumptions(redundant_experts=red)
-    )
+    wl, a = Workload(batch=1, input_len=ISL, output_len=OSL), MemoryAssumptions(redundant_experts=red)
+    d = Deployment(cat.model(c.model), gpu, lay, prec, cat.efficiency_for(c.gpu, c.stack), workload=wl, assumptions=a)
+    seqs = memory.max_concurrent_sequences(d, ISL + OSL)
     cap = seqs / lay.gpus_per_stage
-    return cap, operating_point(
-        cat.model(c.model),
-        gpu,
-        lay,
-        prec,
-        Workload(batch=1, input_len=ISL, output_len=OSL),
-        "decode",
-        target_s=TARGET_S,
-        eff=cat.efficiency_for(c.gpu, c.stack),
-        redundant_experts=red,
-        domain_gpus=max(gpu.gpus_per_node, gpu.scale_up_domain_gpus),
-    )
+    return cap, operating_point(d, "decode", target_s=TARGET_S)  # the GPU's own scale-up domain (no cluster)
 
 
 def main() -> int:

@@ -27,6 +27,7 @@ def scenarios() -> list[tuple[str, object]]:
     """(label, a call to time) for each scenario."""
     from core import serving
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
     from core.deployment.specs import ParallelLayout
     from core.serving.engine_sim import EngineKnobs, Lengths, closed_frontier, open_sweep
     from core.serving.workload_profiles import profile
@@ -36,7 +37,7 @@ def scenarios() -> list[tuple[str, object]]:
     chat = profile("chat")
 
     def costs(layout: ParallelLayout, wl, **spec) -> serving.ReplicaCosts:
-        return serving.replica_costs(ds, h200, layout, "fp8", wl, eff=eff, **spec)
+        return serving.replica_costs(Deployment(ds, h200, layout, "fp8", eff, workload=wl), **spec)
 
     dp8 = ParallelLayout(attention_dp=8, ep=8)
     tp8 = ParallelLayout(attention_tp=8, ep=8)

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import memory
+from core.deployment.specs import SpecDecodeConfig
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
 from ui.format import md_escape
@@ -15,7 +16,6 @@ from ui.scenario import catalog, page
 
 scenario, cat, model, gpu, d = page("Fit", "📦")
 prec, wl, spec = scenario.precision, scenario.workload, scenario.spec
-draft_model = cat.draft_model_for(spec)
 
 st.title("Fit")
 st.markdown(
@@ -23,7 +23,7 @@ st.markdown(
     f"({gpu.memory_gb:,.1f} GB each) at **{prec.label}**, and how many sequences can it hold?"
 )
 
-for level, msg in memory.scenario_notes(model, gpu, prec, wl, spec):
+for level, msg in memory.scenario_notes(d) if d is not None else ():
     {"error": st.error, "warning": st.warning, "info": st.info}[level](md_escape(msg))
 
 with st.expander("Parallel layout", expanded=True):
@@ -31,8 +31,8 @@ with st.expander("Parallel layout", expanded=True):
 with st.expander("Memory assumptions (stated, editable)"):
     assumptions = assumption_controls(scenario, model)
 
-problems = memory.check_layout(model, layout, assumptions.redundant_experts)
-if problems:
+problems = memory.check_layout(model, layout, assumptions.redundant_experts, prec)
+if problems or d is None:  # d: the scenario's deployment, whose layout and assumptions the controls above set
     st.error(
         f"This layout does not work for {md_escape(model.name)}: "
         + md_escape("; ".join(problems))
@@ -41,18 +41,12 @@ if problems:
     )
     st.stop()
 
-stages = memory.stage_memories(
-    model, gpu, layout, prec, wl, assumptions=assumptions, spec=spec, draft_model=draft_model
-)
+stages = memory.stage_memories(d)
 worst = min(stages, key=lambda r: r.headroom_bytes)
 GB = 1e9
 ctx = wl.context_len
-max_seqs = memory.max_concurrent_sequences(
-    model, gpu, layout, prec, ctx, assumptions=assumptions, spec=spec, draft_model=draft_model
-)
-max_ctx = memory.max_context_len(
-    model, gpu, layout, prec, wl.batch, assumptions=assumptions, spec=spec, draft_model=draft_model
-)
+max_seqs = memory.max_concurrent_sequences(d, ctx)
+max_ctx = memory.max_context_len(d, wl.batch)
 where = f" (pipeline stage {worst.stage + 1} of {worst.num_stages}, the fullest)" if worst.num_stages > 1 else ""
 
 # ---- the verdict
@@ -193,22 +187,18 @@ show_host_tables(
 )  # fmt: skip
 
 # ---- the prefix cache's tiers (only with prefix reuse)
-show_kv_tiers(
-    model, gpu, layout, prec, wl, cat.efficiency_for(scenario.gpu_id, scenario.serving_stack), worst.kv_budget_bytes
-)
+show_kv_tiers(d, worst.kv_budget_bytes)
 
 # ---- how many sequences
 st.subheader("Concurrent sequences vs context length")
 cap = model.max_position_embeddings
 ctx_grid = np.unique(np.round(np.geomspace(128, cap, 60)).astype(int))
 series = []
-with_draft = memory.max_concurrent_sequences(
-    model, gpu, layout, prec, ctx_grid, assumptions=assumptions, spec=spec, draft_model=draft_model
-)
+with_draft = memory.max_concurrent_sequences(d, ctx_grid)
 label_now = f"this layout{' with the draft' if spec.enabled else ''}"
 series.append(pd.DataFrame({"context_tokens": ctx_grid, "sequences": with_draft, "series": label_now}))
 if spec.enabled:
-    without = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx_grid, assumptions=assumptions)
+    without = memory.max_concurrent_sequences(d.with_(spec=SpecDecodeConfig(), draft=None), ctx_grid)
     series.append(
         pd.DataFrame({"context_tokens": ctx_grid, "sequences": without, "series": "without speculative decoding"})
     )

@@ -23,6 +23,7 @@ from ui.slo import queue_note, show_under_load
 scenario, cat, model, gpu, d = page("Layouts", "🧩")
 wl, prec = scenario.workload, scenario.precision
 cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
+search = lay_mod.search_deployment(scenario, cat, model)  # the scenario on its cluster, the layout left to the search
 
 st.title("Layouts")
 st.markdown(
@@ -31,7 +32,7 @@ st.markdown(
     "Every valid layout is scored with the step-time model (see the Validation page for its accuracy)."
 )
 st.caption(calibration_note(cat, gpu.id, scenario.serving_stack))
-case, advice = lay_mod.decision_rule(model, cluster, prec)
+case, advice = lay_mod.decision_rule(search)
 st.info(
     f"**Sources' decision table:** {case} → {advice}. A rule of thumb; the ranking below scores every layout the "
     "engines can start on this cluster."
@@ -75,17 +76,10 @@ def _plans(
 ):
     c = catalog()
     cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    return lay_mod.recommend_with_rejections(
-        m,
-        cl,
-        Workload(batch=1, input_len=isl, output_len=osl, prefix_reuse=reuse),
-        phase,
-        precision=precision,
-        target_s=target,
-        assumptions=assumptions,
-        profiles=c.efficiency,
-        stack=stack,
-    )
+    wl1 = Workload(batch=1, input_len=isl, output_len=osl, prefix_reuse=reuse)
+    eff = c.efficiency_for(gpu_id, stack)
+    d1 = Deployment(m, cl.gpu, ParallelLayout(), precision, eff, cluster=cl, workload=wl1, assumptions=assumptions)
+    return lay_mod.recommend_with_rejections(d1, phase, catalog=c, target_s=target)
 
 
 def _use(p) -> None:
@@ -143,8 +137,7 @@ for phase, found in searched.items():
     tier = [p for p in plans if p.tier == 1]
     st.success(best_banner(phase, best, headline, wl, tops.get("prefill")))
     if phase == "prefill" and wl.prefix_reuse:
-        stack_eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
-        miss = cold_prefill(model, gpu, best, prec, wl, eff=stack_eff, domain_gpus=cluster.scale_up_domain_gpus)
+        miss = cold_prefill(search, best)
         st.warning(
             f"**If the prefix cache misses** (0% hits instead of {100 * wl.prefix_reuse:g}%: a load generator sending "
             f"random prompts, routing that scatters sessions, a cache too small), {best.label} computes whole "
@@ -153,7 +146,7 @@ for phase, found in searched.items():
             f"{miss.lone_ttft_hit_s * 1e3:,.0f} ms, and a GPU prefills {miss.prompts_per_s_miss:,.2f} prompts/s instead "
             f"of {miss.prompts_per_s_hit:,.2f} at the same chunk. {queue_note(best, miss)}"
         )
-    spread = lay_mod.error_distribution(phase)
+    spread = lay_mod.error_distribution(phase, cat)
     second = sum(p.tier == 2 for p in plans)
     if len(tier) > 1 or second:
         st.info(
@@ -205,7 +198,7 @@ for phase, found in searched.items():
             )
     role, words = COMMAND_ROLES[phase]
     with st.expander(f"Launch commands for {best.label} ({words}): vLLM, SGLang, TensorRT-LLM"):
-        launch_commands(best, model, scenario, role)
+        launch_commands(best, search, role)
     if phase == "decode":
         st.button(
             f"Use the best decode layout ({best.label}) for the scenario",

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.deployment.specs import ModelSpec, Scenario
+from core.deployment.bundle import Deployment
 from core.serving.benchmark import benchmark_commands
 from core.serving.launch import TRTLLM_YAML
 from core.serving.launch.k8s import lws_manifest
 from core.serving.plan_commands import plan_commands
 from ui.format import md_escape
-from ui.state import catalog
 
 __all__ = ["show_benchmark", "show_launch_commands"]
 
@@ -19,23 +18,12 @@ ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 BENCH_NAMES = {"vllm": "vllm bench serve", "sglang": "sglang.bench_serving", "aiperf": "AIPerf"}
 
 
-def show_launch_commands(plan, model: ModelSpec, scenario: Scenario, role: str) -> None:
-    """Tabs with each engine's command line for ``plan`` (``role``: aggregated, prefill or decode worker), the
+def show_launch_commands(plan, d: Deployment, role: str) -> None:
+    """Tabs with each engine's command line for ``plan`` serving deployment ``d`` (its model, precision,
+    speculative config, cluster and memory assumptions; ``role``: aggregated, prefill or decode worker), the
     engine version it was written for, and what it cannot express exactly."""
-    try:
-        gpu = catalog().gpu(scenario.gpu_id)
-    except ValueError:  # an unknown GPU id: the commands are written without the memory fractions it sizes
-        gpu = None
-    cmds, notes = plan_commands(
-        plan,
-        model,
-        scenario.precision,
-        gpus_per_node=scenario.gpus_per_node,
-        spec=scenario.spec,
-        role=role,
-        gpu=gpu,
-        assumptions=scenario.memory,
-    )
+    cmds, notes = plan_commands(plan, d, role=role)
+    gpus_per_node = d.cluster.gpus_per_node if d.cluster is not None else d.gpu.gpus_per_node
     tabs = st.tabs([f"{ENGINE_NAMES.get(e, e)} {c.version}" for e, c in cmds.items()])
     for tab, c in zip(tabs, cmds.values(), strict=True):
         with tab:
@@ -45,21 +33,21 @@ def show_launch_commands(plan, model: ModelSpec, scenario: Scenario, role: str) 
                 st.code(c.config_yaml, language="yaml")
             for n in c.notes:
                 st.caption(md_escape(n))
-            manifest = lws_manifest(c, scenario.gpus_per_node)
+            manifest = lws_manifest(c, gpus_per_node)
             if manifest:
                 with st.expander("Kubernetes: a LeaderWorkerSet for one replica"):
                     st.code(manifest, language="yaml")
     for n in notes:  # one names the model, and an imported model's name is user text
         st.caption(md_escape(n))
     if plan.phase == "decode":
-        show_benchmark([plan], model, scenario)
+        show_benchmark([plan], d)
 
 
-def show_benchmark(plans, model: ModelSpec, scenario: Scenario) -> None:
-    """The benchmark commands for the decode plan among ``plans`` (vLLM, SGLang, AIPerf), with the planner's
-    predictions for them beside."""
+def show_benchmark(plans, d: Deployment) -> None:
+    """The benchmark commands for the decode plan among ``plans`` (vLLM, SGLang, AIPerf) serving ``d``'s model,
+    precision and workload, with the planner's predictions for them beside."""
     try:
-        b = benchmark_commands(plans, model, scenario.precision, scenario.workload)
+        b = benchmark_commands(plans, d.model, d.precision, d.workload)
     except ValueError as e:
         st.caption(md_escape(f"No benchmark command: {e}"))
         return

@@ -24,7 +24,9 @@ KIND_TITLE = {
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _modelled(case_id: str) -> frontier.CaseModel:
-    return frontier.model_case(case_id)
+    from ui.state import catalog
+
+    return frontier.model_case(case_id, catalog())
 
 
 def _ratio(x: float | None) -> str:
@@ -162,24 +164,15 @@ def layout_costs(
     """(label, one replica's step costs) of each layout (``core.serving.replica_costs``), shared by the Layouts
     page's frontier and SLO sections."""
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
+    from core.deployment.specs import MemoryAssumptions, ParallelLayout
     from core.serving.operating_point import layout_label
 
     eff = load_catalog().efficiency_for(gpu.id, stack)
+    a = assumptions or MemoryAssumptions()
+    d = Deployment(model, gpu, ParallelLayout(), precision, eff, workload=workload, assumptions=a, domain_gpus=domain)
     return [
-        (
-            layout_label(lay, model.moe is None),
-            serving.replica_costs(
-                model,
-                gpu,
-                lay,
-                precision,
-                workload,
-                eff=eff,
-                assumptions=assumptions,
-                domain_gpus=domain,
-                redundant_experts=red,
-            ),
-        )
+        (layout_label(lay, model.moe is None), serving.replica_costs(d.with_layout(lay, red)))
         for lay, red in zip(layouts, redundant, strict=True)
     ]
 

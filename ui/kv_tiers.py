@@ -6,24 +6,18 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision, Workload
+from core.deployment.bundle import Deployment
 from core.serving import kv_tiers
 from ui.render import table_height
 
 __all__ = ["show_kv_tiers"]
 
 
-def show_kv_tiers(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision,
-    workload: Workload,
-    eff,
-    kv_budget_bytes_per_gpu: float,
-) -> None:
-    """The section (nothing when the workload has no prefix reuse; a message instead of the table when the
-    weights leave no KV budget on the GPU: the tiers hold prefixes in, or load them into, that budget)."""
+def show_kv_tiers(d: Deployment, kv_budget_bytes_per_gpu: float) -> None:
+    """The section for deployment ``d``'s workload (nothing when it has no prefix reuse; a message instead of the
+    table when the weights leave no KV budget on the GPU: the tiers hold prefixes in, or load them into, that
+    budget)."""
+    workload, layout = d.workload, d.layout
     if not workload.cached_prompt_tokens:
         return
     st.subheader("Prefix cache: where a session's prefix lives")
@@ -55,15 +49,7 @@ def show_kv_tiers(
         help="Mooncake / LMCache / HiCache storage reached over the scale-out NIC, per GPU.",
     )
     tiers, recompute_s = kv_tiers.prefix_tiers(
-        model,
-        gpu,
-        layout,
-        precision,
-        workload,
-        eff=eff,
-        kv_budget_bytes_per_gpu=kv_budget_bytes_per_gpu,
-        host_gb_per_node=host_gb,
-        store_gb_per_gpu=store_gb,
+        d, kv_budget_bytes_per_gpu=kv_budget_bytes_per_gpu, host_gb_per_node=host_gb, store_gb_per_gpu=store_gb
     )
     # a session's prefix is split over its attention group's TP ranks and pipeline stages: the sessions a tier holds
     # are counted per those GPUs together (per GPU under attention DP, per replica without it), never per GPU alone

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.deployment.bundle import Deployment
 from core.deployment.parallel import check_layout
 from core.deployment.specs import ModelSpec, ParallelLayout, Scenario
 from ui.commands import show_launch_commands
@@ -32,10 +33,10 @@ def runnable_layout(scenario: Scenario, model: ModelSpec) -> ParallelLayout | No
     return None
 
 
-def launch_commands(plan, model: ModelSpec, scenario: Scenario, role: str) -> None:
+def launch_commands(plan, d: Deployment, role: str) -> None:
     """:func:`ui.commands.show_launch_commands`, or an ``st.info`` naming the limit of the engines' flags that the
     plan is beyond (for example 1,024 GPUs per node, where the commands are checked up to 64)."""
     try:
-        show_launch_commands(plan, model, scenario, role)
+        show_launch_commands(plan, d, role)
     except ValueError as err:
         st.info(f"No launch commands for {md_escape(plan.label)}: {md_escape(err)}.")

@@ -3,32 +3,22 @@
 
 from __future__ import annotations
 
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ModelSpec, Scenario
-from core.hardware import GPUSpec
 
 __all__: list[str] = []  # build_report's helper, not a public API
 
 
-def launch_code(
-    sec, plan, model: ModelSpec, prec, scenario: Scenario, role: str, gpu: GPUSpec | None
-) -> list[tuple[str, str]]:
-    """The engines' commands for ``plan`` as copyable code blocks of ``sec`` (a report ``Section``); returns the
-    LeaderWorkerSet manifests of its multi-node commands as (label, YAML)."""
+def launch_code(sec, plan, d: Deployment, role: str) -> list[tuple[str, str]]:
+    """The engines' commands for ``plan`` serving deployment ``d`` (:func:`core.serving.plan_commands.plan_commands`)
+    as copyable code blocks of ``sec`` (a report ``Section``); returns the LeaderWorkerSet manifests of its
+    multi-node commands as (label, YAML)."""
     from core.serving.launch import TRTLLM_YAML
     from core.serving.launch.k8s import lws_manifest
     from core.serving.plan_commands import plan_commands
 
     try:
-        cmds, notes = plan_commands(
-            plan,
-            model,
-            prec,
-            gpus_per_node=scenario.gpus_per_node,
-            spec=scenario.spec,
-            role=role,
-            gpu=gpu,
-            assumptions=scenario.memory,
-        )
+        cmds, notes = plan_commands(plan, d, role=role)
     except ValueError as e:  # a layout the engines' commands cannot be written for: the figures stand without them
         sec.notes.append(f"launch commands for {plan.label} left out: {e}")
         return []
@@ -38,7 +28,8 @@ def launch_code(
         sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))
         sec.notes += [f"{engine}: {n}" for n in c.notes]
     sec.notes += notes
-    manifests = [(e, lws_manifest(c, scenario.gpus_per_node)) for e, c in cmds.items()]
+    gpus_per_node = d.cluster.gpus_per_node if d.cluster is not None else d.gpu.gpus_per_node
+    manifests = [(e, lws_manifest(c, gpus_per_node)) for e, c in cmds.items()]
     return [(f"{e} {cmds[e].version}: {plan.label} for {what}, one replica", m) for e, m in manifests if m]
 
 

@@ -30,7 +30,8 @@ from dataclasses import dataclass, replace
 from core import memory, perf
 from core._util.checks import is_number, is_whole, whole
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.deployment.specs import Workload
+from core.serving.operating_point import replica, unspeculated
 from core.speculative import speculative_step_s
 
 __all__ = [
@@ -118,34 +119,22 @@ class ServingPoint:
 
 
 def replica_costs(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    workload: Workload,
-    *,
-    eff: perf.Efficiency,
-    assumptions: MemoryAssumptions | None = None,
-    domain_gpus: int | None = None,
-    redundant_experts: int = 0,
-    draft_tokens: int = 0,
-    accepted_length: float = 1.0,
-    draft_cost: float = 0.0,
+    d: Deployment, *, draft_tokens: int = 0, accepted_length: float = 1.0, draft_cost: float = 0.0
 ) -> ReplicaCosts:
-    """The :class:`ReplicaCosts` of one replica of ``layout`` (its ``dp`` ignored) for ``workload``; raises
-    ValueError when not one sequence of the workload's full context fits. With speculative decoding
-    (``draft_tokens`` > 0) a decode step verifies ``draft_tokens + 1`` tokens per sequence and drafts
-    ``draft_tokens`` times at ``draft_cost`` x the plain step (a built-in head such as MTP), for
-    ``accepted_length`` output tokens per sequence (as :func:`core.speculative.batch_speedup` prices it)."""
-    prec = Precision.of(precision)
-    a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": redundant_experts})
-    one = layout.model_copy(update={"dp": 1})
+    """The :class:`ReplicaCosts` of one replica of ``d``'s layout (its ``dp`` ignored, its redundant-expert slots
+    kept) for ``d``'s workload, memory assumptions and scale-up domain; raises ValueError when not one sequence of
+    the workload's full context fits. The KV cache is sized without ``d``'s own speculative config (what is drafted
+    is priced here): with speculative decoding (``draft_tokens`` > 0) a decode step verifies ``draft_tokens + 1``
+    tokens per sequence and drafts ``draft_tokens`` times at ``draft_cost`` x the plain step (a built-in head such
+    as MTP), for ``accepted_length`` output tokens per sequence (as :func:`core.speculative.batch_speedup` prices
+    it)."""
+    d = unspeculated(replica(d))
+    workload, a, one, redundant_experts = d.workload, d.assumptions, d.layout, d.redundant_experts
     gpus = one.total_gpus
-    cap = int(memory.max_concurrent_sequences(model, gpu, one, prec, workload.context_len, assumptions=a))
-    if cap < layout.attention_dp:
+    cap = int(memory.max_concurrent_sequences(d, workload.context_len))
+    if cap < one.attention_dp:
         raise ValueError(f"not one {workload.context_len:,}-token sequence per attention rank fits the KV cache")
     grid = sorted({1.0, float(cap), *(float(b) for b in (2**k for k in range(1, 30)) if b < cap)})
-    d = Deployment(model, gpu, one, prec, eff, assumptions=a, domain_gpus=domain_gpus)
 
     def step(phase: str, per_gpu: float, ctx: int, cached: int = 0, per_seq: float = 1.0) -> perf.StepTime:
         cfg = perf.StepConfig(

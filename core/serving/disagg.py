@@ -10,15 +10,19 @@ steps and the other way round).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core import memory
 from core._util.checks import amount, whole
-from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, Precision, Workload
+from core.deployment.bundle import Deployment
+from core.deployment.specs import ModelSpec, Workload
 from core.serving import cost, layout
+
+if TYPE_CHECKING:
+    from core.catalog import Catalog
 
 __all__ = ["PoolSizing", "Traffic", "break_even_rate", "kv_bytes_per_request", "link_utilisation", "size_pools"]
 
@@ -126,52 +130,28 @@ def _round_up(gpus: float, unit: int) -> int:
 
 
 def size_pools(
-    model: ModelSpec,
-    search_cluster: ClusterSpec,
+    d: Deployment,
     traffic: Traffic,
     *,
-    precision: Precision | str = "fp8",
+    catalog: Catalog,
     interference: float = 0.3,
     decode_speedup: float = 1.0,
-    assumptions: MemoryAssumptions | None = None,
-    profiles: Mapping | None = None,
     plans: tuple | None = None,
-    stack: str = "sglang",
 ) -> PoolSizing:
-    """Pool sizes for ``traffic`` with the best prefill and decode layouts found on ``search_cluster``
-    (the building block: one node, a rack, ...). ``decode_speedup`` (speculative decoding) divides the
-    decode work; ``interference`` inflates the colocated pool's work."""
+    """Pool sizes for ``traffic`` with the best prefill and decode layouts of ``d``'s model found on its cluster
+    (the building block: one node, a rack, ...) at its precision, memory assumptions and serving stack (``plans``:
+    the (prefill, decode) plans already found; else :func:`core.serving.layout.recommend` with the ``catalog``'s
+    error tiers). ``decode_speedup`` (speculative decoding) divides the decode work; ``interference`` inflates the
+    colocated pool's work."""
     if not (0 <= interference <= 10):
         raise ValueError("interference must be within 0 and 10 (0 = none, 0.3 = 30% slower)")
     if not (0 < decode_speedup <= 20):
         raise ValueError("decode_speedup must be within 0 and 20")
-    prec = Precision.of(precision)
+    model, prec, search_cluster = d.model, d.precision, d.cluster
     if plans is None:
-        wl = traffic.workload
-        pre = layout.recommend(
-            model,
-            search_cluster,
-            wl,
-            "prefill",
-            precision=prec,
-            target_s=traffic.ttft_s,
-            assumptions=assumptions,
-            profiles=profiles,
-            max_plans=1,
-            stack=stack,
-        )
-        dec = layout.recommend(
-            model,
-            search_cluster,
-            wl,
-            "decode",
-            precision=prec,
-            target_s=traffic.tpot_s,
-            assumptions=assumptions,
-            profiles=profiles,
-            max_plans=1,
-            stack=stack,
-        )
+        search = d.with_(workload=traffic.workload)
+        pre = layout.recommend(search, "prefill", catalog=catalog, target_s=traffic.ttft_s, max_plans=1)
+        dec = layout.recommend(search, "decode", catalog=catalog, target_s=traffic.tpot_s, max_plans=1)
         if not pre or not dec:
             missing = "prefill" if not pre else "decode"
             raise ValueError(
@@ -205,19 +185,20 @@ def size_pools(
 
 
 def break_even_rate(
-    model: ModelSpec, search_cluster: ClusterSpec, traffic: Traffic, rates, **kwargs
+    d: Deployment, traffic: Traffic, rates, *, catalog: Catalog, **kwargs
 ) -> tuple[np.ndarray, np.ndarray, float | None]:
     """GPUs needed colocated and disaggregated at each request rate (per minute), and the lowest rate from
-    which disaggregation needs no more GPUs than colocation (None if it never does in ``rates``)."""
+    which disaggregation needs no more GPUs than colocation (None if it never does in ``rates``); the pools'
+    plans are :func:`size_pools`'s at the first rate's traffic (``kwargs``: its other options)."""
     rates = np.asarray(rates, dtype=np.float64)
-    base = size_pools(model, search_cluster, traffic, **kwargs)
+    base = size_pools(d, traffic, catalog=catalog, **kwargs)
     plans = (base.prefill_plan, base.decode_plan)
     colo, disagg = [], []
     for r in rates:
         t = Traffic(
             float(r), traffic.input_len, traffic.output_len, traffic.ttft_s, traffic.tpot_s, traffic.prefix_reuse
         )
-        s = size_pools(model, search_cluster, t, plans=plans, **kwargs)
+        s = size_pools(d, t, catalog=catalog, plans=plans, **kwargs)
         colo.append(s.colocated_gpus)
         disagg.append(s.disaggregated_gpus)
     colo_a, dis_a = np.asarray(colo), np.asarray(disagg)

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from core._util.checks import file_stamp, read_yaml_list
+from core._util.memo import by_identity
 from core._util.validated import FROZEN, validate_entries
+from core.deployment import bundle
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, Workload
 from core.serving import closed_loop as serving
 from core.serving.operating_point import layout_label
@@ -267,6 +269,8 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
     eff = catalog.efficiency_for(case.gpu, case.stack)
     a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization)
+    # the case's deployment on one GPU; each pool's layout in its place (the GPU's own scale-up domain)
+    base = bundle.Deployment(model, gpu, ParallelLayout(), prec, eff, workload=wl, assumptions=a, redundant_experts=0)
     spec = case.speculative
     extra = (
         dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
@@ -279,7 +283,7 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         n_exp = model.moe.n_routed_experts if model.moe is not None else 0
         red = (-n_exp) % lay.ep if n_exp else 0  # EPLB's slots where EP does not divide the experts
         kw = extra if speculate else {}
-        return serving.replica_costs(model, gpu, lay, prec, wl, eff=eff, assumptions=a, redundant_experts=red, **kw)
+        return serving.replica_costs(base.with_layout(lay, red), **kw)
 
     if dep.colocated is not None:
         c = costs(dep.colocated, True)
@@ -309,24 +313,21 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     return curve, gaps
 
 
-def model_case(case: FrontierCase | str, catalog: Catalog | None = None) -> CaseModel:
-    """Every deployment of ``case`` (or its id) through the serving model; see the module docstring. A case named by
-    its id against the repository's catalog is modelled once per process (the results depend on nothing else)."""
-    from core.catalog import load_catalog
-
+def model_case(case: FrontierCase | str, catalog: Catalog) -> CaseModel:
+    """Every deployment of ``case`` (or its id) through the serving model, the models and GPUs from ``catalog``; see
+    the module docstring. A case named by its id is modelled once per process and catalog (the results depend on
+    nothing else)."""
     if not isinstance(case, (FrontierCase, str)):
         raise TypeError(f"case must be a FrontierCase or a case id, got {type(case).__name__}")
-    if isinstance(case, str) and catalog is None:
+    if isinstance(case, str):
         stamp = file_stamp(None, CASES_PATH, "frontier cases file"), file_stamp(None, POINTS_PATH, "frontier points")
-        return _shipped_case(case, stamp)
-    return _model_case(case, catalog or load_catalog())
+        return _shipped_case(catalog, case, stamp)
+    return _model_case(case, catalog)
 
 
-@functools.lru_cache(maxsize=32)
-def _shipped_case(case_id: str, stamp: tuple) -> CaseModel:  # the files' stamps: an edited file models again
-    from core.catalog import load_catalog
-
-    return _model_case(case_id, load_catalog())
+@by_identity(32)
+def _shipped_case(catalog, case_id: str, stamp: tuple) -> CaseModel:  # the files' stamps: an edited file models again
+    return _model_case(case_id, catalog)
 
 
 def _model_case(case: FrontierCase | str, catalog) -> CaseModel:

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from core import memory, perf
 from core._util.checks import amount
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision, Workload
 from core.memory.host_tables import host_link
 
 __all__ = ["LINK_EFF", "TIER_LATENCY_S", "KVTier", "prefix_tiers"]
@@ -46,20 +45,15 @@ class KVTier:
 
 
 def prefix_tiers(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    workload: Workload,
+    d: Deployment,
     *,
-    eff: perf.Efficiency,
     kv_budget_bytes_per_gpu: float,
     host_gb_per_node: float = 1024.0,
     store_gb_per_gpu: float = 0.0,
 ) -> tuple[tuple[KVTier, ...], float]:
-    """The tiers (HBM, host DRAM, and a store where ``store_gb_per_gpu`` > 0) for ``workload``'s cached prefix,
-    and the seconds recomputing it takes (``recompute_s``; 0 without reuse)."""
-    prec = Precision.of(precision)
+    """The tiers (HBM, host DRAM, and a store where ``store_gb_per_gpu`` > 0) for the cached prefix of ``d``'s
+    workload on one GPU of its layout, and the seconds recomputing it takes (``recompute_s``; 0 without reuse)."""
+    model, gpu, layout, prec, workload = d.model, d.gpu, d.layout, d.precision, d.workload
     budget = amount("kv_budget_bytes_per_gpu", kv_budget_bytes_per_gpu, 0.0, 1e15)
     host_gb = amount("host_gb_per_node", host_gb_per_node, 0.0, 1e7)
     store_gb = amount("store_gb_per_gpu", store_gb_per_gpu, 0.0, 1e9)
@@ -89,6 +83,6 @@ def prefix_tiers(
         out.append(KVTier(tier, where, capacity, gbps, load, capacity / prefix if cached else 0.0))
     recompute = 0.0
     if cached:
-        cfg = perf.StepConfig("prefill", cached / tp, cached)
-        recompute = perf.step_time(Deployment(model, gpu, layout, prec, eff), cfg).latency_s
+        cfg = perf.StepConfig("prefill", cached / tp, cached, redundant_experts=d.redundant_experts)
+        recompute = perf.step_time(d, cfg).latency_s
     return tuple(out), recompute

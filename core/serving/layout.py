@@ -20,17 +20,20 @@ model ranks them lower but one time in ten errs by more than the gap. The rest f
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from core import memory
 from core.deployment import parallel
-from core.deployment.specs import ClusterSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.deployment.bundle import Deployment
+from core.deployment.specs import ClusterSpec, ModelSpec, ParallelLayout, Scenario, Workload
 from core.serving.batch_search import GRID_TOLERANCE
-from core.serving.operating_point import Plan, operating_point, per_gpu_text
+from core.serving.operating_point import Plan, operating_point, per_gpu_text, unspeculated
 from core.serving.placement import placement_problems
 from core.serving.tiers import ErrorSpread, error_distribution, model_error
+
+if TYPE_CHECKING:
+    from core.catalog import Catalog
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -47,6 +50,7 @@ __all__ = [
     "rank_of",
     "recommend",
     "recommend_with_rejections",
+    "search_deployment",
 ]
 
 Phase = Literal["prefill", "decode"]
@@ -100,24 +104,49 @@ def engine_problems(stack: str, model: ModelSpec, layout: ParallelLayout) -> lis
     return out
 
 
+def search_deployment(
+    scenario: Scenario, catalog: Catalog, model: ModelSpec | None = None, workload: Workload | None = None
+) -> Deployment:
+    """What the layout search starts from for ``scenario`` (``model``: an imported one, else the catalog's): its
+    model, GPU, cluster, precision, workload (``workload`` where given), memory assumptions, speculative config and
+    draft, and the efficiency of its GPU under its serving stack, on a one-GPU placeholder layout that every model
+    runs (the search varies the layout; the scenario's own may not run the model). Raises ValueError for an unknown
+    id."""
+    model = model if model is not None else catalog.model(scenario.model_id)
+    gpu = catalog.gpu(scenario.gpu_id)
+    return Deployment(
+        model,
+        gpu,
+        ParallelLayout(),
+        scenario.precision,
+        catalog.efficiency_for(gpu.id, scenario.serving_stack),
+        cluster=ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node),
+        workload=workload if workload is not None else scenario.workload,
+        assumptions=scenario.memory,
+        spec=scenario.spec,
+        draft=catalog.draft_model_for(scenario.spec),
+    )
+
+
+def _cluster(d: Deployment) -> ClusterSpec:
+    if d.cluster is None:
+        raise ValueError("the layout search needs the deployment's cluster (Deployment.cluster)")
+    return d.cluster
+
+
 def enumerate_layouts(
-    model: ModelSpec,
-    cluster: ClusterSpec,
-    *,
-    max_tp: int | None = None,
-    precision: Precision | str | None = None,
-    dcp: bool = False,
+    d: Deployment, *, max_tp: int | None = None, dcp: bool = False
 ) -> list[tuple[ParallelLayout, int]]:
-    """Every layout engines run on the cluster that respects divisibility: attention TP divides the heads
-    (and the KV heads divide it or it divides them) and stays inside the scale-up domain (72 GPUs on an
+    """Every layout engines run for ``d``'s model on its cluster that respects divisibility: attention TP divides
+    the heads (and the KV heads divide it or it divides them) and stays inside the scale-up domain (72 GPUs on an
     NVL72 rack, a node on HGX); the rest of a stage's GPUs are attention data-parallel ranks; the experts
     split as expert TP x EP in any product equal to the stage (SGLang's ``--ep-size`` below ``--tp-size``,
     TensorRT-LLM's ``moe_tensor_parallel_size`` x ``moe_expert_parallel_size``), expert TP inside the
     scale-up domain; EP divides the experts (with redundant slots filling a small gap, as DeepSeek's EP72 /
-    EP144 deployments do); PP at most the number of nodes; with ``precision``, splits its quantised weights
-    can run (:func:`core.deployment.parallel.quant_split_problems`); with ``dcp`` also each decode-context-parallel size the
+    EP144 deployments do); PP at most the number of nodes; splits ``d``'s quantised weights can run
+    (:func:`core.deployment.parallel.quant_split_problems`); with ``dcp`` also each decode-context-parallel size the
     attention TP group allows (:func:`core.deployment.parallel.dcp_problems`). Returns (layout, redundant experts)."""
-    prec = Precision.of(precision) if precision is not None else None
+    model, cluster, prec = d.model, _cluster(d), d.precision
     g = cluster.total_gpus
     domain = cluster.scale_up_domain_gpus
     max_tp = max_tp or domain
@@ -141,9 +170,9 @@ def enumerate_layouts(
                     if memory.check_layout(model, lay, red, prec):
                         continue
                     out.append((lay, red))
-                    for d in parallel.divisors(tp)[1:] if dcp else ():
-                        if not parallel.dcp_problems(model, tp, d):
-                            out.append((lay.model_copy(update={"dcp": d}), red))
+                    for k in parallel.divisors(tp)[1:] if dcp else ():
+                        if not parallel.dcp_problems(model, tp, k):
+                            out.append((lay.model_copy(update={"dcp": k}), red))
     return out
 
 
@@ -225,60 +254,30 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float) 
 
 
 def recommend(
-    model: ModelSpec,
-    cluster: ClusterSpec,
-    workload: Workload,
-    phase: Phase,
-    *,
-    precision: Precision | str = "fp8",
-    target_s: float | None = None,
-    assumptions: MemoryAssumptions | None = None,
-    profiles: Mapping | None = None,
-    max_plans: int | None = None,
-    stack: str = "sglang",
+    d: Deployment, phase: Phase, *, catalog: Catalog, target_s: float | None = None, max_plans: int | None = None
 ) -> list[Plan]:
-    """Ranked plans for ``phase`` (best first). Each Plan carries tp, ep, dp, pp, its operating point and
-    predicted tokens/s per GPU, and why it ranks where it does. Layouts with no feasible operating
-    point are left out; :func:`recommend_with_rejections` also returns why."""
-    plans, _ = recommend_with_rejections(
-        model,
-        cluster,
-        workload,
-        phase,
-        precision=precision,
-        target_s=target_s,
-        assumptions=assumptions,
-        profiles=profiles,
-        stack=stack,
-    )
+    """Ranked plans for ``phase`` (best first) of ``d``'s model on its cluster, for its workload, precision, memory
+    assumptions and serving stack (``d.efficiency``); ``d``'s own layout is not used (the search varies it). Each
+    Plan carries tp, ep, dp, pp, its operating point and predicted tokens/s per GPU, and why it ranks where it does
+    (tiers from the ``catalog``'s measured step-time error). Layouts with no feasible operating point are left out;
+    :func:`recommend_with_rejections` also returns why."""
+    plans, _ = recommend_with_rejections(d, phase, catalog=catalog, target_s=target_s)
     return plans[:max_plans] if max_plans else plans
 
 
 def recommend_with_rejections(
-    model: ModelSpec,
-    cluster: ClusterSpec,
-    workload: Workload,
-    phase: Phase,
-    *,
-    precision: Precision | str = "fp8",
-    target_s: float | None = None,
-    assumptions: MemoryAssumptions | None = None,
-    profiles: Mapping | None = None,
-    stack: str = "sglang",
+    d: Deployment, phase: Phase, *, catalog: Catalog, target_s: float | None = None
 ) -> tuple[list[Plan], list[tuple[ParallelLayout, str]]]:
     if phase not in ("prefill", "decode"):
         raise ValueError(f"phase must be prefill or decode, got {phase!r}")
     target = DEFAULT_TARGETS[phase] if target_s is None else target_s
     if not (math.isfinite(target) and target > 0):
         raise ValueError("the latency target must be > 0 seconds")
-    from core.catalog import load_catalog
-
-    prec = Precision.of(precision)
-    eff = load_catalog().efficiency_for(cluster.gpu.id, stack, profiles)
-    domain = cluster.scale_up_domain_gpus
+    base = unspeculated(d)  # plans are scored without speculative decoding (once here, not per layout)
+    model, cluster, stack, domain = base.model, _cluster(base), base.stack, base.domain
     plans, rejected = [], []
     seen: dict[tuple, Plan | str] = {}
-    for lay, red in enumerate_layouts(model, cluster, precision=prec, dcp=phase == "decode" and stack == "vllm"):
+    for lay, red in enumerate_layouts(base, dcp=phase == "decode" and stack == "vllm"):
         engine = engine_problems(stack, model, lay) or placement_problems(stack, lay, cluster)
         if engine:
             rejected.append((lay, engine[0]))
@@ -286,19 +285,7 @@ def recommend_with_rejections(
         # data-parallel replicas change nothing per GPU: score each stage configuration once
         key = (lay.attention_tp, lay.attention_dp, lay.ep, lay.expert_tp, lay.pp, lay.dcp, red)
         if key not in seen:
-            seen[key] = operating_point(
-                model,
-                cluster.gpu,
-                lay,
-                prec,
-                workload,
-                phase,
-                target_s=target,
-                eff=eff,
-                redundant_experts=red,
-                assumptions=assumptions,
-                domain_gpus=domain,
-            )
+            seen[key] = operating_point(base.with_layout(lay, red), phase, target_s=target)
         result = seen[key]
         if isinstance(result, Plan):
             plans.append(replace(result, layout=lay))
@@ -308,7 +295,7 @@ def recommend_with_rejections(
     plans.sort(key=lambda p: (-p.tokens_per_s_per_gpu, p.pp, p.replica_gpus, p.tp, p.layout.dcp, p.overlap != "none"))
     if not plans:
         return [], rejected
-    spread = error_distribution(phase)
+    spread = error_distribution(phase, catalog)
     tol, tol90, top = spread.median, spread.p90, plans[0].tokens_per_s_per_gpu
 
     def tier(p: Plan) -> int:
@@ -321,7 +308,7 @@ def recommend_with_rejections(
     ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note, target)) for i, p in enumerate(tiered)]
     one = fewest_gpus(ranked)
     if one is not None and one.replica_gpus < ranked[0].replica_gpus:
-        why = _fewest_note(model, cluster, prec, assumptions, one, ranked[0])
+        why = _fewest_note(base, one, ranked[0])
         ranked[one.rank - 1] = replace(one, reason=f"{one.reason}; {why}")
     return ranked, rejected
 
@@ -335,15 +322,13 @@ def fewest_gpus(plans: list[Plan]) -> Plan | None:
     return next(p for p in plans if p.replica_gpus == least)
 
 
-def _fewest_note(model, cluster, prec, assumptions, one: Plan, best: Plan) -> str:
+def _fewest_note(d: Deployment, one: Plan, best: Plan) -> str:
     """What separates the smallest replicas from the best: the weights each GPU holds (so the cache beside them), and
     the all-to-all and routing balance they do without."""
 
     def weights_gb(p: Plan) -> float:
-        a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": p.redundant_experts})
-        lay = p.layout.model_copy(update={"dp": 1})
-        wl = Workload(batch=1, input_len=1, output_len=1)
-        return memory.per_gpu_memory(model, cluster.gpu, lay, prec, wl, assumptions=a).weights_bytes / 1e9
+        lay = d.with_layout(p.layout.model_copy(update={"dp": 1}), p.redundant_experts)
+        return memory.per_gpu_memory(lay, Workload(batch=1, input_len=1, output_len=1)).weights_bytes / 1e9
 
     out = (
         f"replicas on the fewest GPUs that hold the model ({one.replica_gpus}): {weights_gb(one):,.1f} GB of weights "
@@ -359,8 +344,10 @@ def _fewest_note(model, cluster, prec, assumptions, one: Plan, best: Plan) -> st
     return out
 
 
-def decision_rule(model: ModelSpec, cluster: ClusterSpec, precision: Precision | str = "fp8") -> tuple[str, str]:
-    """Which row of the sources' quick decision table the case falls under: (case, recommendation)."""
+def decision_rule(d: Deployment) -> tuple[str, str]:
+    """Which row of the sources' quick decision table ``d``'s model on its cluster at its precision falls under:
+    (case, recommendation)."""
+    model, cluster, precision = d.model, _cluster(d), d.precision
     gpu = cluster.gpu
     if model.moe is None:
         return ("Dense model", "TP inside a node (PP or DP across nodes); expert parallelism does not apply")

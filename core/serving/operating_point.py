@@ -22,7 +22,7 @@ from typing import Literal
 
 from core import memory, perf
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.deployment.specs import SpecDecodeConfig, Workload
 from core.serving.batch_search import largest_meeting, refine
 from core.serving.plan import OVERLAP_LABELS, Plan, layout_label
 
@@ -46,20 +46,34 @@ DECODE_BATCHES = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 
 PREFILL_TOKENS = (1024, 2048, 4096, 8192, 16384, 32768)
 
 
-def _replica_headroom_gb(model, gpu, layout, prec, workload, a, batch: int) -> float:
-    """Memory headroom per GPU (GB) with ``batch`` sequences in ONE replica (every replica holds the same):
+def unspeculated(d: Deployment) -> Deployment:
+    """``d`` without speculative decoding (its config off, no draft model): the layout search scores its plans and
+    sizes their memory without it (the launch commands say so where they add it)."""
+    if not d.spec.enabled and d.draft is None:
+        return d
+    return d.with_(spec=SpecDecodeConfig(), draft=None)
+
+
+def replica(d: Deployment) -> Deployment:
+    """One replica of ``d`` (its layout's ``dp`` set to 1, the same redundant-expert slots)."""
+    if d.layout.dp == 1:
+        return d
+    return d.with_layout(d.layout.model_copy(update={"dp": 1}), d.redundant_experts)
+
+
+def _replica_headroom_gb(d: Deployment, batch: int) -> float:
+    """Memory headroom per GPU (GB) with ``batch`` sequences in ONE replica of ``d`` (every replica holds the same):
     sized on the replica alone, so a cluster's sequences never pass a Workload's limit; a replica holding more
     than that limit is extrapolated from two batches below it (KV grows linearly with the sequences per
     attention rank, both batches whole multiples of the ranks)."""
-    one = layout.model_copy(update={"dp": 1})
+    one = replica(d)
 
     def room(n: int) -> float:
-        wl = workload.model_copy(update={"batch": n})
-        return memory.per_gpu_memory(model, gpu, one, prec, wl, assumptions=a).headroom_bytes
+        return memory.per_gpu_memory(one, d.workload.model_copy(update={"batch": n})).headroom_bytes
 
     if batch <= _MAX_BATCH:
         return room(batch) / 1e9
-    ranks = max(1, layout.attention_dp)
+    ranks = max(1, d.layout.attention_dp)
     b1 = ranks * max(1, _MAX_BATCH // (2 * ranks))
     r1, r2 = room(b1), room(2 * b1)
     return (r1 + (r2 - r1) * (batch - b1) / b1) / 1e9
@@ -97,7 +111,7 @@ def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
             "all-to-all": g("dispatch", 0.0) + g("combine", 0.0),
             "all-reduce & expert-TP": g("allreduce", 0.0) + g("expert_tp_comm", 0.0),
             "pipeline sends": g("pp_send", 0.0),
-            "overhead": g("layer_overhead", 0.0),
+            "overhead": g("layer_overhead", 0.0) + g("engine_step", 0.0),
         }
         | merge
     )
@@ -120,30 +134,18 @@ class CacheMiss:
     prompts_per_s_miss: float
 
 
-def cold_prefill(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    plan: Plan,
-    precision: Precision | str,
-    workload: Workload,
-    *,
-    eff: perf.Efficiency,
-    domain_gpus: int | None = None,
-) -> CacheMiss:
-    """What a prefill ``plan`` chosen for ``workload``'s prefix reuse gives when the cache hits and when it misses:
-    the time to first token of one prompt alone on the replica (its computed tokens in chunks of at most the plan's
-    chunk), and the prompts per second per GPU at the plan's chunk, layout and overlap. (Under load a miss also
-    queues prompts behind the lost capacity; queueing is not modelled here.)"""
+def cold_prefill(d: Deployment, plan: Plan) -> CacheMiss:
+    """What a prefill ``plan`` chosen for the workload's prefix reuse (``d``'s, on ``d``'s GPU, precision and
+    efficiency; the plan's layout) gives when the cache hits and when it misses: the time to first token of one
+    prompt alone on the replica (its computed tokens in chunks of at most the plan's chunk), and the prompts per
+    second per GPU at the plan's chunk, layout and overlap. (Under load a miss also queues prompts behind the lost
+    capacity; queueing is not modelled here.)"""
     if not isinstance(plan, Plan) or plan.phase != "prefill":
         raise ValueError("plan must be a prefill Plan (core.serving.operating_point.operating_point)")
-    if not isinstance(workload, Workload):
-        raise ValueError(f"workload must be a Workload, got {type(workload).__name__}")
-    prec, tp = Precision.of(precision), plan.layout.attention_tp
+    workload, tp = d.workload, plan.layout.attention_tp
     cold = workload.model_copy(update={"prefix_reuse": 0.0})
-
-    d = Deployment(
-        model, gpu, plan.layout, prec, eff, domain_gpus=domain_gpus, redundant_experts=plan.redundant_experts
-    )
+    if plan.layout != d.layout or plan.redundant_experts != d.redundant_experts:
+        d = d.with_layout(plan.layout, plan.redundant_experts)
 
     def step(wl: Workload, per_gpu: float) -> perf.StepTime:
         cfg = perf.StepConfig(
@@ -168,29 +170,16 @@ def cold_prefill(
     )
 
 
-def operating_point(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    workload: Workload,
-    phase: Phase,
-    *,
-    target_s: float,
-    eff: perf.Efficiency,
-    redundant_experts: int = 0,
-    assumptions: MemoryAssumptions | None = None,
-    domain_gpus: int | None = None,
-) -> Plan | str:
-    """The best operating point of ``layout`` for ``phase`` under ``target_s`` (decode: TPOT, prefill: TTFT,
-    seconds), or a sentence saying why it has none."""
+def operating_point(d: Deployment, phase: Phase, *, target_s: float) -> Plan | str:
+    """The best operating point of ``d``'s layout (with its redundant-expert slots) for ``phase`` of its workload
+    under ``target_s`` (decode: TPOT, prefill: TTFT, seconds), or a sentence saying why it has none. Scored without
+    speculative decoding (:func:`unspeculated`)."""
     if phase not in ("prefill", "decode"):
         raise ValueError(f"phase must be prefill or decode, got {phase!r}")
     if not (isinstance(target_s, (int, float)) and math.isfinite(target_s) and 0 < target_s <= 3600):
         raise ValueError(f"target_s must be a latency in (0, 3600] seconds, got {target_s!r}")
-    prec = Precision.of(precision)
-    a = (assumptions or MemoryAssumptions()).model_copy(update={"redundant_experts": redundant_experts})
-    d = Deployment(model, gpu, layout, prec, eff, assumptions=a, domain_gpus=domain_gpus)
+    d = unspeculated(d)
+    model, layout, workload, a, redundant_experts = d.model, d.layout, d.workload, d.assumptions, d.redundant_experts
     gps, pp, tp = layout.gpus_per_stage, layout.pp, layout.attention_tp
 
     cached = workload.cached_prompt_tokens if phase == "prefill" else 0
@@ -203,11 +192,9 @@ def operating_point(
 
     if phase == "decode":
         full = workload.context_len
-        seqs = memory.max_concurrent_sequences(model, gpu, layout, prec, full, assumptions=a)
+        seqs = memory.max_concurrent_sequences(d, full)
         if seqs < layout.attention_dp * layout.dp:
-            one = memory.per_gpu_memory(
-                model, gpu, layout, prec, Workload(batch=1, input_len=1, output_len=1), assumptions=a
-            )
+            one = memory.per_gpu_memory(d, Workload(batch=1, input_len=1, output_len=1))
             if one.kv_budget_bytes <= 0:
                 return (
                     f"does not fit: {one.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
@@ -236,7 +223,7 @@ def operating_point(
         computed = prompt - cached  # a warm prefix cache serves the rest (Workload.prefix_reuse)
         one_token = a.model_copy(update={"max_num_batched_tokens": 1})
         per_rank = Workload(batch=layout.attention_dp * layout.dp, input_len=prompt, output_len=1)
-        mem1 = memory.per_gpu_memory(model, gpu, layout, prec, per_rank, assumptions=one_token)
+        mem1 = memory.per_gpu_memory(d.with_(assumptions=one_token), per_rank)
         if mem1.kv_budget_bytes <= 0:
             return (
                 f"does not fit: {mem1.weights_bytes / 1e9:,.1f} GB of weights per GPU against "
@@ -299,7 +286,7 @@ def operating_point(
         return f"misses the {kind} target: {lat * 1e3:,.0f} ms even at {per_gpu_text(b)} {what} per GPU"
     b, st, lat = best
     if headroom is None:
-        room = _replica_headroom_gb(model, gpu, layout, prec, workload, a, max(1, round(b * gps * pp)))
+        room = _replica_headroom_gb(d, max(1, round(b * gps * pp)))
         capacity, bound = cap, "memory" if b >= cap * (1 - 1e-9) else "target"
     else:
         room = headroom(b)

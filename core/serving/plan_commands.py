@@ -16,9 +16,8 @@ import math
 import re
 
 from core import memory
-from core.deployment.specs import MemoryAssumptions, Precision, SpecDecodeConfig, Workload
-from core.hardware import GPUSpec
-from core.model import ModelSpec
+from core.deployment.bundle import Deployment
+from core.deployment.specs import SpecDecodeConfig, Workload
 from core.serving.launch import LaunchCommand, launch_commands, spec_from_plan
 from core.serving.launch.checkpoints import checkpoint_for
 from core.serving.operating_point import Plan
@@ -33,20 +32,18 @@ _REPO_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
 _PLAN_SPEC_FIELDS = ("num_speculative_tokens", "draft_tokens", "speculative_tokens")
 
 
-def _fractions(plan: Plan, model, prec, gpu, a, spec) -> tuple[dict, list[str]]:
-    """The engines' memory fractions from the scenario's memory assumptions on ``gpu`` (the planner's budget:
-    usable = gpu_memory_utilization x memory; weights, activations and a runtime reserve come off it, the rest
-    is KV cache). vLLM takes the utilisation itself; SGLang's static fraction holds weights + KV pool; TensorRT-LLM's
-    is the KV share of what is left after weights and buffers."""
-    a = a or MemoryAssumptions()
+def _fractions(plan: Plan, d: Deployment, speculate: bool) -> tuple[dict, list[str]]:
+    """The engines' memory fractions from ``d``'s memory assumptions on its GPU (the planner's budget: usable =
+    gpu_memory_utilization x memory; weights, activations and a runtime reserve come off it, the rest is KV cache),
+    on the plan's layout, with ``d``'s speculative config where the commands carry it (``speculate``). vLLM takes
+    the utilisation itself; SGLang's static fraction holds weights + KV pool; TensorRT-LLM's is the KV share of what
+    is left after weights and buffers."""
+    a, gpu = d.assumptions, d.gpu
     out: dict = {"gpu_memory_utilization": a.gpu_memory_utilization}
-    if gpu is None:
-        return out, [
-            "SGLang's --mem-fraction-static and TensorRT-LLM's free_gpu_memory_fraction are left at the "
-            "engines' defaults: no GPU was given to size them."
-        ]
     try:
-        r = memory.per_gpu_memory(model, gpu, plan.layout, prec, Workload(batch=1), assumptions=a, spec=spec)
+        # the scenario's redundant-expert slots (the assumptions'), as the budget has always sized them here
+        spec = d.spec if speculate else SpecDecodeConfig()
+        r = memory.per_gpu_memory(d.with_(layout=plan.layout, spec=spec, draft=None), Workload(batch=1))
     except ValueError as e:
         return out, [f"SGLang's and TensorRT-LLM's memory fractions are left at the engines' defaults: {e}."]
     buffers = r.components.get("activations", 0.0) + r.components.get("runtime_reserve", 0.0)
@@ -68,24 +65,17 @@ def _fractions(plan: Plan, model, prec, gpu, a, spec) -> tuple[dict, list[str]]:
 
 
 def plan_commands(
-    plan: Plan,
-    model: ModelSpec,
-    precision: Precision | str,
-    *,
-    gpus_per_node: int = 8,
-    spec: SpecDecodeConfig | None = None,
-    role: str = "aggregated",
-    max_batched_tokens: int = 8192,
-    gpu: GPUSpec | None = None,
-    assumptions: MemoryAssumptions | None = None,
+    plan: Plan, d: Deployment, *, role: str = "aggregated", max_batched_tokens: int = 8192
 ) -> tuple[dict[str, LaunchCommand], list[str]]:
-    """Each engine's command for ``plan`` (vLLM, SGLang, TensorRT-LLM), and notes on what was not carried over
-    (a speculative method the engines' commands do not write, a checkpoint not published in the planned precision,
-    speculation the plan was not scored with). ``gpu`` and ``assumptions`` size the memory fractions."""
+    """Each engine's command for ``plan`` (vLLM, SGLang, TensorRT-LLM) serving ``d``'s model at its precision with
+    its speculative method, one command per node of its cluster (``gpus_per_node``; without a cluster, the GPU's),
+    and notes on what was not carried over (a speculative method the engines' commands do not write, a checkpoint
+    not published in the planned precision, speculation the plan was not scored with). ``d``'s GPU and memory
+    assumptions size the memory fractions; ``d``'s own layout is not used (the plan's is)."""
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be a layout Plan, got {type(plan).__name__}")
-    prec = Precision.of(precision)
-    spec = spec or SpecDecodeConfig()
+    model, prec, spec = d.model, d.precision, d.spec
+    gpus_per_node = d.cluster.gpus_per_node if d.cluster is not None else d.gpu.gpus_per_node
     notes: list[str] = []
     method = SPEC_LAUNCH_METHODS.get(spec.method) if spec.enabled else None
     if spec.enabled and method is None:
@@ -111,7 +101,7 @@ def plan_commands(
             f"draft KV are not in the plan's memory, each sequence sends {drafts + 1} tokens per step (the DeepEP "
             "buffer and CUDA-graph sizes count them), and fewer sequences may fit than planned."
         )
-    fractions, mem_notes = _fractions(plan, model, prec, gpu, assumptions, spec if method else None)
+    fractions, mem_notes = _fractions(plan, d, bool(method))
     notes += mem_notes
     ls = spec_from_plan(
         model_id,

@@ -8,23 +8,24 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from core._util.checks import load_yaml
+
+if TYPE_CHECKING:
+    from core.catalog import Catalog
 
 __all__ = ["ErrorSpread", "error_distribution", "model_error"]
 
 Phase = Literal["prefill", "decode"]
 
 
-def model_error(phase: Phase) -> float:
+def model_error(phase: Phase, catalog: Catalog) -> float:
     """The step-time model's measured error for ``phase``: the median leave-one-out |error| of its
-    whole-step cases (``catalogs/step_error.yaml``, written by ``python -m bench.calibrate --write``)."""
+    whole-step cases (the ``catalog``'s ``step_error.yaml``, written by ``python -m bench.calibrate --write``)."""
     if phase not in ("prefill", "decode"):
         raise ValueError(f"phase must be prefill or decode, got {phase!r}")
-    from core.catalog import load_catalog
-
-    return float(load_catalog().step_error[phase])
+    return float(catalog.step_error[phase])
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,12 @@ class ErrorSpread:
     source: str
 
 
-def error_distribution(phase: Phase) -> ErrorSpread:
-    """The median and 90th-percentile error the tiers use for ``phase`` (``catalogs/step_error.yaml``: written by
-    ``python -m bench.calibrate --write`` from the shipped leave-one-out table). Without a 90th percentile in the
-    file the median stands for both (no second tier)."""
-    median = model_error(phase)
-    from core.catalog import load_catalog
-
-    p90, cases, source = _spread(str(load_catalog().root), phase)
+def error_distribution(phase: Phase, catalog: Catalog) -> ErrorSpread:
+    """The median and 90th-percentile error the tiers use for ``phase`` (the ``catalog``'s ``step_error.yaml``:
+    written by ``python -m bench.calibrate --write`` from the shipped leave-one-out table). Without a 90th percentile
+    in the file the median stands for both (no second tier)."""
+    median = model_error(phase, catalog)
+    p90, cases, source = _spread(str(catalog.root), phase)
     return ErrorSpread(median, max(median, p90 if p90 is not None else median), cases, source)
 
 

@@ -254,6 +254,7 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
     # its own 2,048 tokens.
     from core import serving
     from core.catalog import load_catalog
+    from core.deployment.bundle import Deployment
     from core.deployment.specs import ParallelLayout, Scenario
 
     at = run()
@@ -264,14 +265,16 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
     # scenario's precision and memory, no redundant expert (the plan's), an 8-GPU scale-up domain
     s, cat = Scenario(), load_catalog()
     costs = serving.replica_costs(
-        cat.model(s.model_id),
-        cat.gpu(s.gpu_id),
-        ParallelLayout(attention_dp=8, ep=8),
-        s.precision,
-        s.workload,
-        eff=cat.efficiency_for(s.gpu_id, s.serving_stack),
-        assumptions=s.memory,
-        domain_gpus=8,
+        Deployment(
+            cat.model(s.model_id),
+            cat.gpu(s.gpu_id),
+            ParallelLayout(attention_dp=8, ep=8),
+            s.precision,
+            cat.efficiency_for(s.gpu_id, s.serving_stack),
+            workload=s.workload,
+            assumptions=s.memory,
+            domain_gpus=8,
+        )
     )
     # hand: a prefill-only step t(0) = 12.401 ms + 2,048 x 13.550 us = 27.751 ms: 40.15 ms to the first token
     assert costs.decode_s(0) == pytest.approx(0.012401, abs=1e-6)

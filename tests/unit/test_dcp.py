@@ -12,6 +12,7 @@ from core.deployment.specs import ClusterSpec, ParallelLayout, Precision, Worklo
 from core.hardware import collectives
 from core.perf.kernels import layer_comm, layer_costs
 from core.serving import layout
+from tests.unit._search import search
 
 cat = load_catalog()
 KIMI = cat.model("kimi-k2.6")  # 61 MLA layers: latent 512 + RoPE 64 = 576 cached elements per token, 64 heads
@@ -36,8 +37,8 @@ def test_a_gpu_holds_one_dcp_th_of_each_sequence():
 
 def test_dcp_multiplies_the_sequences_the_cache_holds():
     # the weights are the same, so the budget is; each sequence takes an eighth: 8x as many (floors aside)
-    one = memory.max_concurrent_sequences(KIMI, B200, tp8(), NVFP4, 68_000)
-    eight = memory.max_concurrent_sequences(KIMI, B200, tp8(8), NVFP4, 68_000)
+    one = memory.max_concurrent_sequences(Deployment(KIMI, B200, tp8(), NVFP4), 68_000)
+    eight = memory.max_concurrent_sequences(Deployment(KIMI, B200, tp8(8), NVFP4), 68_000)
     assert one >= 30  # ~94 GB of budget / 2.39 GB
     assert 8 * one <= eight < 8 * (one + 1)
 
@@ -100,7 +101,7 @@ def test_the_search_offers_dcp_to_vllm_decode_only():
     wl = Workload(input_len=67_600, output_len=400)
 
     def kinds(stack, phase):
-        plans = layout.recommend(KIMI, cluster, wl, phase, precision=NVFP4, stack=stack)
+        plans = layout.recommend(search(KIMI, cluster, wl, precision=NVFP4, stack=stack), phase, catalog=cat)
         return {p.layout.dcp for p in plans}, plans
 
     seen, plans = kinds("vllm", "decode")

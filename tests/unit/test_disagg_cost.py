@@ -6,6 +6,7 @@ import pytest
 from core.catalog import load_catalog
 from core.deployment.specs import ClusterSpec, ParallelLayout
 from core.serving import cost, disagg
+from tests.unit._search import search
 
 cat = load_catalog()
 L70 = cat.model("llama-3-70b")
@@ -20,7 +21,7 @@ def test_kv_per_request_llama3_70b():
 def test_review_scenario_kv_stream_vs_infiniband_hdr():
     # 3,000 req/min x 1,500-token prompts: 50/s x 1,500 x 327,680 B = 24.58 GB/s, 98% of one HDR port (25 GB/s)
     t = disagg.Traffic(3000, 1500, 800)
-    s = disagg.size_pools(L70, NODE, t, precision="bf16")
+    s = disagg.size_pools(search(L70, NODE, precision="bf16"), t, catalog=cat)
     assert s.kv_bytes_per_s == pytest.approx(50 * 1500 * 327_680)
     assert disagg.link_utilisation(s.kv_bytes_per_s, 1, 25) == pytest.approx(0.983, abs=0.001)
     assert disagg.link_utilisation(s.kv_bytes_per_s, s.prefill_gpus, 25) < 0.2  # spread over the pool's NICs
@@ -28,7 +29,7 @@ def test_review_scenario_kv_stream_vs_infiniband_hdr():
 
 def test_pool_sizes_follow_the_per_gpu_rates():
     t = disagg.Traffic(3000, 1500, 800)
-    s = disagg.size_pools(L70, NODE, t, precision="fp8")
+    s = disagg.size_pools(search(L70, NODE), t, catalog=cat)
     p, d = s.prefill_plan, s.decode_plan
     # pools: whole replicas covering the work; 50 x 1,500 = 75,000 prompt tokens/s, 50 x 800 = 40,000 output tokens/s
     assert (
@@ -42,14 +43,14 @@ def test_pool_sizes_follow_the_per_gpu_rates():
     assert s.colocated_gpus >= 1.3 * work
     # Little's law: sequences in flight = output tokens/s x step time
     assert s.concurrent_sequences == pytest.approx(40_000 * d.step_s)
-    faster = disagg.size_pools(L70, NODE, t, precision="fp8", decode_speedup=2.0, plans=(p, d))
+    faster = disagg.size_pools(search(L70, NODE), t, catalog=cat, decode_speedup=2.0, plans=(p, d))
     assert faster.decode_gpus < s.decode_gpus
 
 
 def test_break_even_exists_and_disaggregation_pays_at_scale():
     t = disagg.Traffic(3000, 1500, 800)
     rates = np.geomspace(10, 100_000, 25)
-    colo, dis, even = disagg.break_even_rate(L70, NODE, t, rates, precision="fp8")
+    colo, dis, even = disagg.break_even_rate(search(L70, NODE), t, rates, catalog=cat)
     assert even is not None and 10 < even < 100_000
     assert dis[-1] <= colo[-1] and dis[0] >= colo[0]
 
@@ -81,7 +82,8 @@ def test_pool_utilisation_and_the_yearly_value_of_whole_gpus():
     dec = L.Plan(lay, "decode", 0, 100.0, 0.05, 2000.0, 1.0)
     pre = L.Plan(lay, "prefill", 0, 8192.0, 1.0, 8000.0, 1.0)
     t = disagg.Traffic(requests_per_min=60.0, input_len=4000, output_len=1000)  # 4,000 in / 1,000 out per s
-    s = disagg.size_pools(q, ClusterSpec(gpu=cat.gpu("h200"), num_nodes=1), t, plans=(pre, dec), interference=0.0)
+    h200 = ClusterSpec(gpu=cat.gpu("h200"), num_nodes=1)
+    s = disagg.size_pools(search(q, h200), t, catalog=cat, plans=(pre, dec), interference=0.0)
     assert s.decode_gpus == 8 and s.decode_utilisation == pytest.approx(0.5 / 8)
     assert s.prefill_gpus == 8 and s.prefill_utilisation == pytest.approx(0.5 / 8)  # 4,000 / 8,000 = 0.5 GPU
     assert s.colocated_gpus == 8 and s.colocated_utilisation == pytest.approx(1.0 / 8)

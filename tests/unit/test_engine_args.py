@@ -19,6 +19,7 @@ from core.serving import layout
 from core.serving.launch import ENGINES, TRTLLM_YAML, LaunchSpec, launch_commands
 from core.serving.launch.argcheck import check_command, engine_rules
 from core.serving.plan_commands import plan_commands
+from tests.unit._search import search
 from tests.unit.test_launch import all_commands
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +49,8 @@ def _scenarios():
         out.append((mid, sc))
         cl = ClusterSpec(gpu=CAT.gpu(sc.gpu_id), num_nodes=sc.num_nodes, gpus_per_node=sc.gpus_per_node)
         wl = sc.workload.model_copy(update={"batch": 1})
-        kw = dict(precision=sc.precision, assumptions=sc.memory, profiles=CAT.efficiency, max_plans=1)
-        if not layout.recommend(CAT.model(mid), cl, wl, "decode", stack=sc.serving_stack, **kw):
+        d = search(CAT.model(mid), cl, wl, precision=sc.precision, stack=sc.serving_stack, assumptions=sc.memory)
+        if not layout.recommend(d, "decode", catalog=CAT, max_plans=1):
             out.append((f"{mid} x4 nodes", scenario_from_params({"model": mid, "nodes": "4"}, CAT)[0]))
     for url in REVIEW_URLS:
         params = dict(kv.split("=") for kv in url.split("&"))
@@ -103,13 +104,10 @@ def test_every_decode_worker_command_parses():
     for name, sc in SCENARIOS:
         cl = ClusterSpec(gpu=CAT.gpu(sc.gpu_id), num_nodes=sc.num_nodes, gpus_per_node=sc.gpus_per_node)
         m = CAT.model(sc.model_id)
-        kw = dict(precision=sc.precision, assumptions=sc.memory, profiles=CAT.efficiency, max_plans=1)
-        plans = layout.recommend(m, cl, sc.workload.model_copy(update={"batch": 1}), "decode", **kw)
-        for p in plans:
-            cmds, _ = plan_commands(
-                p, m, sc.precision, gpus_per_node=sc.gpus_per_node, spec=sc.spec, role="decode",
-                gpu=CAT.gpu(sc.gpu_id), assumptions=sc.memory,
-            )  # fmt: skip
+        wl = sc.workload.model_copy(update={"batch": 1})
+        d = search(m, cl, wl, precision=sc.precision, assumptions=sc.memory, spec=sc.spec)
+        for p in layout.recommend(d, "decode", catalog=CAT, max_plans=1):
+            cmds, _ = plan_commands(p, d, role="decode")
             for c in cmds.values():
                 assert check_command(c.engine, c.command, c.config_yaml) == [], f"{name}: {c.engine} decode"
                 checked += 1

@@ -8,6 +8,7 @@ import pytest
 
 from core import serving
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout, Workload
 from core.serving.engine_sim import (
     SWEEP_SHARES,
@@ -58,7 +59,7 @@ WL = Workload(input_len=2048, output_len=512)
 
 
 def _costs(layout: ParallelLayout) -> serving.ReplicaCosts:
-    return serving.replica_costs(DS, H200, layout, "fp8", WL, eff=EFF)
+    return serving.replica_costs(Deployment(DS, H200, layout, "fp8", EFF, workload=WL))
 
 
 def test_a_lone_prompt_waits_for_its_own_prefill_not_a_full_budget_catalog():

@@ -11,6 +11,7 @@ import pytest
 from core import balance, memory, roofline
 from core import speculative as sd
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ClusterSpec, MemoryAssumptions, ParallelLayout, Precision, Workload
 from core.serving import disagg
 
@@ -83,15 +84,12 @@ def test_20_disaggregation_break_even_on_the_page():
     model = cat.model("llama-3-70b")
     node = ClusterSpec(gpu=cat.gpu("h100-sxm"), num_nodes=1, gpus_per_node=8)
     traffic = disagg.Traffic(3000.0, 1500, 800, 3.0, 0.100)
-    kw = dict(
-        precision=Precision(weights="fp8", kv_cache="bf16", dispatch="fp8"),
-        interference=0.3,
-        assumptions=MemoryAssumptions(),
-        profiles=cat.efficiency,
-        stack="sglang",
-    )
+    prec = Precision(weights="fp8", kv_cache="bf16", dispatch="fp8")
+    eff = cat.efficiency_for("h100-sxm", "sglang")
+    d = Deployment(model, node.gpu, ParallelLayout(), prec, eff, cluster=node, assumptions=MemoryAssumptions())
+    kw = dict(catalog=cat, interference=0.3)
     # the per-GPU rates and replica sizes come from the layout search: inputs to the hand arithmetic below
-    base = disagg.size_pools(model, node, traffic, **kw)
+    base = disagg.size_pools(d, traffic, **kw)
     p_rate, d_rate = base.prefill_plan.tokens_per_s_per_gpu, base.decode_plan.tokens_per_s_per_gpu
     p_rep, d_rep = base.prefill_plan.replica_gpus, base.decode_plan.replica_gpus
     # the entry quotes them: prefill 7,141 prompt tok/s per GPU on 1-GPU replicas, decode 2,209 on 4-GPU replicas
@@ -115,12 +113,12 @@ def test_20_disaggregation_break_even_on_the_page():
     ok = [colo >= dis for colo, dis in (hand(r) for r in rates)]
     first = next(i for i in range(len(rates)) if all(ok[i:]))
     assert rates[first] == 358.0
-    colo, dis, even = disagg.break_even_rate(model, node, traffic, rates, **kw)
+    colo, dis, even = disagg.break_even_rate(d, traffic, rates, **kw)
     assert even == 358.0
     assert [tuple(x) for x in zip(colo, dis, strict=True)] == [hand(r) for r in rates]
     # on a 1-request grid the crossing is the step itself, 323
     fine = np.arange(250.0, 3000.0)
-    assert disagg.break_even_rate(model, node, traffic, fine, **kw)[2] == math.ceil(step) == 323
+    assert disagg.break_even_rate(d, traffic, fine, **kw)[2] == math.ceil(step) == 323
     assert "358 requests/min" in _correct(20)
     text = _arithmetic(20)
     assert "7,141" in text and "2,209" in text and "322.6" in text and "**358**" in text
@@ -331,7 +329,7 @@ def test_31_mixtral_8x22b_fp8_kv_headroom_on_2_h100():
     wl = Workload(batch=1, input_len=1, output_len=1)
     # vLLM's plain --tensor-parallel-size 2 shards each expert (expert TP 2); with EP 2 the bytes are the same
     for lay in (ParallelLayout(attention_tp=2, expert_tp=2), ParallelLayout(attention_tp=2, ep=2)):
-        got = memory.per_gpu_memory(m, gpu, lay, "fp8", wl)
+        got = memory.per_gpu_memory(Deployment(m, gpu, lay, "fp8"), wl)
         assert got.weights_bytes == pytest.approx(per_gpu, rel=1e-9)
         assert got.kv_budget_bytes == pytest.approx(budget, rel=1e-6)
     # KV per token per GPU: 2 x 4 KV heads x 128 x 2 B x 56 = 114,688 B -> 1.9011e9 / 114,688 = 16,576 tokens

@@ -5,9 +5,11 @@ deployment against the GPU count the source published."""
 import pytest
 
 from core import serving
+from core.catalog import load_catalog
 from core.serving import frontier
 from core.serving.frontier import Deployment, PoolSpec
 
+CAT = load_catalog()
 POINTS = frontier.load_frontier_points()
 CASES = {c.id: c for c in frontier.load_frontier_cases()}
 
@@ -62,7 +64,7 @@ def test_bad_entries_are_refused():
     with pytest.raises(ValueError, match="no separate prefill or decode pool"):
         Deployment(points=("x",), colocated=PoolSpec(), prefill=PoolSpec(), decode=PoolSpec())
     with pytest.raises(ValueError, match="unknown frontier case 'nope'"):
-        frontier.model_case("nope")
+        frontier.model_case("nope", CAT)
 
 
 def test_unknown_points_in_a_case_file_are_named(tmp_path):
@@ -91,7 +93,7 @@ def test_the_kimi_reference():
     # vLLM's Kimi-K2.6 post: TP 8's KV cache fills at 64 clients and its throughput plateaus near 1,863 tok/s/GPU;
     # DCP 8 reaches 6,091 at 512 clients (3.27x). The plateau is within 25%; the DCP ratio is not (the gap the
     # planner states: about 1.9x modelled)
-    m = frontier.model_case("kimi-k2.6-b200-agentic-dcp")
+    m = frontier.model_case("kimi-k2.6-b200-agentic-dcp", CAT)
     by_id = {g.point.id: g for g in m.gaps}
     tp64 = by_id["vllm-kimik26-b200x8-tp8ep8-c64"]
     assert tp64.modelled.regime == "KV cache full"
@@ -123,7 +125,7 @@ def test_the_kimi_dcp_points_need_more_prefill_than_the_model_has():
     # nothing else; R is bounded by the B200's BF16 peak: each computed token's attention alone is 61 layers x 64
     # heads x 2 x 64,220 average context x (192 + 128) = 1.605e11 FLOPs, so R < 8 x 2.25e15 / 1.605e11 = 112,150.
     # DCP's points from 128 clients up need more than R (35,472, 41,664, 46,168): their gap is the prefill's
-    m = frontier.model_case("kimi-k2.6-b200-agentic-dcp")
+    m = frontier.model_case("kimi-k2.6-b200-agentic-dcp", CAT)
     by_id = {g.point.id: g for g in m.gaps}
     ceiling = by_id["vllm-kimik26-b200x8-dcp8-c512"].prefill_ceiling_tokens_per_s
     assert 10_000 < ceiling < 112_150
@@ -134,7 +136,7 @@ def test_the_kimi_dcp_points_need_more_prefill_than_the_model_has():
 
 def test_every_case_models_every_point():
     for cid in CASES:
-        m = frontier.model_case(cid)
+        m = frontier.model_case(cid, CAT)
         assert len(m.gaps) == sum(len(d.points) for d in CASES[cid].deployments)
         assert all(0.1 < g.throughput_ratio < 10 for g in m.gaps), cid
         assert all(len(curve) >= 2 for _, curve in m.curves)

@@ -17,10 +17,12 @@ WARM = Workload(batch=1, input_len=32_768, output_len=1, prefix_reuse=0.9)
 PREFIX = 29_491 * 131_072
 
 
+def tiers_of(gpu, layout, workload, **kw):
+    return kv_tiers.prefix_tiers(Deployment(LLAMA, gpu, layout, "bf16", EFF, workload=workload), **kw)
+
+
 def test_each_tier_by_hand():
-    tiers, recompute = kv_tiers.prefix_tiers(
-        LLAMA, H100, ParallelLayout(), "bf16", WARM, eff=EFF, kv_budget_bytes_per_gpu=40e9, store_gb_per_gpu=4000
-    )
+    tiers, recompute = tiers_of(H100, ParallelLayout(), WARM, kv_budget_bytes_per_gpu=40e9, store_gb_per_gpu=4000)
     hbm, host, store = tiers
     # HBM: resident, the 40 GB budget holds 40e9 / 3,865,444,352 = 10.35 prefixes
     assert hbm.load_s == 0 and hbm.sessions_per_gpu == pytest.approx(40e9 / PREFIX)
@@ -40,15 +42,9 @@ def test_each_tier_by_hand():
 
 def test_tp_splits_the_prefix_and_no_reuse_has_nothing_to_load():
     # attention TP 2 splits the 8 KV heads: half the prefix on each GPU, half the load time over the same link
-    (_, tp1, _), _ = kv_tiers.prefix_tiers(
-        LLAMA, B200, ParallelLayout(), "bf16", WARM, eff=EFF, kv_budget_bytes_per_gpu=1e9, store_gb_per_gpu=1
-    )
-    (_, tp2, _), _ = kv_tiers.prefix_tiers(
-        LLAMA, B200, ParallelLayout(attention_tp=2, expert_tp=2), "bf16", WARM, eff=EFF, kv_budget_bytes_per_gpu=1e9,
-        store_gb_per_gpu=1,
-    )  # fmt: skip
+    (_, tp1, _), _ = tiers_of(B200, ParallelLayout(), WARM, kv_budget_bytes_per_gpu=1e9, store_gb_per_gpu=1)
+    tp2_layout = ParallelLayout(attention_tp=2, expert_tp=2)
+    (_, tp2, _), _ = tiers_of(B200, tp2_layout, WARM, kv_budget_bytes_per_gpu=1e9, store_gb_per_gpu=1)
     assert tp2.load_s - 10e-6 == pytest.approx((tp1.load_s - 10e-6) / 2, rel=1e-12)
-    tiers, recompute = kv_tiers.prefix_tiers(
-        LLAMA, H100, ParallelLayout(), "bf16", Workload(), eff=EFF, kv_budget_bytes_per_gpu=1e9
-    )
+    tiers, recompute = tiers_of(H100, ParallelLayout(), Workload(), kv_budget_bytes_per_gpu=1e9)
     assert recompute == 0 and all(t.load_s == 0 and t.sessions_per_gpu == 0 for t in tiers) and len(tiers) == 2

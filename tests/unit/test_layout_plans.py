@@ -13,6 +13,7 @@ from core.deployment.specs import ParallelLayout, Scenario, Workload
 from core.scenario import resolved_layout
 from core.serving import layout as L
 from core.serving.operating_point import operating_point
+from tests.unit._search import search
 from tests.unit.test_layout import cluster
 
 cat = load_catalog()
@@ -37,14 +38,14 @@ def test_pipeline_step_is_the_sum_of_stages_for_one_sequence_and_the_busiest_sta
 def test_decode_capacity_holds_the_full_context_and_pipelines_count_every_stage():
     # long outputs: the old search sized the batch at the mean context and showed negative headroom
     wl = Workload(batch=1, input_len=4000, output_len=4000)
-    plans = L.recommend(DSV3, cluster("h100-sxm", 2), wl, "decode", stack="trtllm")
+    plans = L.recommend(search(DSV3, cluster("h100-sxm", 2), wl, stack="trtllm"), "decode", catalog=cat)
     assert plans
     for p in plans:
         assert p.headroom_gb >= -1e-9, p.label
         # the replica's sequences fit the KV cache at prompt + every output token (8,000 tokens), with each
         # pipeline stage holding its layers' cache of all of them (the old search allowed PP x more)
         fits = memory.max_concurrent_sequences(
-            DSV3, cat.gpu("h100-sxm"), p.layout, "fp8", 8000, assumptions=_with(p.redundant_experts)
+            Deployment(DSV3, cat.gpu("h100-sxm"), p.layout, "fp8", assumptions=_with(p.redundant_experts)), 8000
         )
         assert p.sequences_per_replica * p.dp <= fits + 1e-6, p.label
 
@@ -58,7 +59,7 @@ def _with(redundant):
 def test_each_plan_keeps_the_better_of_overlap_and_no_overlap():
     c = cluster("h800", 18)
     wl = Workload(batch=1, input_len=2000, output_len=100)
-    plans = L.recommend(DSV3, c, wl, "decode")
+    plans = L.recommend(search(DSV3, c, wl), "decode", catalog=cat)
     eff = cat.efficiency_for("h800")
     for p in plans[:5]:
         other = "none" if p.overlap == "two_batch" else "two_batch"
@@ -78,14 +79,15 @@ def test_prefill_ttft_counts_every_chunk_of_a_long_prompt():
     lay = ParallelLayout(attention_dp=8, ep=8)
     wl = Workload(batch=1, input_len=100_000, output_len=1)
     eff = cat.efficiency_for("h200")
-    p = operating_point(DSV3, h200, lay, "fp8", wl, "prefill", target_s=600.0, eff=eff, domain_gpus=8)
+    d = Deployment(DSV3, h200, lay, "fp8", eff, workload=wl, domain_gpus=8)
+    p = operating_point(d, "prefill", target_s=600.0)
     assert not isinstance(p, str)
     chunks = math.ceil(100_000 / p.tokens_per_gpu)  # attention TP 1: a rank's chunk is its GPU's tokens
     cfg = perf.StepConfig("prefill", p.tokens_per_gpu, 100_000, overlap=p.overlap)
     st = perf.step_time(Deployment(DSV3, h200, lay, "fp8", eff, domain_gpus=8), cfg)
     assert p.latency_s == pytest.approx(st.step_s * chunks)  # no pipeline: every chunk takes one step
     # a TTFT target below that rejects the layout with the reason
-    miss = operating_point(DSV3, h200, lay, "fp8", wl, "prefill", target_s=0.5, eff=eff, domain_gpus=8)
+    miss = operating_point(d, "prefill", target_s=0.5)
     assert isinstance(miss, str) and miss.startswith("misses the TTFT target")
 
 
@@ -100,7 +102,7 @@ def test_engine_constraints_are_stated():
     assert "sgl-project/sglang#9805" in L.engine_problems("sglang", DSV3, dp_pp)[0]
     assert not L.engine_problems("trtllm", DSV3, dp_pp)
     _, rejected = L.recommend_with_rejections(
-        DSV3, cluster("h100-sxm", 2), Workload(batch=1, input_len=2000, output_len=100), "decode"
+        search(DSV3, cluster("h100-sxm", 2), Workload(batch=1, input_len=2000, output_len=100)), "decode", catalog=cat
     )
     assert any(lay == dp_pp and "SGLang cannot combine" in r for lay, r in rejected)
 
@@ -108,10 +110,13 @@ def test_engine_constraints_are_stated():
 def test_tensor_parallel_spans_the_whole_nvlink_domain():
     # 4 GB200 NVL72 racks (72 nodes of 4): attention TP may reach beyond a 4-GPU tray. The largest size
     # that divides DeepSeek-V3's 128 heads, the 288 GPUs and stays within 72: 32 (64 does not divide 288)
-    tps = {lay.attention_tp for lay, _ in L.enumerate_layouts(DSV3, cluster("gb200", 72, 4))}
+    tps = {lay.attention_tp for lay, _ in L.enumerate_layouts(search(DSV3, cluster("gb200", 72, 4), precision="bf16"))}
     assert max(tps) == 32 and 16 in tps
     # on HGX the domain is the 8-GPU node
-    assert max(lay.attention_tp for lay, _ in L.enumerate_layouts(DSV3, cluster("h100-sxm", 4))) == 8
+    assert (
+        max(lay.attention_tp for lay, _ in L.enumerate_layouts(search(DSV3, cluster("h100-sxm", 4), precision="bf16")))
+        == 8
+    )
 
 
 def test_default_layout_is_a_top_tier_plan_on_every_catalog_cluster():
@@ -128,7 +133,7 @@ def test_default_layout_is_a_top_tier_plan_on_every_catalog_cluster():
         s = Scenario(model_id=model_id, gpu_id=gpu, num_nodes=nodes, gpus_per_node=gpn)
         m = cat.model(model_id)
         lay = resolved_layout(s, m)
-        plans = L.recommend(m, cluster(gpu, nodes, gpn), Workload(), "decode")
+        plans = L.recommend(search(m, cluster(gpu, nodes, gpn), Workload()), "decode", catalog=cat)
         hit = next(p for p in plans if p.layout == lay)
         assert hit.tier == 1, (model_id, gpu, hit.label)
     k2 = resolved_layout(
@@ -140,10 +145,11 @@ def test_default_layout_is_a_top_tier_plan_on_every_catalog_cluster():
 def test_mixed_expert_tp_times_ep_under_tp_attention_is_searched():
     # aiconfigurator's first pick for Qwen3-235B FP8 on 8 x H100: attention TP2 (x DP4), MoE TP4 x EP2
     plans = L.recommend(
-        cat.model("qwen3-235b-a22b"),
-        cluster("h100-sxm", 1),
-        Workload(batch=1, input_len=4000, output_len=1000),
+        search(
+            cat.model("qwen3-235b-a22b"), cluster("h100-sxm", 1), Workload(batch=1, input_len=4000, output_len=1000)
+        ),
         "decode",
+        catalog=cat,
     )
     pick = next(p for p in plans if (p.tp, p.layout.attention_dp, p.ep, p.layout.expert_tp) == (2, 4, 2, 4))
     assert pick.tier == 1
@@ -151,10 +157,12 @@ def test_mixed_expert_tp_times_ep_under_tp_attention_is_searched():
 
 
 def test_tiers_follow_the_measured_error():
-    plans = L.recommend(DSV3, cluster("h800", 18), Workload(batch=1, input_len=2000, output_len=100), "decode")
-    tol = L.model_error("decode")
+    plans = L.recommend(
+        search(DSV3, cluster("h800", 18), Workload(batch=1, input_len=2000, output_len=100)), "decode", catalog=cat
+    )
+    tol = L.model_error("decode", cat)
     assert tol == pytest.approx(cat.step_error["decode"]) and 0.05 < tol < 0.30
-    spread = L.error_distribution("decode")
+    spread = L.error_distribution("decode", cat)
     assert spread.median == tol and spread.p90 > tol
     best = plans[0].tokens_per_s_per_gpu
     for p in plans:
@@ -185,7 +193,7 @@ def test_the_error_distribution_is_the_leave_one_out_tables():
     assert results is not None, why
     phase = {str(c["id"]): c.get("phase") for c in cat.validation_cases}
     for ph, median, p90, n in (("decode", 0.183, 0.520, 20), ("prefill", 0.086, 0.152, 8)):
-        d = L.error_distribution(ph)
+        d = L.error_distribution(ph, cat)
         assert (d.median, d.p90, d.cases) == (pytest.approx(median, abs=5e-4), pytest.approx(p90, abs=5e-4), n)
         table = error_summary([r for r in results if r.family == "system" and phase.get(r.id) == ph])["system"]
         assert d.p90 == pytest.approx(table["p90"], abs=1e-4) and d.median == pytest.approx(table["median"], abs=1e-4)
@@ -196,7 +204,11 @@ def test_the_error_distribution_is_the_leave_one_out_tables():
     from core.deployment.specs import Precision
 
     wl = Workload(batch=1, input_len=2000, output_len=100)
-    plans = L.recommend(DSV3, cluster("h100-sxm", 4), wl, "prefill", precision=Precision(weights="fp8", dispatch="fp8"))
+    plans = L.recommend(
+        search(DSV3, cluster("h100-sxm", 4), wl, precision=Precision(weights="fp8", dispatch="fp8")),
+        "prefill",
+        catalog=cat,
+    )
     ep32 = L.rank_of(plans, tp=1, ep=32)
     assert ep32.tier == 2 and "90th-percentile error (15%)" in ep32.reason
 
@@ -209,7 +221,9 @@ def test_the_error_distribution_is_the_leave_one_out_tables():
     ],
 )
 def test_published_decode_deployments_are_in_the_top_tier(phase, nodes, ep, source):
-    plans = L.recommend(DSV3, cluster("h800", nodes), Workload(batch=1, input_len=2000, output_len=100), phase)
+    plans = L.recommend(
+        search(DSV3, cluster("h800", nodes), Workload(batch=1, input_len=2000, output_len=100)), phase, catalog=cat
+    )
     hit = L.rank_of(plans, tp=1, ep=ep)
     assert hit is not None and hit.tier == 1, source
     # nothing in the top tier that an engine guide rules out: no TP-attention MLA plan with a replicated
@@ -221,7 +235,9 @@ def test_published_decode_deployments_are_in_the_top_tier(phase, nodes, ep, sour
 
 def test_kimi_k2_on_an_nvl72_rack_decodes_with_wide_ep_across_the_rack():
     plans = L.recommend(
-        cat.model("kimi-k2"), cluster("gb200", 18, 4), Workload(batch=1, input_len=4096, output_len=1000), "decode"
+        search(cat.model("kimi-k2"), cluster("gb200", 18, 4), Workload(batch=1, input_len=4096, output_len=1000)),
+        "decode",
+        catalog=cat,
     )
     # NVIDIA's and SGLang's GB200 NVL72 deployments: DP-attention x EP72 over the whole rack (48 redundant slots)
     assert plans[0].label == "DP-attn72 · EP72" and plans[0].redundant_experts == 48
@@ -235,12 +251,9 @@ def test_launch_commands_carry_the_plans_layout_and_operating_point():
 
     # DP-attention x EP8 decode at 96 sequences per GPU with two-batch overlap, FP8 KV cache, MTP with 2 drafts
     plan = Plan(ParallelLayout(attention_dp=8, ep=8), "decode", 0, 96.0, 0.05, 1920.0, 1.0, overlap="two_batch")
-    cmds, notes = plan_commands(
-        plan,
-        DSV3,
-        Precision(weights="fp8", kv_cache="fp8"),
-        spec=SpecDecodeConfig(method="mtp", num_speculative_tokens=2),
-    )
+    mtp = SpecDecodeConfig(method="mtp", num_speculative_tokens=2)
+    d = Deployment(DSV3, cat.gpu("h200"), ParallelLayout(), Precision(weights="fp8", kv_cache="fp8"), spec=mtp)
+    cmds, notes = plan_commands(plan, d)
     # the notes name the checkpoint and what the plan leaves out (tests/unit/test_plan_commands.py checks them)
     assert notes and notes[0].startswith("Checkpoint deepseek-ai/DeepSeek-V3: fp8 as published")
     vllm, sgl, trt = cmds["vllm"], cmds["sglang"], cmds["trtllm"]
@@ -261,7 +274,7 @@ def test_launch_commands_carry_the_plans_layout_and_operating_point():
         assert c.command.startswith(f"# written for {c.command.split()[3]} {c.version}")
     # a prefill plan's chunk becomes the batched-token limit: 16,384 tokens per GPU at attention TP 1
     pre = Plan(ParallelLayout(attention_dp=8, ep=8), "prefill", 0, 16384.0, 2.0, 8192.0, 1.0)
-    cmds, _ = plan_commands(pre, DSV3, "fp8", role="prefill")
+    cmds, _ = plan_commands(pre, Deployment(DSV3, cat.gpu("h200"), ParallelLayout(), "fp8"), role="prefill")
     assert "--max-num-batched-tokens 16384" in cmds["vllm"].command and "kv_producer" in cmds["vllm"].command
     assert "--disaggregation-mode prefill" in cmds["sglang"].command
 
@@ -285,14 +298,13 @@ def test_launch_commands_of_every_top_plan_use_documented_flags(model_id, gpu, n
     from tests.unit.test_launch import ENGINES_YAML, tokens
 
     m = cat.model(model_id)
-    plans = L.recommend(
-        m, cluster(gpu, nodes, gpn), Workload(batch=1, input_len=2000, output_len=500), phase, stack=stack
-    )
+    d = search(m, cluster(gpu, nodes, gpn), Workload(batch=1, input_len=2000, output_len=500), stack=stack)
+    plans = L.recommend(d, phase, catalog=cat)
     top = [p for p in plans if p.tier == 1][:5]
     assert top
     role = "aggregated" if phase == "decode" else "prefill"
     for p in top:
-        cmds, _ = plan_commands(p, m, "fp8", gpus_per_node=gpn, role=role)
+        cmds, _ = plan_commands(p, d, role=role)
         for engine, c in cmds.items():
             used = {t for t in tokens(c.command) if t.startswith("--")}
             assert used <= set(ENGINES_YAML[engine]["flags"]), (
@@ -326,7 +338,7 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
 
     prec = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
     wl = Workload(batch=1, input_len=2048, output_len=512)
-    plans = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "decode", precision=prec)
+    plans = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "decode", catalog=cat)
     ep72 = L.rank_of(plans, tp=1, ep=72)
     assert ep72.rank == 1 and ep72.overlap == "two_batch"
     assert 1_400 <= ep72.tokens_per_gpu < 1_536 and ep72.tokens_per_s_per_gpu >= 14_083
@@ -336,7 +348,7 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
     eff = cat.efficiency_for("gb200")
     for p in plans[:6]:
         fits = memory.max_concurrent_sequences(
-            DSV3, cat.gpu("gb200"), p.layout, prec, 2560, assumptions=_with(p.redundant_experts)
+            Deployment(DSV3, cat.gpu("gb200"), p.layout, prec, assumptions=_with(p.redundant_experts)), 2560
         )
         for more in (p.tokens_per_gpu + 1 / (p.tp * p.pp), *(p.tokens_per_gpu * f for f in (1.01, 1.02, 1.05, 1.2))):
             cfg = perf.StepConfig("decode", more, 2304, overlap=p.overlap, redundant_experts=p.redundant_experts)
@@ -358,7 +370,9 @@ def test_the_prefill_chunk_between_grid_points_is_searched_too():
     # prompt tokens per GPU (1.74 s per step: 9,405 tok/s/GPU) where 32,768 missed (3.45 s: 9,503, +1.0%, more than
     # GRID_TOLERANCE). 24,576 meets 3 s (2.6 s: 24,576 / 2.595 = 9,470); the grid point above it (32,768) then gains
     # only 0.35%, within the tolerance, so the search stops there
-    plans = L.recommend(DSV3, cluster("h200", 1), Workload(batch=1, input_len=2048, output_len=512), "prefill")
+    plans = L.recommend(
+        search(DSV3, cluster("h200", 1), Workload(batch=1, input_len=2048, output_len=512)), "prefill", catalog=cat
+    )
     best = plans[0]
     assert best.label == "DP-attn8 · EP8" and best.tokens_per_gpu == 24_576
     assert best.tokens_per_s_per_gpu == pytest.approx(9_470, rel=0.01) and best.latency_s <= 3.0
@@ -373,7 +387,7 @@ def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_the
     gpt = cat.model("gpt-oss-120b")
     prec = Precision(weights="bf16", routed_experts="mxfp4")
     wl = Workload(batch=1, input_len=2048, output_len=512)
-    plans = L.recommend(gpt, cluster("b200", 1), wl, "decode", precision=prec)
+    plans = L.recommend(search(gpt, cluster("b200", 1), wl, precision=prec), "decode", catalog=cat)
     one, best = L.fewest_gpus(plans), plans[0]
     assert one.label == "DP8" and one.replica_gpus == 1 and one.tokens_per_gpu == 1_048
     assert best.label == "DP-attn8 · EP8" and best.tokens_per_gpu == 1_586
@@ -383,9 +397,9 @@ def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_the
     # on every cluster the smallest replica is ranked, in both phases; in prefill it is the best
     for nodes, gpn in ((1, 8), (2, 8), (1, 4)):
         for phase in ("prefill", "decode"):
-            ranked = L.recommend(gpt, cluster("b200", nodes, gpn), wl, phase, precision=prec)
+            ranked = L.recommend(search(gpt, cluster("b200", nodes, gpn), wl, precision=prec), phase, catalog=cat)
             assert L.fewest_gpus(ranked).replica_gpus == 1, (nodes, gpn, phase)
-    assert L.recommend(gpt, cluster("b200", 1), wl, "prefill", precision=prec)[0].label == "DP8"
+    assert L.recommend(search(gpt, cluster("b200", 1), wl, precision=prec), "prefill", catalog=cat)[0].label == "DP8"
     assert L.fewest_gpus([]) is None
 
 
@@ -394,7 +408,7 @@ def test_the_reason_says_which_constraint_binds():
     # DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out: DP-attn8 · EP8's cache holds 1,328 sequences of 2,560 tokens,
     # 166 per GPU, and that many take a 52.9 ms step, half the 100 ms target
     wl = Workload(batch=1, input_len=2048, output_len=512)
-    s1 = L.recommend(DSV3, cluster("h200", 1), wl, "decode")[0]
+    s1 = L.recommend(search(DSV3, cluster("h200", 1), wl), "decode", catalog=cat)[0]
     assert (s1.label, s1.tokens_per_gpu, s1.bound, s1.capacity) == ("DP-attn8 · EP8", 166, "memory", 166)
     assert s1.reason.startswith(
         "166 sequences per GPU, limited by KV memory (all its cache holds at the full context): TPOT 53 ms against the "
@@ -404,14 +418,14 @@ def test_the_reason_says_which_constraint_binds():
     from core.deployment.specs import Precision
 
     prec = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
-    ep72 = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "decode", precision=prec)[0]
+    ep72 = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "decode", catalog=cat)[0]
     assert (ep72.tokens_per_gpu, ep72.bound, ep72.capacity) == (1_408, "target", 1_729)
     assert ep72.reason.startswith(
         "1,408 sequences per GPU, limited by the TPOT target: 100 ms of 100 ms (a larger batch gains at most 1% before "
         "it misses; the KV cache holds 1,729)"
     )
     # prefill: PP4 · DP18 takes the largest chunk tried, 32,768 tokens per GPU, well inside 3 s
-    pre = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "prefill", precision=prec)[0]
+    pre = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "prefill", catalog=cat)[0]
     assert pre.bound == "grid" and pre.reason.startswith(
         "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,361 ms against the 3,000 ms target"
     )
@@ -430,7 +444,10 @@ def test_headlines_say_which_throughput_they_are():
 
     prec = Precision(weights="fp8", dispatch="fp8")
     wl = Workload(batch=1, input_len=2048, output_len=512)
-    pre, dec = (L.recommend(DSV3, cluster("h200", 1), wl, ph, precision=prec)[0] for ph in ("prefill", "decode"))
+    pre, dec = (
+        L.recommend(search(DSV3, cluster("h200", 1), wl, precision=prec), ph, catalog=cat)[0]
+        for ph in ("prefill", "decode")
+    )
     h = pool_headline(pre, dec, wl, 8)
     assert h.decode_pool_tok_s == pytest.approx(25_720, abs=1)
     assert h.prompt_tok_s_needed == pytest.approx(102_882, abs=2)
@@ -457,7 +474,7 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
 
     prec = Precision(weights="fp8", dispatch="fp8")
     wl = Workload(batch=1, input_len=2048, output_len=512)
-    plans = L.recommend(DSV3, cluster("h200", 1), wl, "decode", precision=prec)
+    plans = L.recommend(search(DSV3, cluster("h200", 1), wl, precision=prec), "decode", catalog=cat)
     bars = time_per_token(plans)
     assert [b.label for b in bars] == [
         "DP-attn8 · EP8",
@@ -477,7 +494,9 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     # S2d, LMSYS's decode pool (9 x 8 H100, 2,000 in / 100 out): DP-attn72 · EP72 with two-batch overlap runs 290
     # sequences per GPU in a 91.9 ms step (317 us per token); its kernels add up to 377 us: overlap hides 60
     dec = L.recommend(
-        DSV3, cluster("h100-sxm", 9), Workload(batch=1, input_len=2000, output_len=100), "decode", precision=prec
+        search(DSV3, cluster("h100-sxm", 9), Workload(batch=1, input_len=2000, output_len=100), precision=prec),
+        "decode",
+        catalog=cat,
     )
     ep72 = time_per_token(dec, 1)[0]
     assert ep72.label == "DP-attn72 · EP72" and ep72.step_us == pytest.approx(317.0, abs=0.5)
@@ -486,7 +505,7 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     )
     # a pipeline whose stages are unequal idles part of the step: drawn as its own part (GB200 prefill, PP12 · DP6)
     nv = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
-    pre = L.recommend(DSV3, cluster("gb200", 18, 4), wl, "prefill", precision=nv)
+    pre = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=nv), "prefill", catalog=cat)
     pp12 = next(b for b in time_per_token(pre) if b.label == "PP12 · DP6")
     assert pp12.idle_us > 0 and pp12.parts_us[IDLE] == pp12.idle_us
     assert sum(pp12.parts_us.values()) == pytest.approx(pp12.step_us)

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig
 from core.serving.launch.checkpoints import checkpoint_for, model_checkpoints
 from core.serving.operating_point import Plan
@@ -28,6 +29,11 @@ def words(command: str) -> list[str]:
 def value(command: str, flag: str) -> str:
     w = words(command)
     return w[w.index(flag) + 1]
+
+
+def on(model, precision="fp8", **kw) -> Deployment:
+    """``model`` at ``precision`` on an H200, whose memory sizes the commands' fractions (their layout is the plan's)."""
+    return Deployment(model, H200, ParallelLayout(), precision, **kw)
 
 
 def decode_plan(seqs_per_gpu: float = 166, overlap: str = "none", lay: ParallelLayout = DP8_EP8) -> Plan:
@@ -58,7 +64,7 @@ def test_the_command_loads_the_checkpoint_of_the_planned_precision(model_id, pre
     choice = checkpoint_for(CAT.model(model_id), precision)
     assert (choice.model_id, choice.quantization) == (repo, None)
     assert any(n.startswith(f"Checkpoint {repo}: ") and "source: " in n for n in choice.notes)
-    cmds, _ = plan_commands(decode_plan(), CAT.model(model_id), precision)
+    cmds, _ = plan_commands(decode_plan(), on(CAT.model(model_id), precision))
     for c in cmds.values():
         assert repo in words(c.command), c.engine
 
@@ -67,7 +73,7 @@ def test_no_published_fp8_checkpoint_quantises_on_load_where_the_engine_can():
     # Llama 4 Scout has no official FP8 repository: vLLM and SGLang load BF16 with --quantization fp8 (the SGLang
     # cookbook's Scout recipe does the same); TensorRT-LLM runs pre-quantised checkpoints only, which a note says
     scout = CAT.model("llama-4-scout")
-    cmds, notes = plan_commands(decode_plan(), scout, "fp8")
+    cmds, notes = plan_commands(decode_plan(), on(scout, "fp8"))
     assert value(cmds["vllm"].command, "--quantization") == "fp8"
     assert value(cmds["sglang"].command, "--quantization") == "fp8"
     assert "meta-llama/Llama-4-Scout-17B-16E-Instruct" in words(cmds["trtllm"].command)
@@ -102,9 +108,9 @@ def test_every_catalog_model_has_its_own_checkpoint_first_and_sources_for_the_re
 
 def test_vllm_all_to_all_backend_follows_the_phase_and_dbo_needs_deepep():
     dsv3 = CAT.model("deepseek-v3")
-    pre, _ = plan_commands(prefill_plan(), dsv3, "fp8", role="prefill")
-    dec, _ = plan_commands(decode_plan(), dsv3, "fp8", role="decode")
-    agg, _ = plan_commands(decode_plan(), dsv3, "fp8")
+    pre, _ = plan_commands(prefill_plan(), on(dsv3, "fp8"), role="prefill")
+    dec, _ = plan_commands(decode_plan(), on(dsv3, "fp8"), role="decode")
+    agg, _ = plan_commands(decode_plan(), on(dsv3, "fp8"))
     assert value(pre["vllm"].command, "--all2all-backend") == "deepep_high_throughput"
     assert "--enable-dbo" in words(pre["vllm"].command)  # two-batch overlap on DeepEP
     assert value(dec["vllm"].command, "--all2all-backend") == "deepep_low_latency"
@@ -112,7 +118,7 @@ def test_vllm_all_to_all_backend_follows_the_phase_and_dbo_needs_deepep():
     assert any("written for the plan's decode phase" in n for n in agg["vllm"].notes)
     # TP8 with EP8 (data parallel 1): vLLM uses no all-to-all kernel, so neither the backend nor DBO is written
     tp8, _ = plan_commands(
-        decode_plan(20, "two_batch", ParallelLayout(attention_tp=8, ep=8)), dsv3, "fp8", role="decode"
+        decode_plan(20, "two_batch", ParallelLayout(attention_tp=8, ep=8)), on(dsv3, "fp8"), role="decode"
     )
     w = words(tp8["vllm"].command)
     assert "--all2all-backend" not in w and "--enable-dbo" not in w
@@ -124,7 +130,7 @@ def test_vllm_all_to_all_backend_follows_the_phase_and_dbo_needs_deepep():
 
 def test_sglang_deepep_buffer_and_cuda_graph_batch_are_sized_from_the_plan():
     dsv3 = CAT.model("deepseek-v3")
-    cmds, notes = plan_commands(decode_plan(), dsv3, "fp8", role="decode")
+    cmds, notes = plan_commands(decode_plan(), on(dsv3, "fp8"), role="decode")
     sg = cmds["sglang"].command
     # 166 sequences per GPU x attention TP 1 = 166 per rank, one token each: 166 > the default 128
     assert "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=166 python -m sglang.launch_server" in sg
@@ -135,7 +141,7 @@ def test_sglang_deepep_buffer_and_cuda_graph_batch_are_sized_from_the_plan():
     # MTP with one draft token: 166 x 2 = 332 tokens per rank (M9: the commands count the draft) and a note that
     # the plan was scored without speculation; 2 x (332 + 1) = 666 <= NVSHMEM's 1024 default queue depth
     mtp = SpecDecodeConfig(method="mtp", num_speculative_tokens=1)
-    cmds, notes = plan_commands(decode_plan(), dsv3, "fp8", spec=mtp, role="decode")
+    cmds, notes = plan_commands(decode_plan(), on(dsv3, "fp8", spec=mtp), role="decode")
     assert "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=332 " in cmds["sglang"].command
     assert "NVSHMEM_QP_DEPTH" not in cmds["sglang"].command
     assert value(cmds["vllm"].command, "--max-cudagraph-capture-size") == "332"
@@ -143,12 +149,12 @@ def test_sglang_deepep_buffer_and_cuda_graph_batch_are_sized_from_the_plan():
     assert any("scored without speculative decoding" in n and "mtp with 1 draft token" in n for n in notes)
     # two-batch overlap halves the tokens per micro-batch: 300 x 2 / 2 = 300; 600 sequences x 2 / 2 = 600 needs
     # a queue depth of 2 x 601 = 1202 > 1024
-    cmds, _ = plan_commands(decode_plan(300, "two_batch"), dsv3, "fp8", spec=mtp, role="decode")
+    cmds, _ = plan_commands(decode_plan(300, "two_batch"), on(dsv3, "fp8", spec=mtp), role="decode")
     assert "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK=300 " in cmds["sglang"].command
-    cmds, _ = plan_commands(decode_plan(600, "two_batch"), dsv3, "fp8", spec=mtp, role="decode")
+    cmds, _ = plan_commands(decode_plan(600, "two_batch"), on(dsv3, "fp8", spec=mtp), role="decode")
     assert "NVSHMEM_QP_DEPTH=1202 " in cmds["sglang"].command and "NVSHMEM_QP_DEPTH=1202 " in cmds["vllm"].command
     # a prefill worker runs DeepEP's normal kernels: no low-latency buffer, no CUDA-graph batch
-    pre, _ = plan_commands(prefill_plan(), dsv3, "fp8", role="prefill")
+    pre, _ = plan_commands(prefill_plan(), on(dsv3, "fp8"), role="prefill")
     assert "SGLANG_DEEPEP" not in pre["sglang"].command and "--cuda-graph-max-bs" not in words(pre["sglang"].command)
     assert value(pre["sglang"].command, "--deepep-mode") == "normal"
 
@@ -157,17 +163,17 @@ def test_sglang_deepep_buffer_and_cuda_graph_batch_are_sized_from_the_plan():
 
 
 def test_custom_model_code_is_trusted_where_the_model_needs_it():
-    kimi, _ = plan_commands(decode_plan(), CAT.model("kimi-k2"), "fp8")
+    kimi, _ = plan_commands(decode_plan(), on(CAT.model("kimi-k2"), "fp8"))
     assert "--trust-remote-code" in words(kimi["vllm"].command)
     assert "--trust-remote-code" in words(kimi["sglang"].command)
     assert yaml.safe_load(kimi["trtllm"].config_yaml)["trust_remote_code"] is True
-    qwen, _ = plan_commands(decode_plan(), CAT.model("qwen3-235b-a22b"), "fp8")
+    qwen, _ = plan_commands(decode_plan(), on(CAT.model("qwen3-235b-a22b"), "fp8"))
     assert all("trust" not in c.command + c.config_yaml for c in qwen.values())
 
 
 def test_memory_fractions_come_from_the_scenario_assumptions():
     dsv3 = CAT.model("deepseek-v3")
-    cmds, notes = plan_commands(decode_plan(), dsv3, "fp8", gpu=H200, assumptions=MemoryAssumptions())
+    cmds, notes = plan_commands(decode_plan(), on(dsv3, "fp8", assumptions=MemoryAssumptions()))
     assert value(cmds["vllm"].command, "--gpu-memory-utilization") == "0.9"
     # H200: 150,109,945,856 B; activations 8,192 x 7,168 x 2 B x 16 = 1.879 GB, reserve 2.5 GB:
     # static = 0.9 - (1.879 + 2.5) / 150.110 = 0.8708 -> 0.87 (weights + KV pool)
@@ -177,6 +183,6 @@ def test_memory_fractions_come_from_the_scenario_assumptions():
     assert kv == {"free_gpu_memory_fraction": 0.665}
     assert any("100.8 GB of weights per GPU, 29.9 GB of KV cache" in n for n in notes)
     low = MemoryAssumptions(gpu_memory_utilization=0.8)
-    cmds, _ = plan_commands(decode_plan(), dsv3, "fp8", gpu=H200, assumptions=low)
+    cmds, _ = plan_commands(decode_plan(), on(dsv3, "fp8", assumptions=low))
     assert value(cmds["vllm"].command, "--gpu-memory-utilization") == "0.8"
     assert value(cmds["sglang"].command, "--mem-fraction-static") == "0.77"  # 0.8708 - 0.1 = 0.7708

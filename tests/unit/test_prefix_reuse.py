@@ -68,7 +68,7 @@ def test_the_prefill_plan_serves_more_requests_with_a_warm_cache():
     # attention): between 5 and 10
     def prompts_per_s(reuse):
         wl = Workload(batch=1, input_len=32_768, output_len=1, prefix_reuse=reuse)
-        plan = operating_point(LLAMA, H100, ONE, "bf16", wl, "prefill", target_s=60.0, eff=EFF)
+        plan = operating_point(Deployment(LLAMA, H100, ONE, "bf16", EFF, workload=wl), "prefill", target_s=60.0)
         return plan.tokens_per_s_per_gpu / (32_768 - wl.cached_prompt_tokens)
 
     assert 5 < prompts_per_s(0.9) / prompts_per_s(0.0) < 10
@@ -103,8 +103,9 @@ def test_what_a_miss_does_to_a_plan_chosen_for_the_hits():
     # Llama-3-8B, one H100, 32,768-token prompts, 90% cached. One prompt alone: 3,277 computed tokens in one step
     # with the hits (the 0.186 s step above), 32,768 tokens (the plan's chunk allows one step) on a miss (1.393 s)
     wl = Workload(batch=1, input_len=32_768, output_len=1, prefix_reuse=0.9)
-    plan = operating_point(LLAMA, H100, ONE, "bf16", wl, "prefill", target_s=60.0, eff=EFF)
-    miss = cold_prefill(LLAMA, H100, plan, "bf16", wl, eff=EFF)
+    d = Deployment(LLAMA, H100, ONE, "bf16", EFF, workload=wl)
+    plan = operating_point(d, "prefill", target_s=60.0)
+    miss = cold_prefill(d, plan)
 
     def step_s(tokens, cached=0):
         cfg = perf.StepConfig("prefill", tokens, 32_768, cached_tokens=cached)

@@ -85,7 +85,7 @@ def test_a_decode_only_replica_matches_the_step_time_model():
     eff = cat.efficiency_for("b200", "vllm")
     lay, prec = ParallelLayout(attention_tp=8, ep=8, dcp=8), Precision(weights="nvfp4", kv_cache="fp8")
     wl = Workload(input_len=67_600, output_len=400)
-    costs = serving.replica_costs(kimi, b200, lay, prec, wl, eff=eff)
+    costs = serving.replica_costs(Deployment(kimi, b200, lay, prec, eff, workload=wl))
     assert costs.kv_capacity >= 300  # DCP 8: ~39 sequences of 68,000 tokens per GPU
     st = perf.step_time(
         Deployment(kimi, b200, lay, prec, eff), perf.StepConfig("decode", 64 / 8, wl.decode_context_len)
@@ -102,12 +102,14 @@ def test_a_workload_too_long_for_the_cache_is_refused():
     # 2,000,000 tokens x 61 layers x 576 x 2 bytes (bf16) = 140.5 GB on every TP rank, beside 74 GB of weights
     with pytest.raises(ValueError, match="not one 2,000,000-token sequence"):
         serving.replica_costs(
-            cat.model("kimi-k2.6"),
-            cat.gpu("b200"),
-            ParallelLayout(attention_tp=8, ep=8),
-            Precision(weights="nvfp4", kv_cache="bf16"),
-            Workload(input_len=1_999_000, output_len=1000),
-            eff=cat.efficiency_for("b200", "vllm"),
+            Deployment(
+                cat.model("kimi-k2.6"),
+                cat.gpu("b200"),
+                ParallelLayout(attention_tp=8, ep=8),
+                Precision(weights="nvfp4", kv_cache="bf16"),
+                cat.efficiency_for("b200", "vllm"),
+                workload=Workload(input_len=1_999_000, output_len=1000),
+            )
         )
 
 
