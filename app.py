@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from core import memory
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ClusterSpec
 from core.model import params
 from core.scenario import resolved_layout
@@ -76,11 +77,9 @@ c[4].metric(
 )
 
 layout = resolved_layout(scenario, model)
-draft = cat.draft_model_for(scenario.spec)
 try:
-    fit = memory.per_gpu_memory(
-        model, gpu, layout, prec, wl, assumptions=scenario.memory, spec=scenario.spec, draft_model=draft
-    )
+    # d is None where the model cannot run the scenario's layout: building that deployment raises, naming why
+    fit = memory.per_gpu_memory(d or Deployment(model, gpu, layout, prec, assumptions=scenario.memory))
 except ValueError as e:
     st.error(f"Fit: {md_escape(e)}")
 else:

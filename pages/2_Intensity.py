@@ -5,8 +5,9 @@ import pandas as pd
 import streamlit as st
 
 from core import memory, moe, roofline
+from core.deployment.bundle import Deployment
 from core.deployment.parallel import sequences_per_replica
-from core.deployment.specs import COMPUTE_DTYPES
+from core.deployment.specs import COMPUTE_DTYPES, ParallelLayout, SpecDecodeConfig
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
 from ui.format import md_escape
@@ -145,7 +146,8 @@ chart(
 )
 
 # ---- roofline with the step's GEMMs
-gemms = moe.step_gemms(model, gpu, prec, batch)
+# the GEMMs depend on the model, the GPU and the precision, not the layout (one GPU where the scenario's does not run)
+gemms = moe.step_gemms(d if d is not None else Deployment(model, gpu, ParallelLayout(), prec), batch)
 xs = np.geomspace(0.5, 20000, 120)
 roofs = []
 for g in gpus:
@@ -277,14 +279,13 @@ if is_moe:
 
 # ---- decode step lower bound
 st.subheader("Decode step: memory or compute?")
-problems = memory.check_layout(model, layout, scenario.memory.redundant_experts)
-if problems:
+problems = memory.check_layout(model, layout, scenario.memory.redundant_experts, prec)
+if problems or d is None:
     st.error("The scenario's layout does not suit this model (" + "; ".join(problems) + "); set it on the Fit page.")
     st.stop()
 ctx = wl.decode_context_len
-fit_max = memory.max_concurrent_sequences(model, gpu, layout, prec, ctx, assumptions=scenario.memory) // max(
-    layout.dp, 1
-)
+# the target's KV cache alone (no draft model or speculative tokens), per replica
+fit_max = memory.max_concurrent_sequences(d.with_(spec=SpecDecodeConfig(), draft=None), ctx) // max(layout.dp, 1)
 step_batches = batches[batches <= max(fit_max, 1)]
 if fit_max < 1:
     st.warning("Not one sequence fits in this layout's KV cache (see the Fit page); the bound below is hypothetical.")
@@ -296,8 +297,8 @@ elif batch > fit_max:
         "take with room to spare; the curve stops where the cache does."
     )
 with model_errors("The decode step"):
-    step = moe.decode_step(model, gpu, layout, prec, step_batches, ctx, assumptions=scenario.memory)
-    now = moe.decode_step(model, gpu, layout, prec, batch, ctx, assumptions=scenario.memory)
+    step = moe.decode_step(d, step_batches, ctx)
+    now = moe.decode_step(d, batch, ctx)
 df = pd.concat(
     [
         pd.DataFrame(

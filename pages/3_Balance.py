@@ -12,7 +12,7 @@ from ui.eplb_published import show_published_eplb
 from ui.format import md_escape
 from ui.layout_check import runnable_layout
 from ui.render import chart, model_errors, table_height
-from ui.scenario import catalog, page
+from ui.scenario import page
 
 scenario, cat, model, gpu, d = page("Balance", "⚖️")
 wl = scenario.workload
@@ -33,8 +33,9 @@ st.markdown(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _max_redundant(m, gpu_id: str, lay, precision, workload, assumptions) -> int:
-    return bcost.max_fitting_redundant(m, catalog().gpu(gpu_id), lay, precision, workload, assumptions)
+def _max_redundant(_d, m, gpu_id: str, lay, precision, workload, assumptions) -> int:
+    """:func:`core.balance.cost.max_fitting_redundant` of ``_d``, cached on the parts of it that it depends on."""
+    return bcost.max_fitting_redundant(_d)
 
 
 # ---- where the loads come from
@@ -110,7 +111,7 @@ layer = st.slider("Layer shown", 0, fractions.shape[0] - 1, 0) if fractions.shap
 f = fractions[layer]
 ratio = bal.imbalance_ratio(f)
 layout = runnable_layout(scenario, model)  # None after an error naming why the model cannot run it
-if layout is None:
+if layout is None or d is None:
     st.stop()
 ep = layout.ep
 m = st.columns(5)
@@ -166,7 +167,7 @@ if n % ep:
     st.stop()
 ep_c = st.columns([2, 1, 1])
 prec = scenario.precision
-most = _max_redundant(model, gpu.id, layout, prec, wl, scenario.memory)
+most = _max_redundant(d, model, gpu.id, layout, prec, wl, scenario.memory)
 options = [ep * i for i in range(0, most // ep + 1)]
 if len(options) > 1:
     red = ep_c[0].select_slider(
@@ -179,13 +180,13 @@ if len(options) > 1:
 else:
     red = 0
 if most < n:
-    slot = bcost.redundant_memory(model, gpu, layout, prec, ep, wl, scenario.memory).extra_bytes
+    slot = bcost.redundant_memory(d, ep).extra_bytes
     (st.warning if most == 0 else st.caption)(
         f"More than {most} redundant experts do not fit on a {gpu.short_name}: each round of {ep} replicas adds "
         f"{slot / 1e9:,.2f} GB per GPU, and {most + ep} would leave less than the {wl.batch:,} sequences' KV cache "
         "(Fit page). EPLB here uses at most that many."
     )
-room = bcost.redundant_memory(model, gpu, layout, prec, int(red), wl, scenario.memory)
+room = bcost.redundant_memory(d, int(red))
 ep_nodes = ep // scenario.gpus_per_node if ep % scenario.gpus_per_node == 0 and ep >= scenario.gpus_per_node else 1
 nodes = ep_c[1].number_input(
     "Nodes in the EP group", 1, ep, ep_nodes, 1, help="EPLB's hierarchical policy packs expert groups to nodes first."
@@ -200,14 +201,11 @@ ep_c[2].metric(
 plan = bal.placement_plan(fractions, ep, int(nodes), e.n_groups, int(red))
 lost_before = 100 * (1 - plan.throughput_before)
 lost_after = 100 * (1 - plan.throughput_after)
-eff = cat.efficiency_for(gpu.id, scenario.serving_stack)
 dec_tokens = max(wl.batch / scenario.total_gpus, 1e-3)
 pre_tokens = scenario.memory.max_num_batched_tokens / layout.attention_tp
 with model_errors("The throughput lost to imbalance"):
-    dec = bcost.imbalance_cost(
-        model, gpu, layout, prec, plan, "decode", dec_tokens, wl.decode_context_len, eff, int(red)
-    )
-    pre = bcost.imbalance_cost(model, gpu, layout, prec, plan, "prefill", pre_tokens, wl.input_len, eff, int(red))
+    dec = bcost.imbalance_cost(d, plan, "decode", dec_tokens, wl.decode_context_len, int(red))
+    pre = bcost.imbalance_cost(d, plan, "prefill", pre_tokens, wl.input_len, int(red))
 m[4].metric(
     f"Lost to imbalance (decode, EP {ep})",
     f"{100 * dec.lost_before:.1f}%",

@@ -36,19 +36,14 @@ def host_tables_frame(
     # tokens per GPU as the step-time model counts them (core.serving.operating_point): a decode batch over a stage's GPUs
     # and the replicas; a prefill chunk over its attention-TP group
     per_gpu = {"decode": batch / (layout.gpus_per_stage * layout.dp), "prefill": chunk / layout.attention_tp}
+    d = Deployment(model, gpu, layout, precision, eff)
     for tier in host_tables.TIERS:
         out = {}
         for phase, tokens in per_gpu.items():
             cfg = perf.StepConfig(phase, max(tokens, 1e-6), ctx, table_tier=tier)
-            st_ = perf.step_time(Deployment(model, gpu, layout, precision, eff), cfg)
+            st_ = perf.step_time(d, cfg)
             reads = host_tables.table_read(
-                model,
-                gpu,
-                tier,
-                cfg.tokens_per_gpu,
-                st_.compute_s,
-                layout.attention_tp,
-                perf.replayed_fraction(model, cfg),
+                d, tier, cfg.tokens_per_gpu, st_.compute_s, perf.replayed_fraction(model, cfg)
             )
             out[phase] = (reads, st_.step_s)
         (dec, dec_s), (pre, pre_s) = out["decode"], out["prefill"]

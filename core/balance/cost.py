@@ -20,7 +20,7 @@ import numpy as np
 from core import memory, perf
 from core.balance.metrics import PlacementPlan
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision, Workload
+from core.deployment.specs import ModelSpec, ParallelLayout, Precision
 from core.model import ffn
 
 __all__ = [
@@ -68,19 +68,16 @@ class ImbalanceCost:
 
 
 def imbalance_cost(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
+    d: Deployment,
     plan: PlacementPlan,
     phase: str,
     tokens_per_gpu: float,
     context_len: int,
-    eff: perf.Efficiency,
     redundant_experts: int = 0,
 ) -> ImbalanceCost:
-    """The step of ``phase`` at ``tokens_per_gpu`` with balanced experts, with ``plan``'s contiguous placement
-    (no redundant experts) and with its EPLB placement (``redundant_experts`` extra replicas)."""
+    """The step of deployment ``d`` in ``phase`` at ``tokens_per_gpu`` with balanced experts, with ``plan``'s
+    contiguous placement (no redundant experts) and with its EPLB placement (``redundant_experts`` extra
+    replicas; the layout is checked for them)."""
     if not isinstance(plan, PlacementPlan):
         raise ValueError(f"plan must be a PlacementPlan, got {type(plan).__name__}")
     if phase not in ("decode", "prefill"):
@@ -89,7 +86,6 @@ def imbalance_cost(
 
     def step(imbalance: float, redundant: int) -> float:
         cfg = perf.StepConfig(phase, tokens_per_gpu, context_len, imbalance=imbalance, redundant_experts=redundant)
-        d = Deployment(model, gpu, layout, Precision.of(precision), eff, redundant_experts=redundant)
         return perf.step_time(d, cfg).step_s
 
     return ImbalanceCost(
@@ -111,46 +107,27 @@ class RedundantMemory:
         return self.kv_budget_bytes > 0 and self.kv_budget_bytes >= self.kv_required_bytes
 
 
-def redundant_memory(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    redundant: int,
-    workload: Workload,
-    assumptions: MemoryAssumptions | None = None,
-) -> RedundantMemory:
-    """Per GPU of the most loaded stage: the bytes ``redundant`` EPLB replicas add (``redundant / EP`` expert
-    slots per MoE layer) and the KV budget left beside them against the workload's KV cache."""
-    a = assumptions or MemoryAssumptions()
-    base = memory.per_gpu_memory(
-        model, gpu, layout, precision, workload, assumptions=a.model_copy(update={"redundant_experts": 0})
-    )
-    more = memory.per_gpu_memory(
-        model, gpu, layout, precision, workload, assumptions=a.model_copy(update={"redundant_experts": redundant})
-    )
+def redundant_memory(d: Deployment, redundant: int) -> RedundantMemory:
+    """Per GPU of the most loaded stage of deployment ``d``: the bytes ``redundant`` EPLB replicas add
+    (``redundant / EP`` expert slots per MoE layer) and the KV budget left beside them against the deployment's
+    workload's KV cache."""
+    base = memory.per_gpu_memory(d.with_(redundant_experts=0))
+    more = memory.per_gpu_memory(d.with_(redundant_experts=redundant))
     return RedundantMemory(
         redundant, more.weights_bytes - base.weights_bytes, more.kv_budget_bytes, more.kv_required_bytes
     )
 
 
-def max_fitting_redundant(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    workload: Workload,
-    assumptions: MemoryAssumptions | None = None,
-    limit: int | None = None,
-) -> int:
+def max_fitting_redundant(d: Deployment, limit: int | None = None) -> int:
     """The most redundant experts (a multiple of EP, at most ``limit``, default the routed-expert count) whose
-    memory still leaves the workload's KV cache room: each EP-wide round of replicas adds one expert slot
-    per GPU per MoE layer, the same bytes every round."""
+    memory still leaves deployment ``d``'s workload's KV cache room: each EP-wide round of replicas adds one expert
+    slot per GPU per MoE layer, the same bytes every round."""
+    model = d.model
     if model.moe is None:
         raise ValueError(f"{model.name} is a dense model: it has no experts to replicate")
-    ep = layout.ep
+    ep = d.layout.ep
     limit = model.moe.n_routed_experts if limit is None else int(limit)
-    one = redundant_memory(model, gpu, layout, precision, ep, workload, assumptions)
+    one = redundant_memory(d, ep)
     if one.extra_bytes <= 0:
         return (limit // ep) * ep
     room = one.kv_budget_bytes + one.extra_bytes - max(one.kv_required_bytes, 1.0)  # budget with none, minus need

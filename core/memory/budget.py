@@ -2,8 +2,11 @@
 vLLM's budget (``gpu_memory_utilization x device memory``); fit verdicts, the most sequences or the longest
 context that fit, the fewest GPUs that hold a model.
 
-Stated, editable assumptions: :class:`core.deployment.specs.MemoryAssumptions`. The KV cache of the workload's
-sequences is split over attention-DP ranks and DP replicas; each GPU holds its stage's share (:mod:`.kv`).
+Each budget takes a :class:`core.deployment.bundle.Deployment` (its layout already checked) and what varies (a
+workload, context lengths, a batch); the stated, editable assumptions are its
+:class:`core.deployment.specs.MemoryAssumptions`. The KV cache of the workload's sequences is split over attention-DP
+ranks and DP replicas; each GPU holds its stage's share (:mod:`.kv`). :func:`min_gpus` keeps DESIGN's signature
+(model, GPU, precision): it builds a deployment for each GPU count it tries.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from core._util.checks import whole
-from core.deployment.parallel import check_layout, default_layout, pipeline_stages, stage_counts
-from core.deployment.specs import GPUSpec, MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.deployment.bundle import Deployment, InvalidLayout
+from core.deployment.parallel import default_layout, pipeline_stages, stage_counts
+from core.deployment.specs import GPUSpec, MemoryAssumptions, Precision, Workload
 from core.hardware import precision_support
 from core.memory.kv import kv_bytes_per_sequence_on_gpu
 from core.memory.weights import draft_weights_and_kv, stage_weights, weights_bytes
@@ -81,29 +85,21 @@ class GPUMemory:
         return self.kv_budget_bytes - self.kv_required_bytes
 
 
-def _deployment(model, layout, precision, assumptions, spec) -> tuple[MemoryAssumptions, SpecDecodeConfig, Precision]:
-    """The defaults every budget function starts from, and the layout checked (ValueError naming why not)."""
-    a = assumptions or MemoryAssumptions()
-    problems = check_layout(model, layout, a.redundant_experts)
-    if problems:
-        raise ValueError("invalid layout for " + model.name + ": " + "; ".join(problems))
-    return a, spec or SpecDecodeConfig(), Precision.of(precision)
-
-
-def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
+def _stage_memory(d: Deployment):
     """Per stage: (non-KV components in bytes, ctx -> KV bytes per sequence on one GPU, a key per make-up)."""
+    model, layout, prec, a, spec, redundant = d.model, d.layout, d.precision, d.assumptions, d.spec, d.redundant_experts
     usable_extra = {
         "activations": a.max_num_batched_tokens * model.hidden_size * 2 * a.activation_factor,
         "runtime_reserve": a.runtime_reserve_gb * 1e9,
     }
-    draft_w, draft_kv = draft_weights_and_kv(model, layout, prec, spec, draft_model, a.redundant_experts)
+    draft_w, draft_kv = draft_weights_and_kv(model, layout, prec, spec, d.draft, redundant)
     stages, out, cache = pipeline_stages(model.num_layers, layout.pp), [], {}
     for s, stage in enumerate(stages):
         first, last = s == 0, s == len(stages) - 1
         # stages with the same make-up (first/last, layers, dense layers, K/V layers) hold the same bytes
         key = (first, last, stage_counts(model, stage))
         if key not in cache:
-            cache[key] = stage_weights(model, layout, prec, stage, first, last, a.redundant_experts)
+            cache[key] = stage_weights(model, layout, prec, stage, first, last, redundant)
         comp, with_draft = dict(cache[key]), last and spec.enabled
         comp.update({"draft_weights": draft_w} if with_draft else {}, **usable_extra)
 
@@ -115,30 +111,29 @@ def _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
     return out
 
 
-def stage_memories(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    workload: Workload,
-    *,
-    assumptions: MemoryAssumptions | None = None,
-    spec: SpecDecodeConfig | None = None,
-    draft_model: ModelSpec | None = None,
-) -> list[GPUMemory]:
-    """Memory of one GPU of each pipeline stage for serving ``workload`` under ``layout``.
+def _workload(d: Deployment, workload: Workload | None) -> Workload:
+    if workload is None:
+        return d.workload
+    if not isinstance(workload, Workload):
+        raise ValueError(f"workload must be a Workload, got {type(workload).__name__}")
+    return workload
+
+
+def stage_memories(d: Deployment, workload: Workload | None = None) -> list[GPUMemory]:
+    """Memory of one GPU of each pipeline stage of deployment ``d`` serving ``workload`` (default the
+    deployment's), with its draft model, speculative config, memory assumptions and redundant-expert slots.
 
     KV budget = ``gpu_memory_utilization x device memory - weights - draft - activations - reserve``
     (vLLM's definition); the workload needs ``ceil(batch / (attention_dp x dp))`` sequences of
     ``input_len + output_len (+ speculative tokens)`` on each GPU.
     """
-    a, spec, prec = _deployment(model, layout, precision, assumptions, spec)
+    workload, layout, a, spec = _workload(d, workload), d.layout, d.assumptions, d.spec
     replicas = layout.attention_dp * layout.dp
     seqs = math.ceil(workload.batch / replicas)
     ctx = workload.context_len + (spec.num_speculative_tokens if spec.enabled else 0)
-    capacity = float(gpu.memory_bytes)
+    capacity = float(d.gpu.memory_bytes)
     usable = a.gpu_memory_utilization * capacity
-    stages = _stage_memory(model, gpu, layout, prec, a, spec, draft_model)
+    stages = _stage_memory(d)
     results = []
     for s, (comp, kv, _) in enumerate(stages):
         own, draft = (float(x) for x in kv(ctx))
@@ -163,76 +158,40 @@ def stage_memories(
     return results
 
 
-def per_gpu_memory(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    workload: Workload,
-    *,
-    assumptions: MemoryAssumptions | None = None,
-    spec: SpecDecodeConfig | None = None,
-    draft_model: ModelSpec | None = None,
-) -> GPUMemory:
+def per_gpu_memory(d: Deployment, workload: Workload | None = None) -> GPUMemory:
     """The most loaded GPU (least headroom over the pipeline stages); see :func:`stage_memories`."""
-    stages = stage_memories(
-        model, gpu, layout, precision, workload, assumptions=assumptions, spec=spec, draft_model=draft_model
-    )
-    return min(stages, key=lambda r: r.headroom_bytes)
+    return min(stage_memories(d, workload), key=lambda r: r.headroom_bytes)
 
 
-def max_concurrent_sequences(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    context_lens,
-    *,
-    assumptions: MemoryAssumptions | None = None,
-    spec: SpecDecodeConfig | None = None,
-    draft_model: ModelSpec | None = None,
-):
-    """How many sequences of each context length the whole deployment can hold in its KV cache:
+def max_concurrent_sequences(d: Deployment, context_lens):
+    """How many sequences of each context length deployment ``d`` can hold in its KV cache:
     ``min over stages floor(kv_budget / kv_bytes_per_sequence)`` per GPU, times the attention-DP x DP
     replicas. 0 where not even one fits. Scalar in, int out; array in, array out."""
     ctx = np.atleast_1d(np.asarray(context_lens, dtype=np.float64))
     if np.any(ctx < 1) or not np.all(np.isfinite(ctx)):
         raise ValueError("context lengths must be finite and >= 1 token")
-    a, spec, prec = _deployment(model, layout, precision, assumptions, spec)
-    usable = a.gpu_memory_utilization * gpu.memory_bytes
-    total_ctx = ctx + (spec.num_speculative_tokens if spec.enabled else 0)
+    usable = d.assumptions.gpu_memory_utilization * d.gpu.memory_bytes
+    total_ctx = ctx + (d.spec.num_speculative_tokens if d.spec.enabled else 0)
     per_gpu, seen = None, set()
-    for comp, kv, key in _stage_memory(model, gpu, layout, prec, a, spec, draft_model):
+    for comp, kv, key in _stage_memory(d):
         if key in seen or seen.add(key):  # a stage like one already counted holds as many sequences
             continue
         budget = max(usable - sum(comp.values()), 0.0)
         own, draft = kv(total_ctx)
         n = np.floor(budget / (own + draft))
         per_gpu = n if per_gpu is None else np.minimum(per_gpu, n)
-    out = per_gpu.astype(np.int64) * layout.attention_dp * layout.dp
+    out = per_gpu.astype(np.int64) * d.layout.attention_dp * d.layout.dp
     return int(out[0]) if np.ndim(context_lens) == 0 else out
 
 
-def max_context_len(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    batch: int,
-    *,
-    assumptions: MemoryAssumptions | None = None,
-    spec: SpecDecodeConfig | None = None,
-    draft_model: ModelSpec | None = None,
-) -> int:
+def max_context_len(d: Deployment, batch: int) -> int:
     """The longest context (tokens, capped at the model's ``max_position_embeddings``) at which
-    ``batch`` concurrent sequences fit; 0 if not even one token does."""
+    ``batch`` concurrent sequences fit on deployment ``d``; 0 if not even one token does."""
     if batch < 1:
         raise ValueError(f"batch must be >= 1, got {batch}")
-    a = assumptions or MemoryAssumptions()
-    spec = spec or SpecDecodeConfig()
-    cap = model.max_position_embeddings
+    cap = d.model.max_position_embeddings
     grid = np.unique(np.clip(np.round(np.geomspace(1, cap, 400)), 1, cap))
-    n = max_concurrent_sequences(model, gpu, layout, precision, grid, assumptions=a, spec=spec, draft_model=draft_model)
+    n = max_concurrent_sequences(d, grid)
     ok = grid[n >= batch]
     if ok.size == 0:
         return 0
@@ -240,12 +199,7 @@ def max_context_len(
     hi = int(grid[grid > lo].min()) if np.any(grid > lo) else lo
     while hi - lo > 1:  # refine between grid points (per-sequence bytes grow monotonically)
         mid = (lo + hi) // 2
-        if (
-            max_concurrent_sequences(
-                model, gpu, layout, precision, mid, assumptions=a, spec=spec, draft_model=draft_model
-            )
-            >= batch
-        ):
+        if max_concurrent_sequences(d, mid) >= batch:
             lo = mid
         else:
             hi = mid
@@ -297,10 +251,11 @@ def min_gpus(
     for n in gpu_count_candidates(gpu, max_gpus):
         if n < floor_gpus:
             continue
-        layout = default_layout(model, n, gpu.gpus_per_node, prec)
-        if check_layout(model, layout, a.redundant_experts):
+        try:
+            d = Deployment(model, gpu, default_layout(model, n, gpu.gpus_per_node, prec), prec, assumptions=a)
+        except InvalidLayout:
             continue
-        if per_gpu_memory(model, gpu, layout, prec, wl, assumptions=a).fits:
+        if per_gpu_memory(d, wl).fits:
             return n
     raise ValueError(f"{model.name} at {prec.label} does not fit on {max_gpus:,} or fewer {gpu.name} GPUs")
 
@@ -346,20 +301,18 @@ def min_gpus_table(
     return rows
 
 
-def scenario_notes(
-    model: ModelSpec, gpu: GPUSpec, precision: Precision | str, workload: Workload, spec: SpecDecodeConfig | None = None
-) -> list[tuple[str, str]]:
-    """(level, message) pairs about a scenario: "error" for what the model cannot do (a context beyond
+def scenario_notes(d: Deployment) -> list[tuple[str, str]]:
+    """(level, message) pairs about deployment ``d``: "error" for what the model cannot do (a context beyond
     its positions), "warning" for precisions the GPU only emulates, "info" for weight-only formats."""
-    prec = Precision.of(precision)
+    model, gpu, prec, workload, spec = d.model, d.gpu, d.precision, d.workload, d.spec
     notes: list[tuple[str, str]] = []
-    ctx = workload.context_len + (spec.num_speculative_tokens if spec and spec.enabled else 0)
+    ctx = workload.context_len + (spec.num_speculative_tokens if spec.enabled else 0)
     if ctx > model.max_position_embeddings:
         notes.append(
             (
                 "error",
                 f"Context of {ctx:,} tokens ({workload.input_len:,} in + {workload.output_len:,} out"
-                + (f" + {spec.num_speculative_tokens} speculative" if spec and spec.enabled else "")
+                + (f" + {spec.num_speculative_tokens} speculative" if spec.enabled else "")
                 + f") exceeds {model.name}'s {model.max_position_embeddings:,} positions "
                 "(max_position_embeddings in its config.json). Shorten the workload.",
             )

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core._util.checks import amount
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, ModelSpec
 
 __all__ = ["DISK", "SCATTER_EFF", "TIERS", "TableTier", "TierCost", "host_link", "table_read", "tier_costs"]
@@ -74,27 +75,21 @@ class TierCost:
 
 
 def table_read(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    tier: str,
-    tokens_per_gpu: float,
-    step_compute_s: float,
-    attention_tp: int = 1,
-    replayed: float = 1.0,
+    d: Deployment, tier: str, tokens_per_gpu: float, step_compute_s: float, replayed: float = 1.0
 ) -> TierCost:
-    """One step's table reads on one GPU from ``tier`` for ``tokens_per_gpu`` tokens (the step-time model's
-    convention: a stage's tokens over its GPUs; a rank of an attention-TP group fetches the rows it owns of the
-    group's tokens, as many), the memory each tier takes (``attention_tp`` shards the HBM copy), and what of the
-    reads the compute of the layers before each table's first consumer (their share of ``step_compute_s``) does
-    not hide. ``replayed``: the share of the step's tokens the layers after a causal encoder run
-    (:func:`core.perf.replayed_fraction`; those layers' compute shrinks by it, so a table is due later in the step)."""
+    """One step's table reads on one GPU of deployment ``d`` from ``tier`` for ``tokens_per_gpu`` tokens (the
+    step-time model's convention: a stage's tokens over its GPUs; a rank of an attention-TP group fetches the rows it
+    owns of the group's tokens, as many), the memory each tier takes (the layout's attention TP shards the HBM copy),
+    and what of the reads the compute of the layers before each table's first consumer (their share of
+    ``step_compute_s``) does not hide. ``replayed``: the share of the step's tokens the layers after a causal encoder
+    run (:func:`core.perf.replayed_fraction`; those layers' compute shrinks by it, so a table is due later in the
+    step)."""
+    model, gpu, attention_tp = d.model, d.gpu, d.layout.attention_tp
     if tier not in TIERS:
         raise ValueError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
     tokens = amount("tokens_per_gpu", tokens_per_gpu, 0.0, 1e9)
     compute_s = amount("step_compute_s", step_compute_s, 0.0, 1e6)
     replayed = amount("replayed", replayed, 0.0, 1.0)
-    if not isinstance(attention_tp, int) or not 1 <= attention_tp <= 65_536:
-        raise ValueError(f"attention_tp must be a whole number in 1..65,536, got {attention_tp!r}")
     tables = model.host_tables
     total = sum(t.bytes for t in tables)
     gpn = max(1, gpu.gpus_per_node)
@@ -144,10 +139,8 @@ def _compute_share_before(model: ModelSpec, layer: int, replayed: float) -> floa
     return before / (enc + (model.num_layers - enc) * replayed)
 
 
-def tier_costs(
-    model: ModelSpec, gpu: GPUSpec, tokens_per_gpu: float, step_compute_s: float, attention_tp: int = 1
-) -> tuple[TierCost, ...]:
+def tier_costs(d: Deployment, tokens_per_gpu: float, step_compute_s: float) -> tuple[TierCost, ...]:
     """:func:`table_read` for every tier, in the order of :data:`TIERS` (empty for a model without tables)."""
-    if not model.host_tables:
+    if not d.model.host_tables:
         return ()
-    return tuple(table_read(model, gpu, t, tokens_per_gpu, step_compute_s, attention_tp) for t in TIERS)
+    return tuple(table_read(d, t, tokens_per_gpu, step_compute_s) for t in TIERS)

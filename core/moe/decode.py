@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, MemoryAssumptions, ModelSpec, ParallelLayout, Precision
 from core.moe.intensity import (
     GemmElementBytes,
     active_ffn_width,
@@ -84,28 +83,16 @@ class DecodeStep:
         return self.tokens / self.time_s
 
 
-def decode_step(
-    model: ModelSpec,
-    gpu: GPUSpec,
-    layout: ParallelLayout,
-    precision: Precision | str,
-    tokens,
-    context_len: int,
-    *,
-    sequences=None,
-    assumptions: MemoryAssumptions | None = None,
-) -> DecodeStep:
-    """The roofline of a decode step for ``tokens`` query tokens per step in each replica (``sequences``
-    sequences, default one token each) at ``context_len`` cached tokens per sequence: the step-time model's
-    per-layer works (:mod:`core.perf.kernels`: each mixer's cache reads, only the touched experts, the LM head,
-    ...) with every efficiency at 1, no floors, no overheads, no communication (:func:`core.perf.decode_roofline`).
-    With pipeline stages the figures are the busiest stage's, with ``min(PP, sequences)`` micro-batches in
-    flight."""
+def decode_step(d: Deployment, tokens, context_len: int, *, sequences=None) -> DecodeStep:
+    """The roofline of a decode step of deployment ``d`` for ``tokens`` query tokens per step in each replica
+    (``sequences`` sequences, default one token each) at ``context_len`` cached tokens per sequence: the step-time
+    model's per-layer works (:mod:`core.perf.kernels`: each mixer's cache reads, only the touched experts, the LM
+    head, ...) with every efficiency at 1, no floors, no overheads, no communication
+    (:func:`core.perf.decode_roofline`), with the deployment's redundant-expert slots. With pipeline stages the
+    figures are the busiest stage's, with ``min(PP, sequences)`` micro-batches in flight."""
     from core import perf
 
-    a = assumptions or MemoryAssumptions()
-    prec = Precision.of(precision)
-    d = Deployment(model, gpu, layout, prec, assumptions=a)
+    model, layout = d.model, d.layout
     t = np.atleast_1d(token_counts(tokens))
     seqs = t if sequences is None else np.broadcast_to(np.atleast_1d(token_counts(sequences)), t.shape)
     if (
@@ -125,7 +112,7 @@ def decode_step(
             float(ti),
             int(context_len),
             tokens_per_sequence=float(ti / si),
-            redundant_experts=a.redundant_experts,
+            redundant_experts=d.redundant_experts,
         )
         scale = r.step_s / r.stage_s if r.stage_s else 1.0
         rows.append(

@@ -11,6 +11,7 @@ import numpy as np
 
 from core import memory, roofline
 from core._util.checks import amount, scalar_or_array
+from core.deployment.bundle import Deployment
 from core.deployment.specs import GPUSpec, ModelSpec, Precision
 from core.model import ffn
 from core.moe.routing import token_counts, tokens_per_expert
@@ -179,13 +180,13 @@ def intensity_sweep(
 # ----------------------------------------------------------------------------- the decode step
 
 
-def step_gemms(model: ModelSpec, gpu: GPUSpec, precision: Precision | str, tokens: float) -> list[dict]:
-    """The main GEMMs of a decode step over ``tokens`` tokens, with their arithmetic intensity:
-    the routed-expert FFN at its tokens per expert, a dense FFN of equal active width over all tokens,
+def step_gemms(d: Deployment, tokens: float) -> list[dict]:
+    """The main GEMMs of a decode step of deployment ``d`` over ``tokens`` tokens, with their arithmetic
+    intensity: the routed-expert FFN at its tokens per expert, a dense FFN of equal active width over all tokens,
     the attention output projection and the LM head (the last two always see every token). Each is rated
     against the ridge of the dtype IT computes in (the LM head in bf16 beside FP8 experts): ``ridge``,
-    ``peak_fraction`` = min(1, intensity / ridge) and ``attainable_tflops`` on this GPU."""
-    prec = Precision.of(precision)
+    ``peak_fraction`` = min(1, intensity / ridge) and ``attainable_tflops`` on the deployment's GPU."""
+    model, gpu, prec = d.model, d.gpu, d.precision
     t = float(token_counts(tokens))
     eb_w = element_bytes(gpu, prec.weights)
     eb_e = element_bytes(gpu, prec.expert_dtype)

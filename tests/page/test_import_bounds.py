@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from core import memory
 from core.catalog import CATALOG_DIR, load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import Workload
 from core.hf import CHART_MAX_ROWS, MAX_FIELD_INT, MAX_LAYERS, MAX_ROUTED_EXPERTS, encode_config, model_from_config_text
 from tests.page._util import metrics, run_page
@@ -58,13 +59,13 @@ def test_a_trillion_position_model_is_sized_quickly_in_bounded_memory():
         tracemalloc.start()
         t0 = time.perf_counter()
         grid = np.unique(np.round(np.geomspace(128, m.max_position_embeddings, 60)).astype(int))  # the page's
-        seqs = memory.max_concurrent_sequences(m, gpu, layout, "fp8", grid)
-        ctx = memory.max_context_len(m, gpu, layout, "fp8", 64)
+        seqs = memory.max_concurrent_sequences(Deployment(m, gpu, layout, "fp8"), grid)
+        ctx = memory.max_context_len(Deployment(m, gpu, layout, "fp8"), 64)
         cache = memory.cache_by_layer_type(m, TRILLION, "bf16")
         elapsed, peak = time.perf_counter() - t0, tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert elapsed < 2.0 and peak < 50e6, (m.name, elapsed, peak)
-        stages = memory.stage_memories(m, gpu, layout, "fp8", Workload())  # 64 x (2,048 + 512) tokens
+        stages = memory.stage_memories(Deployment(m, gpu, layout, "fp8"), Workload())  # 64 x (2,048 + 512) tokens
         budget = min(stages, key=lambda r: r.headroom_bytes)
         results[m.id] = ctx, seqs, cache, budget.kv_budget_bytes, grid
     ctx, _, cache, budget, _ = results[mixtral.id]

@@ -129,8 +129,10 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
 
     gpu = cat.gpu("h200")
     lay = memory.default_layout(Q397, 8)
-    budget = memory.per_gpu_memory(Q397, gpu, lay, "fp8", Workload(batch=1, input_len=1, output_len=1)).kv_budget_bytes
-    n = int(memory.max_concurrent_sequences(Q397, gpu, lay, "fp8", [256])[0])
+    budget = memory.per_gpu_memory(
+        Deployment(Q397, gpu, lay, "fp8"), Workload(batch=1, input_len=1, output_len=1)
+    ).kv_budget_bytes
+    n = int(memory.max_concurrent_sequences(Deployment(Q397, gpu, lay, "fp8"), [256])[0])
     assert n == budget // (3_932_160 + 24_007_680)  # one attention-DP rank: every sequence on every GPU
     assert budget // 3_932_160 / n == pytest.approx((3_932_160 + 24_007_680) / 3_932_160, rel=0.01)
 
@@ -386,6 +388,6 @@ def test_weights_on_one_gpu_equal_the_total(model_id, gpu_id):
 
     m = cat.model(model_id)
     st = memory.stage_memories(
-        m, cat.gpu(gpu_id), ParallelLayout(), "bf16", Workload(batch=1, input_len=1, output_len=1)
+        Deployment(m, cat.gpu(gpu_id), ParallelLayout(), "bf16"), Workload(batch=1, input_len=1, output_len=1)
     )[0]
     assert st.weights_bytes == pytest.approx(2 * params.total_params(m), rel=1e-6)

@@ -21,7 +21,7 @@ def test_sparse_attention_bound_reads_the_topk_not_the_cache():
     # GLM-5 at 128K, one sequence on one GPU: 78 layers x (2,048 top-k tokens x 1,152 B + 131,072 index keys
     # x 132 B) = 1.5335 GB, not the 13.1 GB it stores (the old bound charged every cached token)
     glm = cat.model("glm-5")
-    step = moe.decode_step(glm, H200, ParallelLayout(), "fp8", 1, 131072)
+    step = moe.decode_step(Deployment(glm, H200, ParallelLayout(), "fp8"), 1, 131072)
     assert step.kv_bytes[0] == pytest.approx(78 * (2048 * 1152 + 131072 * 132))
 
 
@@ -29,7 +29,7 @@ def test_linear_layers_score_nothing_and_move_their_state():
     # Qwen3.5-397B, one sequence on one GPU at 4,096 tokens: 15 full layers read 2 KV heads x 256 x 2 x 2 B x
     # 4,096 tokens each; the 45 Gated DeltaNet layers read and write their 4,268,032 B state
     q = cat.model("qwen3.5-397b-a17b")
-    step = moe.decode_step(q, H200, ParallelLayout(), "bf16", 1, 4096)
+    step = moe.decode_step(Deployment(q, H200, ParallelLayout(), "bf16"), 1, 4096)
     assert step.kv_bytes[0] == pytest.approx(15 * 2048 * 4096 + 2 * 45 * 4_268_032)
     # scores: only the 15 softmax layers, 32 heads x 2 (256 + 256) per cached token
     costs = kernels.layer_costs(
@@ -43,7 +43,7 @@ def test_tied_lm_head_is_read():
     # Gemma-4-26B-A4B on one H100 at batch 1: the tied 262,144 x 2,816 table is read as the LM head,
     # 1.48 GB more than the 6.17 GB the old bound read (audit W6)
     g4 = cat.model("gemma-4-26b-a4b")
-    step = moe.decode_step(g4, H100, ParallelLayout(), "bf16", 1, 1)
+    step = moe.decode_step(Deployment(g4, H100, ParallelLayout(), "bf16"), 1, 1)
     assert step.weight_bytes[0] == pytest.approx(6.17e9 + 262_144 * 2_816 * 2, rel=0.01)
 
 
@@ -65,7 +65,7 @@ def test_default_scenario_bound_by_hand():
     # 81.7586 GB routed x (1 - (1 - 8/256)^64) + 3.1499 GB the rest = 74.19 GB; KV 64 x 2,304 x 70,272 B =
     # 10.36 GB; (74.19 + 10.36) GB / 4.8 TB/s = 17.62 ms
     m = cat.model("deepseek-v3")
-    step = moe.decode_step(m, H200, memory.default_layout(m, 8, 8), "fp8", 64, 2304)
+    step = moe.decode_step(Deployment(m, H200, memory.default_layout(m, 8, 8), "fp8"), 64, 2304)
     assert step.weight_bytes[0] / 1e9 == pytest.approx(81.7586 * (1 - (248 / 256) ** 64) + 3.1499, abs=0.005)
     assert step.kv_bytes[0] == pytest.approx(64 * 2304 * 70_272)
     assert step.time_s[0] * 1e3 == pytest.approx(17.61, abs=0.02)
@@ -84,7 +84,7 @@ def test_pipeline_bound_is_the_busiest_stage_with_microbatches_in_flight():
     k2 = cat.model("kimi-k2")
     lay = memory.default_layout(k2, 72, 4)
     assert (lay.attention_tp, lay.pp) == (4, 18)
-    step = moe.decode_step(k2, GB200, lay, Precision(weights="fp8", kv_cache="bf16"), 64, 2304)
+    step = moe.decode_step(Deployment(k2, GB200, lay, Precision(weights="fp8", kv_cache="bf16")), 64, 2304)
     assert step.microbatches[0] == 18 and step.stage[0] == 17
     assert (step.weight_bytes[0] + step.kv_bytes[0]) / 1e9 == pytest.approx(1.6901, rel=1e-4)
     assert step.kv_bytes[0] == pytest.approx(64 / 18 * 2304 * 1152 * 3)
@@ -97,7 +97,7 @@ def test_fewer_sequences_than_stages_leave_bubbles():
     # sequence waits the sum of the stage times, not 4 x the busiest
     k2 = cat.model("kimi-k2")
     lay = memory.default_layout(k2, 72, 4)
-    step = moe.decode_step(k2, GB200, lay, "fp8", 4, 2304)
+    step = moe.decode_step(Deployment(k2, GB200, lay, "fp8"), 4, 2304)
     assert step.microbatches[0] == 4
     r = perf.decode_roofline(Deployment(k2, GB200, lay, "fp8"), 4, 2304)
     assert r.step_s > 4 * r.stage_s and step.time_s[0] == pytest.approx(r.step_s)
@@ -111,10 +111,10 @@ def test_intensity_and_speculative_use_the_step_time_models_works(model_id):
     m = cat.model(model_id)
     lay = ParallelLayout()
     ideal = perf.step_time(Deployment(m, H200, lay, "bf16", IDEAL), perf.StepConfig("decode", 16.0, 4096))
-    bound = moe.decode_step(m, H200, lay, "bf16", 16, 4096)
+    bound = moe.decode_step(Deployment(m, H200, lay, "bf16"), 16, 4096)
     assert ideal.comm_s == 0
     assert bound.time_s[0] == pytest.approx(ideal.step_s, rel=1e-9)
-    verify = moe.decode_step(m, H200, lay, "bf16", np.array([64.0]), 4096, sequences=np.array([16.0]))
+    verify = moe.decode_step(Deployment(m, H200, lay, "bf16"), np.array([64.0]), 4096, sequences=np.array([16.0]))
     assert verify.time_s[0] >= bound.time_s[0] and verify.kv_bytes[0] == pytest.approx(bound.kv_bytes[0])
 
 
@@ -126,7 +126,7 @@ def test_compressor_state_moves_a_row_per_token_not_the_whole_state():
     # indexer's 128, HCA coff 1 at 512) and the state is read once per entry it yields (81,920 B / 4 on CSA,
     # 524,288 B / 128 on HCA)
     v4 = cat.model("deepseek-v4-flash")
-    step = moe.decode_step(v4, H200, ParallelLayout(), "fp8", 1, 4096)
+    step = moe.decode_step(Deployment(v4, H200, ParallelLayout(), "fp8"), 1, 4096)
     cache = 43 * 584 * 128 + 21 * (512 * 584 + 1024 * 68) + 20 * 32 * 584
     state = 21 * (81920 / 4 + 2 * 2 * (512 + 128) * 4) + 20 * (524288 / 128 + 2 * 512 * 4)
     assert step.kv_bytes[0] == pytest.approx(cache + state)

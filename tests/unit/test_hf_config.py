@@ -236,14 +236,15 @@ def test_a_scenario_that_differs_from_the_published_checkpoint_says_so():
     # weights instead of 65.2): the notes name the checkpoint's own format and how to reproduce it
     from core import memory
     from core.catalog import load_catalog
-    from core.deployment.specs import Precision, Workload
+    from core.deployment.bundle import Deployment
+    from core.deployment.specs import ParallelLayout, Precision
 
     cat = load_catalog()
-    m, h100 = cat.model("gpt-oss-120b"), cat.gpu("h100-sxm")
-    notes = [msg for _, msg in memory.scenario_notes(m, h100, "mxfp4", Workload())]
+    d = Deployment(cat.model("gpt-oss-120b"), cat.gpu("h100-sxm"), ParallelLayout(), "mxfp4")
+    notes = [msg for _, msg in memory.scenario_notes(d)]
     assert any("published checkpoint stores its weights in bf16 and its routed experts in mxfp4" in n for n in notes)
-    same = Precision(weights="bf16", routed_experts="mxfp4")
-    assert not any("published checkpoint" in msg for _, msg in memory.scenario_notes(m, h100, same, Workload()))
+    same = d.with_(precision=Precision(weights="bf16", routed_experts="mxfp4"))
+    assert not any("published checkpoint" in msg for _, msg in memory.scenario_notes(same))
     # DeepSeek-V3's checkpoint is block FP8 throughout: the default scenario matches it
     assert cat.model("deepseek-v3").checkpoint_precision == {"weights": "fp8", "routed_experts": "fp8"}
 

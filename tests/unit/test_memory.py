@@ -6,6 +6,7 @@ from pydantic import ValidationError
 
 from core import memory
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 from core.model import params
 
@@ -43,10 +44,12 @@ def test_deepseek_v3_fp8_does_not_fit_8_h100_fits_8_h200():
     m = cat.model("deepseek-v3")
     lay = ParallelLayout(attention_tp=8, ep=8)
     # 685 GB with MTP / 8 = 85.6 GB per GPU > 80 GiB x 0.9 usable = 77.3 GB
-    assert not memory.per_gpu_memory(m, H100, lay, "fp8", ONE_TOKEN).fits
-    assert not memory.per_gpu_memory(m, H100, lay, "fp8", ONE_TOKEN, spec=SpecDecodeConfig(method="mtp")).fits
+    assert not memory.per_gpu_memory(Deployment(m, H100, lay, "fp8"), ONE_TOKEN).fits
+    assert not memory.per_gpu_memory(
+        Deployment(m, H100, lay, "fp8", spec=SpecDecodeConfig(method="mtp")), ONE_TOKEN
+    ).fits
     # 141 GiB x 0.9 = 136 GB usable per H200
-    r = memory.per_gpu_memory(m, H200, lay, "fp8", ONE_TOKEN, spec=SpecDecodeConfig(method="mtp"))
+    r = memory.per_gpu_memory(Deployment(m, H200, lay, "fp8", spec=SpecDecodeConfig(method="mtp")), ONE_TOKEN)
     assert r.fits and r.weights_bytes / 1e9 == pytest.approx(685 / 8, rel=0.03)
     assert memory.min_gpus(m, "h100-sxm", "fp8") == 16
     assert memory.min_gpus(m, "h200", "fp8") == 8
@@ -85,14 +88,16 @@ def test_llama3_70b_with_8b_draft_leaves_about_3_gb_of_kv_on_2_h100():
     nominal = H100.model_copy(update={"runtime_memory_bytes": 80_000_000_000})
     spec = SpecDecodeConfig(method="draft_model", draft_model_id="llama-3-8b", num_speculative_tokens=5)
     r = memory.per_gpu_memory(
-        target,
-        nominal,
-        ParallelLayout(attention_tp=2, expert_tp=2),
-        "bf16",
+        Deployment(
+            target,
+            nominal,
+            ParallelLayout(attention_tp=2, expert_tp=2),
+            "bf16",
+            assumptions=BARE,
+            spec=spec,
+            draft=draft,
+        ),
         ONE_TOKEN,
-        assumptions=BARE,
-        spec=spec,
-        draft_model=draft,
     )
     # 160 GB - 70.55B x 2 B - 8.03B x 2 B = 2.83 GB for both GPUs (the sources round to 70B and 8B: "4 GB");
     # the target's 1,318,912 norm weights (80 x 2 x 8192 + 8192) sit on both TP ranks
@@ -106,13 +111,15 @@ def test_llama3_70b_fp8_with_fp8_kv_holds_batch_16_at_2048():
     spec = SpecDecodeConfig(method="draft_model", draft_model_id="llama-3-8b", num_speculative_tokens=5)
     wl = Workload(batch=16, input_len=1536, output_len=512)
     r = memory.per_gpu_memory(
-        target,
-        H100,
-        ParallelLayout(attention_tp=2, expert_tp=2),
-        Precision(weights="fp8", kv_cache="fp8"),
+        Deployment(
+            target,
+            H100,
+            ParallelLayout(attention_tp=2, expert_tp=2),
+            Precision(weights="fp8", kv_cache="fp8"),
+            spec=spec,
+            draft=draft,
+        ),
         wl,
-        spec=spec,
-        draft_model=draft,
     )
     assert r.fits
     # target KV: 2 x 8 x 128 x 1 B x 80 layers = 163,840 B/token, halved over TP 2, x (2048 + 5) tokens x 16
@@ -124,18 +131,18 @@ def test_llama3_70b_fp8_with_fp8_kv_holds_batch_16_at_2048():
 def test_mla_kv_is_replicated_over_tp_gqa_is_split():
     ds, l70 = cat.model("deepseek-v3"), cat.model("llama-3-70b")
     wl = Workload(batch=8, input_len=4000, output_len=96)
-    r = memory.per_gpu_memory(ds, H200, ParallelLayout(attention_tp=8, ep=8), "fp8", wl)
+    r = memory.per_gpu_memory(Deployment(ds, H200, ParallelLayout(attention_tp=8, ep=8), "fp8"), wl)
     assert r.components["kv_cache"] == pytest.approx(8 * 70_272 * 4096)  # whole latent on every rank
-    r = memory.per_gpu_memory(ds, H200, ParallelLayout(attention_dp=8, ep=8), "fp8", wl)
+    r = memory.per_gpu_memory(Deployment(ds, H200, ParallelLayout(attention_dp=8, ep=8), "fp8"), wl)
     assert r.components["kv_cache"] == pytest.approx(1 * 70_272 * 4096)  # DP attention: one sequence each
-    r = memory.per_gpu_memory(l70, H100, ParallelLayout(attention_tp=8, expert_tp=8), "bf16", wl)
+    r = memory.per_gpu_memory(Deployment(l70, H100, ParallelLayout(attention_tp=8, expert_tp=8), "bf16"), wl)
     assert r.components["kv_cache"] == pytest.approx(8 * 327_680 / 8 * 4096)
 
 
 def test_gqa_kv_heads_replicate_beyond_their_count():
     q = cat.model("qwen3-235b-a22b")  # 4 KV heads: TP 8 keeps one head per rank
     wl = Workload(batch=1, input_len=1000, output_len=24)
-    r = memory.per_gpu_memory(q, H200, ParallelLayout(attention_tp=8, ep=8), "fp8", wl)
+    r = memory.per_gpu_memory(Deployment(q, H200, ParallelLayout(attention_tp=8, ep=8), "fp8"), wl)
     assert r.components["kv_cache"] == pytest.approx(1024 * 2 * 94 / 4 * 1024)
 
 
@@ -166,7 +173,7 @@ def test_tp_shards_attention_and_keeps_mla_down_projections_whole():
 def test_pipeline_stages_put_embedding_first_and_head_last():
     m = cat.model("llama-3-70b")
     lay = ParallelLayout(attention_tp=1, expert_tp=1, pp=4)
-    r = memory.per_gpu_memory(m, H100, lay, "bf16", ONE_TOKEN)
+    r = memory.per_gpu_memory(Deployment(m, H100, lay, "bf16"), ONE_TOKEN)
     assert r.num_stages == 4 and r.stage in (0, 3)  # the stages with a vocabulary table are heaviest
     assert r.components["dense_ffn"] == pytest.approx(20 * 3 * 8192 * 28672 * 2)
 
@@ -174,44 +181,46 @@ def test_pipeline_stages_put_embedding_first_and_head_last():
 def test_expert_parallel_and_redundant_experts():
     m = cat.model("deepseek-v3")
     a = MemoryAssumptions(redundant_experts=32)
-    r = memory.per_gpu_memory(m, H200, ParallelLayout(attention_dp=32, ep=32), "fp8", ONE_TOKEN, assumptions=a)
+    r = memory.per_gpu_memory(
+        Deployment(m, H200, ParallelLayout(attention_dp=32, ep=32), "fp8", assumptions=a), ONE_TOKEN
+    )
     # (256 + 32) / 32 = 9 expert slots per GPU x 58 MoE layers x 3 x 7168 x 2048 x (1 + 4/16384) bytes
     assert r.components["routed_experts"] == pytest.approx(9 * 58 * 3 * 7168 * 2048 * (1 + 4 / 16384))
     with pytest.raises(ValueError, match="EP 48 does not divide the 256 routed experts"):
-        memory.per_gpu_memory(m, H200, ParallelLayout(attention_dp=48, ep=48), "fp8", ONE_TOKEN)
+        memory.per_gpu_memory(Deployment(m, H200, ParallelLayout(attention_dp=48, ep=48), "fp8"), ONE_TOKEN)
 
 
 def test_invalid_layouts_are_named():
     m = cat.model("llama-3-70b")
     with pytest.raises(ValueError, match="attention TP 3 does not divide the 64 query heads"):
-        memory.per_gpu_memory(m, H100, ParallelLayout(attention_tp=3, expert_tp=3), "bf16", ONE_TOKEN)
+        memory.per_gpu_memory(Deployment(m, H100, ParallelLayout(attention_tp=3, expert_tp=3), "bf16"), ONE_TOKEN)
     with pytest.raises(ValueError, match="dense model has no experts"):
-        memory.per_gpu_memory(m, H100, ParallelLayout(attention_dp=2, ep=2), "bf16", ONE_TOKEN)
+        memory.per_gpu_memory(Deployment(m, H100, ParallelLayout(attention_dp=2, ep=2), "bf16"), ONE_TOKEN)
 
 
 def test_max_concurrent_sequences_is_budget_over_per_sequence_kv():
     m = cat.model("deepseek-v3")
     lay = ParallelLayout(attention_tp=8, ep=8)
-    r = memory.per_gpu_memory(m, H200, lay, "fp8", ONE_TOKEN)
-    n = memory.max_concurrent_sequences(m, H200, lay, "fp8", np.array([1024, 8192]))
+    r = memory.per_gpu_memory(Deployment(m, H200, lay, "fp8"), ONE_TOKEN)
+    n = memory.max_concurrent_sequences(Deployment(m, H200, lay, "fp8"), np.array([1024, 8192]))
     assert list(n) == [int(r.kv_budget_bytes // (70_272 * 1024)), int(r.kv_budget_bytes // (70_272 * 8192))]
     # DP attention: attention weights are replicated (smaller budget), but each rank keeps only its own
     # sequences, so the deployment holds 8 x its per-GPU count, far more than TP 8 with a replicated latent
     dp = ParallelLayout(attention_dp=8, ep=8)
-    r_dp = memory.per_gpu_memory(m, H200, dp, "fp8", ONE_TOKEN)
+    r_dp = memory.per_gpu_memory(Deployment(m, H200, dp, "fp8"), ONE_TOKEN)
     assert r_dp.kv_budget_bytes < r.kv_budget_bytes
-    n_dp = memory.max_concurrent_sequences(m, H200, dp, "fp8", 8192)
+    n_dp = memory.max_concurrent_sequences(Deployment(m, H200, dp, "fp8"), 8192)
     assert n_dp == 8 * int(r_dp.kv_budget_bytes // (70_272 * 8192)) and n_dp > 4 * n[1]
 
 
 def test_max_context_len_inverts_the_sequence_count():
     m, lay = cat.model("llama-3-70b"), ParallelLayout(attention_tp=4, expert_tp=4)
-    c = memory.max_context_len(m, H100, lay, "fp8", 200)
+    c = memory.max_context_len(Deployment(m, H100, lay, "fp8"), 200)
     assert 1000 < c < 8192
-    assert memory.max_concurrent_sequences(m, H100, lay, "fp8", c) >= 200
-    assert memory.max_concurrent_sequences(m, H100, lay, "fp8", c + 1) < 200
+    assert memory.max_concurrent_sequences(Deployment(m, H100, lay, "fp8"), c) >= 200
+    assert memory.max_concurrent_sequences(Deployment(m, H100, lay, "fp8"), c + 1) < 200
     # capped by the model's 8,192 positions when memory is plentiful
-    assert memory.max_context_len(m, B200, ParallelLayout(attention_tp=8, expert_tp=8), "fp8", 1) == 8192
+    assert memory.max_context_len(Deployment(m, B200, ParallelLayout(attention_tp=8, expert_tp=8), "fp8"), 1) == 8192
 
 
 def test_draft_methods():
@@ -253,7 +262,7 @@ def test_every_catalog_model_on_every_gpu_has_an_answer():
         for g in cat.gpus.values():
             n = memory.min_gpus(m, g, "fp8")
             lay = memory.default_layout(m, n, g.gpus_per_node)
-            assert memory.per_gpu_memory(m, g, lay, "fp8", ONE_TOKEN).fits
+            assert memory.per_gpu_memory(Deployment(m, g, lay, "fp8"), ONE_TOKEN).fits
 
 
 def test_fit_status_names_what_is_short():
@@ -262,10 +271,12 @@ def test_fit_status_names_what_is_short():
     # (each 32,768 x 32 layers x 2 x 8 x 128 x 2 B = 4.29 GB of KV) do not
     cat = load_catalog()
     m, h100 = cat.model("mixtral-8x7b"), cat.gpu("h100-sxm")
-    one = memory.per_gpu_memory(m, h100, ParallelLayout(), "bf16", Workload(batch=1, input_len=4096, output_len=1))
+    one = memory.per_gpu_memory(
+        Deployment(m, h100, ParallelLayout(), "bf16"), Workload(batch=1, input_len=4096, output_len=1)
+    )
     assert one.status == "weights_short" and one.kv_budget_bytes <= 0
     tp2 = ParallelLayout(attention_tp=2, ep=2)
-    ok = memory.per_gpu_memory(m, h100, tp2, "bf16", Workload(batch=1, input_len=4096, output_len=1))
+    ok = memory.per_gpu_memory(Deployment(m, h100, tp2, "bf16"), Workload(batch=1, input_len=4096, output_len=1))
     assert ok.status == "fits"
-    big = memory.per_gpu_memory(m, h100, tp2, "bf16", Workload(batch=2000, input_len=32767, output_len=1))
+    big = memory.per_gpu_memory(Deployment(m, h100, tp2, "bf16"), Workload(batch=2000, input_len=32767, output_len=1))
     assert big.status == "kv_short" and big.kv_budget_bytes > 0

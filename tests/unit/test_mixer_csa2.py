@@ -145,7 +145,7 @@ def test_decode_reads_the_topk_of_each_shared_cache():
     expected = 2_990_080 + 11_362_304 + 26_738_688 + 12_288
     assert memory.decode_read_bytes_per_sequence(M, CTX) == expected
     # the step-time model sums the same layers: its roofline adds the compressor state writes (3 x 2 x 512 x 4)
-    step = moe.decode_step(M, H200, ParallelLayout(), "fp8", 1, CTX)
+    step = moe.decode_step(Deployment(M, H200, ParallelLayout(), "fp8"), 1, CTX)
     assert step.kv_bytes[0] == pytest.approx(expected + 3 * 4096)
 
 

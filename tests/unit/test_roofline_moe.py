@@ -5,6 +5,7 @@ import pytest
 
 from core import moe, roofline
 from core.catalog import load_catalog
+from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 from core.moe import GemmElementBytes
 
@@ -43,7 +44,7 @@ def test_llama3_70b_batch_1_decode_bound_on_h100():
     # the sources' arithmetic: 140 GB / 3.35 TB/s = 41.8 ms memory-bound; 140 GFLOP / 989 TFLOPS = 0.14 ms
     assert roofline.time_lower_bound_s(140e9, 140e9, H100) == pytest.approx(41.8e-3, abs=0.05e-3)
     assert 140e9 / (989e12) == pytest.approx(0.1416e-3, abs=0.001e-3)
-    step = moe.decode_step(m, H100, ParallelLayout(), "bf16", 1, 1)
+    step = moe.decode_step(Deployment(m, H100, ParallelLayout(), "bf16"), 1, 1)
     # the model's own weights read per step: 70.55B - the 1.05B input embedding (a lookup), x 2 bytes
     assert step.weight_bytes[0] == pytest.approx((70_553_706_496 - 128_256 * 8192) * 2, rel=1e-6)
     # 139,006,066,688 B / 3.35e12 B/s = 41.49 ms (the sources round the model to 140 GB: 41.8 ms)
@@ -128,7 +129,9 @@ def test_sweep_is_one_vectorised_call_matching_the_scalar_functions():
 
 def test_decode_step_touches_more_experts_with_batch():
     m = cat.model("deepseek-v3")
-    step = moe.decode_step(m, H200, ParallelLayout(attention_tp=8, ep=8), "fp8", np.array([1, 64, 4096]), 2048)
+    step = moe.decode_step(
+        Deployment(m, H200, ParallelLayout(attention_tp=8, ep=8), "fp8"), np.array([1, 64, 4096]), 2048
+    )
     assert np.all(np.diff(step.weight_bytes) > 0)  # more experts touched
     assert step.experts_touched[0] == pytest.approx(8)
     assert step.memory_bound[0]
@@ -144,7 +147,7 @@ def test_each_step_gemm_is_rated_against_its_own_dtype():
     # 2 x 64 x 7,168 x 129,280 FLOPs over 7,168 x 129,280 x 2 B + activations: ~63.4 FLOP/byte, against the
     # bf16 ridge 989.4 / 4.8 = 206 it reaches 30.8% of its peak (the table rated it 15.4% against FP8's 412)
     m = cat.model("deepseek-v3")
-    head = moe.step_gemms(m, H200, "fp8", 64)[-1]
+    head = moe.step_gemms(Deployment(m, H200, ParallelLayout(), "fp8"), 64)[-1]
     assert head["compute_dtype"] == "bf16"
     flops = 2 * 64 * 7168 * 129_280
     moved = (7168 * 129_280 + 64 * 7168 + 64 * 129_280) * 2
@@ -152,7 +155,7 @@ def test_each_step_gemm_is_rated_against_its_own_dtype():
     assert head["ridge"] == pytest.approx(989.4 / 4.8, rel=1e-3)
     assert head["peak_fraction"] == pytest.approx(flops / moved / (989.4 / 4.8), rel=1e-3)
     assert 0.30 < head["peak_fraction"] < 0.31
-    experts = moe.step_gemms(m, H200, "fp8", 64)[0]
+    experts = moe.step_gemms(Deployment(m, H200, ParallelLayout(), "fp8"), 64)[0]
     assert experts["compute_dtype"] == "fp8" and experts["ridge"] == pytest.approx(1978.9 / 4.8, rel=1e-3)
 
 

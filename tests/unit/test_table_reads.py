@@ -18,6 +18,7 @@ cat = load_catalog()
 V41 = cat.model("deepseek-v4.1-flash")
 B200, GB200, H200 = cat.gpu("b200"), cat.gpu("gb200"), cat.gpu("h200")
 TOTAL = (384_006_168 + 384_016_682) * 264  # 202,758,032,400 B
+D41 = Deployment(V41, B200, ParallelLayout())  # one B200, attention TP 1
 
 
 # Each GPU's link to host memory and its bandwidth per direction, GB/s, written from the datasheets and system records
@@ -84,7 +85,7 @@ def test_a_gpu_without_a_host_link_falls_back_to_pcie_gen5():
     assert host_tables.host_link(custom) == ("PCIe Gen5 x16", 64.0)
     assert host_tables.host_link(GB200.model_copy(update={"host_link": None})) == ("PCIe Gen5 x16", 64.0)
     # the host tier reads at that link: 64 tokens x 24 rows x 264 B per table at 64 GB/s x 0.5, + 5 us
-    r = host_tables.table_read(V41, custom, "host", 64, 0.020)
+    r = host_tables.table_read(Deployment(V41, custom, ParallelLayout()), "host", 64, 0.020)
     assert r.read_s == pytest.approx(2 * 405_504 / 32e9 + 5e-6, rel=1e-9)
     assert "PCIe Gen5 x16, 64 GB/s per direction" in r.where
 
@@ -98,7 +99,7 @@ def test_a_host_link_is_validated():
 
 
 def test_where_each_tier_keeps_the_tables():
-    gpu, host, disk = host_tables.tier_costs(V41, B200, 64, 0.02, attention_tp=2)
+    gpu, host, disk = host_tables.tier_costs(Deployment(V41, B200, ParallelLayout(attention_tp=2, ep=2)), 64, 0.02)
     assert TOTAL == 202_758_032_400 and gpu.table_bytes == TOTAL
     assert gpu.gpu_bytes_per_gpu == TOTAL / 2 and gpu.host_bytes_per_node == 0  # sharded over attention TP 2
     assert host.host_bytes_per_node == TOTAL and host.gpu_bytes_per_gpu == 0  # one copy per node
@@ -111,7 +112,7 @@ def test_host_reads_of_a_decode_step_hide_behind_the_first_layer():
     # 64 tokens x 24 rows x 264 B = 405,504 B per table over PCIe Gen5 at 64 GB/s x 0.5: 12.672 us each, 25.344 us
     # in all + 5 us latency = 30.344 us. The layer-1 table is due after 1/40 of a 20 ms step's compute (500 us):
     # hidden; only the latency is exposed
-    r = host_tables.table_read(V41, B200, "host", 64, 0.020)
+    r = host_tables.table_read(D41, "host", 64, 0.020)
     assert r.read_s == pytest.approx(2 * 405_504 / 32e9 + 5e-6, rel=1e-9)
     assert r.exposed_s == pytest.approx(5e-6, rel=1e-9)
 
@@ -120,23 +121,20 @@ def test_disk_reads_of_a_prefill_chunk_are_exposed():
     # 8,192 tokens x 24 rows = 196,608 random reads per table; 8 drives x 1.5M reads/s shared by 8 GPUs = 1.5M/s
     # per GPU: 131.072 ms per table. Compute 280 ms: the layer-1 table is due at 7 ms (exposed 124.072 ms), the
     # layer-14 table (fetched after it, at 262.144 ms) at 98 ms (exposed 164.144 ms); + 100 us latency
-    r = host_tables.table_read(V41, B200, "disk", 8192, 0.280)
+    r = host_tables.table_read(D41, "disk", 8192, 0.280)
     assert r.read_s == pytest.approx(2 * 196_608 / 1.5e6 + 100e-6, rel=1e-9)
     assert r.exposed_s == pytest.approx(2 * 196_608 / 1.5e6 - 0.280 * 14 / 40 + 100e-6, rel=1e-9)
 
 
 def test_the_step_time_adds_what_the_reads_expose():
     lay = ParallelLayout(attention_tp=1, attention_dp=8, ep=8)
-    eff = cat.efficiency_for("b200", "sglang")
+    d = Deployment(V41, B200, lay, "fp8", cat.efficiency_for("b200", "sglang"))
     steps = {
-        tier: perf.step_time(
-            Deployment(V41, B200, lay, "fp8", eff), perf.StepConfig("prefill", 8192, 4096, table_tier=tier)
-        )
-        for tier in host_tables.TIERS
+        tier: perf.step_time(d, perf.StepConfig("prefill", 8192, 4096, table_tier=tier)) for tier in host_tables.TIERS
     }
     for tier, st in steps.items():
         # a 4,096-token prompt: the decoder layers replay its last 128 tokens, 1/32 of the step's tokens
-        r = host_tables.table_read(V41, B200, tier, 8192, st.compute_s, replayed=128 / 4096)
+        r = host_tables.table_read(d, tier, 8192, st.compute_s, replayed=128 / 4096)
         assert st.components["host_tables"] == pytest.approx(r.exposed_s, rel=1e-12)
     # the tables change nothing but their own term
     base = steps["gpu"].step_s - steps["gpu"].components["host_tables"]
@@ -144,10 +142,7 @@ def test_the_step_time_adds_what_the_reads_expose():
     assert steps["disk"].components["host_tables"] > 0.1  # > 100 ms: NVMe random reads of an 8K chunk
     # a model without tables has no such term
     v4 = cat.model("deepseek-v4-flash")
-    assert (
-        "host_tables"
-        not in perf.step_time(Deployment(v4, B200, lay, "fp8", eff), perf.StepConfig("decode", 64, 4096)).components
-    )
+    assert "host_tables" not in perf.step_time(d.with_(model=v4), perf.StepConfig("decode", 64, 4096)).components
 
 
 def test_a_causal_encoders_prefill_puts_the_tables_due_later():
@@ -155,18 +150,16 @@ def test_a_causal_encoders_prefill_puts_the_tables_due_later():
     # 1/8 each, 22.5 layers of compute in all; the layer-1 table is due after 1/22.5 of it, the layer-14 table after
     # 14/22.5. Disk tier, 8,192 tokens: 131.072 ms per table (as above); compute 225 ms: due at 10 and 140 ms;
     # exposed max(131.072 - 10, 262.144 - 140) = 122.144 ms + 100 us latency
-    r = host_tables.table_read(V41, B200, "disk", 8192, 0.225, replayed=1 / 8)
+    r = host_tables.table_read(D41, "disk", 8192, 0.225, replayed=1 / 8)
     assert r.exposed_s == pytest.approx(0.262144 - 0.140 + 100e-6, rel=1e-9)
     # every layer at full tokens (decode, or no causal encoder): due at 1/40 and 14/40 of the compute
-    r = host_tables.table_read(V41, B200, "disk", 8192, 0.225)
+    r = host_tables.table_read(D41, "disk", 8192, 0.225)
     assert r.exposed_s == pytest.approx(0.262144 - 0.225 * 14 / 40 + 100e-6, rel=1e-9)
 
 
 def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="tier must be one of gpu, host, disk"):
-        host_tables.table_read(V41, B200, "ssd", 1, 0.01)
-    with pytest.raises(ValueError, match="attention_tp"):
-        host_tables.table_read(V41, B200, "host", 1, 0.01, attention_tp=0)
+        host_tables.table_read(D41, "ssd", 1, 0.01)
     with pytest.raises(ValueError, match="table_tier must be gpu, host or disk"):
         perf.StepConfig("decode", 1, 1, table_tier="ram")
     bad = {"name": "x", "rows": 1, "row_width": 1, "row_bytes": 1, "rows_per_token": 1, "layer_ids": [99]}
@@ -178,10 +171,10 @@ def test_an_attention_tp_rank_fetches_its_share_of_its_groups_rows():
     # TP 2 with 64 tokens per GPU (the step-time model's count: a group of 2 GPUs holds 128 tokens): each rank owns
     # half the rows, so it fetches 128 x 24 / 2 = 1,536 rows per table, as many as a TP-1 GPU with 64 tokens:
     # 2 x 1,536 x 264 B / (64 GB/s x 0.5) + 5 us; only the HBM copy of the tables is split
-    tp1 = host_tables.table_read(V41, B200, "host", 64, 0.020, attention_tp=1)
-    tp2 = host_tables.table_read(V41, B200, "host", 64, 0.020, attention_tp=2)
-    assert tp2.read_s == tp1.read_s == pytest.approx(2 * 1536 * 264 / 32e9 + 5e-6, rel=1e-9)
-    assert host_tables.table_read(V41, B200, "gpu", 64, 0.020, attention_tp=2).gpu_bytes_per_gpu == TOTAL / 2
+    tp2 = Deployment(V41, B200, ParallelLayout(attention_tp=2, ep=2))
+    one, two = (host_tables.table_read(d, "host", 64, 0.020) for d in (D41, tp2))
+    assert two.read_s == one.read_s == pytest.approx(2 * 1536 * 264 / 32e9 + 5e-6, rel=1e-9)
+    assert host_tables.table_read(tp2, "gpu", 64, 0.020).gpu_bytes_per_gpu == TOTAL / 2
 
 
 def test_the_catalog_page_rows_show_the_host_link():
