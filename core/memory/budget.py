@@ -248,11 +248,19 @@ def min_gpus(
     prec = Precision.of(precision)
     # a quick lower bound skips counts that cannot hold even the weights
     floor_gpus = weights_bytes(model, prec) / (a.gpu_memory_utilization * gpu.memory_bytes)
+    # a GPU's memory depends on its replica's shape and the sequences each replica holds, not on the replica count:
+    # beyond TP x the most pipeline stages only replicas are added, and a shape that did not fit is not tried again
+    tried: set[tuple] = set()
     for n in gpu_count_candidates(gpu, max_gpus):
         if n < floor_gpus:
             continue
+        layout = default_layout(model, n, gpu.gpus_per_node, prec)
+        key = (layout.model_copy(update={"dp": 1}), math.ceil(wl.batch / (layout.attention_dp * layout.dp)))
+        if key in tried:
+            continue
+        tried.add(key)
         try:
-            d = Deployment(model, gpu, default_layout(model, n, gpu.gpus_per_node, prec), prec, assumptions=a)
+            d = Deployment(model, gpu, layout, prec, assumptions=a)
         except InvalidLayout:
             continue
         if per_gpu_memory(d, wl).fits:
