@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from core.catalog import Catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec, Scenario
-from core.hardware.served_step import served_step_cost
+from core.deployment.specs import Scenario
 from core.model import ModelSpec
 from core.scenario.url import resolved_layout
+from core.serving.layout import search_deployment
 
 __all__ = ["resolve"]
 
@@ -22,20 +22,5 @@ def resolve(scenario: Scenario, catalog: Catalog, model: ModelSpec | None = None
     (:class:`core.deployment.bundle.InvalidLayout`, every problem listed)."""
     if not isinstance(scenario, Scenario):
         raise ValueError(f"scenario must be a Scenario, got {type(scenario).__name__}")
-    model = model if model is not None else catalog.model(scenario.model_id)
-    gpu = catalog.gpu(scenario.gpu_id)
-    cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
-    return Deployment(
-        model,
-        gpu,
-        resolved_layout(scenario, model),
-        scenario.precision,
-        catalog.efficiency_for(gpu.id, scenario.serving_stack),
-        cluster=cluster,
-        workload=scenario.workload,
-        assumptions=scenario.memory,
-        spec=scenario.spec,
-        draft=catalog.draft_model_for(scenario.spec),
-        calibration=scenario.calibration,
-        served_step=served_step_cost(scenario.serving_stack),
-    )
+    start = search_deployment(scenario, catalog, model)  # the lookups, efficiency, served costs, calibration
+    return start.with_layout(resolved_layout(scenario, start.model))

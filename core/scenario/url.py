@@ -88,6 +88,7 @@ def _default_layout(model, gpu_id, nodes, gpus_per_node, precision, assumptions,
     from core.catalog import load_catalog
     from core.deployment.bundle import Deployment
     from core.deployment.specs import ClusterSpec
+    from core.hardware.served_step import served_step_cost
     from core.serving import layout
 
     total = nodes * gpus_per_node
@@ -98,7 +99,10 @@ def _default_layout(model, gpu_id, nodes, gpus_per_node, precision, assumptions,
     gpu = cat.gpu(gpu_id)
     cluster = ClusterSpec(gpu=gpu, num_nodes=nodes, gpus_per_node=gpus_per_node)
     eff = cat.efficiency_for(gpu_id, stack)
-    d = Deployment(model, gpu, ParallelLayout(), precision, eff, cluster=cluster, assumptions=assumptions)
+    served = served_step_cost(stack)  # the stack's served per-step costs, as the Layouts page ranks with them
+    d = Deployment(
+        model, gpu, ParallelLayout(), precision, eff, cluster=cluster, assumptions=assumptions, served_step=served
+    )
     plans = layout.recommend(d, "decode", catalog=cat)
     # the best plan the scenario's own redundant-expert count runs (EP72 on 384 experts needs 48 redundant
     # slots: set them in the sidebar's memory assumptions, or the next plan is taken)

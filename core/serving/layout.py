@@ -27,6 +27,7 @@ from core import memory
 from core.deployment import parallel
 from core.deployment.bundle import Deployment
 from core.deployment.specs import ClusterSpec, ModelSpec, ParallelLayout, Scenario, Workload
+from core.hardware.served_step import served_step_cost
 from core.serving.batch_search import GRID_TOLERANCE
 from core.serving.operating_point import Plan, operating_point, per_gpu_text, unspeculated
 from core.serving.placement import placement_problems
@@ -125,6 +126,8 @@ def search_deployment(
         assumptions=scenario.memory,
         spec=scenario.spec,
         draft=catalog.draft_model_for(scenario.spec),
+        calibration=scenario.calibration,  # every page plans with one's own calibration (issue 36)
+        served_step=served_step_cost(scenario.serving_stack),  # the stack's served per-step costs (issue 35)
     )
 
 
