@@ -33,6 +33,7 @@ from core.deployment.bundle import Deployment
 from core.deployment.specs import Workload
 from core.serving.operating_point import replica, unspeculated
 from core.speculative import speculative_step_s
+from core.speculative.closed_form import served_draft_s
 
 __all__ = [
     "ReplicaCosts",
@@ -128,6 +129,7 @@ def replica_costs(
     tokens per sequence and drafts ``draft_tokens`` times at ``draft_cost`` x the plain step (a built-in head such
     as MTP), for ``accepted_length`` output tokens per sequence (as :func:`core.speculative.batch_speedup` prices
     it)."""
+    per_pass = served_draft_s(d, draft_tokens) if draft_tokens else None  # the stack's fitted draft pass, if any
     d = unspeculated(replica(d))
     workload, a, one, redundant_experts = d.workload, d.assumptions, d.layout, d.redundant_experts
     gpus = one.total_gpus
@@ -150,6 +152,7 @@ def replica_costs(
             n,
             k,
             draft_cost=draft_cost,
+            draft_s=per_pass,
         )
         return verify + draft
 

@@ -25,7 +25,8 @@ from core.deployment.bundle import Deployment
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from core.deployment.specs import DraftMethod, ModelSpec, SpecDecodeConfig
+    from core.deployment.specs import DraftMethod, SpecDecodeConfig
+    from core.model import ModelSpec
 
 __all__ = [
     "ACCEPTANCE_ZONES",
@@ -42,6 +43,7 @@ __all__ = [
     "optimal_gamma",
     "resolved_alpha_cost",
     "sensitivity",
+    "served_draft_s",
     "short_output_speedup",
     "speculative_step_s",
     "speedup",
@@ -255,6 +257,19 @@ def speculative_step_s(step_s, sequences, gamma: int, *, draft_cost: float = 0.0
     return plain, verify, draft
 
 
+def served_draft_s(d: Deployment, gamma: int) -> float | None:
+    """Seconds of one draft pass of ``d``'s built-in drafting (MTP, EAGLE-3, DSpark) as its stack's served step prices
+    it: ``draft passes x per_draft_s / gamma`` (``d.served_step`` fitted for that drafting mode on published batch-1
+    steps, :mod:`core.hardware.served_step`: TensorRT-LLM 0.52 ms per MTP draft, vLLM 1.42 ms per draft pass), or
+    None where the deployment has no fitted drafting cost (then a draft pass is ``draft_cost`` x the plain step)."""
+    from core.hardware.served_step import draft_passes
+
+    cost, method, g = d.served_step, d.spec.method, int(_gamma(gamma))
+    if cost is None or cost.mode == "cuda_graph" or cost.mode != method or g == 0 or d.draft is not None:
+        return None
+    return draft_passes(method, g) * cost.per_draft_s / g
+
+
 def batch_speedup(
     d: Deployment,
     batches,
@@ -319,11 +334,13 @@ def batch_speedup(
         # the draft's kernels alone: a draft pass runs inside the target's served step, not as a served step of its own
         own = d.with_(model=dm, layout=d_layout, redundant_experts=0, draft=None, served_step=None)
         draft_s = steps(own, per_replica, 1.0)
+    elif (per_pass := served_draft_s(d, g)) is not None:
+        draft_s = np.full(b.shape, per_pass)
     base, verify, draft = speculative_step_s(
         lambda n, per_seq: steps(d, n, per_seq),
         b,
         g,
-        draft_cost=float(_cost(draft_cost)) if dm is None else 0.0,
+        draft_cost=float(_cost(draft_cost)) if dm is None and draft_s is None else 0.0,
         draft_s=draft_s,
     )
     e = float(expected_tokens(alpha, g))

@@ -48,3 +48,23 @@ def test_sglang_and_vllm_pay_no_fixed_cost_without_drafting():
         d = resolve(B200_MINLAT.model_copy(update={"serving_stack": stack}), cat)
         dec = perf.StepConfig("decode", 1 / 8, 2048)
         assert perf.step_time(d, dec).step_s == perf.step_time(d.with_(served_step=None), dec).step_s
+
+
+def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
+    # catalogs/served_step.yaml: vLLM 1.4216 ms per draft pass (MTP, EAGLE-3), no fixed cost; MTP at gamma 3 drafts three
+    # times: 3 x 1.4216 = 4.2648 ms per verification cycle, in place of draft_cost x the plain step
+    from core import speculative as sd
+    from core.deployment.specs import SpecDecodeConfig
+
+    s = B200_MINLAT.model_copy(
+        update={"serving_stack": "vllm", "spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)}
+    )
+    d = resolve(s, cat)
+    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(1.4216e-3)
+    r = sd.batch_speedup(d, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
+    assert r.draft_s[0] == pytest.approx(3 * 1.4216e-3)
+    # without a fitted drafting cost (SGLang has none for MTP) the draft is draft_cost x the plain step
+    g = resolve(s.model_copy(update={"serving_stack": "sglang"}), cat)
+    assert sd.served_draft_s(g, 3) is None
+    r = sd.batch_speedup(g, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
+    assert r.draft_s[0] == pytest.approx(3 * 0.1 * r.decode_s[0])
