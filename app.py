@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import memory
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec
+from core.hardware import ClusterSpec
 from core.model import params
 from core.scenario import resolved_layout
 from ui.format import bytes_h, md_escape, params_h

@@ -79,7 +79,8 @@ def main() -> None:
         balance.rebalance_experts(w, 288, 8, 3, 24)
 
     from core.deployment.bundle import Deployment
-    from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
+    from core.deployment.specs import ParallelLayout, Workload
+    from core.hardware import ClusterSpec
     from core.serving import layout as layout_mod
 
     def search(model, cluster, wl, stack="sglang"):  # the deployment the search starts from (its layout varied)

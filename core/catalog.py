@@ -21,20 +21,14 @@ import yaml
 from pydantic import ValidationError
 
 from core._util.checks import load_yaml
-from core.deployment.specs import (
-    DraftMethod,
-    EfficiencyProfile,
-    GPUSpec,
-    HostSpec,
-    InterconnectSpec,
-    ModelSpec,
-    SpecDecodeConfig,
-    describe_validation_error,
-)
+from core._util.validated import describe_validation_error
+from core.deployment.specs import DraftMethod, SpecDecodeConfig
+from core.hardware import GPUSpec, HostSpec, InterconnectSpec
 from core.hardware.collectives import CollectiveTable, load_collectives
-from core.hardware.efficiency import Efficiency, resolve_efficiency
+from core.hardware.efficiency import Efficiency, EfficiencyProfile, resolve_efficiency
 from core.hardware.offload_efficiency import OffloadEfficiency
 from core.hf import model_from_hf_config
+from core.model import ModelSpec
 
 __all__ = ["CATALOG_DIR", "Catalog", "CatalogError", "load_catalog"]
 

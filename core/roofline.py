@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from core._util.checks import no_overflow, nonneg
-from core.deployment.specs import COMPUTE_DTYPES, GPUSpec
+from core.hardware import GPUSpec
+from core.model.dtypes import COMPUTE_DTYPES
 
 __all__ = [
     "attainable_tflops",

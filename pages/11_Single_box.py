@@ -4,8 +4,9 @@ M-series, Strix Halo, DGX Spark). Where does each tensor go, does it fit, and ho
 import pandas as pd
 import streamlit as st
 
-from core import memory
-from core.deployment.specs import DTYPES, GGUF_DTYPES, Precision, SingleBox
+from core.deployment.specs import Precision, SingleBox
+from core.memory import WEIGHT_FORMATS
+from core.model.dtypes import DTYPES, GGUF_DTYPES
 from core.single_box import offload
 from core.single_box.box import Box
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
@@ -144,7 +145,7 @@ weights_total = offload.text_weights_bytes(model, prec)
 if pl.fits:
     st.success(
         f"**Fits.** {pl.decode_tokens_per_s:,.1f} tokens/s decode at batch 1, "
-        f"{pl.prefill_tokens_per_s:,.0f} tokens/s prompt processing ({memory.WEIGHT_FORMATS[box.quant].bits_per_weight:.3g} "
+        f"{pl.prefill_tokens_per_s:,.0f} tokens/s prompt processing ({WEIGHT_FORMATS[box.quant].bits_per_weight:.3g} "
         f"bits per weight, {weights_total / GB:,.0f} GB of weights)."
     )
 else:
@@ -397,11 +398,7 @@ with st.expander("Assumptions and GGUF types"):
     st.dataframe(
         pd.DataFrame(
             [
-                {
-                    "type": d,
-                    "bits per weight": memory.WEIGHT_FORMATS[d].bits_per_weight,
-                    "layout": memory.WEIGHT_FORMATS[d].scales,
-                }
+                {"type": d, "bits per weight": WEIGHT_FORMATS[d].bits_per_weight, "layout": WEIGHT_FORMATS[d].scales}
                 for d in GGUF_DTYPES
             ]
         ),

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import memory
+from core.deployment.parallel import check_layout
 from core.deployment.specs import SpecDecodeConfig
 from ui.charts import COMPONENT_LABELS, grouped_bars_chart, max_sequences_chart, memory_stack_chart
 from ui.controls import assumption_controls, layout_controls
@@ -31,7 +32,7 @@ with st.expander("Parallel layout", expanded=True):
 with st.expander("Memory assumptions (stated, editable)"):
     assumptions = assumption_controls(scenario, model)
 
-problems = memory.check_layout(model, layout, assumptions.redundant_experts, prec)
+problems = check_layout(model, layout, assumptions.redundant_experts, prec)
 if problems or d is None:  # d: the scenario's deployment, whose layout and assumptions the controls above set
     st.error(
         f"This layout does not work for {md_escape(model.name)}: "

@@ -6,8 +6,9 @@ import streamlit as st
 
 from core import memory, moe, roofline
 from core.deployment.bundle import Deployment
-from core.deployment.parallel import sequences_per_replica
-from core.deployment.specs import COMPUTE_DTYPES, ParallelLayout, SpecDecodeConfig
+from core.deployment.parallel import check_layout, sequences_per_replica
+from core.deployment.specs import ParallelLayout, SpecDecodeConfig
+from core.model.dtypes import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
 from ui.format import md_escape
@@ -279,7 +280,7 @@ if is_moe:
 
 # ---- decode step lower bound
 st.subheader("Decode step: memory or compute?")
-problems = memory.check_layout(model, layout, scenario.memory.redundant_experts, prec)
+problems = check_layout(model, layout, scenario.memory.redundant_experts, prec)
 if problems or d is None:
     st.error("The scenario's layout does not suit this model (" + "; ".join(problems) + "); set it on the Fit page.")
     st.stop()

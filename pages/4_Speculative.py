@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import memory
 from core import speculative as sd
+from core.deployment.parallel import check_layout, default_layout
 from core.deployment.specs import SpecDecodeConfig
 from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
 from ui.controls import current_layout
@@ -282,7 +283,7 @@ st.subheader("When it stops paying: speedup vs batch")
 layout, _ = current_layout(scenario, model, scenario.gpus_per_node)
 ctx = wl.decode_context_len
 draft_model = cat.draft_model_for(spec)
-if memory.check_layout(model, layout, scenario.memory.redundant_experts):
+if check_layout(model, layout, scenario.memory.redundant_experts):
     st.error("The scenario's layout does not suit this model; set it on the Fit page.")
 else:
     # the target's KV cache alone (no draft model or speculative tokens), per replica
@@ -294,8 +295,8 @@ else:
     targets = [(model, None, f"{model.name} (this scenario)")]  # None: the scenario's deployment as it is
     if other_id and other_id in cat.models and other_id != model.id:
         other = cat.model(other_id)
-        other_layout = memory.default_layout(other, scenario.total_gpus, scenario.gpus_per_node, scenario.precision)
-        if not memory.check_layout(other, other_layout):
+        other_layout = default_layout(other, scenario.total_gpus, scenario.gpus_per_node, scenario.precision)
+        if not check_layout(other, other_layout):
             targets.append((other, other_layout, f"{other.name} ({'dense' if not other.is_moe else 'MoE'}, same GPUs)"))
     for tgt, lay, label in targets:
         with model_errors(f"The speedup vs batch of {md_escape(tgt.name)}"):

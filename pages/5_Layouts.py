@@ -6,7 +6,8 @@ import streamlit as st
 from core import perf
 from core._util.validated import describe_validation_error
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec, ParallelLayout, Workload
+from core.deployment.specs import ParallelLayout, Workload
+from core.hardware import ClusterSpec
 from core.serving import layout as lay_mod
 from core.serving.breakdown import time_per_token
 from core.serving.headline import pool_headline

@@ -5,9 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from core import speculative as sd
-from core._util.validated import describe_validation_error
+from core._util.validated import bounds, describe_validation_error
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec, ParallelLayout, Workload, bounds
+from core.deployment.specs import ParallelLayout, Workload
+from core.hardware import ClusterSpec
 from core.serving import cost, disagg
 from core.serving import layout as lay_mod
 from core.validation import calibration_note

@@ -22,7 +22,8 @@ import streamlit as st
 from core import serving
 from core.deployment.bundle import Deployment
 from core.deployment.calibration import ServedCalibration
-from core.deployment.specs import ClusterSpec, ParallelLayout, Scenario, Workload
+from core.deployment.specs import ParallelLayout, Scenario, Workload
+from core.hardware import ClusterSpec
 from core.serving import engine_sim
 from core.validation.bench_results import ACCEPTED_FORMATS, MAX_FILE_BYTES, BenchResult, parse_bench_results
 from core.validation.served_fit import METRICS, ServedFit, fit_calibration

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core._util.validated import bounds
 from core.deployment.bundle import Deployment
 from core.deployment.parallel import divisors
-from core.deployment.specs import MemoryAssumptions, ModelSpec, ParallelLayout, Scenario, bounds
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Scenario
+from core.model import ModelSpec
 from core.scenario import layout_from_sizes, resolved_layout
 from core.scenario.deploy import resolve
 from ui.state import catalog, update_scenario

@@ -9,8 +9,10 @@ import streamlit as st
 
 from core import perf
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, ModelSpec, ParallelLayout, Precision
+from core.deployment.specs import ParallelLayout, Precision
+from core.hardware import GPUSpec
 from core.memory import host_tables
+from core.model import ModelSpec
 from ui.format import md_escape
 
 __all__ = ["host_tables_frame", "show_host_tables", "single_box_tables_note"]

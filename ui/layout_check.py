@@ -8,7 +8,8 @@ import streamlit as st
 
 from core.deployment.bundle import Deployment
 from core.deployment.parallel import check_layout
-from core.deployment.specs import ModelSpec, ParallelLayout, Scenario
+from core.deployment.specs import ParallelLayout, Scenario
+from core.model import ModelSpec
 from ui.commands import show_launch_commands
 from ui.controls import current_layout
 from ui.format import md_escape

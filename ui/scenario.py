@@ -21,23 +21,15 @@ from typing import NamedTuple
 import streamlit as st
 from pydantic import ValidationError
 
+from core._util.validated import bounds, describe_validation_error
 from core.catalog import Catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import (
-    DISPATCH_DTYPES,
-    KV_DTYPES,
-    ClusterSpec,
-    Precision,
-    Scenario,
-    SpecDecodeConfig,
-    Workload,
-    bounds,
-    describe_validation_error,
-)
-from core.hardware import GPUSpec
+from core.deployment.parallel import check_layout
+from core.deployment.specs import Precision, Scenario, SpecDecodeConfig, Workload
+from core.hardware import ClusterSpec, GPUSpec
 from core.hardware.efficiency import SERVING_STACKS, STACK_NAMES
-from core.memory import check_layout
 from core.model import ModelSpec
+from core.model.dtypes import DISPATCH_DTYPES, KV_DTYPES
 from core.report.catalog_rows import accelerator_caveat, model_caveats
 from core.speculative import default_gamma
 from ui.controls import scenario_deployment

@@ -13,10 +13,12 @@ import streamlit as st
 from pydantic import BaseModel, ValidationError
 from streamlit.errors import StreamlitPageNotFoundError
 
+from core._util.validated import describe_validation_error
 from core.catalog import Catalog, load_catalog
-from core.deployment.specs import DTYPES, SPEC_METHOD_KINDS, Scenario, SpecDecodeConfig, describe_validation_error
+from core.deployment.specs import SPEC_METHOD_KINDS, Scenario, SpecDecodeConfig
 from core.hf import decode_config, encode_config, model_from_config_text
 from core.model import ModelSpec
+from core.model.dtypes import DTYPES
 from core.scenario import scenario_from_params, scenario_to_params
 from ui.format import md_escape
 

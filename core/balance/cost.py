@@ -20,8 +20,8 @@ import numpy as np
 from core import memory, perf
 from core.balance.metrics import PlacementPlan
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ModelSpec, ParallelLayout, Precision
-from core.model import ffn
+from core.deployment.specs import ParallelLayout, Precision
+from core.model import ModelSpec, ffn
 
 __all__ = [
     "ImbalanceCost",

@@ -19,18 +19,11 @@ from dataclasses import dataclass, field, replace
 from core._util.checks import whole
 from core.deployment.calibration import ServedCalibration
 from core.deployment.parallel import check_layout
-from core.deployment.specs import (
-    ClusterSpec,
-    GPUSpec,
-    MemoryAssumptions,
-    ModelSpec,
-    ParallelLayout,
-    Precision,
-    SpecDecodeConfig,
-    Workload,
-)
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.hardware import ClusterSpec, GPUSpec
 from core.hardware.efficiency import IDEAL, Efficiency
 from core.hardware.served_step import ServedStepCost
+from core.model import ModelSpec
 
 __all__ = ["Deployment", "InvalidLayout"]
 

@@ -18,61 +18,28 @@ from pydantic import (
     model_validator,
 )
 
-from core._util.validated import FROZEN, PosInt, bounds, bounds_text, describe_validation_error
+from core._util.validated import FROZEN, PosInt
 from core.deployment.calibration import ServedCalibration
-from core.hardware import ClusterSpec, GPUSpec, HostSpec, InterconnectSpec
 from core.hardware.efficiency import (
-    EFFICIENCY_FAMILIES,
     SERVING_STACKS,
-    EfficiencyProfile,
-    KernelFactors,
-    LinkFactors,
-    SystemFactors,
 )
 from core.model.dtypes import (
-    ACTIVE_CONVENTIONS,
-    COMPUTE_DTYPES,
-    DISPATCH_DTYPES,
     DTYPES,
-    GGUF_DTYPES,
-    KV_DTYPES,
     DispatchDtypeName,
     DtypeName,
     KVDtypeName,
 )
-from core.model.spec import ModelSpec, MoESpec, PublishedCounts
 
 __all__ = [
-    "ACTIVE_CONVENTIONS",
-    "COMPUTE_DTYPES",
-    "DISPATCH_DTYPES",
-    "DTYPES",
-    "EFFICIENCY_FAMILIES",
-    "GGUF_DTYPES",
-    "KV_DTYPES",
     "SPEC_METHOD_KINDS",
-    "ClusterSpec",
     "DraftMethod",
-    "EfficiencyProfile",
-    "GPUSpec",
-    "HostSpec",
-    "InterconnectSpec",
-    "KernelFactors",
-    "LinkFactors",
     "MemoryAssumptions",
-    "MoESpec",
-    "ModelSpec",
     "ParallelLayout",
     "Precision",
-    "PublishedCounts",
     "Scenario",
     "SingleBox",
     "SpecDecodeConfig",
-    "SystemFactors",
     "Workload",
-    "bounds",
-    "bounds_text",
-    "describe_validation_error",
 ]
 
 

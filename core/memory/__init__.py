@@ -4,12 +4,9 @@ Units: bytes unless a name says otherwise; GB = 1e9 bytes. Formulas accept numpy
 drawn (context lengths). Split by concern: :mod:`.formats` (dtypes and their scales), :mod:`.weights`
 (per component, per GPU, drafts), :mod:`.kv` (cache and state per sequence, per GPU), :mod:`.budget` (per-GPU
 budgets, fit, max sequences / context, min GPUs). Layout validity and pipeline stages live in
-:mod:`core.deployment.parallel`, precision support in :mod:`core.hardware`; both are re-exported here, where the
-pages have always found them.
+:mod:`core.deployment.parallel`, precision support in :mod:`core.hardware`: import them from there.
 """
 
-from core.deployment.parallel import check_layout, default_layout, pipeline_stages
-from core.hardware import PrecisionSupport, precision_support
 from core.memory.budget import (
     MAX_CLUSTER_GPUS,
     MIN_GPU_PRECISIONS,
@@ -58,16 +55,13 @@ __all__ = [
     "MIN_GPU_PRECISIONS",
     "WEIGHT_FORMATS",
     "GPUMemory",
-    "PrecisionSupport",
     "WeightFormat",
     "bytes_per_param",
     "cache_by_layer_type",
     "cache_format",
     "cache_split_note",
-    "check_layout",
     "component_dtypes",
     "decode_read_bytes_per_sequence",
-    "default_layout",
     "draft_params",
     "dtype_bytes",
     "fixed_state_bytes_per_sequence",
@@ -84,8 +78,6 @@ __all__ = [
     "min_gpus",
     "min_gpus_table",
     "per_gpu_memory",
-    "pipeline_stages",
-    "precision_support",
     "scenario_notes",
     "stage_memories",
     "state_equivalent_tokens",

@@ -19,8 +19,8 @@ import numpy as np
 from core._util.checks import whole
 from core.deployment.bundle import Deployment, InvalidLayout
 from core.deployment.parallel import default_layout, pipeline_stages, stage_counts
-from core.deployment.specs import GPUSpec, MemoryAssumptions, Precision, Workload
-from core.hardware import precision_support
+from core.deployment.specs import MemoryAssumptions, Precision, Workload
+from core.hardware import GPUSpec, precision_support
 from core.memory.kv import kv_bytes_per_sequence_on_gpu
 from core.memory.weights import draft_weights_and_kv, stage_weights, weights_bytes
 from core.model import ModelSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.deployment.specs import GGUF_DTYPES
+from core.model.dtypes import GGUF_DTYPES
 
 __all__ = [
     "DTYPE_BYTES",

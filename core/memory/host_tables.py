@@ -28,7 +28,8 @@ from typing import Literal
 
 from core._util.checks import amount
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, ModelSpec
+from core.hardware import GPUSpec
+from core.model import ModelSpec
 
 __all__ = ["DISK", "SCATTER_EFF", "TIERS", "TableTier", "TierCost", "host_link", "table_read", "tier_costs"]
 

@@ -12,8 +12,9 @@ import numpy as np
 from core import memory, roofline
 from core._util.checks import amount, scalar_or_array
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, ModelSpec, Precision
-from core.model import ffn
+from core.deployment.specs import Precision
+from core.hardware import GPUSpec, precision_support
+from core.model import ModelSpec, ffn
 from core.moe.routing import token_counts, tokens_per_expert
 
 __all__ = [
@@ -54,7 +55,7 @@ def element_bytes(gpu: GPUSpec, weight_dtype: str) -> GemmElementBytes:
     """How a GPU runs a weight dtype: W8A8 on FP8/INT8 tensor cores (1-byte activations), W4A4 on FP4
     tensor cores (4-bit activations with block scales), otherwise weight-only with bf16 activations.
     Outputs are written in bf16."""
-    support = memory.precision_support(gpu, weight_dtype)
+    support = precision_support(gpu, weight_dtype)
     act = {"fp8": 1.0, "int8": 1.0, "fp4": memory.bytes_per_param(weight_dtype)}.get(support.compute_dtype, 2.0)
     return GemmElementBytes(memory.bytes_per_param(weight_dtype), act, 2.0, support.compute_dtype)
 

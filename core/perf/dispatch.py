@@ -7,7 +7,9 @@ from __future__ import annotations
 from core import comms
 from core._util.checks import amount, whole
 from core.deployment.bundle import Deployment
-from core.deployment.specs import LinkFactors, ModelSpec, ParallelLayout
+from core.deployment.specs import ParallelLayout
+from core.hardware.efficiency import LinkFactors
+from core.model import ModelSpec
 
 __all__ = ["alltoall_call_s", "alltoall_call_split", "normal_kernel_fanout", "token_copy_bytes"]
 

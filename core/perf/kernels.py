@@ -29,8 +29,8 @@ from core import comms, memory
 from core._util.checks import amount, whole
 from core._util.memo import by_identity
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec, KernelFactors
-from core.hardware.efficiency import Efficiency
+from core.hardware import GPUSpec, precision_support
+from core.hardware.efficiency import Efficiency, KernelFactors
 from core.model import ffn
 from core.perf import layer_comm
 from core.perf.step_config import Phase, StepConfig
@@ -108,7 +108,7 @@ def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
 
 @by_identity(256)
 def _peak(gpu: GPUSpec, dtype: str) -> float:
-    return gpu.tflops(memory.precision_support(gpu, dtype).compute_dtype) * 1e12
+    return gpu.tflops(precision_support(gpu, dtype).compute_dtype) * 1e12
 
 
 @by_identity(256)
@@ -140,7 +140,7 @@ def routed_experts_work(
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
     p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
     expert_p = ffn.expert_params(model) / layout.expert_tp
-    native = memory.precision_support(gpu, precision.expert_dtype).native
+    native = precision_support(gpu, precision.expert_dtype).native
     family = (
         "grouped_gemm_weight_only"
         if not native
@@ -156,7 +156,7 @@ def routed_experts_work(
         family,
         path,
         local * p_touched / layout.expert_tp,  # expert-equivalents: a 1/etp slice has 1/etp of the tiles
-        memory.precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
+        precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
     )
 
 

@@ -5,8 +5,7 @@ Collectives are timed from the GPU's measured tables where it has them (:mod:`co
 from __future__ import annotations
 
 from core.deployment.bundle import Deployment
-from core.deployment.specs import GPUSpec
-from core.hardware import collectives
+from core.hardware import GPUSpec, collectives
 from core.hardware.efficiency import Efficiency
 from core.perf.dispatch import alltoall_call_s
 from core.perf.step_config import StepConfig

@@ -29,10 +29,11 @@ from core._util.checks import amount
 from core._util.memo import by_identity
 from core.deployment import parallel
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ModelSpec, ParallelLayout
-from core.hardware.efficiency import IDEAL, Efficiency, resolve_efficiency
+from core.deployment.specs import ParallelLayout
+from core.hardware.efficiency import IDEAL
 from core.hardware.served_step import step_overhead_s
 from core.memory import host_tables
+from core.model import ModelSpec
 from core.perf.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
 from core.perf.kernels import (
     StepConfig,
@@ -47,7 +48,6 @@ from core.perf.kernels import (
 
 __all__ = [
     "COMM_PARTS",
-    "Efficiency",
     "Roofline",
     "StepConfig",
     "StepTime",
@@ -60,7 +60,6 @@ __all__ = [
     "kernel_s",
     "normal_kernel_fanout",
     "replayed_fraction",
-    "resolve_efficiency",
     "routed_experts_work",
     "served_step_s",
     "step_time",

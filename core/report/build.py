@@ -14,9 +14,9 @@ from core import speculative as sd
 from core.catalog import Catalog
 from core.deployment.bundle import Deployment
 from core.deployment.parallel import sequences_per_replica
-from core.deployment.specs import ModelSpec, Precision, Scenario
+from core.deployment.specs import Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
-from core.model import params
+from core.model import ModelSpec, params
 from core.report.commands import benchmark_section, kubernetes_section, launch_code
 from core.scenario import resolved_layout, scenario_to_params
 from core.scenario.deploy import resolve

@@ -9,9 +9,9 @@ from typing import Any
 
 from core import memory
 from core.catalog import Catalog
-from core.deployment.specs import GPUSpec, ModelSpec
+from core.hardware import GPUSpec
 from core.memory import host_tables
-from core.model import params
+from core.model import ModelSpec, params
 
 __all__ = ["gpu_row", "gpu_rows", "model_caveats", "model_row", "model_rows"]
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ModelSpec, Scenario
+from core.deployment.specs import Scenario
+from core.model import ModelSpec
 
 __all__: list[str] = []  # build_report's helper, not a public API
 

@@ -16,12 +16,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from core._util.memo import by_identity
+from core._util.validated import describe_validation_error
 from core.catalog import Catalog
 from core.deployment.calibration import MAX_STEP_SCALE, MIN_STEP_SCALE, ServedCalibration
 from core.deployment.parallel import default_layout
 from core.deployment.specs import (
-    DTYPES,
-    KV_DTYPES,
     SPEC_METHOD_KINDS,
     MemoryAssumptions,
     ParallelLayout,
@@ -30,10 +29,10 @@ from core.deployment.specs import (
     SingleBox,
     SpecDecodeConfig,
     Workload,
-    describe_validation_error,
 )
 from core.hardware.efficiency import SERVING_STACKS
 from core.model import ModelSpec
+from core.model.dtypes import DTYPES, KV_DTYPES
 from core.scenario.url_keys import URL_KEYS, key_warnings, one, show
 from core.speculative import default_gamma
 
@@ -87,7 +86,7 @@ def resolved_layout(scenario: Scenario, model: ModelSpec) -> ParallelLayout:
 def _default_layout(model, gpu_id, nodes, gpus_per_node, precision, assumptions, stack) -> ParallelLayout:
     from core.catalog import load_catalog
     from core.deployment.bundle import Deployment
-    from core.deployment.specs import ClusterSpec
+    from core.hardware import ClusterSpec
     from core.hardware.served_step import served_step_cost
     from core.serving import layout
 

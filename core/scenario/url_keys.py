@@ -7,17 +7,10 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from core.deployment.specs import (
-    DISPATCH_DTYPES,
-    SPEC_METHOD_KINDS,
-    MemoryAssumptions,
-    Scenario,
-    SingleBox,
-    SpecDecodeConfig,
-    Workload,
-    bounds_text,
-)
+from core._util.validated import bounds_text
+from core.deployment.specs import SPEC_METHOD_KINDS, MemoryAssumptions, Scenario, SingleBox, SpecDecodeConfig, Workload
 from core.hardware.efficiency import SERVING_STACKS
+from core.model.dtypes import DISPATCH_DTYPES
 
 __all__ = ["URL_KEYS", "key_warnings", "one", "show"]
 

@@ -18,7 +18,8 @@ import numpy as np
 from core import memory
 from core._util.checks import amount, whole
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ModelSpec, Workload
+from core.deployment.specs import Workload
+from core.model import ModelSpec
 from core.serving import cost, layout
 
 if TYPE_CHECKING:

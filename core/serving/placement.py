@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 
-from core.deployment.specs import ClusterSpec, ParallelLayout
+from core.deployment.specs import ParallelLayout
+from core.hardware import ClusterSpec
 
 __all__ = ["placement_problems"]
 

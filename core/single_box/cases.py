@@ -11,7 +11,8 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from core.deployment.specs import GPUSpec, HostSpec, ModelSpec
+from core.hardware import GPUSpec, HostSpec
+from core.model import ModelSpec
 from core.single_box.box import Box
 
 if TYPE_CHECKING:

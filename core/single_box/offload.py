@@ -32,8 +32,9 @@ import math
 from dataclasses import dataclass
 
 from core import memory
-from core.deployment.specs import GPUSpec, ModelSpec, Precision
-from core.model import params
+from core.deployment.specs import Precision
+from core.hardware import GPUSpec, precision_support
+from core.model import ModelSpec, params
 from core.single_box.box import Box
 from core.single_box.cases import validate_cases
 from core.single_box.options import single_box_options, speed_vs_offload, upgrades
@@ -209,7 +210,7 @@ def placement(box: Box, n_cpu_moe: int | None = None) -> Placement:
     host_s = max(host_mem_s, host_cpu_s)
 
     # prompt processing, per token
-    compute_dtype = memory.precision_support(gpu, p.expert_dtype).compute_dtype
+    compute_dtype = precision_support(gpu, p.expert_dtype).compute_dtype
     gpu_flops = gpu.tflops(compute_dtype) * 1e12 * eff.gpu_compute
     gpu_part = 2 * (b.active_non_routed_params + (n_moe - off) * b.routed_per_layer_per_token_params) / gpu_flops
     cpu_path = host_flops_tok / (host.cpu_tflops * 1e12 * eff.cpu_compute)

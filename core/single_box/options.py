@@ -8,7 +8,7 @@ because it does, this module imports ``core.single_box.offload`` inside its func
 
 from __future__ import annotations
 
-from core.deployment.specs import GPUSpec, HostSpec
+from core.hardware import GPUSpec, HostSpec
 from core.single_box.box import Box
 from core.single_box.placement import Placement
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ModelSpec
+from core.model import ModelSpec
 from core.speculative import acceptance
 from core.speculative import closed_form as sd
 

@@ -30,7 +30,8 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import ValidationError
 
-from core.deployment.specs import Scenario, describe_validation_error
+from core._util.validated import describe_validation_error
+from core.deployment.specs import Scenario
 from core.store.names import confusable_chars, lookup_name, name_key, normalize_name, stored_name_key
 from core.store.types import (
     BadRow,

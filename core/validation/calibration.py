@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core import perf
 from core.catalog import Catalog
-from core.deployment.specs import EfficiencyProfile
+from core.hardware.efficiency import EfficiencyProfile, resolve_efficiency
 
 if TYPE_CHECKING:
     from core.validation.prediction import CaseResult
@@ -197,7 +196,7 @@ def _fit_family(
     from core.validation.prediction import predict_parsed
 
     gpu_id, _, path = owner.partition("@")
-    base = perf.resolve_efficiency(gpu_id, profiles)
+    base = resolve_efficiency(gpu_id, profiles)
     start = base.kernel(family, path or None) if family in _GROUPED else base[family]
     names = [n for n, _, _ in _FIT[family]]
     bounds = [(lo, hi) for _, lo, hi in _FIT[family]]

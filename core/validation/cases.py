@@ -11,8 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from core._util.validated import describe_validation_error
 from core.catalog import Catalog
-from core.deployment.specs import ParallelLayout, Precision, describe_validation_error
+from core.deployment.specs import ParallelLayout, Precision
 from core.hardware import precision_support
 from core.hardware.efficiency import KERNEL_PATHS, SERVING_STACKS, kernel_path
 from core.model.dtypes import DTYPES

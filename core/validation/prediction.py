@@ -38,13 +38,16 @@ from typing import Any
 from core import comms, perf
 from core.catalog import Catalog, load_catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import (
+from core.hardware.efficiency import (
+    IDEAL,
+    STACK_NAMES,
+    Efficiency,
     EfficiencyProfile,
     KernelFactors,
     LinkFactors,
     SystemFactors,
+    kernel_path,
 )
-from core.hardware.efficiency import IDEAL, STACK_NAMES, kernel_path
 from core.perf.dispatch import alltoall_call_split
 from core.validation.calibration import calibrate, error_summary, fitted_families, leave_one_out, owner_of, strip_fitted
 from core.validation.cases import (
@@ -94,7 +97,7 @@ def attention_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
     return w, c.gpu.hbm_bytes_per_s
 
 
-def _step_case(c: ParsedCase, eff: perf.Efficiency) -> perf.StepTime:
+def _step_case(c: ParsedCase, eff: Efficiency) -> perf.StepTime:
     """A step-level case: ``batch`` requests per attention group, each with ``new_tokens`` query tokens over
     ``past_kv_len`` cached ones (decode_step: 1, or gamma + 1 when verifying; prefill_step: a prompt chunk,
     timed as a prompt of ``new_tokens + past_kv_len`` tokens, the cached prefix's attention included)."""
@@ -116,7 +119,7 @@ def _step_case(c: ParsedCase, eff: perf.Efficiency) -> perf.StepTime:
     return perf.step_time(_deployment(c, eff, cfg.redundant_experts), cfg)
 
 
-def _deployment(c: ParsedCase, eff: perf.Efficiency, redundant_experts: int = 0) -> Deployment:
+def _deployment(c: ParsedCase, eff: Efficiency, redundant_experts: int = 0) -> Deployment:
     """The deployment a published case measured: its model, GPU, layout, precision and scale-up domain."""
     return Deployment(
         c.model, c.gpu, c.layout, c.precision, eff, domain_gpus=c.domain, redundant_experts=redundant_experts
@@ -166,11 +169,11 @@ def moe_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
     return w, c.gpu.hbm_bytes_per_s
 
 
-def _eff(c: ParsedCase, cat: Catalog, profiles: Mapping[str, EfficiencyProfile] | None) -> perf.Efficiency:
+def _eff(c: ParsedCase, cat: Catalog, profiles: Mapping[str, EfficiencyProfile] | None) -> Efficiency:
     return cat.efficiency_for(c.gpu.id, c.stack, profiles)
 
 
-def predict_parsed(c: ParsedCase, eff: perf.Efficiency) -> float:
+def predict_parsed(c: ParsedCase, eff: Efficiency) -> float:
     """The prediction of a parsed case's metric with the factors ``eff`` (calibration parses once)."""
     wl, opts = c.workload, c.options
     if c.metric == "moe_layer_latency_ms":

@@ -62,6 +62,7 @@ def _guard(out: dict[str, VALUE], key: str, fn: Callable[[], Any], record: Calla
 
 def _model_numbers(m, out: dict[str, VALUE]) -> None:
     from core import memory
+    from core.deployment.parallel import pipeline_stages
     from core.model import params
     from core.report import catalog_rows as summary
 
@@ -99,7 +100,7 @@ def _model_numbers(m, out: dict[str, VALUE]) -> None:
         out[f"{p}/cache_by_layer_type/{c}/total"] = sum(parts.values())
         out[f"{p}/cache_by_layer_type/{c}/parts"] = len(parts)
     for pp in (1, 2, 4):
-        stages = memory.pipeline_stages(m.num_layers, pp) if pp <= m.num_layers else []
+        stages = pipeline_stages(m.num_layers, pp) if pp <= m.num_layers else []
         for s, stage in enumerate(stages):
             for tp in (1, 2, 8):
                 for c in (4096, 131_072):
@@ -120,10 +121,10 @@ def _model_numbers(m, out: dict[str, VALUE]) -> None:
 
 
 def _layouts(m, total: int, gpn: int, prec):
-    from core import memory
+    from core.deployment.parallel import default_layout
     from core.deployment.specs import ParallelLayout
 
-    lays = {"default": memory.default_layout(m, total, gpn, prec)}
+    lays = {"default": default_layout(m, total, gpn, prec)}
     if total >= 8:
         per_stage = 8
         pp = total // per_stage
@@ -137,6 +138,7 @@ def _layouts(m, total: int, gpn: int, prec):
 
 def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
     from core import memory, moe, perf, speculative
+    from core.deployment.parallel import check_layout
     from core.deployment.specs import MemoryAssumptions, Precision, Workload
 
     gpu_id, nodes, gpn, w, kv = SCENARIOS[sid]
@@ -151,7 +153,7 @@ def _scenario_numbers(m, cat, sid: str, out: dict[str, VALUE]) -> None:
         out[f"{q}/layout"] = (
             f"tp{lay.attention_tp} adp{lay.attention_dp} ep{lay.ep} etp{lay.expert_tp} pp{lay.pp} dp{lay.dp}"
         )
-        problems = memory.check_layout(m, lay, precision=prec)
+        problems = check_layout(m, lay, precision=prec)
         if problems:
             out[f"{q}/invalid"] = "; ".join(problems)
             continue

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from core import memory
 from core.catalog import CATALOG_DIR, load_catalog
 from core.deployment.bundle import Deployment
+from core.deployment.parallel import default_layout
 from core.deployment.specs import Workload
 from core.hf import CHART_MAX_ROWS, MAX_FIELD_INT, MAX_LAYERS, MAX_ROUTED_EXPERTS, encode_config, model_from_config_text
 from tests.page._util import metrics, run_page
@@ -55,7 +56,7 @@ def test_a_trillion_position_model_is_sized_quickly_in_bounded_memory():
     mistral, _ = imported("mistral-7b", max_position_embeddings=TRILLION)
     results = {}
     for m in (mixtral, mistral):
-        layout = memory.default_layout(m, 8, 8, "fp8")  # TP 8 on one node of 8
+        layout = default_layout(m, 8, 8, "fp8")  # TP 8 on one node of 8
         tracemalloc.start()
         t0 = time.perf_counter()
         grid = np.unique(np.round(np.geomspace(128, m.max_position_embeddings, 60)).astype(int))  # the page's

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, Phase, event, example, given, seed, settings
 from hypothesis import strategies as st
 
 from core.catalog import CATALOG_DIR, load_catalog
-from core.deployment.specs import DTYPES, KV_DTYPES
 from core.hardware.efficiency import SERVING_STACKS
 from core.hf import encode_config, imported_model_id, model_from_config_text
+from core.model.dtypes import DTYPES, KV_DTYPES
 from core.scenario import SPEC_METHODS, URL_KEYS
 from tests.page._util import ROOT, run_page
 from tests.unit.test_fuzz import mutated_within_bounds, named_field

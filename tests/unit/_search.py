@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec, MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.hardware import ClusterSpec
 
 CAT = load_catalog()
 

@@ -8,7 +8,8 @@ import pytest
 from core import comms, perf, validation
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import KernelFactors, LinkFactors, ParallelLayout, Precision
+from core.deployment.specs import ParallelLayout, Precision
+from core.hardware.efficiency import KernelFactors, LinkFactors, resolve_efficiency
 
 cat = load_catalog()
 
@@ -49,7 +50,7 @@ def test_deepep_low_latency_arithmetic():
     # its README's 77 us at EP8 is 98 GB/s: the model with fitted H800 factors lands within 10%
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     assert perf.token_copy_bytes(7168, "fp8") * 128 * 8 == 7_569_408
-    eff = perf.resolve_efficiency("h800", cat.efficiency)
+    eff = resolve_efficiency("h800", cat.efficiency)
     t = perf.alltoall_call_s(
         Deployment(m, g, ParallelLayout(attention_dp=8, ep=8), domain_gpus=8),
         128,
@@ -127,7 +128,7 @@ def test_pipeline_stages_hold_their_own_layers_and_the_slowest_sets_the_pace():
     # LM head. 8 sequences per GPU x 32 GPUs = 256 sequences: 4 micro-batches in flight, one per stage, each
     # stage serving them in turn, so a token waits 4 x the slowest stage (no bubble: enough sequences)
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
-    eff = perf.resolve_efficiency("h800", cat.efficiency)
+    eff = resolve_efficiency("h800", cat.efficiency)
     st = perf.step_time(
         Deployment(m, g, ParallelLayout(attention_tp=8, ep=8, pp=4), "fp8", eff), perf.StepConfig("decode", 8.0, 2048)
     )
@@ -166,7 +167,7 @@ def test_grouped_gemm_counts_distinct_experts_per_token():
 def test_step_time_two_batch_overlap():
     m, g = cat.model("deepseek-v3"), cat.gpu("h800")
     lay = ParallelLayout(attention_dp=32, ep=32)
-    eff = perf.resolve_efficiency("h800", cat.efficiency)
+    eff = resolve_efficiency("h800", cat.efficiency)
     none = perf.step_time(Deployment(m, g, lay, "fp8", eff), perf.StepConfig("decode", 128, 4096, "none"))
     tbo = perf.step_time(Deployment(m, g, lay, "fp8", eff), perf.StepConfig("decode", 128, 4096, "two_batch"))
     assert none.step_s == pytest.approx(none.compute_s + none.comm_s)
@@ -178,16 +179,16 @@ def test_step_time_two_batch_overlap():
 
 
 def test_efficiency_inheritance_is_stated():
-    eff = perf.resolve_efficiency("gb300", cat.efficiency)
+    eff = resolve_efficiency("gb300", cat.efficiency)
     assert eff.source["grouped_gemm_decode"].startswith("gb300")  # its own measured kernels
     assert "inherited by gb300" in eff.source["alltoall_low_latency"]  # no GB300 all-to-all case: a relative's
-    rtx = perf.resolve_efficiency("rtx-5090", cat.efficiency)
+    rtx = resolve_efficiency("rtx-5090", cat.efficiency)
     assert (
         rtx.source["grouped_gemm_decode"].startswith("h200")
         and "inherited by rtx-5090" in rtx.source["grouped_gemm_decode"]
     )
     for g in cat.gpus:  # every catalog GPU resolves every family
-        e = perf.resolve_efficiency(g, cat.efficiency)
+        e = resolve_efficiency(g, cat.efficiency)
         assert all("generic default" not in s for s in e.source.values())
 
 

@@ -8,6 +8,7 @@ from core import hf as hf_config
 from core import memory
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
+from core.deployment.parallel import default_layout
 from core.model import params
 from core.model.mixers.gqa import GQA
 from core.model.mixers.linear import KDA, GatedDeltaNet, Mamba2
@@ -128,7 +129,7 @@ def test_qwen35_concurrency_is_bounded_by_states_at_short_context():
     from core.deployment.specs import Workload
 
     gpu = cat.gpu("h200")
-    lay = memory.default_layout(Q397, 8)
+    lay = default_layout(Q397, 8)
     budget = memory.per_gpu_memory(
         Deployment(Q397, gpu, lay, "fp8"), Workload(batch=1, input_len=1, output_len=1)
     ).kv_budget_bytes
@@ -206,8 +207,9 @@ def test_sparse_attention_reads_topk_plus_an_index_scan():
 def _decode_scores_s(model, ctx, tp=8):
     from core import perf
     from core.deployment.specs import ParallelLayout
+    from core.hardware.efficiency import resolve_efficiency
 
-    eff = perf.resolve_efficiency("h200", cat.efficiency)
+    eff = resolve_efficiency("h200", cat.efficiency)
     lay = ParallelLayout(attention_tp=tp, ep=tp)
     cfg = perf.StepConfig(phase="decode", tokens_per_gpu=64, context_len=ctx)
     return perf.step_time(Deployment(model, cat.gpu("h200"), lay, "fp8", eff), cfg).components["attention_scores"]

@@ -8,8 +8,9 @@ from core import memory, perf
 from core.catalog import load_catalog
 from core.deployment import parallel
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec, ParallelLayout, Precision, Workload
-from core.hardware import collectives
+from core.deployment.parallel import check_layout
+from core.deployment.specs import ParallelLayout, Precision, Workload
+from core.hardware import ClusterSpec, collectives
 from core.perf.kernels import layer_comm, layer_costs
 from core.serving import layout
 from tests.unit._search import search
@@ -52,7 +53,7 @@ def test_vllm_rules():
     assert "Gated DeltaNet" in parallel.dcp_problems(HYBRID, 8, 2)[0]
     with pytest.raises(ValueError, match="decode context parallel size 8 must divide attention TP 4"):
         ParallelLayout(attention_tp=4, attention_dp=2, ep=8, dcp=8)
-    assert memory.check_layout(QWEN, ParallelLayout(attention_tp=8, ep=8, dcp=4))
+    assert check_layout(QWEN, ParallelLayout(attention_tp=8, ep=8, dcp=4))
 
 
 def test_decode_reads_a_shard_with_every_head_of_the_group():

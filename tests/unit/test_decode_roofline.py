@@ -5,9 +5,10 @@ step-time model's per-layer works with every efficiency at 1. Hand values from t
 import numpy as np
 import pytest
 
-from core import memory, moe, perf
+from core import moe, perf
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
+from core.deployment.parallel import default_layout
 from core.deployment.specs import ParallelLayout, Precision
 from core.hardware.efficiency import IDEAL
 from core.perf import kernels
@@ -65,7 +66,7 @@ def test_default_scenario_bound_by_hand():
     # 81.7586 GB routed x (1 - (1 - 8/256)^64) + 3.1499 GB the rest = 74.19 GB; KV 64 x 2,304 x 70,272 B =
     # 10.36 GB; (74.19 + 10.36) GB / 4.8 TB/s = 17.62 ms
     m = cat.model("deepseek-v3")
-    step = moe.decode_step(Deployment(m, H200, memory.default_layout(m, 8, 8), "fp8"), 64, 2304)
+    step = moe.decode_step(Deployment(m, H200, default_layout(m, 8, 8), "fp8"), 64, 2304)
     assert step.weight_bytes[0] / 1e9 == pytest.approx(81.7586 * (1 - (248 / 256) ** 64) + 3.1499, abs=0.005)
     assert step.kv_bytes[0] == pytest.approx(64 * 2304 * 70_272)
     assert step.time_s[0] * 1e3 == pytest.approx(17.61, abs=0.02)
@@ -82,7 +83,7 @@ def test_pipeline_bound_is_the_busiest_stage_with_microbatches_in_flight():
     # at 8 TB/s; 18 x 0.21126 ms per token step: 64 / 3.803 ms = 16,830 tokens/s per 72-GPU replica, 7 x the
     # old 2,534 that walked one batch through the stages and called 191.7 GB "per GPU"
     k2 = cat.model("kimi-k2")
-    lay = memory.default_layout(k2, 72, 4)
+    lay = default_layout(k2, 72, 4)
     assert (lay.attention_tp, lay.pp) == (4, 18)
     step = moe.decode_step(Deployment(k2, GB200, lay, Precision(weights="fp8", kv_cache="bf16")), 64, 2304)
     assert step.microbatches[0] == 18 and step.stage[0] == 17
@@ -96,7 +97,7 @@ def test_fewer_sequences_than_stages_leave_bubbles():
     # 4 sequences on 18 stages: 4 micro-batches of one sequence, each crossing all 18 stages in turn; a
     # sequence waits the sum of the stage times, not 4 x the busiest
     k2 = cat.model("kimi-k2")
-    lay = memory.default_layout(k2, 72, 4)
+    lay = default_layout(k2, 72, 4)
     step = moe.decode_step(Deployment(k2, GB200, lay, "fp8"), 4, 2304)
     assert step.microbatches[0] == 4
     r = perf.decode_roofline(Deployment(k2, GB200, lay, "fp8"), 4, 2304)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from core.catalog import load_catalog
-from core.deployment.specs import ClusterSpec, ParallelLayout
+from core.deployment.specs import ParallelLayout
+from core.hardware import ClusterSpec
 from core.serving import cost, disagg
 from tests.unit._search import search
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from core.catalog import load_catalog
-from core.deployment.specs import ClusterSpec
+from core.hardware import ClusterSpec
 from core.report import build_report
 from core.scenario import scenario_from_params
 from core.serving import layout

@@ -12,7 +12,8 @@ from core import balance, memory, roofline
 from core import speculative as sd
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import ClusterSpec, MemoryAssumptions, ParallelLayout, Precision, Workload
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, Workload
+from core.hardware import ClusterSpec
 from core.serving import disagg
 
 ERRATA = Path(__file__).resolve().parents[2] / "docs" / "errata.md"

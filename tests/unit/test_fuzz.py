@@ -71,29 +71,29 @@ from core.catalog import CATALOG_DIR, load_catalog
 from core.comms import AllToAllSplit
 from core.deployment.bundle import Deployment
 from core.deployment.specs import (
-    ACTIVE_CONVENTIONS,
-    DTYPES,
-    EFFICIENCY_FAMILIES,
-    GGUF_DTYPES,
-    KV_DTYPES,
-    ClusterSpec,
-    KernelFactors,
-    LinkFactors,
     MemoryAssumptions,
     ParallelLayout,
     Precision,
     Scenario,
     SingleBox,
     SpecDecodeConfig,
-    SystemFactors,
     Workload,
 )
+from core.hardware import ClusterSpec
 from core.hardware.collectives import OPS as COLLECTIVE_OPS
-from core.hardware.efficiency import KERNEL_PATHS, SERVING_STACKS
+from core.hardware.efficiency import (
+    EFFICIENCY_FAMILIES,
+    KERNEL_PATHS,
+    SERVING_STACKS,
+    KernelFactors,
+    LinkFactors,
+    SystemFactors,
+)
 from core.hardware.offload_efficiency import OffloadEfficiency
 from core.hardware.served_step import MODES as SERVED_STEP_MODES
 from core.hardware.served_step import ServedStepCost, served_step_cost
 from core.memory import GGUF_BLOCKS
+from core.model.dtypes import ACTIVE_CONVENTIONS, DTYPES, GGUF_DTYPES, KV_DTYPES
 from core.model.mixers import MIXER_KINDS
 from core.moe import GemmElementBytes
 from core.perf import StepConfig
@@ -1974,7 +1974,7 @@ def test_pydantic_model_construction(name):
             with _deadline(HANG_S):
                 obj = cls.model_validate(fields)
         except ValidationError as e:
-            from core.deployment.specs import describe_validation_error
+            from core._util.validated import describe_validation_error
 
             assert str(e).strip() and describe_validation_error(e).strip()
             return
@@ -2719,14 +2719,15 @@ def _pages_compute(m) -> None:
     """What the pages compute for a model, on a default layout of 8 GPUs (the step-time model's kernels refused
     weights above 1e15 on Intensity, Balance and Speculative: probe 3 CR-4)."""
     from core import memory, moe, perf
+    from core.deployment.parallel import check_layout, default_layout
     from core.model import params
     from core.perf import StepConfig
 
     assert_finite([params.total_params(m), params.active_params(m), params.flops_per_token(m)], "counts")
     assert params.total_params(m, include_mtp=True) <= hf_config.MAX_TOTAL_PARAMS
     gpu, prec = CAT.gpu("h200"), Precision(weights="fp8")
-    layout = memory.default_layout(m, 8, 8, prec)
-    if memory.check_layout(m, layout):
+    layout = default_layout(m, 8, 8, prec)
+    if check_layout(m, layout):
         return
     d = Deployment(m, gpu, layout, prec, CAT.efficiency_for("h200", "sglang"))
     assert_finite(memory.stage_memories(d), "stage memories")

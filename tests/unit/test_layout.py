@@ -4,9 +4,10 @@ import itertools
 
 import pytest
 
-from core import memory
 from core.catalog import load_catalog
-from core.deployment.specs import ClusterSpec, Workload
+from core.deployment.parallel import check_layout
+from core.deployment.specs import Workload
+from core.hardware import ClusterSpec
 from core.serving import layout as L
 from tests.unit._search import search
 
@@ -27,7 +28,7 @@ def test_enumeration_respects_divisibility():
         assert 128 % lay.attention_tp == 0  # heads
         assert (256 + red) % lay.ep == 0
         assert lay.pp <= 18 and lay.attention_tp <= 8
-        assert not memory.check_layout(DSV3, lay, red)
+        assert not check_layout(DSV3, lay, red)
     # EP72 and EP144 need redundant slots: 256 -> 288 (DeepSeek deploys 288 slots)
     assert {red for lay, red in layouts if lay.ep == 72} == {32}
     assert {red for lay, red in layouts if lay.ep == 144} == {32}

@@ -7,7 +7,9 @@ from pydantic import ValidationError
 from core import memory
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
+from core.deployment.parallel import default_layout
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.hardware import precision_support
 from core.model import params
 
 cat = load_catalog()
@@ -238,14 +240,14 @@ def test_draft_methods():
 
 
 def test_precision_support():
-    assert memory.precision_support(A100, "fp8").status == "emulated"
-    assert "no fp8 tensor cores" in memory.precision_support(A100, "fp8").message
-    assert memory.precision_support(H100, "fp8").native
-    assert memory.precision_support(H100, "nvfp4").status == "emulated"
-    assert memory.precision_support(B200, "nvfp4").native
-    assert memory.precision_support(cat.gpu("mi355x"), "mxfp4").native
-    assert not memory.precision_support(cat.gpu("mi355x"), "nvfp4").native
-    assert memory.precision_support(H100, "int4").status == "weight_only"
+    assert precision_support(A100, "fp8").status == "emulated"
+    assert "no fp8 tensor cores" in precision_support(A100, "fp8").message
+    assert precision_support(H100, "fp8").native
+    assert precision_support(H100, "nvfp4").status == "emulated"
+    assert precision_support(B200, "nvfp4").native
+    assert precision_support(cat.gpu("mi355x"), "mxfp4").native
+    assert not precision_support(cat.gpu("mi355x"), "nvfp4").native
+    assert precision_support(H100, "int4").status == "weight_only"
 
 
 def test_min_gpus_accepts_ids_and_reports_impossible():
@@ -261,7 +263,7 @@ def test_every_catalog_model_on_every_gpu_has_an_answer():
     for m in cat.models.values():
         for g in cat.gpus.values():
             n = memory.min_gpus(m, g, "fp8")
-            lay = memory.default_layout(m, n, g.gpus_per_node)
+            lay = default_layout(m, n, g.gpus_per_node)
             assert memory.per_gpu_memory(Deployment(m, g, lay, "fp8"), ONE_TOKEN).fits
 
 

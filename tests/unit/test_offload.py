@@ -7,7 +7,8 @@ import pytest
 
 from core import memory
 from core.catalog import load_catalog
-from core.deployment.specs import HostSpec, Precision
+from core.deployment.specs import Precision
+from core.hardware import HostSpec, precision_support
 from core.hardware.offload_efficiency import OffloadEfficiency
 from core.single_box import offload
 from core.single_box.box import Box
@@ -46,7 +47,7 @@ def test_gguf_bits_per_weight_from_block_layouts(dtype, bits):
 
 
 def test_gguf_types_are_weight_only_on_any_gpu():
-    s = memory.precision_support(RTX4090, "q4_k_m")
+    s = precision_support(RTX4090, "q4_k_m")
     assert s.status == "weight_only" and s.compute_dtype == "bf16"
     with pytest.raises(ValueError, match="unknown GGUF block type"):
         memory.gguf_bits_per_weight("q4_k_s")

@@ -13,7 +13,6 @@ import pytest
 import yaml
 
 from core.catalog import load_catalog
-from core.deployment.specs import DTYPES, KV_DTYPES
 from core.hardware.efficiency import SERVING_STACKS
 from core.hardware.served_step import (
     MODES,
@@ -23,6 +22,7 @@ from core.hardware.served_step import (
     served_step_cost,
     step_overhead_s,
 )
+from core.model.dtypes import DTYPES, KV_DTYPES
 
 DOC = yaml.safe_load(SERVED_STEP_PATH.read_text(encoding="utf-8"))
 MEASUREMENTS = DOC["measurements"]

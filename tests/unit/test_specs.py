@@ -1,16 +1,10 @@
 import pytest
 from pydantic import ValidationError
 
-from core.deployment.specs import (
-    ClusterSpec,
-    GPUSpec,
-    MoESpec,
-    ParallelLayout,
-    Precision,
-    Scenario,
-    Workload,
-    describe_validation_error,
-)
+from core._util.validated import describe_validation_error
+from core.deployment.specs import ParallelLayout, Precision, Scenario, Workload
+from core.hardware import ClusterSpec, GPUSpec
+from core.model import MoESpec
 
 H100 = dict(
     id="h100-test",

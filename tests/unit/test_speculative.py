@@ -140,15 +140,15 @@ def test_simulator_rejects_bad_distributions():
 
 
 def test_batch_speedup_crossover_for_dense_and_moe():
-    from core import memory
     from core.catalog import load_catalog
     from core.deployment.bundle import Deployment
+    from core.deployment.parallel import default_layout
 
     cat = load_catalog()
     h100 = cat.gpu("h100-sxm")
     eff = cat.efficiency_for(h100.id)
     dense = cat.model("llama-3-70b")
-    lay = memory.default_layout(dense, 8)
+    lay = default_layout(dense, 8)
     b = np.array([1, 4, 16, 64, 256, 1024, 4096])
     r = sd.batch_speedup(
         Deployment(dense, h100, lay, "fp8", eff), b, alpha=0.8, gamma=5, context_len=256, draft_cost=0.05
@@ -161,7 +161,7 @@ def test_batch_speedup_crossover_for_dense_and_moe():
     # a MoE: verifying 6 tokens touches more experts than decoding 1 -> lower speedup at batch 1
     moe_model = cat.model("mixtral-8x7b")
     rm = sd.batch_speedup(
-        Deployment(moe_model, h100, memory.default_layout(moe_model, 8), "fp8", eff),
+        Deployment(moe_model, h100, default_layout(moe_model, 8), "fp8", eff),
         b,
         alpha=0.8,
         gamma=5,
