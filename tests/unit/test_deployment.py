@@ -108,3 +108,19 @@ def test_a_deployment_refuses_a_cluster_of_another_gpu():
     d = resolve(Scenario(), cat)
     with pytest.raises(ValueError, match=r"the cluster's GPU \(h200\) is not the deployment's \(b200\)"):
         Deployment(d.model, cat.gpu("b200"), d.layout, cluster=d.cluster)
+
+
+def test_a_calibration_is_saved_with_its_scenario_and_calibrates_no_other(tmp_path):
+    from core.store.sqlite import SQLiteStore
+
+    cal = ServedCalibration(decode_step_scale=1.4, prefill_step_scale=3.0, source="c32.json", runs=1, fit_residual=0.02)
+    mine = Scenario(calibration=cal)
+    store = SQLiteStore(tmp_path / "s.db")
+    store.save("calibrated on our H200s", mine)
+    store.save("plain", Scenario())
+    assert store.get("calibrated on our H200s").scenario.calibration == cal
+    # the other scenario plans uncalibrated: its decode step is the catalog model's, 1 / 1.4 of the calibrated one's
+    other = resolve(store.get("plain").scenario, cat)
+    assert other.calibration is None
+    cfg = perf.StepConfig("decode", 8.0, 2304)
+    assert perf.step_time(resolve(mine, cat), cfg).step_s == pytest.approx(1.4 * perf.step_time(other, cfg).step_s)
