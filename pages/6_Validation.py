@@ -328,13 +328,13 @@ if model.is_moe:
             d, perf.StepConfig("decode", wl.batch / (layout.gpus_per_stage * layout.dp), wl.decode_context_len)
         )
         st.markdown(
-            f"Decode, {layout.total_gpus} × {gpu.name} (TP {layout.attention_tp} / DP-attn {layout.attention_dp} / "
+            f"{md_escape(model.name)}, decode on {layout.total_gpus} × {gpu.name} (TP {layout.attention_tp} / DP-attn {layout.attention_dp} / "
             f"EP {layout.ep}), {wl.batch:,} sequences: **{dec.step_s * 1e3:,.1f} ms per step**, "
             f"**{dec.tokens_per_s_per_gpu:,.0f} output tok/s per GPU** (compute {dec.compute_s * 1e3:,.1f} ms, "
             f"communication {dec.comm_s * 1e3:,.1f} ms, no overlap). The Layouts page ranks the alternatives."
         )
     except ValueError as err:
-        st.info(f"The scenario's layout cannot be modelled: {md_escape(err)}")
+        st.info(f"The scenario's layout cannot run {md_escape(model.name)}: {md_escape(err)}")
 
 # ---- calibration to one's own cluster (issue 36)
 calibration_section(scenario, model)
