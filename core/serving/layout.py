@@ -228,7 +228,11 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float) 
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
     bits = [_binds(p, target_s)]
-    bits.append(f"{top} dominates ({100 * cat[top] / total:.0f}% of the kernel time)")
+    share = f"{100 * cat[top] / total:.0f}% of the step's time before overlap"
+    if top == "fitted overhead":  # no kernel to name (layouts review 3, M5)
+        bits.append(f"the fitted overhead is the largest part ({share}): time fitted to measured steps, not a kernel")
+    else:
+        bits.append(f"{top} dominates ({share})")
     bits.append("two-batch overlap pays" if p.overlap == "two_batch" else "no overlap (it would not pay)")
     net = crosses_domain(p.layout, domain)
     if net:

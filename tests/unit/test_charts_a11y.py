@@ -220,9 +220,15 @@ def _band_cells() -> tuple[pd.DataFrame, list[str]]:
 def _token_bars() -> list:
     from core.serving.breakdown import IDLE, TokenTime
 
-    parts = {"routed experts": 150.3, "attention": 83.6, "all-to-all": 45.5, "overhead": 17.6, "dense & shared FFN": 14}
+    parts = {
+        "routed experts": 150.3,
+        "attention": 83.6,
+        "all-to-all": 45.5,
+        "fitted overhead": 17.6,
+        "dense & shared FFN": 14,
+    }
     tbo = {**parts, "all-to-all": 60.0}
-    pipe = {"routed experts": 16.7, "overhead": 15.8, "attention": 7.6, IDLE: 1.6, "pipeline sends": 0.3}
+    pipe = {"routed experts": 16.7, "fitted overhead": 15.8, "attention": 7.6, IDLE: 1.6, "pipeline sends": 0.3}
     return [
         TokenTime("DP-attn8 · EP8", 1, (), parts, 311.0, 311.0, 0.0, 0.0, 51.6, 166.0),
         TokenTime("DP-attn72 · EP72", 2, ("DP-attn36 · EP36 · DP2",), tbo, 325.5, 300.0, 25.5, 0.0, 90.0, 300.0),

@@ -124,3 +124,18 @@ def test_a_calibration_is_saved_with_its_scenario_and_calibrates_no_other(tmp_pa
     assert other.calibration is None
     cfg = perf.StepConfig("decode", 8.0, 2304)
     assert perf.step_time(resolve(mine, cat), cfg).step_s == pytest.approx(1.4 * perf.step_time(other, cfg).step_s)
+
+
+def test_a_plan_whose_largest_part_is_the_fitted_overhead_does_not_call_it_a_kernel():
+    # layouts review 3, M5: gpt-oss-120b prefill on 8 x B200, where the per-layer overhead fitted to measured steps is
+    # about half the step (the review measured 43-49%): the reason names it as fitted time, not as a kernel that dominates
+    from core.serving.layout import recommend, search_deployment
+
+    s = Scenario(
+        model_id="gpt-oss-120b", gpu_id="b200", precision=Precision(weights="mxfp4", kv_cache="fp8", dispatch="fp8")
+    )
+    best = recommend(search_deployment(s, cat), "prefill", catalog=cat)[0]
+    top = max(best.breakdown, key=best.breakdown.get)
+    assert top == "fitted overhead" and 0.40 <= best.breakdown[top] / sum(best.breakdown.values()) <= 0.55
+    assert "the fitted overhead is the largest part" in best.reason and "not a kernel" in best.reason
+    assert "overhead dominates" not in best.reason

@@ -19,7 +19,7 @@ TIME_COLORS: dict[str, str] = {
     "pipeline sends": "#fdd0a2",
     "context-parallel merge": "#9e9ac8",
     "off-GPU table reads": "#6a51a3",
-    "overhead": "#969696",
+    "fitted overhead": "#969696",
     IDLE: "#d9d9d9",
 }
 
