@@ -224,14 +224,16 @@ gpu_id = st.selectbox(
 eff = cat.efficiency_for(gpu_id, scenario.serving_stack)
 prov_rows = []
 for row in eff.describe():
-    owner = row["from"].split(" ")[0]
+    owner = row["owner"]
     prof = cat.efficiency.get(owner)
     prov_rows.append(
         {
             "family": row["family"],
             "kernel path": row["path"],
             "factors": ", ".join(
-                f"{k} {v:g}" for k, v in row.items() if k not in ("family", "path", "from") and v not in (None, 0.0)
+                f"{k} {v:g}"
+                for k, v in row.items()
+                if k not in ("family", "path", "from", "owner") and v not in (None, 0.0)
             ),
             "from profile": row["from"],
             "how": (prof.provenance.get(row["family"], "") if prof else ""),
@@ -258,18 +260,15 @@ st.subheader("Where each GPU's factors come from")
 inherit = []
 for g in cat.gpus:
     e = cat.efficiency_for(g, scenario.serving_stack)
-    own = sorted({r["family"] for r in e.describe() if r["from"].split(" ")[0].split("@")[0] == g})
-    paths = {
-        p: e.path_source.get(p, {}).get("grouped_gemm_decode", e.source["grouped_gemm_decode"]).split(" ")[0]
-        for p in ("deepep", "fused", "trtllm")
-    }
+    own = sorted({r["family"] for r in e.describe() if r["owner"].split("@")[0] == g})
+    paths = {p: e.owner_of("grouped_gemm_decode", p) for p in ("deepep", "fused", "trtllm")}
     inherit.append(
         {
             "GPU": cat.gpus[g].name,
             "measured cases": sum(1 for c in cat.validation_cases if str(c["gpu"]) == g),
             "own factors": f"{len(own)} families" if own else "none: every factor inherited",
             "grouped GEMM from (deepep · fused · trtllm)": " · ".join(paths.values()),
-            "attention from": e.source["attention_decode"].split(" ")[0],
+            "attention from": e.owner_of("attention_decode"),
             "collectives": "measured" if g in cat.collectives else "link model (no table)",
         }
     )

@@ -178,15 +178,27 @@ class Efficiency:
     def path(self, attention_dp: int, ep: int, expert_tp: int, expert_dtype: str = "") -> str:
         return kernel_path(self.stack, attention_dp, ep, expert_tp, expert_dtype)
 
+    def owner_of(self, family: str, path: str | None = None) -> str:
+        """The profile id ``family``'s factors come from (``h200``, ``h100@fused``, ``default``), on kernel
+        ``path`` where the path has its own; the source label without the stack and inheritance note."""
+        return _profile_id(self.path_source.get(path or "", {}).get(family) or self.source[family])
+
+    def owner_gpu(self, family: str, path: str | None = None) -> str:
+        """The GPU (or ``default``) whose profile ``family`` comes from, kernel path dropped."""
+        return self.owner_of(family, path).split("@")[0]
+
     def describe(self) -> list[dict]:
         rows = []
         for fam in EFFICIENCY_FAMILIES:
             f = self.factors[fam]
             path = "deepep" if fam in PATH_FAMILIES else "any"
-            rows.append({"family": fam, "path": path, "from": self.source[fam], **f.model_dump()})
+            rows.append(
+                {"family": fam, "path": path, "from": self.source[fam], "owner": self.owner_of(fam), **f.model_dump()}
+            )
         for path, fams in self.path_factors.items():
             for fam, f in fams.items():
-                rows.append({"family": fam, "path": path, "from": self.path_source[path][fam], **f.model_dump()})
+                src = self.path_source[path][fam]
+                rows.append({"family": fam, "path": path, "from": src, "owner": _profile_id(src), **f.model_dump()})
         return rows
 
 
@@ -212,6 +224,11 @@ def _chain(gpu_id: str, profiles: Mapping[str, EfficiencyProfile]) -> list[str]:
         out.append(pid)
         pid = profiles[pid].inherits
     return out
+
+
+def _profile_id(label: str) -> str:
+    """``h100@fused (vllm), inherited by h20`` -> ``h100@fused``: the id a source label (``_label``) names."""
+    return label.split(" ")[0]
 
 
 def _label(pid: str, profiles: Mapping[str, EfficiencyProfile], gpu_id: str) -> str:

@@ -308,7 +308,7 @@ def calibration_note(cat: Catalog, gpu_id: str, stack: str = "sglang") -> str:
     for row in eff.describe():
         if row["family"] == "system":
             continue
-        owner = row["from"].split(" ")[0].split("@")[0]
+        owner = row["owner"].split("@")[0]
         if owner == gpu.id:
             own.add(row["family"])
         else:

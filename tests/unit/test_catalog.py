@@ -138,3 +138,19 @@ def test_yaml_reader_is_safe_and_uses_libyaml():
         from core._util import checks as _checks
 
         assert _checks._SAFE_LOADER is yaml.CSafeLoader
+
+
+def test_efficiency_owner_names_the_profile_each_factor_comes_from():
+    # catalogs/efficiency.yaml: mi300x has no factor of its own and `inherits: h200`; h200 has its own
+    # attention_decode (measured); a100-80gb sets attention_decode itself. The owner is the profile id
+    # without the stack or the "inherited by" note.
+    from core.catalog import load_catalog
+
+    cat = load_catalog()
+    mi = cat.efficiency_for("mi300x", "sglang")
+    assert mi.owner_of("attention_decode") == "h200"
+    assert mi.owner_gpu("attention_decode") == "h200"
+    assert cat.efficiency_for("a100-80gb", "sglang").owner_of("attention_decode") == "a100-80gb"
+    rows = {(r["family"], r["path"]): r for r in mi.describe()}
+    assert rows[("attention_decode", "any")]["owner"] == "h200"
+    assert rows[("attention_decode", "any")]["from"].startswith("h200 (")
