@@ -8,6 +8,7 @@ from core import memory, moe, roofline
 from core.deployment.bundle import Deployment
 from core.deployment.parallel import check_layout, sequences_per_replica
 from core.deployment.specs import ParallelLayout, SpecDecodeConfig
+from core.model import routing
 from core.model.dtypes import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
@@ -53,8 +54,8 @@ now_intensity = float(at["intensity"][0, 0])
 c = st.columns(5)
 if is_moe:
     e = model.moe
-    tpe = moe.tokens_per_expert(batch, e.top_k, e.n_routed_experts)
-    touched = moe.expected_experts_touched(batch, e.top_k, e.n_routed_experts)
+    tpe = routing.tokens_per_expert(batch, e.top_k, e.n_routed_experts)
+    touched = routing.expected_experts_touched(batch, e.top_k, e.n_routed_experts)
     c[0].metric(
         "Tokens per expert",
         f"{tpe:,.1f}",
@@ -244,9 +245,9 @@ if is_moe:
     # ---- experts touched
     st.subheader("Distinct experts a decode step touches")
     s = st.slider("Router skew (Zipf exponent s; 0 = uniform)", 0.0, 2.0, 1.0, 0.1)
-    touched_u = moe.expected_experts_touched(batches, model.moe.top_k, model.moe.n_routed_experts)
-    touched_s = moe.expected_experts_touched_skewed(
-        batches, model.moe.top_k, moe.zipf_probs(model.moe.n_routed_experts, s)
+    touched_u = routing.expected_experts_touched(batches, model.moe.top_k, model.moe.n_routed_experts)
+    touched_s = routing.expected_experts_touched_skewed(
+        batches, model.moe.top_k, routing.zipf_probs(model.moe.n_routed_experts, s)
     )
     chart(
         lines_chart,
@@ -270,7 +271,7 @@ if is_moe:
         markers=pd.DataFrame(
             {
                 "batch": [batch],
-                "experts": [moe.expected_experts_touched(batch, model.moe.top_k, model.moe.n_routed_experts)],
+                "experts": [routing.expected_experts_touched(batch, model.moe.top_k, model.moe.n_routed_experts)],
                 "label": [f"{batch:,} tokens"],
             }
         ),

@@ -1,7 +1,7 @@
 """MoE routing and the decode-step bound, where the pages have always found them.
 
-The routing arithmetic lives in :mod:`core.moe.routing`, GEMM intensities in :mod:`core.moe.intensity` (both
-re-exported here); this module holds the decode-step roofline over an array of batch sizes
+The routing arithmetic lives in :mod:`core.model.routing` (below :mod:`core.perf`, whose kernels count the
+experts a step touches with it), GEMM intensities in :mod:`core.moe.intensity` (re-exported here); this module holds the decode-step roofline over an array of batch sizes
 (:func:`decode_step`), which the Intensity page and the Speculative page's batch curves draw.
 """
 
@@ -12,6 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.deployment.bundle import Deployment
+from core.model.routing import (
+    expected_experts_touched,
+    token_counts,
+)
 from core.moe.intensity import (
     GemmElementBytes,
     active_ffn_width,
@@ -24,15 +28,6 @@ from core.moe.intensity import (
     intensity_sweep,
     step_gemms,
 )
-from core.moe.routing import (
-    expected_experts_touched,
-    expected_experts_touched_skewed,
-    hottest_expert_tokens,
-    token_counts,
-    tokens_per_expert,
-    tokens_per_gpu_under_ep,
-    zipf_probs,
-)
 
 __all__ = [
     "DecodeStep",
@@ -43,16 +38,10 @@ __all__ = [
     "decode_step",
     "dense_equivalent_intensity",
     "element_bytes",
-    "expected_experts_touched",
-    "expected_experts_touched_skewed",
     "expert_ffn_flops_bytes",
     "expert_gemm_intensity",
-    "hottest_expert_tokens",
     "intensity_sweep",
     "step_gemms",
-    "tokens_per_expert",
-    "tokens_per_gpu_under_ep",
-    "zipf_probs",
 ]
 
 

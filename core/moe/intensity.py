@@ -15,7 +15,7 @@ from core.deployment.bundle import Deployment
 from core.deployment.specs import Precision
 from core.hardware import GPUSpec, precision_support
 from core.model import ModelSpec, ffn
-from core.moe.routing import token_counts, tokens_per_expert
+from core.model.routing import token_counts, tokens_per_expert
 
 __all__ = [
     "GemmElementBytes",

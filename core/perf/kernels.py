@@ -31,7 +31,7 @@ from core._util.memo import by_identity
 from core.deployment.bundle import Deployment
 from core.hardware import GPUSpec, precision_support
 from core.hardware.efficiency import Efficiency, KernelFactors
-from core.model import ffn
+from core.model import ffn, routing
 from core.perf import layer_comm
 from core.perf.step_config import Phase, StepConfig
 
@@ -127,7 +127,7 @@ def routed_experts_work(
     """One MoE layer's routed experts on one GPU: ``assignments_per_gpu`` token-expert pairs over its
     ``(N + redundant) / EP`` local experts, each split over expert-TP; only touched experts are read.
     ``total_assignments`` A = T x k come from T tokens, each picking k distinct experts, so an expert is
-    untouched with probability ``(1 - k/N)^T`` (:func:`core.moe.expected_experts_touched`).
+    untouched with probability ``(1 - k/N)^T`` (:func:`core.model.routing.expected_experts_touched`).
     Experts stored in a dtype the GPU has no tensor cores for (MXFP4 on Hopper, int4) run weight-only
     dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family."""
     model, gpu, layout, precision = d.model, d.gpu, d.layout, d.precision
@@ -138,7 +138,9 @@ def routed_experts_work(
     total_assignments = amount("total_assignments", total_assignments, 0, 1e15)
     redundant_experts = whole("redundant_experts", redundant_experts, 0, 100_000)
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
-    p_touched = 1.0 - (1.0 - e.top_k / e.n_routed_experts) ** (total_assignments / e.top_k)
+    p_touched = (
+        routing.expected_experts_touched(total_assignments / e.top_k, e.top_k, e.n_routed_experts) / e.n_routed_experts
+    )
     expert_p = ffn.expert_params(model) / layout.expert_tp
     native = precision_support(gpu, precision.expert_dtype).native
     family = (

@@ -16,7 +16,7 @@ from core.deployment.bundle import Deployment
 from core.deployment.parallel import sequences_per_replica
 from core.deployment.specs import Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
-from core.model import ModelSpec, params
+from core.model import ModelSpec, params, routing
 from core.report.commands import benchmark_section, kubernetes_section, launch_code
 from core.scenario import resolved_layout, scenario_to_params
 from core.scenario.deploy import resolve
@@ -171,10 +171,10 @@ def build_report(
     if model.moe is not None:
         e = model.moe
         sec.figures += [
-            ("Tokens per expert", f"{moe.tokens_per_expert(per_replica, e.top_k, e.n_routed_experts):,.1f} tokens"),
+            ("Tokens per expert", f"{routing.tokens_per_expert(per_replica, e.top_k, e.n_routed_experts):,.1f} tokens"),
             (
                 "Experts touched per layer",
-                f"{moe.expected_experts_touched(per_replica, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}",
+                f"{routing.expected_experts_touched(per_replica, e.top_k, e.n_routed_experts):,.1f} of {e.n_routed_experts}",
             ),
         ]
         need = moe.batch_for_expert_intensity(model, ridge, eb)

@@ -7,6 +7,7 @@ from core import moe, roofline
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
+from core.model import routing
 from core.moe import GemmElementBytes
 
 cat = load_catalog()
@@ -55,41 +56,41 @@ def test_llama3_70b_batch_1_decode_bound_on_h100():
 
 def test_mixtral_tokens_and_intensity():
     m = cat.model("mixtral-8x7b")
-    assert moe.tokens_per_expert(32, 2, 8) == 8  # 32 x 2 / 8
-    assert moe.tokens_per_expert(256, 2, 8) == 64
+    assert routing.tokens_per_expert(32, 2, 8) == 8  # 32 x 2 / 8
+    assert routing.tokens_per_expert(256, 2, 8) == 64
     # an expert's GEMMs over 8 tokens do ~8 FLOP per byte; a dense FFN over all 32 tokens ~32
     assert moe.expert_gemm_intensity(m, 8, BF16) == pytest.approx(8, rel=0.01)
     assert moe.dense_equivalent_intensity(m, 32, BF16) == pytest.approx(32, rel=0.01)
 
 
 def test_qwen3_tokens_per_expert():
-    assert moe.tokens_per_expert(128, 8, 128) == 8
+    assert routing.tokens_per_expert(128, 8, 128) == 8
 
 
 def test_deepseek_v3_experts_touched():
     # 1 token touches exactly top-k = 8 of 256; 1 - (1 - 8/256)^T -> all 256 at large batch
-    assert moe.expected_experts_touched(1, 8, 256) == pytest.approx(8)
-    assert moe.expected_experts_touched(10, 8, 256) == pytest.approx(256 * (1 - (248 / 256) ** 10))
-    assert moe.expected_experts_touched(4096, 8, 256) == pytest.approx(256, abs=1e-6)
+    assert routing.expected_experts_touched(1, 8, 256) == pytest.approx(8)
+    assert routing.expected_experts_touched(10, 8, 256) == pytest.approx(256 * (1 - (248 / 256) ** 10))
+    assert routing.expected_experts_touched(4096, 8, 256) == pytest.approx(256, abs=1e-6)
     np.testing.assert_allclose(
-        moe.expected_experts_touched(np.array([1, 2]), 8, 256), [8, 256 * (1 - (248 / 256) ** 2)]
+        routing.expected_experts_touched(np.array([1, 2]), 8, 256), [8, 256 * (1 - (248 / 256) ** 2)]
     )
 
 
 def test_skew_touches_fewer_experts():
-    uniform = moe.expected_experts_touched_skewed(64, 8, np.full(256, 1 / 256))
-    assert uniform == pytest.approx(moe.expected_experts_touched(64, 8, 256))
-    assert moe.expected_experts_touched_skewed(64, 8, moe.zipf_probs(256, 1.2)) < uniform
+    uniform = routing.expected_experts_touched_skewed(64, 8, np.full(256, 1 / 256))
+    assert uniform == pytest.approx(routing.expected_experts_touched(64, 8, 256))
+    assert routing.expected_experts_touched_skewed(64, 8, routing.zipf_probs(256, 1.2)) < uniform
     with pytest.raises(ValueError, match="summing to 1"):
-        moe.expected_experts_touched_skewed(8, 2, [0.5, 0.2])
+        routing.expected_experts_touched_skewed(8, 2, [0.5, 0.2])
 
 
 def test_hottest_expert():
     # mean 8 tokens x imbalance 3.6 = 28.8, capped at the 32 tokens there are
-    assert moe.hottest_expert_tokens(32, 2, 8, 3.6) == pytest.approx(28.8)
-    assert moe.hottest_expert_tokens(32, 2, 8, 10) == 32
+    assert routing.hottest_expert_tokens(32, 2, 8, 3.6) == pytest.approx(28.8)
+    assert routing.hottest_expert_tokens(32, 2, 8, 10) == 32
     with pytest.raises(ValueError, match="imbalance_ratio must be >= 1"):
-        moe.hottest_expert_tokens(32, 2, 8, 0.5)
+        routing.hottest_expert_tokens(32, 2, 8, 0.5)
 
 
 def test_batch_to_reach_the_ridge_inverts_the_intensity():
@@ -105,9 +106,9 @@ def test_batch_to_reach_the_ridge_inverts_the_intensity():
 
 def test_errors():
     with pytest.raises(ValueError, match=r"top_k \(9\) cannot exceed n_experts \(8\)"):
-        moe.tokens_per_expert(10, 9, 8)
+        routing.tokens_per_expert(10, 9, 8)
     with pytest.raises(ValueError, match="finite"):
-        moe.tokens_per_expert(np.nan, 2, 8)
+        routing.tokens_per_expert(np.nan, 2, 8)
     with pytest.raises(ValueError, match="is dense"):
         moe.expert_gemm_intensity(cat.model("llama-3-8b"), 8)
 
