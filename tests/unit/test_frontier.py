@@ -140,3 +140,76 @@ def test_every_case_models_every_point():
         assert len(m.gaps) == sum(len(d.points) for d in CASES[cid].deployments)
         assert all(0.1 < g.throughput_ratio < 10 for g in m.gaps), cid
         assert all(len(curve) >= 2 for _, curve in m.curves)
+
+
+def _gap(pid: str, concurrency: int | None, tput_ratio: float, user_ratio: float | None):
+    # a published point of 1,000 output tok/s/GPU and 10 tok/s/user, modelled at the given ratios
+    base = POINTS["vllm-kimik26-b200x8-tp8ep8-c16"].model_copy(
+        update={
+            "id": pid,
+            "concurrency": concurrency,
+            "throughput_kind": "output",
+            "tokens_per_s_per_gpu": 1000.0,
+            "tokens_per_s_per_user": None if user_ratio is None else 10.0,
+        }
+    )
+    tpot = 1.0 / (10.0 * (user_ratio or 1.0))
+    m = serving.ServingPoint(1, 1, 1, 1.0, 0.1, tpot, 1000.0 * tput_ratio, 1000.0, 0.1, "latency-bound", 1000.0)
+    return frontier.PointGap(base, "TP8", m)
+
+
+def test_the_gap_summaries_by_hand():
+    from core.serving.frontier_gaps import concurrency_band, frontier_gaps
+
+    # ten low-band points whose throughput is off by +10%, -20%, +30%, ..., (-1)^i x 10 x (i + 1) %: |errors| 10..100%
+    # median of 10..100 = (50 + 60) / 2 = 55%; P90 at 0.9 x 9 = 8.1 -> 90 + 0.1 x (100 - 90) = 91%; signed median of
+    # +10 -20 +30 -40 +50 -60 +70 -80 +90 -100 sorted: -100 -80 -60 -40 -20 10 30 50 70 90 -> (-20 + 10) / 2 = -5%
+    low = [_gap(f"p{i}", 1 + i % 4, 1 + (-1) ** i * 0.1 * (i + 1), 1.25) for i in range(10)]
+    # two high points (+0% and -50% throughput; one without a per-user speed), one with no stated concurrency
+    high = [_gap("h1", 64, 1.0, 0.5), _gap("h2", 512, 0.5, None), _gap("u", None, 2.0, None)]
+    case = CASES["kimi-k2.6-b200-agentic-dcp"]
+    m = frontier.CaseModel(case, (), tuple(low + high), "output")
+    g = frontier_gaps([m])
+    bands = {s.group: s for s in g.bands}
+    assert [s.group for s in g.bands] == ["low", "high", "unstated"]
+    assert bands["low"].points == 10
+    assert bands["low"].throughput_median == pytest.approx(0.55)
+    assert bands["low"].throughput_p90 == pytest.approx(0.91)
+    assert bands["low"].throughput_bias == pytest.approx(-0.05)
+    assert bands["low"].user_median == pytest.approx(0.25) and bands["low"].user_points == 10
+    assert bands["high"].points == 2 and bands["high"].user_points == 1
+    assert bands["high"].throughput_median == pytest.approx(0.25)  # |0| and |-0.5|
+    assert bands["high"].throughput_p90 == pytest.approx(0.45)  # 0 + 0.9 x 0.5
+    assert bands["high"].user_median == pytest.approx(0.5)
+    assert bands["unstated"].user_median is None
+    assert g.overall.points == 13 and g.cases[0].points == 13
+    assert [concurrency_band(c) for c in (1, 4, 5, 63, 64, 4096, None)] == [
+        "low",
+        "low",
+        "mid",
+        "mid",
+        "high",
+        "high",
+        "unstated",
+    ]
+    with pytest.raises(ValueError, match="whole number of clients"):
+        concurrency_band(0)
+
+
+def test_the_band_counts_match_the_case_file():
+    # counted from the YAML files alone: every point a case names, by its published concurrency
+    import yaml
+
+    from core.serving.frontier import CASES_PATH, POINTS_PATH
+    from core.serving.frontier_gaps import frontier_gaps
+
+    pts = {p["id"]: p for p in yaml.safe_load(POINTS_PATH.read_text())["points"]}
+    named = [
+        pts[i] for c in yaml.safe_load(CASES_PATH.read_text())["cases"] for d in c["deployments"] for i in d["points"]
+    ]
+    low = sum(1 for p in named if p.get("concurrency") and p["concurrency"] <= 4)
+    high = sum(1 for p in named if p.get("concurrency") and p["concurrency"] >= 64)
+    g = frontier_gaps([frontier.model_case(c, CAT) for c in CASES])
+    bands = {s.group: s.points for s in g.bands}
+    assert bands.get("low", 0) == low and bands.get("high", 0) == high
+    assert g.overall.points == len(named)

@@ -1041,6 +1041,11 @@ def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, 
         return st.one_of(st.none(), st.just({}), st.just({"config_source": "fuzz"}))
     if name == "case" and qualname == "serving.frontier.model_case":  # the two cases that model in a blink, or junk ids
         return st.one_of(st.sampled_from(["qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp"]), text(20))
+    if ann == "Sequence[CaseModel]":  # frontier_gaps: the two quick cases modelled, or nothing
+        from core.serving.frontier import model_case
+
+        quick = [model_case(c, CAT) for c in ("qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp")]
+        return st.lists(st.sampled_from(quick), max_size=2)
     if name == "case":
         return cases
     if name == "cases":
