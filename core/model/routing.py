@@ -72,8 +72,14 @@ def expected_experts_touched(tokens, top_k: int, n_experts: int):
     ``N (1 - (1 - k/N)^T)``. A token picks k distinct experts, so it misses a given one with
     probability ``1 - k/N``. DeepSeek-V3 at one token: 8 of 256; at thousands: all 256."""
     check_top_k(top_k, n_experts)
-    t = token_counts(tokens)
-    return scalar_or_array(n_experts * (1.0 - (1.0 - top_k / n_experts) ** t))
+    return scalar_or_array(n_experts * touched_share(token_counts(tokens), top_k, n_experts))
+
+
+def touched_share(tokens, top_k: int, n_experts: int):
+    """The share of the ``n_experts`` experts a step over ``tokens`` tokens touches, ``1 - (1 - k/N)^T``
+    (:func:`expected_experts_touched` / N), unchecked: for callers whose counts come from a validated model and
+    deployment (the step-time kernels call it once per MoE layer cost)."""
+    return 1.0 - (1.0 - top_k / n_experts) ** tokens
 
 
 def zipf_probs(n_experts: int, s: float = 1.0) -> np.ndarray:
