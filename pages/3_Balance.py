@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import balance as bal
 from core.balance import cost as bcost
+from core.balance.loads import synthetic_loads
 from ui.charts import expert_load_chart, grouped_bars_chart, lines_chart
 from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.eplb_published import show_published_eplb
@@ -54,17 +55,17 @@ loads = None
 if source == "Zipf (skewed router)":
     s = src_c[1].slider("Zipf exponent s", 0.0, 2.0, 0.3, 0.05, help="Load ∝ 1 / rank^s; 0 is uniform.")
     seed = src_c[2].number_input("Seed", 0, 1_000_000, 0, 1)
-    loads = np.stack([bal.zipf_loads(n, s, seed=int(seed) + i) for i in range(layers)])
+    loads = synthetic_loads("zipf", n, layers, s=s, seed=int(seed))
 elif source == "hot experts":
     n_hot = src_c[1].number_input("Hot experts", 1, n - 1, 1, 1)
     share = src_c[2].slider("Their share of assignments", 0.01, 0.99, min(0.38, 0.99), 0.01)
-    loads = np.tile(bal.hot_expert_loads(n, int(n_hot), share), (layers, 1))
+    loads = synthetic_loads("hot", n, layers, n_hot=int(n_hot), hot_share=share)
 elif source == "Dirichlet (random)":
     conc = src_c[1].number_input("Concentration", 0.01, 10_000.0, 2.0, 0.5, help="Large: near uniform; small: skewed.")
     seed = src_c[2].number_input("Seed", 0, 1_000_000, 0, 1)
-    loads = np.atleast_2d(bal.dirichlet_loads(n, conc, seed=int(seed), layers=layers))
+    loads = synthetic_loads("dirichlet", n, layers, concentration=conc, seed=int(seed))
 elif source == "uniform":
-    loads = np.tile(bal.uniform_loads(n), (layers, 1))
+    loads = synthetic_loads("uniform", n, layers)
 else:
     is_csv = source == "paste / upload CSV"
     hint = (
@@ -86,7 +87,7 @@ else:
         raw = text
     if raw is None:
         st.info(f"Paste or upload loads to analyse them ({hint}). Until then the page shows a Dirichlet(2) profile.")
-        loads = np.atleast_2d(bal.dirichlet_loads(n, 2.0, seed=0, layers=layers))
+        loads = synthetic_loads("dirichlet", n, layers, concentration=2.0, seed=0)
     else:
         try:
             parsed = bal.parse_loads_csv(raw) if is_csv else bal.parse_prometheus_loads(raw)[0]

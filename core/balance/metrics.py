@@ -1,11 +1,12 @@
-"""Expert-load imbalance: distributions, metrics, capacity overflow, bias-based balancing.
+"""Expert-load imbalance: metrics, capacity overflow, bias-based balancing.
 
 A MoE step waits for its most loaded GPU: every other GPU idles while the hottest expert finishes.
 Everything here is numpy; loads are per expert (1-D) or per layer x expert (2-D).
 
 DeepSeek's EPLB (``balanced_packing``, ``replicate_experts``, ``rebalance_experts``) lives in
-``core.balance.eplb`` and the CSV / Prometheus load parsers (``parse_loads_csv``, ``parse_prometheus_loads``)
-in ``core.balance.loads_io``; both are re-exported here, so ``balance.rebalance_experts`` and every other old
+``core.balance.eplb``, the CSV / Prometheus load parsers (``parse_loads_csv``, ``parse_prometheus_loads``)
+in ``core.balance.loads_io`` and the synthetic load profiles (``zipf_loads`` ...) in ``core.balance.loads``;
+all are re-exported here, so ``balance.rebalance_experts`` and every other old
 name still work. ``gpu_loads`` and ``placement_plan`` (the per-GPU loads of an EPLB placement against
 contiguous placement) stay here, with the metrics they use.
 """
@@ -18,7 +19,8 @@ import numpy as np
 
 from core._util.checks import whole
 from core.balance.eplb import balanced_packing, rebalance_experts, replicate_experts
-from core.balance.loads_io import MAX_CELLS, MAX_EXPERTS, MAX_LAYERS, MAX_LOAD, parse_loads_csv, parse_prometheus_loads
+from core.balance.loads import dirichlet_loads, hot_expert_loads, uniform_loads, zipf_loads
+from core.balance.loads_io import MAX_EXPERTS, MAX_LOAD, parse_loads_csv, parse_prometheus_loads
 
 __all__ = [
     "BIAS_SIM_MAX_SCORES",
@@ -46,57 +48,6 @@ __all__ = [
     "uniform_loads",
     "zipf_loads",
 ]
-
-
-# ------------------------------------------------------------------------------ distributions
-
-
-def _n(n_experts: int) -> int:
-    if not isinstance(n_experts, (int, np.integer)) or not 1 <= n_experts <= MAX_EXPERTS:
-        raise ValueError(f"n_experts must be a whole number in 1..{MAX_EXPERTS:,}")
-    return int(n_experts)
-
-
-def uniform_loads(n_experts: int) -> np.ndarray:
-    """Every expert gets 1/N of the assignments."""
-    n = _n(n_experts)
-    return np.full(n, 1.0 / n)
-
-
-def zipf_loads(n_experts: int, s: float = 1.0, *, seed: int | None = None) -> np.ndarray:
-    """Load fractions ~ 1 / rank^s (s = 0: uniform), optionally shuffled over expert ids by ``seed``."""
-    n = _n(n_experts)
-    if not np.isfinite(s) or s < 0 or s > 10:
-        raise ValueError("Zipf exponent s must be within 0 and 10")
-    w = 1.0 / np.arange(1, n + 1, dtype=np.float64) ** s
-    if seed is not None:
-        w = np.random.default_rng(seed).permutation(w)
-    return w / w.sum()
-
-
-def hot_expert_loads(n_experts: int, n_hot: int = 1, hot_share: float = 0.38) -> np.ndarray:
-    """``n_hot`` experts share ``hot_share`` of the assignments equally, the rest share the remainder."""
-    n = _n(n_experts)
-    if not isinstance(n_hot, (int, np.integer)) or not 1 <= n_hot < n:
-        raise ValueError(f"n_hot must be a whole number in 1..{n - 1}")
-    if not np.isfinite(hot_share) or not 0 < hot_share < 1:
-        raise ValueError("hot_share must be between 0 and 1 (exclusive)")
-    w = np.full(n, (1.0 - hot_share) / (n - n_hot))
-    w[:n_hot] = hot_share / n_hot
-    return w
-
-
-def dirichlet_loads(n_experts: int, concentration: float = 1.0, *, seed: int = 0, layers: int = 1) -> np.ndarray:
-    """Random load fractions from Dirichlet(concentration): large = near uniform, small = skewed."""
-    n = _n(n_experts)
-    if not np.isfinite(concentration) or not 1e-3 <= concentration <= 1e6:
-        raise ValueError("concentration must be within 0.001 and 1,000,000")
-    if not 1 <= layers <= MAX_LAYERS:
-        raise ValueError(f"layers must be in 1..{MAX_LAYERS:,}")
-    if n * layers > MAX_CELLS:
-        raise ValueError(f"layers x experts ({layers:,} x {n:,}) exceeds {MAX_CELLS:,}")
-    out = np.random.default_rng(seed).dirichlet(np.full(n, concentration), size=layers)
-    return out[0] if layers == 1 else out
 
 
 # ------------------------------------------------------------------------------------- metrics
@@ -232,7 +183,7 @@ BIAS_SIM_MAX_SCORES = 2e8
 def bias_steps_within_budget(n_experts: int, tokens_per_step: int, n_speeds: int, steps: int) -> int:
     """The most of ``steps`` a :func:`bias_balancing` run of ``n_experts`` experts, ``tokens_per_step`` tokens and
     ``n_speeds`` update speeds can simulate within :data:`BIAS_SIM_MAX_SCORES` router scores (at least 1)."""
-    n, t = _n(n_experts), whole("tokens_per_step", tokens_per_step, 1, 1_000_000)
+    n, t = whole("n_experts", n_experts, 1, MAX_EXPERTS), whole("tokens_per_step", tokens_per_step, 1, 1_000_000)
     per_step = n * t * whole("n_speeds", n_speeds, 1, 16)
     return max(1, min(whole("steps", steps, 1, 100_000), int(BIAS_SIM_MAX_SCORES // per_step)))
 
@@ -255,7 +206,7 @@ def bias_balancing(
     profile of strength ``skew``. Too small a ``u`` converges slowly; too large a ``u`` oscillates.
     ``update_speed`` may be an array: every speed then sees the same tokens (common random numbers),
     and the results carry a leading axis per speed."""
-    n = _n(n_experts)
+    n = whole("n_experts", n_experts, 1, MAX_EXPERTS)
     if not 1 <= top_k <= n:
         raise ValueError(f"top_k must be in 1..{n}")
     if not 1 <= steps <= 100_000 or not 1 <= tokens_per_step <= 1_000_000:
