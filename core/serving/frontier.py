@@ -28,7 +28,8 @@ from core._util.checks import file_stamp, read_yaml_list
 from core._util.memo import by_identity
 from core._util.validated import FROZEN, validate_entries
 from core.deployment import bundle
-from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, Workload
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.hardware.served_step import ServedStepCost, served_step_cost
 from core.serving import closed_loop as serving
 from core.serving.operating_point import layout_label
 
@@ -142,6 +143,7 @@ class Deployment(BaseModel):
 class Speculation(BaseModel):
     model_config = FROZEN
 
+    method: Literal["mtp", "eagle3", "dspark"] = "mtp"  # the drafting mode whose served cost the stack pays
     draft_tokens: Annotated[int, Field(ge=1, le=16)]
     accepted_length: Annotated[float, Field(ge=1, le=17)]
     draft_cost: Annotated[float, Field(ge=0, le=2)] = 0.0
@@ -269,9 +271,24 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
     eff = catalog.efficiency_for(case.gpu, case.stack)
     a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization)
-    # the case's deployment on one GPU; each pool's layout in its place (the GPU's own scale-up domain)
-    base = bundle.Deployment(model, gpu, ParallelLayout(), prec, eff, workload=wl, assumptions=a, redundant_experts=0)
     spec = case.speculative
+    # the case's deployment on one GPU; each pool's layout in its place (the GPU's own scale-up domain). It pays the
+    # stack's served step as the pages' deployments do (core.serving.layout): the drafting mode's where the case
+    # drafts and the stack has that mode fitted, else the plain CUDA-graph step's
+    base = bundle.Deployment(
+        model,
+        gpu,
+        ParallelLayout(),
+        prec,
+        eff,
+        workload=wl,
+        assumptions=a,
+        redundant_experts=0,
+        spec=SpecDecodeConfig(method=spec.method, num_speculative_tokens=spec.draft_tokens)
+        if spec
+        else SpecDecodeConfig(),
+        served_step=_served(case.stack, spec.method if spec is not None else "cuda_graph"),
+    )
     extra = (
         dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
         if spec is not None
@@ -311,6 +328,13 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         for i in dep.points
     )
     return curve, gaps
+
+
+def _served(stack: str, mode: str) -> ServedStepCost:
+    try:
+        return served_step_cost(stack, mode)
+    except ValueError:  # the stack has no fit for this drafting mode: the plain step's costs, drafts at draft_cost
+        return served_step_cost(stack)
 
 
 def model_case(case: FrontierCase | str, catalog: Catalog) -> CaseModel:

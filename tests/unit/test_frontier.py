@@ -213,3 +213,41 @@ def test_the_band_counts_match_the_case_file():
     bands = {s.group: s.points for s in g.bands}
     assert bands.get("low", 0) == low and bands.get("high", 0) == high
     assert g.overall.points == len(named)
+
+
+def test_a_frontier_case_pays_the_stacks_served_step():
+    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.4988 ms a step, no
+    # per-layer term. DeepSeek-R1 FP4 min-latency on 8 x B200 at one client: its modelled time per output token is
+    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.4988 ms
+    import yaml
+
+    from core.deployment import bundle
+    from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, Workload
+    from core.hardware.served_step import SERVED_STEP_PATH, served_step_cost
+
+    fit = next(f for f in yaml.safe_load(SERVED_STEP_PATH.read_text())["fits"] if f["engine"] == "trtllm")
+    assert fit["per_layer_s"] == 0.0
+    case = CASES["deepseek-r1-b200-single-node"]
+    m = frontier.model_case(case.id, CAT)
+    one = next(g for g in m.gaps if g.point.id == "trtllm-dsr1-fp4-b200x8-minlat-nomtp")
+    kernels = bundle.Deployment(
+        CAT.model("deepseek-v3"),
+        CAT.gpu("b200"),
+        ParallelLayout(attention_tp=8, ep=8),
+        Precision(weights="nvfp4", kv_cache="fp8"),
+        CAT.efficiency_for("b200", "trtllm"),
+        workload=Workload(input_len=1024, output_len=2048),
+        assumptions=MemoryAssumptions(gpu_memory_utilization=0.9),
+        redundant_experts=0,
+    )
+    kernel_s = serving.replica_costs(kernels).decode_s(1)
+    served_s = serving.replica_costs(kernels.with_(served_step=served_step_cost("trtllm"))).decode_s(1)
+    assert served_s - kernel_s == pytest.approx(fit["fixed_s"], rel=1e-9)
+    # the frontier's point is that served replica at one client (its TPOT: the step of the one sequence in decode)
+    assert one.modelled.tpot_s == pytest.approx(
+        serving.serve_closed_loop(
+            serving.replica_costs(kernels.with_(served_step=served_step_cost("trtllm"))), kernels.workload, 1
+        ).tpot_s,
+        rel=1e-9,
+    )
+    assert one.modelled.tpot_s > kernel_s + fit["fixed_s"] * 0.99
