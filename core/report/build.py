@@ -63,6 +63,14 @@ class Report:
         }
 
 
+# the Fit section's verdict for each memory.GPUMemory.status of the most loaded GPU
+_FIT_VERDICTS = {
+    "fits": "fits",
+    "kv_short": "weights fit, the workload's KV cache does not",
+    "weights_short": "does not fit",
+}
+
+
 def _gb(b: float) -> str:
     return f"{b / 1e9:,.1f} GB"
 
@@ -119,13 +127,8 @@ def build_report(
         worst = min(stages := memory.stage_memories(d), key=lambda r: r.headroom_bytes)
         ctx = wl.context_len
         max_seqs = memory.max_concurrent_sequences(d, ctx)
-        verdict = (
-            "fits"
-            if worst.fits
-            else ("weights fit, the workload's KV cache does not" if worst.kv_budget_bytes > 0 else "does not fit")
-        )
         sec.figures += [
-            ("Verdict", verdict),
+            ("Verdict", _FIT_VERDICTS[worst.status]),
             ("Weights per GPU", f"{_gb(worst.weights_bytes)} of {_gb(worst.capacity_bytes)}"),
             (
                 "KV cache for the workload",

@@ -9,7 +9,7 @@ import pytest
 
 import cli.main as cli
 from core.catalog import load_catalog
-from core.deployment.specs import Precision, Scenario
+from core.deployment.specs import Precision, Scenario, Workload
 from core.report import build_report
 from ui.report import render_html, render_markdown
 
@@ -30,6 +30,33 @@ def test_report_figures_carry_units_and_the_fit():
     # the one speedup at batch 1 is the step-time model's (fixed step costs included: below the closed form)
     assert spec["Tokens per step"] == "1.87" and spec["Speedup at batch 1"].endswith("gives 1.80×)")
     assert 1.0 < float(spec["Speedup at batch 1"].split("×")[0]) < 1.80
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "workload", "verdict", "kv"),
+    [
+        # Mixtral 8x7B BF16: 46.7B params x 2 B = 93.4 GB of weights on one 24 GB RTX 4090: nothing is left for KV
+        ("rtx-4090", 1, Workload(), "does not fit", None),
+        # on 2 x H100 (TP 2): 46.7 GB of weights per GPU fit; the KV cache per GPU is 32 layers x 4 of 8 KV heads x
+        # 128 x (K + V) x 2 B = 65,536 B a token x 1,024 sequences x (32,768 + 1,024) tokens = 2,267.7 GB
+        (
+            "h100-sxm",
+            2,
+            Workload(batch=1024, input_len=32768, output_len=1024),
+            "weights fit, the workload's KV cache does not",
+            "2,267.7 GB",
+        ),
+        ("h100-sxm", 2, Workload(batch=1, input_len=1024, output_len=1024), "fits", None),
+    ],
+)
+def test_report_verdict_follows_the_memory_status(gpu, gpus, workload, verdict, kv):
+    sc = Scenario(
+        model_id="mixtral-8x7b", gpu_id=gpu, gpus_per_node=gpus, precision=Precision(weights="bf16"), workload=workload
+    )
+    fit = dict(build_report(sc, cat, with_layouts=False).sections[1].figures)
+    assert fit["Verdict"] == verdict
+    if kv:
+        assert fit["KV cache for the workload"].startswith(kv)
 
 
 def test_html_is_self_contained_with_three_png_charts():
