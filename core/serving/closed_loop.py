@@ -62,6 +62,7 @@ class ReplicaCosts:
     gpus: int  # GPUs of one replica
     draft_tokens: int = 0  # speculative decoding: tokens drafted per step (the step verifies draft + 1 per sequence)
     accepted_length: float = 1.0  # output tokens per sequence per step (1 without speculation)
+    ttft_offset_s: float = 0.0  # per request, no GPU time: the deployment's served calibration (front end, queue)
 
     def __post_init__(self):
         b, t = self.batch, self.decode_step_s
@@ -120,7 +121,12 @@ class ServingPoint:
 
 
 def replica_costs(
-    d: Deployment, *, draft_tokens: int = 0, accepted_length: float = 1.0, draft_cost: float = 0.0
+    d: Deployment,
+    *,
+    draft_tokens: int = 0,
+    accepted_length: float = 1.0,
+    draft_cost: float = 0.0,
+    overlap: str = "none",
 ) -> ReplicaCosts:
     """The :class:`ReplicaCosts` of one replica of ``d``'s layout (its ``dp`` ignored, its redundant-expert slots
     kept) for ``d``'s workload, memory assumptions and scale-up domain; raises ValueError when not one sequence of
@@ -128,7 +134,10 @@ def replica_costs(
     is priced here): with speculative decoding (``draft_tokens`` > 0) a decode step verifies ``draft_tokens + 1``
     tokens per sequence and drafts ``draft_tokens`` times at ``draft_cost`` x the plain step (a built-in head such
     as MTP), for ``accepted_length`` output tokens per sequence (as :func:`core.speculative.batch_speedup` prices
-    it)."""
+    it). ``overlap``: the decode steps' two-batch overlap ("none" or "two_batch"), a decode plan's
+    (:attr:`core.serving.plan.Plan.overlap`) to sweep the plan as the layout search scored it."""
+    if overlap not in ("none", "two_batch"):
+        raise ValueError(f"overlap must be none or two_batch, got {overlap!r}")
     per_pass = served_draft_s(d, draft_tokens) if draft_tokens else None  # the stack's fitted draft pass, if any
     d = unspeculated(replica(d))
     workload, a, one, redundant_experts = d.workload, d.assumptions, d.layout, d.redundant_experts
@@ -140,7 +149,13 @@ def replica_costs(
 
     def step(phase: str, per_gpu: float, ctx: int, cached: int = 0, per_seq: float = 1.0) -> perf.StepTime:
         cfg = perf.StepConfig(
-            phase, per_gpu, ctx, redundant_experts=redundant_experts, cached_tokens=cached, tokens_per_sequence=per_seq
+            phase,
+            per_gpu,
+            ctx,
+            overlap=overlap if phase == "decode" else "none",
+            redundant_experts=redundant_experts,
+            cached_tokens=cached,
+            tokens_per_sequence=per_seq,
         )
         return perf.step_time(d, cfg)
 
@@ -159,8 +174,9 @@ def replica_costs(
     budget = a.max_num_batched_tokens * one.attention_dp
     chunk = step("prefill", budget / gpus, workload.input_len, workload.cached_prompt_tokens)
     per_token = 1.0 / (chunk.tokens_per_s_per_gpu * gpus)
+    offset_s = d.calibration.ttft_offset_s if d.calibration is not None else 0.0  # per request, from the calibration
     return ReplicaCosts(
-        tuple(grid), tuple(decode_s(n) for n in grid), per_token, budget, cap, gpus, k, float(accepted_length)
+        tuple(grid), tuple(decode_s(n) for n in grid), per_token, budget, cap, gpus, k, float(accepted_length), offset_s
     )
 
 
@@ -184,7 +200,8 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
     prompts are prefilled by another pool in that many seconds (disaggregated): no prefill work here, no budget."""
     computed, al, width = workload.computed_prompt_tokens, costs.accepted_length, costs.draft_tokens + 1
     out = workload.output_len / al  # decode steps per request
-    a = 0.0 if elsewhere_s is not None else computed * costs.prefill_s_per_token
+    pool = elsewhere_s is not None  # a decode pool: its cache holds the sequences in decode, not those in prefill
+    a = 0.0 if pool else computed * costs.prefill_s_per_token
     held = float(min(c, costs.kv_capacity))
     # decode sequences at which every step is full: prefill and decode finish requests at the same rate,
     # n / out = (budget - n x width) / computed
@@ -192,18 +209,21 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
 
     def ttft0(n: float) -> float:
         if elsewhere_s is not None:
-            return elsewhere_s
+            return elsewhere_s + costs.ttft_offset_s
         room = costs.budget_tokens - n * width
-        return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n)
+        return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n) + costs.ttft_offset_s
 
     def rate(n: float) -> float:  # requests/s with n sequences in decode: n = x out t(n) / (1 - x a)
         return n / (out * costs.decode_s(n) + n * a)
 
-    # the clients: n in decode plus x x TTFT waiting for a first token (both grow with n): bisect on n
+    # the clients: n in decode plus x x TTFT waiting for a first token (both grow with n): bisect on n. Colocated,
+    # a prompt in prefill holds the cache too (n + x TTFT <= what it holds); a decode pool's prompts wait in the
+    # prefill pool, so its own sequences fill the cache (n <= what it holds) once enough clients wait
+    clients = float(c) if pool else held
     lo, hi = 0.0, held
     for _ in range(50):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if mid + rate(mid) * ttft0(mid) < held else (lo, mid)
+        lo, hi = (mid, hi) if mid + rate(mid) * ttft0(mid) < clients else (lo, mid)
     n = lo if lo > 0 else hi
     x = rate(n)
     regime = "latency-bound"
@@ -216,11 +236,11 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
         tpot = costs.decode_s(n) / (1.0 - x * a)
     ttft = max(c / x - out * tpot, ttft0(n)) if x > 0 else math.inf
     tpot /= al  # per output token
-    if c > costs.kv_capacity:
+    if (n >= costs.kv_capacity * (1 - 1e-9)) if pool else c > costs.kv_capacity:
         regime = "KV cache full"
     return ServingPoint(
         math.ceil(c),
-        held,
+        n if pool else held,
         n,
         x,
         ttft,
@@ -270,7 +290,7 @@ def serve_disaggregated(
         n = _decoding_at(decode, most / rd, steps)
         p = replace(p, decoding=n, requests_per_s=most / rd, tpot_s=decode.decode_s(n) / decode.accepted_length)
     tpot = p.tpot_s
-    ttft = max(c / x - workload.output_len * tpot, per_prompt)
+    ttft = max(c / x - workload.output_len * tpot, per_prompt + decode.ttft_offset_s)
     return ServingPoint(
         c,
         p.running * rd,
@@ -287,18 +307,31 @@ def serve_disaggregated(
 
 
 def serving_sweep(
-    costs: ReplicaCosts, workload: Workload, concurrencies=CONCURRENCIES, ttft_s: float | None = None
+    costs: ReplicaCosts, workload: Workload, concurrencies=None, ttft_s: float | None = None
 ) -> list[ServingPoint]:
     """:func:`serve_closed_loop` (with ``ttft_s``: :func:`serve_decode_pool`) at each concurrency up to the first
-    that fills the KV cache (more clients only queue)."""
+    that fills the KV cache (more clients only queue). By default 1, 2, 4, ... as far as the replica's own cache
+    reaches, however many sequences it holds (a wide-EP replica's tens of thousands: review 3 M10)."""
+    full = _fill_clients(costs, workload, ttft_s)
     points = []
-    for c in concurrencies:
+    for c in concurrencies if concurrencies is not None else (*(2**k for k in range(24)), 10_000_000):
         points.append(
             serve_closed_loop(costs, workload, c) if ttft_s is None else serve_decode_pool(costs, workload, c, ttft_s)
         )
-        if c >= costs.kv_capacity:
+        if c >= full:
             break
     return points
+
+
+def _fill_clients(costs: ReplicaCosts, workload: Workload, ttft_s: float | None = None) -> float:
+    """The clients at which the replica's KV cache is full: what it holds colocated; a decode pool whose prompts
+    another pool prefills in ``ttft_s`` also has ``x ttft_s`` clients waiting for a first token when its cache holds
+    ``kv`` sequences in decode (``x = kv / (steps t(kv))``, Little's law)."""
+    kv = float(costs.kv_capacity)
+    if ttft_s is None:
+        return kv
+    steps = workload.output_len / costs.accepted_length
+    return kv + kv / (steps * costs.decode_s(kv)) * ttft_s
 
 
 def pareto(points: list[ServingPoint]) -> list[ServingPoint]:
