@@ -123,6 +123,7 @@ class Deployment(BaseModel):
     osl: _Count | None = None
     weights: str | None = None
     kv_cache: str | None = None
+    tag: str = Field("", max_length=80)  # what tells apart deployments of one layout (an engine version)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Deployment:
@@ -135,9 +136,11 @@ class Deployment(BaseModel):
     def label(self, dense: bool = False) -> str:
         if self.colocated is not None:
             lay = self.colocated
-            return f"{lay.replicas} x " * (lay.replicas > 1) + layout_label(lay.layout(), dense) + " (colocated)"
-        p, d = self.prefill, self.decode
-        return f"{p.replicas} x {layout_label(p.layout(), dense)} prefill + {d.replicas} x {layout_label(d.layout(), dense)} decode"
+            text = f"{lay.replicas} x " * (lay.replicas > 1) + layout_label(lay.layout(), dense) + " (colocated)"
+        else:
+            p, d = self.prefill, self.decode
+            text = f"{p.replicas} x {layout_label(p.layout(), dense)} prefill + {d.replicas} x {layout_label(d.layout(), dense)} decode"
+        return f"{text}, {self.tag}" if self.tag else text
 
 
 class Speculation(BaseModel):
@@ -161,6 +164,7 @@ class FrontierCase(BaseModel):
     gpu: str = Field(max_length=60)
     weights: str = Field(max_length=20)
     kv_cache: str = Field(max_length=20)
+    experts: str | None = Field(None, max_length=20)  # the routed experts' dtype where it differs from the weights'
     stack: Literal["vllm", "sglang", "trtllm"]
     isl: _Count
     osl: _Count
@@ -267,7 +271,9 @@ class CaseModel:
 
 def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, FrontierPoint], catalog):
     model, gpu = catalog.model(case.model), catalog.gpu(case.gpu)
-    prec = Precision(weights=dep.weights or case.weights, kv_cache=dep.kv_cache or case.kv_cache)
+    prec = Precision(
+        weights=dep.weights or case.weights, kv_cache=dep.kv_cache or case.kv_cache, routed_experts=case.experts
+    )
     wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
     eff = catalog.efficiency_for(case.gpu, case.stack)
     a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization)

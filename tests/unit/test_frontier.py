@@ -251,3 +251,13 @@ def test_a_frontier_case_pays_the_stacks_served_step():
         rel=1e-9,
     )
     assert one.modelled.tpot_s > kernel_s + fit["fixed_s"] * 0.99
+
+
+def test_the_whole_curves_cover_six_models_and_five_accelerators():
+    # issue 35: at least 6 models and 5 accelerators, concurrency 1 to 512, each point at its own deployment
+    named = [POINTS[i] for c in CASES.values() for d in c.deployments for i in d.points]
+    assert len({c.model for c in CASES.values()}) >= 6
+    assert {"b200", "gb200", "h200", "h100-sxm", "mi355x"} <= {c.gpu for c in CASES.values()}
+    concurrencies = {p.concurrency for p in named if p.concurrency}
+    assert min(concurrencies) == 1 and 512 in concurrencies
+    assert len(named) == len(set(p.id for p in named))  # no point modelled twice
