@@ -10,6 +10,7 @@ from core.hardware import ClusterSpec
 from core.model import params
 from core.scenario import resolved_layout
 from ui.format import bytes_h, md_escape, params_h
+from ui.render import metric
 from ui.scenario import PAGES, page
 
 PAGE_QUESTIONS = {
@@ -40,40 +41,41 @@ total = params.total_params(model)
 active = params.active_params(model)
 kv_tok = memory.kv_bytes_per_token(model, prec.kv_cache)
 c = st.columns(5)
-c[0].metric(
-    "Total parameters", params_h(total), help="All weights of the main model (MTP module apart; vision tower included)."
+metric(
+    "Total parameters",
+    params_h(total),
+    help="All weights of the main model (MTP module apart; vision tower included).",
+    at=c[0],
 )
-c[1].metric(
+metric(
     "Active per token",
     params_h(active),
     f"{100 * active / params.total_params(model, include_vision=False):.1f}% of total",
-    delta_color="off",
-    delta_arrow="off",
     help=f"Counted as the vendor counts ({model.published.active_convention.replace('_', ' ')}).",
+    at=c[1],
 )
-c[2].metric(
+metric(
     "FLOPs per token",
     f"{params.flops_per_token(model) / 1e9:,.1f} GFLOP",
     help="2 × active matmul parameters (forward).",
+    at=c[2],
 )
-c[3].metric(
+metric(
     f"KV cache per token ({prec.kv_cache})",
     bytes_h(kv_tok),
     f"{bytes_h(memory.kv_bytes_per_sequence(model, wl.context_len, prec.kv_cache) / wl.context_len)} "
     f"per token at {wl.context_len:,}",
-    delta_color="off",
-    delta_arrow="off",
     help=memory.kv_per_token_note(model, prec.kv_cache),
+    at=c[3],
 )
 cluster = ClusterSpec(gpu=gpu, num_nodes=scenario.num_nodes, gpus_per_node=scenario.gpus_per_node)
-c[4].metric(
+metric(
     f"Cluster memory ({gpu.memory_type})",
     f"{cluster.memory_gb:,.0f} GB",
     f"{gpu.memory_gb:,.1f} GB × {scenario.total_gpus:,}",
-    delta_color="off",
-    delta_arrow="off",
     help=f"Device memory as the runtime reports it, what every budget here divides; the datasheet says "
     f"{gpu.hbm_capacity_gb:g} GB per GPU ({cluster.hbm_total_gb:,.0f} GB over the cluster).",
+    at=c[4],
 )
 
 layout = resolved_layout(scenario, model)

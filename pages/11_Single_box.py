@@ -12,7 +12,7 @@ from core.single_box.box import Box
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.format import md_escape
 from ui.host_tables import single_box_tables_note
-from ui.render import chart
+from ui.render import chart, metric
 from ui.scenario import page, update_scenario
 
 scenario, cat, model, _, d = page("Single box", "🖥️")
@@ -155,37 +155,16 @@ else:
     )
 
 m = st.columns(5)
-m[0].metric(
-    "Weights", f"{weights_total / GB:,.0f} GB", f"{box.quant}, text model", delta_color="off", delta_arrow="off"
-)
+metric("Weights", f"{weights_total / GB:,.0f} GB", f"{box.quant}, text model", at=m[0])
 pool = "GPU" if pl.kind == "discrete" else "GPU share"
-m[1].metric(
-    f"{pool} memory used",
-    f"{pl.gpu_total_bytes / GB:,.1f} GB",
-    f"of {pl.gpu_capacity_bytes / GB:,.1f} GB",
-    delta_color="off",
-    delta_arrow="off",
-)
+metric(f"{pool} memory used", f"{pl.gpu_total_bytes / GB:,.1f} GB", f"of {pl.gpu_capacity_bytes / GB:,.1f} GB", at=m[1])
 if pl.kind == "discrete":
-    m[2].metric(
-        "Host RAM used",
-        f"{pl.host_total_bytes / GB:,.1f} GB",
-        f"of {pl.host_capacity_bytes / GB:,.0f} GB",
-        delta_color="off",
-        delta_arrow="off",
-    )
+    metric("Host RAM used", f"{pl.host_total_bytes / GB:,.1f} GB", f"of {pl.host_capacity_bytes / GB:,.0f} GB", at=m[2])
 else:
-    m[2].metric(
-        "Pool bandwidth",
-        f"{host.peak_bandwidth_gbps:,.0f} GB/s",
-        "peak, bus × MT/s",
-        delta_color="off",
-        delta_arrow="off",
-    )
-off = {"delta_color": "off", "delta_arrow": "off"}
-m[3].metric("Decode", f"{pl.decode_tokens_per_s:,.1f} tok/s", f"{pl.decode_s_per_token * 1e3:,.0f} ms/token", **off)
-m[4].metric(
-    "Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tok/s", pl.prefill_path[:38], help=pl.prefill_path, **off
+    metric("Pool bandwidth", f"{host.peak_bandwidth_gbps:,.0f} GB/s", "peak, bus × MT/s", at=m[2])
+metric("Decode", f"{pl.decode_tokens_per_s:,.1f} tok/s", f"{pl.decode_s_per_token * 1e3:,.0f} ms/token", at=m[3])
+metric(
+    "Prompt processing", f"{pl.prefill_tokens_per_s:,.0f} tok/s", pl.prefill_path[:38], help=pl.prefill_path, at=m[4]
 )
 st.caption(
     (

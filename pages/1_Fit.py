@@ -12,7 +12,7 @@ from ui.controls import assumption_controls, layout_controls
 from ui.format import md_escape
 from ui.host_tables import show_host_tables
 from ui.kv_tiers import show_kv_tiers
-from ui.render import chart, table_height
+from ui.render import chart, metric, table_height
 from ui.scenario import catalog, page
 
 scenario, cat, model, gpu, d = page("Fit", "📦")
@@ -72,36 +72,32 @@ else:
     )
 
 c = st.columns(4)
-c[0].metric(
+metric(
     "Weights per GPU",
     f"{worst.weights_bytes / GB:,.1f} GB",
     f"of {gpu.memory_gb:,.1f} GB device",
-    delta_color="off",
-    delta_arrow="off",
     help="All weights this GPU holds (the draft's included), scales included.",
+    at=c[0],
 )
-c[1].metric(
+metric(
     "KV cache for the workload",
     f"{worst.kv_required_bytes / GB:,.1f} GB",
     f"budget {max(worst.kv_budget_bytes, 0) / GB:,.1f} GB",
-    delta_color="off",
-    delta_arrow="off",
     help=f"{worst.sequences_per_gpu:,} sequences on this GPU × {worst.kv_bytes_per_sequence / 1e6:,.1f} MB each.",
+    at=c[1],
 )
-c[2].metric(
+metric(
     f"Max sequences at {ctx:,} tokens",
     f"{max_seqs:,}",
     f"workload: {wl.batch:,}",
-    delta_color="off",
-    delta_arrow="off",
     help="Across the whole deployment (attention-DP ranks × replicas).",
+    at=c[2],
 )
-c[3].metric(
+metric(
     f"Max context at {wl.batch:,} sequences",
     f"{max_ctx:,} tokens",
     f"model limit {model.max_position_embeddings:,}",
-    delta_color="off",
-    delta_arrow="off",
+    at=c[3],
 )
 
 # ---- where the memory goes

@@ -13,7 +13,7 @@ from core.model.dtypes import COMPUTE_DTYPES
 from ui.charts import lines_chart, roofline_chart
 from ui.controls import current_layout
 from ui.format import md_escape
-from ui.render import chart, model_errors, table_height
+from ui.render import chart, metric, model_errors, table_height
 from ui.scenario import page
 
 scenario, cat, model, gpu, d = page("Intensity", "📈")
@@ -56,57 +56,44 @@ if is_moe:
     e = model.moe
     tpe = routing.tokens_per_expert(batch, e.top_k, e.n_routed_experts)
     touched = routing.expected_experts_touched(batch, e.top_k, e.n_routed_experts)
-    c[0].metric(
+    metric(
         "Tokens per expert",
         f"{tpe:,.1f}",
         f"{batch:,} × top-{e.top_k} / {e.n_routed_experts}",
-        delta_color="off",
-        delta_arrow="off",
         help="Uniform routing. Imbalance makes the hottest expert busier.",
+        at=c[0],
     )
-    c[3].metric(
+    metric(
         "Experts touched / layer",
         f"{touched:,.1f} of {e.n_routed_experts}",
         f"{100 * touched / e.n_routed_experts:.0f}% of expert weights read",
-        delta_color="off",
-        delta_arrow="off",
         help="N (1 − (1 − k/N)^T) under uniform independent routing.",
+        at=c[3],
     )
     need = moe.batch_for_expert_intensity(model, ridge, eb_expert)
-    c[4].metric(
+    metric(
         "Batch to reach the ridge",
         "never" if not np.isfinite(need) else f"{need:,.0f}",
         "tokens per step, uniform routing",
-        delta_color="off",
-        delta_arrow="off",
+        at=c[4],
     )
 else:
-    c[0].metric(
-        "Tokens per FFN GEMM", f"{batch:,}", "dense: every token, every weight", delta_color="off", delta_arrow="off"
-    )
-    c[3].metric("Weights read per step", "all of them", "dense model", delta_color="off", delta_arrow="off")
+    metric("Tokens per FFN GEMM", f"{batch:,}", "dense: every token, every weight", at=c[0])
+    metric("Weights read per step", "all of them", "dense model", at=c[3])
     need = moe.batch_for_dense_intensity(model, ridge, eb_expert)
-    c[4].metric(
-        "Batch to reach the ridge",
-        "never" if not np.isfinite(need) else f"{need:,.0f}",
-        "tokens per step",
-        delta_color="off",
-        delta_arrow="off",
-    )
-c[1].metric(
+    metric("Batch to reach the ridge", "never" if not np.isfinite(need) else f"{need:,.0f}", "tokens per step", at=c[4])
+metric(
     "Expert GEMM (FLOP/B)" if is_moe else "FFN GEMM (FLOP/B)",
     f"{now_intensity:,.1f}",
     f"weights {prec.expert_dtype}, activations {eb_expert.compute_dtype if eb_expert.act < 2 else 'bf16'}",
-    delta_color="off",
-    delta_arrow="off",
+    at=c[1],
 )
-c[2].metric(
+metric(
     "GPU ridge (FLOP/B)",
     f"{ridge:,.0f}",
     f"{100 * now_intensity / ridge:.1f}% reached, {eb_expert.compute_dtype}",
-    delta_color="off",
-    delta_arrow="off",
     help="Dense peak FLOP/s over HBM bytes/s, at the dtype the GEMM computes in.",
+    at=c[2],
 )
 
 verdict = "memory-bound" if now_intensity < ridge else "compute-bound"

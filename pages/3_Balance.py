@@ -12,7 +12,7 @@ from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.eplb_published import show_published_eplb
 from ui.format import md_escape
 from ui.layout_check import runnable_layout
-from ui.render import chart, model_errors, table_height
+from ui.render import chart, metric, model_errors, table_height
 from ui.scenario import page
 
 scenario, cat, model, gpu, d = page("Balance", "⚖️")
@@ -116,34 +116,16 @@ if layout is None or d is None:
     st.stop()
 ep = layout.ep
 m = st.columns(5)
-m[0].metric(
+metric(
     "Imbalance ratio (max / mean)",
     f"{ratio:.2f}",
     "alert" if ratio > threshold else "below the alert",
-    delta_color="inverse" if ratio > threshold else "off",
-    delta_arrow="off",
+    at=m[0],
+    alert=ratio > threshold,
 )
-m[1].metric(
-    "Coefficient of variation",
-    f"{bal.coefficient_of_variation(f):.2f}",
-    "std / mean",
-    delta_color="off",
-    delta_arrow="off",
-)
-m[2].metric(
-    "Hottest expert (share)",
-    f"{100 * f.max():.2f}%",
-    f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%",
-    delta_color="off",
-    delta_arrow="off",
-)
-m[3].metric(
-    "Aux balance loss N Σ f·P",
-    f"{bal.aux_balance_loss(f, f):.2f}",
-    "1.0 = balanced (P ≈ f assumed)",
-    delta_color="off",
-    delta_arrow="off",
-)
+metric("Coefficient of variation", f"{bal.coefficient_of_variation(f):.2f}", "std / mean", at=m[1])
+metric("Hottest expert (share)", f"{100 * f.max():.2f}%", f"expert {int(np.argmax(f))}; mean {100 / n:.2f}%", at=m[2])
+metric("Aux balance loss N Σ f·P", f"{bal.aux_balance_loss(f, f):.2f}", "1.0 = balanced (P ≈ f assumed)", at=m[3])
 if ratio > threshold:
     st.warning(f"Layer {layer}: the hottest expert carries {ratio:.1f}× the mean load (alert at {threshold:g}).")
 
@@ -192,12 +174,11 @@ ep_nodes = ep // scenario.gpus_per_node if ep % scenario.gpus_per_node == 0 and 
 nodes = ep_c[1].number_input(
     "Nodes in the EP group", 1, ep, ep_nodes, 1, help="EPLB's hierarchical policy packs expert groups to nodes first."
 )
-ep_c[2].metric(
+metric(
     "Expert groups",
     f"{e.n_groups}",
     "hierarchical" if e.n_groups % nodes == 0 and ep % nodes == 0 else "global",
-    delta_color="off",
-    delta_arrow="off",
+    at=ep_c[2],
 )
 plan = bal.placement_plan(fractions, ep, int(nodes), e.n_groups, int(red))
 lost_before = 100 * (1 - plan.throughput_before)
@@ -207,17 +188,16 @@ pre_tokens = scenario.memory.max_num_batched_tokens / layout.attention_tp
 with model_errors("The throughput lost to imbalance"):
     dec = bcost.imbalance_cost(d, plan, "decode", dec_tokens, wl.decode_context_len, int(red))
     pre = bcost.imbalance_cost(d, plan, "prefill", pre_tokens, wl.input_len, int(red))
-m[4].metric(
+metric(
     f"Lost to imbalance (decode, EP {ep})",
     f"{100 * dec.lost_before:.1f}%",
     f"{100 * dec.lost_after:.1f}% with EPLB (+{int(red)}); prefill {100 * pre.lost_before:.0f}% → "
     f"{100 * pre.lost_after:.0f}%",
-    delta_color="off",
-    delta_arrow="off",
     help="The step-time model with the busiest GPU's expert load (max / mean per-GPU load, averaged over the "
     f"layers: {dec.imbalance_before:.2f} contiguous, {dec.imbalance_after:.2f} after EPLB) against balanced "
     f"experts, at the scenario's {dec_tokens:,.1f} decode tokens per GPU and a {pre_tokens:,.0f}-token prefill "
     "chunk. Redundant experts are read too: in a memory-bound decode step they can cost more than they save.",
+    at=m[4],
 )
 st.caption(
     f"**What imbalance costs depends on the regime.** At {dec_tokens:,.1f} decode tokens per GPU the expert phase "

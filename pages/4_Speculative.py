@@ -14,7 +14,7 @@ from ui.format import md_escape
 from ui.layout_check import runnable_layout
 from ui.live_scrape import show_live_scrape
 from ui.measured_acceptance import measured_view, show_measured
-from ui.render import chart, model_errors, table_height
+from ui.render import chart, metric, model_errors, table_height
 from ui.scenario import default_draft_id, page, update_scenario
 from ui.spec_simulator import show_simulator
 
@@ -142,50 +142,23 @@ g_best = mv.gamma
 be = sd.break_even_alpha(gamma, cost)
 by_alpha, by_gamma = sd.sensitivity(alpha, gamma, cost, d_alpha=0.05)
 m = st.columns(6)
-m[0].metric(
-    "Tokens per step",
-    f"{e_tokens:.2f}",
-    f"of γ + 1 = {gamma + 1}",
-    delta_color="off",
-    delta_arrow="off",
-    help="E = (1 − α^(γ+1)) / (1 − α)",
-)
-m[1].metric(
+metric("Tokens per step", f"{e_tokens:.2f}", f"of γ + 1 = {gamma + 1}", help="E = (1 − α^(γ+1)) / (1 − α)", at=m[0])
+metric(
     "Speedup at batch 1",
     f"{s_batch1:.2f}×",
     f"closed form E / (γc + 1) = {s_now:.2f}×",
-    delta_color="off",
-    delta_arrow="off",
     help="The step-time model at one sequence with its fixed step costs (the chart below); the closed form has none.",
+    at=m[1],
 )
-m[2].metric(
-    "Ceiling (tokens/step)",
-    "∞" if alpha >= 1 else f"{sd.ceiling(alpha):.2f}",
-    "1 / (1 − α), any γ",
-    delta_color="off",
-    delta_arrow="off",
-)
-m[3].metric(
-    "Break-even α",
-    "—" if not np.isfinite(be) else f"{be:.3f}",
-    "speedup = 1 at this γ and c",
-    delta_color="off",
-    delta_arrow="off",
-)
-m[4].metric(
-    "Best γ",
-    f"{g_best}",
-    f"{mv.speedup:.2f}× there: {mv.note}" if g_best else "speculation does not pay",
-    delta_color="off",
-    delta_arrow="off",
-)
-m[5].metric(
+metric("Ceiling (tokens/step)", "∞" if alpha >= 1 else f"{sd.ceiling(alpha):.2f}", "1 / (1 − α), any γ", at=m[2])
+metric("Break-even α", "—" if not np.isfinite(be) else f"{be:.3f}", "speedup = 1 at this γ and c", at=m[3])
+metric("Best γ", f"{g_best}", f"{mv.speedup:.2f}× there: {mv.note}" if g_best else "speculation does not pay", at=m[4])
+metric(
     "Gain from +0.05 α",
     f"{by_alpha:+.2f}×",
     f"vs {mv.gain(gamma, by_gamma)} from +1 γ",
-    delta_color="off",
-    delta_arrow="off",
     help="Where to invest: a better draft (α) or more draft tokens (γ).",
+    at=m[5],
 )
 
 with model_errors("The best draft length as the batch grows"):
@@ -377,12 +350,11 @@ code_share = ex[0].slider("Code share of traffic", 0.0, 1.0, 0.7, 0.05)
 a_code = ex[1].slider("α on code", 0.0, 1.0, 0.88, 0.01)
 a_chat = ex[2].slider("α on chat", 0.0, 1.0, 0.72, 0.01)
 blend = sd.blended_alpha([code_share, 1 - code_share], [a_code, a_chat])
-ex[3].metric(
+metric(
     "Blended α",
     f"{blend:.3f}",
     f"{sd.expected_tokens(blend, 5):.2f} tokens/step, {sd.speedup(blend, 5, 16 / 140):.2f}× at γ 5, c 16/140",
-    delta_color="off",
-    delta_arrow="off",
+    at=ex[3],
 )
 
 

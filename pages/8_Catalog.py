@@ -10,7 +10,7 @@ from core.model import params
 from core.report.catalog_rows import gpu_rows, model_rows, workload_rows
 from ui.controls import paste_box
 from ui.format import md_escape
-from ui.render import table_height
+from ui.render import number_columns, table_height
 from ui.scenario import imported_models, page, register_model, update_scenario
 
 scenario, cat, *_ = page("Catalog", "📚")
@@ -96,142 +96,101 @@ if imported_models():
 
 st.subheader(f"Models ({len(cat.models)})")
 models = pd.DataFrame(model_rows(cat))
-num = st.column_config.NumberColumn
+model_columns = number_columns(
+    {
+        "name": "Model",
+        "kind": "Kind",
+        "release_date": "Released",
+        "attention": "Attention",
+        "layers": ("Layers", "%d"),
+        "routed_experts": ("Routed experts", "%d"),
+        "top_k": ("Top-k", "%d"),
+        "shared_experts": ("Shared experts", "%d"),
+        "total_b": ("Total params (B)", "%.2f", "All weights; MTP apart, vision tower included."),
+        "active_b": ("Active params (B)", "%.2f", "Per token, under the vendor's convention."),
+        "active_ratio_pct": ("Active / total (%)", "%.1f"),
+        "flops_per_token_g": ("FLOPs / token (GFLOP)", "%.1f", "2 × active matmul parameters."),
+        "kv_elems_per_token_per_layer": (
+            "KV elements / token / layer",
+            "%d",
+            "GQA: 2 × KV heads × head dim; MLA: latent + RoPE key (576).",
+        ),
+        "kv_bytes_per_token_bf16": ("KV / token, bf16 (bytes)", "%,.0f", "All layers."),
+        "linear_state_mib_per_seq": ("Linear-attention state per sequence (MiB)", "%.1f"),
+        "published_total_b": ("Published total (B)", "%.2f"),
+        "total_error_pct": ("Total vs published (%)", "%+.2f"),
+        "published_active_b": ("Published active (B)", "%.2f"),
+        "active_error_pct": ("Active vs published (%)", "%+.2f"),
+        "active_convention": "Active counted",
+        "mtp_b": ("MTP module (B)", "%.2f"),
+        "vision_b": ("Vision tower (B)", "%.3f"),
+        "tokenizer_family": "Tokenizer",
+        "max_context_tokens": ("Max context (tokens)", "%,d"),
+        "source": "config.json source",
+        "counts_source": "Published counts source",
+    },
+    pin_first=True,
+)
 st.dataframe(
     models,
     hide_index=True,
     width="stretch",
     height=table_height(len(models)),
-    column_order=[
-        "name",
-        "kind",
-        "release_date",
-        "attention",
-        "layers",
-        "routed_experts",
-        "top_k",
-        "shared_experts",
-        "total_b",
-        "active_b",
-        "active_ratio_pct",
-        "flops_per_token_g",
-        "kv_elems_per_token_per_layer",
-        "kv_bytes_per_token_bf16",
-        "linear_state_mib_per_seq",
-        "published_total_b",
-        "total_error_pct",
-        "published_active_b",
-        "active_error_pct",
-        "active_convention",
-        "mtp_b",
-        "vision_b",
-        "tokenizer_family",
-        "max_context_tokens",
-        "source",
-        "counts_source",
-    ],
-    column_config={
-        "name": st.column_config.TextColumn("Model", pinned=True),
-        "kind": "Kind",
-        "release_date": "Released",
-        "attention": "Attention",
-        "layers": num("Layers", format="%d"),
-        "routed_experts": num("Routed experts", format="%d"),
-        "top_k": num("Top-k", format="%d"),
-        "shared_experts": num("Shared experts", format="%d"),
-        "total_b": num("Total params (B)", format="%.2f", help="All weights; MTP apart, vision tower included."),
-        "active_b": num("Active params (B)", format="%.2f", help="Per token, under the vendor's convention."),
-        "active_ratio_pct": num("Active / total (%)", format="%.1f"),
-        "flops_per_token_g": num("FLOPs / token (GFLOP)", format="%.1f", help="2 × active matmul parameters."),
-        "kv_elems_per_token_per_layer": num(
-            "KV elements / token / layer",
-            format="%d",
-            help="GQA: 2 × KV heads × head dim; MLA: latent + RoPE key (576).",
-        ),
-        "kv_bytes_per_token_bf16": num("KV / token, bf16 (bytes)", format="%,.0f", help="All layers."),
-        "published_total_b": num("Published total (B)", format="%.2f"),
-        "total_error_pct": num("Total vs published (%)", format="%+.2f"),
-        "published_active_b": num("Published active (B)", format="%.2f"),
-        "active_error_pct": num("Active vs published (%)", format="%+.2f"),
-        "active_convention": "Active counted",
-        "linear_state_mib_per_seq": num("Linear-attention state per sequence (MiB)", format="%.1f"),
-        "mtp_b": num("MTP module (B)", format="%.2f"),
-        "vision_b": num("Vision tower (B)", format="%.3f"),
-        "tokenizer_family": "Tokenizer",
-        "max_context_tokens": num("Max context (tokens)", format="%,d"),
-        "source": "config.json source",
-        "counts_source": "Published counts source",
-    },
+    column_order=list(model_columns),
+    column_config=model_columns,
 )
 
 st.subheader(f"GPUs ({len(cat.gpus)})")
 gpus = pd.DataFrame(gpu_rows(cat))
+gpu_columns = number_columns(
+    {
+        "name": "GPU",
+        "accelerator": "Kind",
+        "architecture": "Architecture",
+        "memory_type": "Memory",
+        "hbm_gb": ("Marketed memory (GB)", "%.0f", "The datasheet's capacity (nominal)."),
+        "runtime_gb": (
+            "Runtime-visible (GB)",
+            "%.2f",
+            "What CUDA / ROCm (or the TPU / Neuron runtime) reports to the engine, the total "
+            "gpu_memory_utilization multiplies: every memory budget starts from it. Source in the Sources column.",
+        ),
+        "hbm_tbps": ("memory bandwidth (TB/s)", "%.2f"),
+        "bf16_tflops": ("BF16 dense (TFLOPS)", "%,.0f"),
+        "fp8_tflops": ("FP8 dense (TFLOPS)", "%,.0f"),
+        "fp4_tflops": ("FP4 dense (TFLOPS)", "%,.0f"),
+        "ridge_bf16_flop_per_byte": (
+            "Ridge BF16 (FLOP/byte)",
+            "%.0f",
+            "Dense FLOP/s ÷ HBM bytes/s: below it a GEMM is memory-bound.",
+        ),
+        "ridge_fp8_flop_per_byte": ("Ridge FP8 (FLOP/byte)", "%.0f"),
+        "ridge_fp4_flop_per_byte": ("Ridge FP4 (FLOP/byte)", "%.0f"),
+        "scale_up_link": "Scale-up link",
+        "scale_up_gbps": ("Scale-up (GB/s per direction)", "%,.0f"),
+        "scale_up_domain_gpus": ("Scale-up domain (GPUs)", "%d"),
+        "scale_out_link": "Scale-out link",
+        "scale_out_gbps": ("Scale-out (GB/s per direction)", "%,.0f"),
+        "host_link": (
+            "Host link",
+            None,
+            "What off-GPU lookup tables in host DRAM are read over (the Fit page's host tier).",
+        ),
+        "host_link_gbps": ("Host link (GB/s per direction)", "%,.0f"),
+        "power_w": ("Power (W)", "%,.0f"),
+        "price_usd_per_hour": ("Default price ($/GPU-hour)", "$%.2f"),
+        "confidence": "Confidence",
+        "source": "Sources",
+    },
+    pin_first=True,
+)
 st.dataframe(
     gpus,
     hide_index=True,
     width="stretch",
     height=table_height(len(gpus)),
-    column_order=[
-        "name",
-        "accelerator",
-        "architecture",
-        "memory_type",
-        "hbm_gb",
-        "runtime_gb",
-        "hbm_tbps",
-        "bf16_tflops",
-        "fp8_tflops",
-        "fp4_tflops",
-        "ridge_bf16_flop_per_byte",
-        "ridge_fp8_flop_per_byte",
-        "ridge_fp4_flop_per_byte",
-        "scale_up_link",
-        "scale_up_gbps",
-        "scale_up_domain_gpus",
-        "scale_out_link",
-        "scale_out_gbps",
-        "host_link",
-        "host_link_gbps",
-        "power_w",
-        "price_usd_per_hour",
-        "confidence",
-        "source",
-    ],
-    column_config={
-        "name": st.column_config.TextColumn("GPU", pinned=True),
-        "accelerator": "Kind",
-        "architecture": "Architecture",
-        "memory_type": "Memory",
-        "hbm_gb": num("Marketed memory (GB)", format="%.0f", help="The datasheet's capacity (nominal)."),
-        "runtime_gb": num(
-            "Runtime-visible (GB)",
-            format="%.2f",
-            help="What CUDA / ROCm (or the TPU / Neuron runtime) reports to the engine, the total "
-            "gpu_memory_utilization multiplies: every memory budget starts from it. Source in the Sources column.",
-        ),
-        "hbm_tbps": num("memory bandwidth (TB/s)", format="%.2f"),
-        "bf16_tflops": num("BF16 dense (TFLOPS)", format="%,.0f"),
-        "fp8_tflops": num("FP8 dense (TFLOPS)", format="%,.0f"),
-        "fp4_tflops": num("FP4 dense (TFLOPS)", format="%,.0f"),
-        "ridge_bf16_flop_per_byte": num(
-            "Ridge BF16 (FLOP/byte)", format="%.0f", help="Dense FLOP/s ÷ HBM bytes/s: below it a GEMM is memory-bound."
-        ),
-        "ridge_fp8_flop_per_byte": num("Ridge FP8 (FLOP/byte)", format="%.0f"),
-        "ridge_fp4_flop_per_byte": num("Ridge FP4 (FLOP/byte)", format="%.0f"),
-        "scale_up_link": "Scale-up link",
-        "scale_up_gbps": num("Scale-up (GB/s per direction)", format="%,.0f"),
-        "scale_up_domain_gpus": num("Scale-up domain (GPUs)", format="%d"),
-        "scale_out_link": "Scale-out link",
-        "scale_out_gbps": num("Scale-out (GB/s per direction)", format="%,.0f"),
-        "host_link": st.column_config.TextColumn(
-            "Host link", help="What off-GPU lookup tables in host DRAM are read over (the Fit page's host tier)."
-        ),
-        "host_link_gbps": num("Host link (GB/s per direction)", format="%,.0f"),
-        "power_w": num("Power (W)", format="%,.0f"),
-        "price_usd_per_hour": num("Default price ($/GPU-hour)", format="$%.2f"),
-        "confidence": "Confidence",
-        "source": "Sources",
-    },
+    column_order=list(gpu_columns),
+    column_config=gpu_columns,
 )
 st.caption(
     "None = the part has no native tensor-core support for that dtype. Bandwidths are per GPU per direction; GB and TB/s are decimal."
@@ -244,14 +203,16 @@ if not links.empty:
         links[["name", "kind", "bw_gbps_per_direction", "nominal", "latency_us", "source"]],
         hide_index=True,
         width="stretch",
-        column_config={
-            "name": "Link",
-            "kind": "Kind",
-            "bw_gbps_per_direction": num("Bandwidth (GB/s per direction)", format="%,.1f"),
-            "nominal": "Nominal",
-            "latency_us": num("Latency (µs, assumed)", format="%.1f"),
-            "source": "Source",
-        },
+        column_config=number_columns(
+            {
+                "name": "Link",
+                "kind": "Kind",
+                "bw_gbps_per_direction": ("Bandwidth (GB/s per direction)", "%,.1f"),
+                "nominal": "Nominal",
+                "latency_us": ("Latency (µs, assumed)", "%.1f"),
+                "source": "Source",
+            }
+        ),
     )
 
 st.subheader(f"Single-box hosts ({len(cat.hosts)})")
@@ -276,19 +237,21 @@ st.dataframe(
     ),
     hide_index=True,
     width="stretch",
-    column_config={
-        "name": "Host",
-        "kind": "Kind",
-        "memory_gb": num("Memory (GB)", format="%,.0f"),
-        "memory_type": "Memory",
-        "bandwidth_gbps": num("Peak bandwidth (GB/s) = bus bytes × MT/s", format="%,.1f"),
-        "tflops": num("CPU / iGPU dense TFLOPS", format="%,.1f"),
-        "gpu_share": num("GPU share of pool", format="%.2f"),
-        "pcie_gbps": num("PCIe to GPU (GB/s)", format="%,.0f"),
-        "notes": "Derivation",
-        "sources": "Sources",
-        "confidence": "Confidence",
-    },
+    column_config=number_columns(
+        {
+            "name": "Host",
+            "kind": "Kind",
+            "memory_gb": ("Memory (GB)", "%,.0f"),
+            "memory_type": "Memory",
+            "bandwidth_gbps": ("Peak bandwidth (GB/s) = bus bytes × MT/s", "%,.1f"),
+            "tflops": ("CPU / iGPU dense TFLOPS", "%,.1f"),
+            "gpu_share": ("GPU share of pool", "%.2f"),
+            "pcie_gbps": ("PCIe to GPU (GB/s)", "%,.0f"),
+            "notes": "Derivation",
+            "sources": "Sources",
+            "confidence": "Confidence",
+        }
+    ),
 )
 st.caption(
     "Used by the Single box page. Bandwidth is derived from the bus width and transfer rate, never typed in; "
@@ -297,43 +260,32 @@ st.caption(
 
 profiles = workload_rows()
 st.subheader(f"Workload profiles ({len(profiles)})")
+profile_columns = number_columns(
+    {
+        "name": "Profile",
+        "input_mean": ("Prompt mean (tokens)", "%,d"),
+        "output_mean": ("Output mean (tokens)", "%,d"),
+        "prefix_reuse_pct": ("Prefix reuse, warm cache (%)", "%.1f"),
+        "computed_input": ("Computed per prompt (tokens)", "%,.0f"),
+        "turns": ("Requests per session", "%.1f"),
+        "input_median": ("Prompt median (tokens)", "%,d"),
+        "input_p90": ("Prompt p90 (tokens)", "%,d"),
+        "output_median": ("Output median (tokens)", "%,d"),
+        "output_p90": ("Output p90 (tokens)", "%,d"),
+        "confidence": "Confidence",
+        "description": "What it is",
+        "source": "Sources",
+        "notes": "Derivation",
+    },
+    pin_first=True,
+)
 st.dataframe(
     pd.DataFrame(profiles),
     hide_index=True,
     width="stretch",
     height=table_height(len(profiles)),
-    column_order=[
-        "name",
-        "input_mean",
-        "output_mean",
-        "prefix_reuse_pct",
-        "computed_input",
-        "turns",
-        "input_median",
-        "input_p90",
-        "output_median",
-        "output_p90",
-        "confidence",
-        "description",
-        "source",
-        "notes",
-    ],
-    column_config={
-        "name": st.column_config.TextColumn("Profile", pinned=True),
-        "description": "What it is",
-        "input_median": num("Prompt median (tokens)", format="%,d"),
-        "input_p90": num("Prompt p90 (tokens)", format="%,d"),
-        "input_mean": num("Prompt mean (tokens)", format="%,d"),
-        "output_median": num("Output median (tokens)", format="%,d"),
-        "output_p90": num("Output p90 (tokens)", format="%,d"),
-        "output_mean": num("Output mean (tokens)", format="%,d"),
-        "prefix_reuse_pct": num("Prefix reuse, warm cache (%)", format="%.1f"),
-        "computed_input": num("Computed per prompt (tokens)", format="%,.0f"),
-        "turns": num("Requests per session", format="%.1f"),
-        "confidence": "Confidence",
-        "source": "Sources",
-        "notes": "Derivation",
-    },
+    column_order=list(profile_columns),
+    column_config=profile_columns,
 )
 st.caption(
     "Published traffic shapes (catalogs/workloads.yaml, each figure with its source): prompt and output tokens per "

@@ -9,6 +9,7 @@ from core import speculative as sd
 from core.speculative import live
 from ui.controls import PASTE_MAX_CHARS, paste_box
 from ui.format import md_escape
+from ui.render import metric
 
 __all__ = ["show_live_scrape"]
 
@@ -35,28 +36,13 @@ def show_live_scrape(gamma: int, alpha: float, cost: float) -> None:
             st.error(f"Could not read the scrape: {md_escape(err)}")
             return
         o = st.columns(4)
-        o[0].metric(
-            "Observed tokens per step", f"{obs.tokens_per_step:.2f}", obs.engine, delta_color="off", delta_arrow="off"
-        )
-        o[1].metric(
+        metric("Observed tokens per step", f"{obs.tokens_per_step:.2f}", obs.engine, at=o[0])
+        metric(
             "Implied chain α",
             f"{implied:.3f}",
             f"γ {g_obs}"
             + (f"; per-token {obs.acceptance_rate:.3f}" if obs.acceptance_rate == obs.acceptance_rate else ""),
-            delta_color="off",
-            delta_arrow="off",
+            at=o[1],
         )
-        o[2].metric(
-            "Closed-form speedup there",
-            f"{sd.speedup(implied, g_obs, cost):.2f}×",
-            f"c = {cost:g}",
-            delta_color="off",
-            delta_arrow="off",
-        )
-        o[3].metric(
-            "Page's assumption",
-            f"{sd.speedup(alpha, g_obs, cost):.2f}×",
-            f"α = {alpha:.2f}",
-            delta_color="off",
-            delta_arrow="off",
-        )
+        metric("Closed-form speedup there", f"{sd.speedup(implied, g_obs, cost):.2f}×", f"c = {cost:g}", at=o[2])
+        metric("Page's assumption", f"{sd.speedup(alpha, g_obs, cost):.2f}×", f"α = {alpha:.2f}", at=o[3])

@@ -1,4 +1,4 @@
-"""Drawing charts with a cached Vega-Lite spec, and tables at their full height.
+"""Drawing charts with a cached Vega-Lite spec, tables at their full height, and metrics with a grey note.
 
 Building an Altair chart and validating it against the Vega-Lite schema takes tens of milliseconds per
 chart, most of a chart-heavy page's rerun. :func:`chart` builds ``builder(*args, **kwargs)`` once per
@@ -18,7 +18,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
@@ -63,3 +63,39 @@ def table_height(rows: int) -> int:
     """Pixels that show a ``st.dataframe`` of ``rows`` rows whole, with no inner scroll bar: 35 px per row
     and for the header, 3 px of border."""
     return 35 * (rows + 1) + 3
+
+
+def metric(
+    label: str,
+    value: str,
+    note: str | None = None,
+    *,
+    help: str | None = None,
+    at: Any = None,
+    alert: bool = False,
+) -> None:
+    """``st.metric`` as every page draws it: ``value`` under ``label``, with ``note`` beneath in grey and no arrow
+    (the planner's deltas say what a figure is of or against, not a change), drawn in the container ``at`` (a
+    column; the page itself by default). ``alert`` shows the note in red: a figure past its alert threshold."""
+    color: Literal["inverse", "off"] = "inverse" if alert else "off"
+    (at or st).metric(label, value, note, delta_color=color, delta_arrow="off", help=help)
+
+
+Column = str | tuple[str, str | None] | tuple[str, str | None, str]
+
+
+def number_columns(spec: dict[str, Column], *, pin_first: bool = False) -> dict[str, Any]:
+    """A ``st.dataframe`` ``column_config`` from a compact table, column key -> ``"Label"`` (text as it is),
+    ``("Label", "%,.1f")`` (a number in that printf format) or ``("Label", format, "help")``; a ``None`` format is
+    a text column with its help. ``pin_first`` pins the first column (the row's name) while the table scrolls."""
+    out: dict[str, Any] = {}
+    for i, (key, col) in enumerate(spec.items()):
+        label, fmt, hlp = (col, None, None) if isinstance(col, str) else (*col, None)[:3]
+        pinned = pin_first and i == 0
+        if fmt is not None:
+            out[key] = st.column_config.NumberColumn(label, format=fmt, help=hlp, pinned=pinned or None)
+        elif hlp is not None or pinned:
+            out[key] = st.column_config.TextColumn(label, help=hlp, pinned=pinned or None)
+        else:
+            out[key] = label
+    return out

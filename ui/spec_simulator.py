@@ -9,7 +9,7 @@ import streamlit as st
 
 from core.speculative import sim as speculative_sim
 from ui.charts import lines_chart
-from ui.render import chart
+from ui.render import chart, metric
 
 __all__ = ["show_simulator"]
 
@@ -48,28 +48,20 @@ def show_simulator(gamma: int) -> None:
 
     res = _simulate(int(vocab), float(closeness), int(sim_gamma), int(steps), int(seed))
     r = st.columns(4)
-    r[0].metric(
-        "α = Σ min(p, q)",
-        f"{res.alpha:.4f}",
-        f"measured {res.measured_acceptance:.4f}",
-        delta_color="off",
-        delta_arrow="off",
-    )
-    r[1].metric(
+    metric("α = Σ min(p, q)", f"{res.alpha:.4f}", f"measured {res.measured_acceptance:.4f}", at=r[0])
+    metric(
         "Tokens per step (simulated)",
         f"{res.tokens_per_step:.3f}",
         f"closed form {res.expected_tokens_per_step:.3f}",
-        delta_color="off",
-        delta_arrow="off",
+        at=r[1],
     )
-    r[2].metric(
+    metric(
         "Emitted vs p (total variation)",
         f"{res.final_tv:.4f}",
         f"after {int(res.tv_checkpoints[-1]):,} tokens",
-        delta_color="off",
-        delta_arrow="off",
+        at=r[2],
     )
-    r[3].metric("Steps simulated", f"{res.steps:,}", f"γ = {res.gamma}", delta_color="off", delta_arrow="off")
+    metric("Steps simulated", f"{res.steps:,}", f"γ = {res.gamma}", at=r[3])
     chart(
         lines_chart,
         pd.DataFrame({"tokens": res.tv_checkpoints, "tv": res.tv_distance, "series": "emitted histogram vs p"}),

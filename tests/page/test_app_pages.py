@@ -1,5 +1,6 @@
 """AppTest runs of the home page and the Catalog page, on the default and on a URL scenario."""
 
+import json
 import re
 from pathlib import Path
 
@@ -157,6 +158,18 @@ def test_catalog_page_default():
     # 989 TFLOPS / 3.35 TB/s = 295 FLOP/byte
     assert h100["ridge_bf16_flop_per_byte"] == pytest.approx(295.2, abs=0.1)
     assert h100["fp4_tflops"] is None or h100["fp4_tflops"] != h100["fp4_tflops"]  # blank: not native
+    # the tables' columns come from one compact spec each (ui.render.number_columns): the order as listed, the name
+    # pinned, a number column with its format and help, a text column with its help
+    proto = at.dataframe[0].proto
+    config = json.loads(proto.columns)
+    assert list(proto.column_order)[:5] == ["name", "kind", "release_date", "attention", "layers"]
+    assert config["name"] == {"label": "Model", "pinned": True, "type_config": {"type": "text"}}
+    assert config["kind"] == {"label": "Kind"}
+    assert config["total_b"]["type_config"] == {"type": "number", "format": "%.2f"}
+    assert config["total_b"]["help"] == "All weights; MTP apart, vision tower included."
+    gpu_config = json.loads(at.dataframe[1].proto.columns)
+    assert gpu_config["host_link"]["type_config"] == {"type": "text"} and "host DRAM" in gpu_config["host_link"]["help"]
+    assert gpu_config["price_usd_per_hour"]["type_config"]["format"] == "$%.2f"
 
 
 def test_catalog_page_deep_link_scenario():

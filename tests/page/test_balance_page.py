@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from streamlit.proto.Metric_pb2 import Metric
 
 from tests.page._util import metrics, qp, run_page  # noqa: F401
 
@@ -50,6 +51,11 @@ def test_hot_expert_capacity_example():
     assert "**160.0 slots per expert**" in text
     assert "receives 389.1 assignments and overflows **229.1**" in text
     assert metrics(at)["Imbalance ratio (max / mean)"] == "3.04"  # 0.38 / 0.125
+    # above the 2.0 alert: the note turns red (the other metrics' notes stay grey, with no arrow)
+    ratio = next(x for x in at.metric if x.label == "Imbalance ratio (max / mean)")
+    assert ratio.proto.delta == "alert" and ratio.proto.color == Metric.RED
+    cv = next(x for x in at.metric if x.label == "Coefficient of variation")
+    assert cv.proto.color == Metric.GRAY and cv.proto.direction == Metric.NONE
 
 
 def test_dense_model_explains_itself():
