@@ -10,10 +10,11 @@ from core.model.dtypes import DTYPES, GGUF_DTYPES
 from core.single_box import offload
 from core.single_box.box import Box
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
+from ui.controls import on_single_box_change, single_box_gpus
 from ui.format import md_escape
 from ui.host_tables import single_box_tables_note
 from ui.render import chart, metric
-from ui.scenario import page, update_scenario
+from ui.scenario import page
 
 scenario, cat, model, _, d = page("Single box", "🖥️")
 box = scenario.box or SingleBox()
@@ -32,28 +33,8 @@ if not model.is_moe:
     st.stop()
 
 hosts = dict(cat.hosts)
-box_gpus = [g.id for g in cat.gpus.values() if g.single_box]
+box_gpus = single_box_gpus(cat)
 quants = [d for d in DTYPES if d != "fp32"]
-
-
-def _on_box() -> None:
-    ss = st.session_state
-    host = hosts[ss._w_box_host]
-    gpu_id = None if host.kind == "unified" else (ss.get("_w_box_gpu") or box_gpus[0])
-    auto = ss.get("_w_box_auto", True)
-    try:
-        new = SingleBox(
-            host_id=host.id,
-            gpu_id=gpu_id,
-            n_gpus=1 if gpu_id is None else int(ss.get("_w_box_n", 1)),
-            n_cpu_moe=None if auto or gpu_id is None else int(ss.get("_w_box_ncm", 0)),
-            quant=ss._w_box_q,
-            context_len=int(ss._w_box_ctx),
-        )
-    except ValueError as e:
-        ss.scenario_error = str(e)
-        return
-    update_scenario(box=new)
 
 
 host = hosts.get(box.host_id) or hosts[SingleBox().host_id]
@@ -64,7 +45,7 @@ c[0].selectbox(
     index=list(hosts).index(host.id),
     format_func=lambda i: hosts[i].name,
     key="_w_box_host",
-    on_change=_on_box,
+    on_change=on_single_box_change,
     help="CPU hosts keep routed experts in DDR5 beside a PCIe GPU; unified machines share one pool.",
 )
 if host.kind == "discrete":
@@ -75,14 +56,14 @@ if host.kind == "discrete":
         index=box_gpus.index(gid),
         format_func=lambda i: cat.gpus[i].name,
         key="_w_box_gpu",
-        on_change=_on_box,
+        on_change=on_single_box_change,
     )
     c[2].selectbox(
         "GPUs",
         [1, 2, 3, 4],
         index=box.n_gpus - 1,
         key="_w_box_n",
-        on_change=_on_box,
+        on_change=on_single_box_change,
         help="More cards split the layers (llama.cpp -sm layer): more memory, not more bandwidth per token.",
     )
 else:
@@ -93,7 +74,7 @@ c[3].selectbox(
     quants,
     index=quants.index(box.quant) if box.quant in quants else quants.index("q4_k_m"),
     key="_w_box_q",
-    on_change=_on_box,
+    on_change=on_single_box_change,
     help="GGUF types (llama.cpp) with their bits per weight from the block layouts; the expander below lists them.",
 )
 c[4].number_input(
@@ -103,7 +84,7 @@ c[4].number_input(
     value=min(box.context_len, model.max_position_embeddings),
     step=1024,
     key="_w_box_ctx",
-    on_change=_on_box,
+    on_change=on_single_box_change,
     help=f"KV cache for one sequence of this many tokens (the model allows {model.max_position_embeddings:,}).",
 )
 
@@ -123,7 +104,7 @@ if gpu is not None:
         "Best --n-cpu-moe",
         value=box.n_cpu_moe is None,
         key="_w_box_auto",
-        on_change=_on_box,
+        on_change=on_single_box_change,
         help="The fewest leading layers with experts on the host that still fit the GPU: the fastest that fits.",
     )
     if not auto:
@@ -133,7 +114,7 @@ if gpu is not None:
             model.num_layers,
             value=min(box.n_cpu_moe if box.n_cpu_moe is not None else (best or model.num_layers), model.num_layers),
             key="_w_box_ncm",
-            on_change=_on_box,
+            on_change=on_single_box_change,
         )
     n_cpu_moe = None if auto else box.n_cpu_moe
 else:

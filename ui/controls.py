@@ -1,4 +1,5 @@
-"""Page-level controls that edit the shared scenario: the parallel layout and the memory assumptions.
+"""Page-level controls that edit the shared scenario: the parallel layout, the memory assumptions and the Single box
+page's box.
 
 Widgets only; each writes back into ``st.session_state.scenario`` (and so into the URL) through
 :func:`ui.scenario.update_scenario`.
@@ -9,15 +10,24 @@ from __future__ import annotations
 import streamlit as st
 
 from core._util.validated import bounds
+from core.catalog import Catalog
 from core.deployment.bundle import Deployment
 from core.deployment.parallel import divisors
-from core.deployment.specs import MemoryAssumptions, ParallelLayout, Scenario
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Scenario, SingleBox
 from core.model import ModelSpec
 from core.scenario import layout_from_sizes, resolved_layout
 from core.scenario.deploy import resolve
 from ui.state import catalog, update_scenario
 
-__all__ = ["PASTE_MAX_CHARS", "assumption_controls", "current_layout", "layout_controls", "paste_box"]
+__all__ = [
+    "PASTE_MAX_CHARS",
+    "assumption_controls",
+    "current_layout",
+    "layout_controls",
+    "on_single_box_change",
+    "paste_box",
+    "single_box_gpus",
+]
 
 # a pasted CSV of expert loads or a Prometheus scrape: what their parsers read (core.balance.loads_io, core.speculative.live), and the
 # 5 MB upload cap of .streamlit/config.toml
@@ -173,3 +183,31 @@ def assumption_controls(s: Scenario, model: ModelSpec) -> MemoryAssumptions:
         help="Extra expert replicas spread over the EP group (DeepSeek deploys 32 in prefill).",
     )
     return m
+
+
+def single_box_gpus(cat: Catalog) -> list[str]:
+    """The ids of the GPUs a single box can hold (PCIe cards beside a CPU host), in catalog order."""
+    return [g.id for g in cat.gpus.values() if g.single_box]
+
+
+def on_single_box_change() -> None:
+    """The Single box page's widgets' callback: the box its ``_w_box_*`` widgets describe becomes the scenario's
+    (a unified host has no GPU; "auto" leaves ``--n-cpu-moe`` to the planner), or an invalid box is named in
+    ``scenario_error`` and the scenario keeps its box."""
+    ss, cat = st.session_state, catalog()
+    host = cat.hosts[ss._w_box_host]
+    gpu_id = None if host.kind == "unified" else (ss.get("_w_box_gpu") or single_box_gpus(cat)[0])
+    auto = ss.get("_w_box_auto", True)
+    try:
+        new = SingleBox(
+            host_id=host.id,
+            gpu_id=gpu_id,
+            n_gpus=1 if gpu_id is None else int(ss.get("_w_box_n", 1)),
+            n_cpu_moe=None if auto or gpu_id is None else int(ss.get("_w_box_ncm", 0)),
+            quant=ss._w_box_q,
+            context_len=int(ss._w_box_ctx),
+        )
+    except ValueError as e:
+        ss.scenario_error = str(e)
+        return
+    update_scenario(box=new)
