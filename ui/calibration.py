@@ -33,6 +33,12 @@ from ui.state import catalog, update_scenario
 
 __all__ = ["calibration_section", "predict_run", "run_costs", "scenario_predictor"]
 OPEN_LOOP_REQUESTS = 1000  # simulated requests of an open-loop run
+_PREFILL_WHY = {  # ServedFit.ttft_fit -> how the prefill scale was found
+    "slope and offset": "from TTFT (the slope across runs)",
+    "scale": "from TTFT (measured faster: no offset)",
+    "offset": "held at 1: the runs' TTFTs too alike for a slope",
+    "": "no TTFT to fit",
+}
 
 
 def run_costs(scenario: Scenario, model, layout: ParallelLayout, run: BenchResult) -> serving.ReplicaCosts:
@@ -72,6 +78,7 @@ def predict_run(
             costs,
             decode_step_s=tuple(t * d for t in costs.decode_step_s),
             prefill_s_per_token=costs.prefill_s_per_token * p,
+            ttft_offset_s=calibration.ttft_offset_s,
         )
     wl = _workload(run)
     gpus = costs.gpus * replicas
@@ -184,8 +191,12 @@ def calibration_section(scenario: Scenario, model) -> None:
     st.markdown(
         f"Run the benchmark the Layouts page gives for your plan, then upload or paste its result file: "
         f"{ACCEPTED_FORMATS}. Each run is predicted at its own concurrency (or request rate) and mean lengths on "
-        f"the scenario's deployment, and two multipliers on the step-time model's step times are fitted: decode "
-        f"from TPOT (output tokens/s where TPOT is missing), prefill from TTFT."
+        f"the scenario's deployment, and two multipliers on the step-time model's step times are fitted, decode "
+        f"from TPOT (output tokens/s where TPOT is missing), prefill from TTFT, with a per-request TTFT offset: the "
+        f"time a served request spends before its first token outside the GPU's steps (tokenisation, scheduling, "
+        f"HTTP and stream setup). The prefill scale is the slope of measured against predicted TTFT where the runs' "
+        f"predicted TTFTs differ 2x or more (other prompt lengths or loads); otherwise it stays 1 and the gap is the "
+        f"offset."
     )
     data, name = _read_input()
     if not data or (isinstance(data, str) and not data.strip()):
@@ -221,7 +232,7 @@ def calibration_section(scenario: Scenario, model) -> None:
         },
     )
     cal = fit.calibration
-    m = st.columns(3)
+    m = st.columns(4)
     m[0].metric(
         "Decode step scale",
         f"×{cal.decode_step_scale:.3f}",
@@ -232,11 +243,18 @@ def calibration_section(scenario: Scenario, model) -> None:
     m[1].metric(
         "Prefill step scale",
         f"×{cal.prefill_step_scale:.3f}",
-        f"from {fit.prefill_from}" if fit.prefill_from else "no TTFT to fit",
+        _PREFILL_WHY[fit.ttft_fit],
         delta_color="off",
         delta_arrow="off",
     )
     m[2].metric(
+        "TTFT offset",
+        f"+{1e3 * cal.ttft_offset_s:.0f} ms",
+        "per request, outside the steps" if fit.ttft_fit else "no TTFT to fit",
+        delta_color="off",
+        delta_arrow="off",
+    )
+    m[3].metric(
         "Residual after the fit",
         f"{100 * cal.fit_residual:.1f}%",
         f"relative RMS over {sum(a.predicted is not None and bool(a.measured) for a in fit.after)} metrics, "
@@ -246,13 +264,13 @@ def calibration_section(scenario: Scenario, model) -> None:
     )
     if fit.clipped:
         st.warning(
-            "A scale reached its bound (0.2-5): the gap is larger than slower or faster steps explain (another "
-            "model, GPU or layout than the scenario's, or time outside the steps such as the server's request "
-            "handling in TTFT)."
+            "A scale reached its bound (0.2-5) or the TTFT offset its 10 s: the gap is larger than slower or faster "
+            "steps and a per-request cost explain (another model, GPU or layout than the scenario's)."
         )
     st.caption(
         f"Gap: predicted / measured - 1 ({', '.join(v[0] for v in METRICS.values())}: means where the file has them, "
-        "else medians). Calibrated: predicted again with the step times scaled (three fixed-point rounds). The "
+        "else medians). Calibrated: predicted again with the step times scaled and the TTFT offset added (three "
+        "fixed-point rounds). The "
         "planner's prediction is a closed loop of the run's clients over the scenario's replicas (an open loop at "
         "the run's rate where it states one), every request of the run's mean lengths."
     )

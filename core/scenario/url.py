@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from core._util.memo import by_identity
 from core._util.validated import describe_validation_error
 from core.catalog import Catalog
-from core.deployment.calibration import MAX_STEP_SCALE, MIN_STEP_SCALE, ServedCalibration
+from core.deployment.calibration import MAX_STEP_SCALE, MAX_TTFT_OFFSET_S, MIN_STEP_SCALE, ServedCalibration
 from core.deployment.parallel import default_layout
 from core.deployment.specs import (
     SPEC_METHOD_KINDS,
@@ -190,6 +190,8 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
         c = s.calibration
         p.update(cdec=_num(c.decode_step_scale), cpre=_num(c.prefill_step_scale), csrc=c.source)
         p.update(cruns=str(c.runs), cres=_num(c.fit_residual))
+        if c.ttft_offset_s:
+            p["cttft"] = _num(c.ttft_offset_s)
     return p
 
 
@@ -201,6 +203,7 @@ def _calibration(params: Mapping[str, Any], number, warnings: list[str]) -> Serv
         return ServedCalibration(
             decode_step_scale=number("cdec", MIN_STEP_SCALE, MAX_STEP_SCALE, 1.0, "decode step scale", integer=False),
             prefill_step_scale=number("cpre", MIN_STEP_SCALE, MAX_STEP_SCALE, 1.0, "prefill step scale", integer=False),
+            ttft_offset_s=number("cttft", 0, MAX_TTFT_OFFSET_S, 0.0, "TTFT offset in seconds", integer=False),
             source=one(params, "csrc") or "a URL",
             runs=number("cruns", 1, 10_000, 1, "calibration runs"),
             fit_residual=number("cres", 0, 100, 0.0, "calibration residual", integer=False),

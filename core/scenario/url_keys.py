@@ -66,6 +66,7 @@ URL_KEYS: dict[str, str] = {
     "bctx": _range(SingleBox, "context_len", "single-box context length in tokens"),
     "cdec": "calibrated decode step-time scale, 0.2-5 (fitted on one's own benchmark results; omit = uncalibrated)",
     "cpre": "calibrated prefill step-time scale, 0.2-5 (with cdec)",
+    "cttft": "calibrated per-request TTFT offset in seconds, 0-10 (with cdec; omit = 0)",
     "csrc": "what the calibration was fitted on (file, tool, date; at most 200 characters)",
     "cruns": "benchmark runs the calibration was fitted on, 1-10,000",
     "cres": "the calibration's relative RMS residual, 0-100 (0.05 = 5%)",

@@ -161,7 +161,8 @@ def cold_prefill(d: Deployment, plan: Plan) -> CacheMiss:
 
     def lone(wl: Workload) -> float:
         per_gpu = min(plan.tokens_per_gpu, wl.computed_prompt_tokens / tp)
-        return _prefill_ttft_s(step(wl, per_gpu), wl.computed_prompt_tokens, per_gpu * tp)
+        offset_s = d.calibration.ttft_offset_s if d.calibration else 0.0  # the served calibration's, per request
+        return _prefill_ttft_s(step(wl, per_gpu), wl.computed_prompt_tokens, per_gpu * tp) + offset_s
 
     return CacheMiss(
         lone(workload),
@@ -246,7 +247,7 @@ def operating_point(d: Deployment, phase: Phase, *, target_s: float) -> Plan | s
         beyond = min(larger[0], math.floor(fits / unit + 1e-9) * unit + unit) if larger else None
 
         def ttft(st: perf.StepTime, b: float) -> float:
-            return _prefill_ttft_s(st, computed, b * tp)
+            return _prefill_ttft_s(st, computed, b * tp) + (d.calibration.ttft_offset_s if d.calibration else 0.0)
 
         def run(overlap):
             # throughput per GPU grows with the chunk (each step's fixed costs spread over more tokens) but

@@ -53,7 +53,13 @@ def test_pasted_vllm_result_shows_the_gap_and_the_fit(pasted):
     assert why == "from TPOT"
     # the fitted decode scale is near measured / predicted TPOT (the prefill share of the steps moves it a little)
     assert _scale(decode) == pytest.approx(tpot["measured"] / tpot["predicted"], rel=0.1)
-    assert m["Prefill step scale"][1] == "from TTFT"
+    # one run: its TTFT (360.75 ms measured against ~23 ms predicted) is fitted as a per-request offset, the
+    # prefill scale held at 1, and the calibrated TTFT meets the file's
+    assert m["Prefill step scale"] == ("×1.000", "held at 1: the runs' TTFTs too alike for a slope")
+    assert m["TTFT offset"][1] == "per request, outside the steps"
+    assert 300 < float(re.fullmatch(r"\+([0-9]+) ms", m["TTFT offset"][0]).group(1)) < 360
+    ttft = table[table["metric"] == "TTFT"].iloc[0]
+    assert abs(ttft["calibrated gap (%)"]) < 10
     assert m["Residual after the fit"][0].endswith("%")
     assert "1 run" in m["Residual after the fit"][1]
 
