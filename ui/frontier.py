@@ -7,12 +7,19 @@ import pandas as pd
 import streamlit as st
 
 from core import serving
-from core.serving import frontier
+from core.serving import frontier, frontier_gaps
 from ui.charts import frontier_chart
 from ui.format import md_escape
 from ui.render import chart, table_height
 
-__all__ = ["layout_costs", "show_layout_frontiers", "show_published_frontiers", "top_costs", "top_layouts"]
+__all__ = [
+    "layout_costs",
+    "show_frontier_gaps",
+    "show_layout_frontiers",
+    "show_published_frontiers",
+    "top_costs",
+    "top_layouts",
+]
 
 KIND_TITLE = {
     "output": "output tokens/s per GPU",
@@ -33,8 +40,118 @@ def _ratio(x: float | None) -> str:
     return "–" if x is None else f"×{x:.2f}"
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _all_gaps() -> frontier_gaps.FrontierGaps:
+    return frontier_gaps.frontier_gaps([_modelled(c.id) for c in frontier.load_frontier_cases()])
+
+
+_BAND_NAME = {"low": "low (1-4 clients)", "mid": "mid (5-63 clients)", "high": "high (64+ clients)", "all": "all"}
+_BAND_NAME["unstated"] = "unstated (peak, modelled at the KV cache's limit)"
+
+
+def _stat_rows(stats, first: str, names=None) -> list[dict]:
+    return [
+        {
+            first: (names or {}).get(s.group, s.group),
+            "points": s.points,
+            "tok/s/GPU median |error| (%)": 100 * s.throughput_median,
+            "tok/s/GPU P90 |error| (%)": 100 * s.throughput_p90,
+            "tok/s/GPU bias (%)": 100 * s.throughput_bias,
+            "points with tok/s/user": s.user_points,
+            "tok/s/user median |error| (%)": None if s.user_median is None else 100 * s.user_median,
+            "tok/s/user P90 |error| (%)": None if s.user_p90 is None else 100 * s.user_p90,
+            "tok/s/user bias (%)": None if s.user_bias is None else 100 * s.user_bias,
+        }
+        for s in stats
+    ]
+
+
+_PCT = {
+    f"tok/s/{w} {k} (%)": st.column_config.NumberColumn(format="%.0f%%")
+    for w in ("GPU", "user")
+    for k in ("median |error|", "P90 |error|", "bias")
+}
+
+
+def show_frontier_gaps() -> None:
+    """Every published point of every case against its model: the gap per concurrency band, per curve, per point."""
+    g = _all_gaps()
+    st.subheader("Published frontiers: the gap at every point")
+    srcs = sorted({p.source.split(",")[0].split("(")[0].strip() for p in g.points})
+    st.markdown(
+        f"**{len(g.points)} published points** in {len(g.cases)} cases ({len(g.curves)} curves), each modelled at "
+        "its own deployment and concurrency. Error = modelled / published − 1 for tokens/s per GPU (in the point's "
+        "own count: output, total or computed) and per-user output tokens/s; the tables give the median and 90th "
+        "percentile of |error|, and the bias (median signed error: above 0 the planner is optimistic). Targets "
+        "(issue 35): median ≤ 15%, P90 ≤ 35% at low and at high concurrency."
+    )
+    bands = [*g.bands, *([g.overall] if g.overall else [])]
+    st.dataframe(
+        pd.DataFrame(_stat_rows(bands, "concurrency band", _BAND_NAME)),
+        hide_index=True,
+        width="stretch",
+        column_config=_PCT,
+        key="frontier_band_table",
+    )
+    with st.expander(f"Per curve ({len(g.curves)} deployments) and per accelerator and stack"):
+        for title, stats, first in (
+            ("curve", g.curves, "case: deployment"),
+            ("accelerator", g.gpus, "accelerator"),
+            ("stack", g.stacks, "serving stack"),
+        ):
+            st.dataframe(
+                pd.DataFrame(_stat_rows(stats, first)),
+                hide_index=True,
+                width="stretch",
+                height=table_height(len(stats)),
+                column_config=_PCT,
+                key=f"frontier_{title}_table",
+            )
+    with st.expander(f"Every point ({len(g.points)})"):
+        rows = [
+            {
+                "point": r.point_id,
+                "curve": r.curve,
+                "clients": r.concurrency,
+                "band": r.band,
+                "published tok/s/GPU": r.published_tokens_per_s_per_gpu,
+                "modelled tok/s/GPU": r.modelled_tokens_per_s_per_gpu,
+                "counts": r.throughput_kind,
+                "tok/s/GPU error (%)": 100 * r.throughput_error,
+                "published tok/s/user": r.published_tokens_per_s_per_user,
+                "modelled tok/s/user": r.modelled_tokens_per_s_per_user,
+                "tok/s/user error (%)": None if r.user_error is None else 100 * r.user_error,
+                "source": r.source,
+            }
+            for r in g.points
+        ]
+        num = st.column_config.NumberColumn
+        st.dataframe(
+            pd.DataFrame(rows),
+            hide_index=True,
+            width="stretch",
+            height=table_height(len(rows)),
+            column_config={
+                "clients": num("clients (concurrency)", format="%d"),
+                "published tok/s/GPU": num(format="%,.0f"),
+                "modelled tok/s/GPU": num(format="%,.0f"),
+                "tok/s/GPU error (%)": num(format="%+.0f%%"),
+                "published tok/s/user": num(format="%.1f"),
+                "modelled tok/s/user": num(format="%.1f"),
+                "tok/s/user error (%)": num(format="%+.0f%%"),
+            },
+            key="frontier_point_table",
+        )
+    st.caption(
+        "Sources: " + "; ".join(md_escape(s) for s in srcs) + ". Points and deployments: the catalog's "
+        "frontier_points.yaml and frontier_cases.yaml (the points no case models are listed there with why)."
+    )
+
+
 def show_published_frontiers() -> None:
-    """The section: pick a case, see each deployment's modelled frontier, the published points and the gaps."""
+    """The section: every point's gap (:func:`show_frontier_gaps`), then pick a case, see each deployment's modelled
+    frontier, the published points and the gaps."""
+    show_frontier_gaps()
     st.subheader("Throughput vs interactivity: published frontiers")
     cases = frontier.load_frontier_cases()
     titles = {c.id: c.title for c in cases}

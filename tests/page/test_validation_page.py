@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,3 +127,29 @@ def test_validation_page_refits_with_a_note_when_the_table_is_stale(monkeypatch)
     assert calls == [len(load_catalog().validation_cases)]  # every case, once
     note = " ".join(i.value for i in at.info)
     assert "stale: its inputs changed since it was written" in note and "python -m bench.calibrate --write" in note
+
+
+def test_validation_page_states_the_gap_per_concurrency_band():
+    # counted from the two YAML files alone: the points the cases name, by their published concurrency
+    import yaml
+
+    pts = {p["id"]: p for p in yaml.safe_load((ROOT / "catalogs/frontier_points.yaml").read_text())["points"]}
+    cases = yaml.safe_load((ROOT / "catalogs/frontier_cases.yaml").read_text())["cases"]
+    named = [pts[i] for c in cases for d in c["deployments"] for i in d["points"]]
+    low = sum(1 for p in named if p.get("concurrency") and p["concurrency"] <= 4)
+    high = sum(1 for p in named if p.get("concurrency") and p["concurrency"] >= 64)
+    at = AppTest.from_file(str(ROOT / "pages/6_Validation.py"), default_timeout=180)
+    at.run()
+    assert not at.exception
+    bands = next(d.value for d in at.dataframe if "concurrency band" in d.value.columns)
+    by_band = dict(zip(bands["concurrency band"], bands["points"], strict=True))
+    assert by_band["low (1-4 clients)"] == low and by_band["high (64+ clients)"] == high
+    assert by_band["all"] == len(named)
+    assert (bands["tok/s/GPU P90 |error| (%)"] >= bands["tok/s/GPU median |error| (%)"]).all()
+    every = next(d.value for d in at.dataframe if "tok/s/GPU error (%)" in d.value.columns)
+    assert len(every) == len(named)
+    # a point by hand: InferenceX GLM-5 B200 non-MTP at 4 clients published 231.3 total tok/s/GPU, 54.25 tok/s/user
+    row = every[every["point"] == "ix-glm5-fp8-b200-tp8-8k1k-c4"].iloc[0]
+    assert row["published tok/s/GPU"] == 231.3 and row["band"] == "low"
+    assert row["tok/s/GPU error (%)"] == pytest.approx(100 * (row["modelled tok/s/GPU"] / 231.3 - 1))
+    assert any("InferenceX blog" in c.value for c in at.caption)
