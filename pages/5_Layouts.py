@@ -16,7 +16,7 @@ from core.validation import calibration_note
 from ui.charts import lines_chart, token_time_chart
 from ui.format import md_escape
 from ui.layout_check import launch_commands
-from ui.layout_plans import COMMAND_ROLES, TABLE_COLUMNS, best_banner, plans_table
+from ui.layout_plans import COMMAND_ROLES, TABLE_COLUMNS, best_banner, plans_table, split_banner
 from ui.render import chart
 from ui.scenario import catalog, page, update_scenario
 from ui.slo import queue_note, show_under_load
@@ -58,28 +58,34 @@ ttft = c[1].number_input(
     "(the prompt chunk by chunk, through every pipeline stage) stays under this.",
 )
 top_n = c[2].slider("Plans shown", 3, 30, 10)
+split = 0  # prefill nodes; 0: each phase searched over the whole cluster, as a pool of its own (review 3 M13)
+if scenario.num_nodes > 1:
+    split = st.number_input(
+        "Prefill nodes (0: each phase on the whole cluster)",
+        0,
+        scenario.num_nodes - 1,
+        0,
+        1,
+        key="prefill_nodes",
+        help="Split the cluster: prefill plans are searched on this many nodes, decode plans on the rest (LMSYS ran "
+        "DeepSeek-V3 as 4 prefill + 9 decode nodes of 8 H100). 0 searches each phase over every GPU.",
+    )
+nodes_of = {"prefill": split or scenario.num_nodes, "decode": scenario.num_nodes - split}
+gpus_of = {ph: n * scenario.gpus_per_node for ph, n in nodes_of.items()}
+search_of = {  # each phase's search on its nodes (the scenario's calibration and its stack's served step)
+    ph: search.with_(cluster=ClusterSpec(gpu=gpu, num_nodes=n, gpus_per_node=scenario.gpus_per_node))
+    for ph, n in nodes_of.items()
+}
 
 
 @st.cache_data(show_spinner="Scoring every layout…", max_entries=32)
-def _plans(
-    m,
-    gpu_id: str,
-    nodes: int,
-    gpn: int,
-    isl: int,
-    osl: int,
-    reuse: float,
-    precision,
-    phase: str,
-    target: float,
-    assumptions,
-    stack,
-):
+def _plans(sc, m, phase: str, target: float):
+    """``phase``'s plans for the scenario ``sc`` (its nodes: the phase's share of the cluster) on the deployment
+    every page plans with (:func:`core.serving.layout.search_deployment`: calibration and served step included)."""
     c = catalog()
-    cl = ClusterSpec(gpu=c.gpu(gpu_id), num_nodes=nodes, gpus_per_node=gpn)
-    wl1 = Workload(batch=1, input_len=isl, output_len=osl, prefix_reuse=reuse)
-    eff = c.efficiency_for(gpu_id, stack)
-    d1 = Deployment(m, cl.gpu, ParallelLayout(), precision, eff, cluster=cl, workload=wl1, assumptions=assumptions)
+    w = sc.workload
+    wl1 = Workload(batch=1, input_len=w.input_len, output_len=w.output_len, prefix_reuse=w.prefix_reuse)
+    d1 = lay_mod.search_deployment(sc, c, m, workload=wl1)
     return lay_mod.recommend_with_rejections(d1, phase, catalog=c, target_s=target)
 
 
@@ -87,37 +93,24 @@ def _use(p) -> None:
     update_scenario(layout=ParallelLayout(**p.layout.model_dump()))
 
 
-def _args(phase: str, target: float, reuse: float) -> tuple:
-    return (
-        model,
-        gpu.id,
-        scenario.num_nodes,
-        scenario.gpus_per_node,
-        wl.input_len,
-        wl.output_len,
-        reuse,
-        prec,
-        phase,
-        float(target),
-        scenario.memory,
-        scenario.serving_stack,
-    )
-
-
 searched = {}
 for phase, target in (("prefill", ttft), ("decode", tpot / 1e3)):
+    sc_phase = scenario.model_copy(update={"num_nodes": nodes_of[phase], "layout": None})
     try:
-        searched[phase] = _plans(*_args(phase, target, wl.prefix_reuse))
+        searched[phase] = _plans(sc_phase, model, phase, float(target))
     except ValueError as err:  # a limit of the search's own bookkeeping: a message, and the other phase still runs
         searched[phase] = err
 tops = {ph: found[0][0] for ph, found in searched.items() if not isinstance(found, ValueError) and found[0]}
 headline = pool_headline(tops["prefill"], tops["decode"], wl, cluster.total_gpus) if len(tops) == 2 else None
+if split:
+    headline = None  # each phase's figure is its own pool's: the split's banner says what the pair serves
+    st.info(split_banner(tops.get("prefill"), tops.get("decode"), wl, nodes_of, scenario.gpus_per_node))
 
 results = {}
 for phase, found in searched.items():
     if isinstance(found, ValueError):
         st.error(
-            f"The {phase} layout search could not finish on {cluster.total_gpus:,} GPUs: "
+            f"The {phase} layout search could not finish on {gpus_of[phase]:,} GPUs: "
             f"{md_escape(describe_validation_error(found))}. Data-parallel replicas repeat one plan: search a smaller "
             "cluster (fewer nodes) for the plan of one replica."
         )
@@ -125,7 +118,8 @@ for phase, found in searched.items():
         continue
     plans, rejected = found
     results[phase] = plans
-    st.subheader(f"{phase.capitalize()}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")
+    on = f" on {nodes_of[phase]:,} nodes ({gpus_of[phase]:,} GPUs)" if split else ""
+    st.subheader(f"{phase.capitalize()}{on}: {len(plans)} feasible layouts of {len(plans) + len(rejected)}")
     if not plans:
         reasons = pd.Series([r for _, r in rejected]).value_counts()
         st.error(
@@ -136,9 +130,9 @@ for phase, found in searched.items():
         continue
     best = plans[0]
     tier = [p for p in plans if p.tier == 1]
-    st.success(best_banner(phase, best, headline, wl, tops.get("prefill")))
+    st.success(best_banner(phase, best, headline, wl, tops.get("prefill"), split=bool(split)))
     if phase == "prefill" and wl.prefix_reuse:
-        miss = cold_prefill(search, best)
+        miss = cold_prefill(search_of[phase], best)
         st.warning(
             f"**If the prefix cache misses** (0% hits instead of {100 * wl.prefix_reuse:g}%: a load generator sending "
             f"random prompts, routing that scatters sessions, a cache too small), {best.label} computes whole "
@@ -179,7 +173,7 @@ for phase, found in searched.items():
             f"{'s' if one.replica_gpus > 1 else ''} per replica) ranks #{one.rank}, "
             f"{one.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, tier {one.tier}: {md_escape(one.reason)}."
         )
-    if model.is_moe and cluster.total_gpus >= 32:
+    if model.is_moe and gpus_of[phase] >= 32:
         known = [(tp_k, ep_k) for ph, tp_k, ep_k, _ in lay_mod.REFERENCE_DEPLOYMENTS if ph == phase]
         notes = []
         for tp_k, ep_k in known:
@@ -199,7 +193,7 @@ for phase, found in searched.items():
             )
     role, words = COMMAND_ROLES[phase]
     with st.expander(f"Launch commands for {best.label} ({words}): vLLM, SGLang, TensorRT-LLM"):
-        launch_commands(best, search, role)
+        launch_commands(best, search_of[phase], role)
     if phase == "decode":
         st.button(
             f"Use the best decode layout ({best.label}) for the scenario",
@@ -232,7 +226,7 @@ for phase, plans in results.items():
             token_time_chart,
             time_per_token(plans[:64]),
             per=per,
-            title=f"{phase.capitalize()}: GPU time per {per}, {model.name} ({prec.label}) on {cluster.total_gpus:,} × "
+            title=f"{phase.capitalize()}: GPU time per {per}, {model.name} ({prec.label}) on {gpus_of[phase]:,} × "
             f"{gpu.short_name}",
             subtitle="the best plans, alike layouts as one bar; kernel time per token before overlap (1 / tokens/s "
             "per GPU once overlap is counted: the tick), largest part first",

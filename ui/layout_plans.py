@@ -8,10 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from core.deployment.specs import Workload
-from core.serving.headline import PoolHeadline
+from core.serving.headline import PoolHeadline, pool_headline
 from core.serving.operating_point import OVERLAP_LABELS, Plan, per_gpu_text
 
-__all__ = ["COMMAND_ROLES", "TABLE_COLUMNS", "best_banner", "plans_table"]
+__all__ = ["COMMAND_ROLES", "TABLE_COLUMNS", "best_banner", "plans_table", "split_banner"]
 
 TIER_LABELS = {1: "1 equivalent", 2: "2 not ruled out", 3: "3 below"}
 BOUND_LABELS = {
@@ -29,9 +29,12 @@ COMMAND_ROLES = {
 }
 
 
-def best_banner(phase: str, best: Plan, h: PoolHeadline | None, workload: Workload, prefill: Plan | None) -> str:
+def best_banner(
+    phase: str, best: Plan, h: PoolHeadline | None, workload: Workload, prefill: Plan | None, *, split: bool = False
+) -> str:
     """The success banner of ``phase``'s best plan: its throughput per GPU named as a prefill or a decode pool's,
-    and with ``h`` (both phases' best plans) what the cluster gives with the other phase paid."""
+    and with ``h`` (both phases' best plans) what the cluster gives with the other phase paid. ``split``: the
+    phases run on their own nodes, and :func:`split_banner` says what the pair serves."""
     overlap, lat = OVERLAP_LABELS[best.overlap], f"{best.latency_s * 1e3:,.0f} ms"
     if phase == "prefill":
         kind = "computed prompt" if workload.prefix_reuse else "input"
@@ -52,6 +55,8 @@ def best_banner(phase: str, best: Plan, h: PoolHeadline | None, workload: Worklo
         f"**as a decode pool** (no prompt in its steps) at {per_gpu_text(best.tokens_per_gpu)} sequences per GPU, "
         f"TPOT {lat}."
     )
+    if split:
+        return text + " Its prompts come from the prefill nodes: the split's banner above says what the pair serves."
     if h is None or prefill is None:
         return text + " It needs a prefill pool beside it: no prefill plan fits to size one."
     return text + (
@@ -61,7 +66,31 @@ def best_banner(phase: str, best: Plan, h: PoolHeadline | None, workload: Worklo
         f"replicas). With prefill paid, as a PD pair or colocated at best (each GPU's time shared between the phases; "
         f"the Serving chart below adds their interference): **{h.with_prefill_tok_s_per_gpu:,.0f} output tokens/s per "
         f"GPU**, {h.colocated_bound_tok_s:,.0f} for these {h.gpus:,} GPUs. Each phase is searched over the whole "
-        "cluster: the Disaggregation page splits it into the two pools."
+        "cluster: set *Prefill nodes* above to split it, or size the two pools on the Disaggregation page."
+    )
+
+
+def split_banner(prefill: Plan | None, decode: Plan | None, workload: Workload, nodes: dict, gpn: int) -> str:
+    """What a cluster split into a prefill pool (``nodes["prefill"]`` nodes of ``gpn`` GPUs) and a decode pool (the
+    rest) serves with each pool's best plan: the output tokens/s of the pool that binds (review 3 M13)."""
+    gp, gd = nodes["prefill"] * gpn, nodes["decode"] * gpn
+    where = (
+        f"**Split: prefill on {nodes['prefill']:,} nodes ({gp:,} GPUs), decode on {nodes['decode']:,} nodes "
+        f"({gd:,} GPUs).**"
+    )
+    if prefill is None or decode is None:
+        return f"{where} No {'prefill' if prefill is None else 'decode'} plan fits on its nodes."
+    hp, hd = pool_headline(prefill, decode, workload, gp), pool_headline(prefill, decode, workload, gd)
+    feeds, decodes = hp.prefill_feeds_tok_s, hd.decode_pool_tok_s
+    served = min(feeds, decodes)
+    return (
+        f"{where} {prefill.label} prefills {hp.prefill_pool_tok_s:,.0f} prompt tokens/s, the prompts of "
+        f"{feeds:,.0f} output tokens/s at {workload.input_len:,} in / {workload.output_len:,} out; {decode.label} "
+        f"decodes up to {decodes:,.0f} output tokens/s. Together: **{served:,.0f} output tokens/s**, "
+        f"{served / (gp + gd):,.0f} per GPU of the {gp + gd:,}; the **{'prefill' if feeds < decodes else 'decode'} "
+        f"pool binds**. This decode pool needs {hd.prefill_gpus:,.1f} prefill GPUs at this workload "
+        f"({hd.prefill_gpus_whole:,} in whole replicas of {prefill.label}); the Disaggregation page sizes both pools "
+        "for a request rate."
     )
 
 

@@ -301,3 +301,43 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
     )
     for _, pts in ttft.groupby("layout"):
         assert len(pts) >= 6 and pts.sort_values("rate")["ttft"].is_monotonic_increasing
+
+
+def test_the_cluster_split_into_prefill_and_decode_nodes():
+    # review 3 M13: LMSYS's 12 x 8 H100 (DeepSeek-V3 FP8, 2,000 in / 100 out). Searched whole, decode takes all 96
+    # GPUs (DP-attn96 · EP96); EP72 cannot be shown, 72 not dividing 96. With 3 prefill nodes the decode search runs
+    # on the other 9 (72 GPUs, LMSYS's decode pool): DP-attn72 · EP72 at 290 sequences per GPU, 3,154 output tok/s
+    # per GPU (layouts review 3, S2d), 72 x 3,154.3 = 227,113 for the pool (the review's figure). The 24 prefill GPUs
+    # at DP-attn24 · EP24's 7,057.7 prompt tok/s per GPU (7,058 in the table) prefill 169,384 and feed 169,384 / 20 =
+    # 8,469 output tok/s: the prefill pool binds, 8,469 / 96 = 88 per GPU; the decode pool would need
+    # 227,113 x 20 / 7,057.7 = 643.6 prefill GPUs
+    at = run(model="deepseek-v3", gpu="h100-sxm", nodes="12", gpn="8", w="fp8", isl="2000", osl="100")
+    assert not at.exception
+    whole = next(s.value for s in at.success if "Best for decode" in s.value)
+    assert whole.startswith("**Best for decode: DP-attn96 · EP96**") and "searched over the whole cluster" in whole
+    at.number_input(key="prefill_nodes").set_value(3).run(timeout=120)
+    assert not at.exception
+    heads = [h.value for h in at.subheader]
+    assert any(h.startswith("Prefill on 3 nodes (24 GPUs):") for h in heads)
+    assert any(h.startswith("Decode on 9 nodes (72 GPUs):") for h in heads)
+    decode = next(s.value for s in at.success if "Best for decode" in s.value)
+    assert decode.startswith("**Best for decode: DP-attn72 · EP72**")
+    assert "3,154 output tokens/s per GPU **as a decode pool**" in decode and "at 290 sequences per GPU" in decode
+    prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
+    assert prefill.startswith("**Best for prefill: DP-attn24 · EP24**") and "7,058 input tokens/s per GPU" in prefill
+    (split,) = [i.value for i in at.info if i.value.startswith("**Split:")]
+    assert "**Split: prefill on 3 nodes (24 GPUs), decode on 9 nodes (72 GPUs).**" in split
+    assert "decodes up to 227,113 output tokens/s" in split  # 72 x 3,154.3 (the plan unrounded)
+    assert "prefills 169,384 prompt tokens/s, the prompts of 8,469 output tokens/s at 2,000 in / 100 out" in split
+    assert "Together: **8,469 output tokens/s**, 88 per GPU of the 96; the **prefill pool binds**" in split
+    assert "needs 643.6 prefill GPUs" in split
+
+
+def test_the_page_plans_with_the_stacks_served_step_as_the_cli_does():
+    # the page's search ran on a deployment without the stack's served step (nor one's calibration), so with
+    # TensorRT-LLM (2.50 ms per decode step, catalogs/served_step.yaml) it showed DeepSeek-V3 FP8 on 8 x H200 at
+    # 166 / 0.05095 s = 3,258 output tok/s per GPU where the CLI showed 166 / (0.05095 + 0.00250) = 3,106
+    at = run(model="deepseek-v3", gpu="h200", nodes="1", w="fp8", stack="trtllm")
+    assert not at.exception
+    decode = next(s.value for s in at.success if "Best for decode" in s.value)
+    assert "DP-attn8 · EP8" in decode and "3,106 output tokens/s per GPU" in decode and "TPOT 53 ms" in decode
