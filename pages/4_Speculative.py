@@ -8,6 +8,7 @@ from core import memory
 from core import speculative as sd
 from core.deployment.parallel import check_layout, default_layout
 from core.deployment.specs import SpecDecodeConfig
+from core.speculative.worked_example import CODE_ASSISTANT
 from ui.charts import heatmap_chart, lines_chart, speedup_vs_alpha_chart
 from ui.controls import current_layout
 from ui.format import md_escape
@@ -344,41 +345,26 @@ chart(
 )
 
 # ---- the worked example preset
+ce = CODE_ASSISTANT
+c_label = f"{ce.draft_weight_gb:g}/{ce.target_weight_gb:g}"
 st.subheader("Worked example: a code assistant")
 ex = st.columns(4)
-code_share = ex[0].slider("Code share of traffic", 0.0, 1.0, 0.7, 0.05)
-a_code = ex[1].slider("α on code", 0.0, 1.0, 0.88, 0.01)
-a_chat = ex[2].slider("α on chat", 0.0, 1.0, 0.72, 0.01)
+code_share = ex[0].slider("Code share of traffic", 0.0, 1.0, ce.code_share, 0.05)
+a_code = ex[1].slider("α on code", 0.0, 1.0, ce.alpha_code, 0.01)
+a_chat = ex[2].slider("α on chat", 0.0, 1.0, ce.alpha_chat, 0.01)
 blend = sd.blended_alpha([code_share, 1 - code_share], [a_code, a_chat])
 metric(
     "Blended α",
     f"{blend:.3f}",
-    f"{sd.expected_tokens(blend, 5):.2f} tokens/step, {sd.speedup(blend, 5, 16 / 140):.2f}× at γ 5, c 16/140",
+    f"{sd.expected_tokens(blend, ce.gamma):.2f} tokens/step, {sd.speedup(blend, ce.gamma, ce.draft_cost):.2f}× at "
+    f"γ {ce.gamma}, c {c_label}",
     at=ex[3],
 )
-
-
-def _preset() -> None:
-    update_scenario(
-        model_id="llama-3-70b",
-        gpu_id="h100-sxm",
-        num_nodes=1,
-        gpus_per_node=2,
-        layout=None,
-        precision=scenario.precision.model_copy(update={"weights": "bf16", "routed_experts": None, "kv_cache": "bf16"}),
-        workload=wl.model_copy(update={"batch": 16, "input_len": 1536, "output_len": 512}),
-        spec=SpecDecodeConfig(
-            method="draft_model",
-            draft_model_id="llama-3-8b",
-            num_speculative_tokens=5,
-            acceptance_rate=round(blend, 4),
-            draft_cost=round(16 / 140, 4),
-        ),
-    )
-
-
 st.button(
-    "Load this example as the scenario (Llama-3 70B + Llama-3 8B draft on 2 × H100, γ 5, c = 16/140)", on_click=_preset
+    f"Load this example as the scenario ({cat.models[ce.model_id].name} + {cat.models[ce.draft_model_id].name} draft "
+    f"on {ce.gpus} × {cat.gpus[ce.gpu_id].short_name}, γ {ce.gamma}, c = {c_label})",
+    on_click=update_scenario,
+    kwargs=ce.changes(scenario, blend),
 )
 
 # ---- simulator (on request)

@@ -68,6 +68,10 @@ def test_picking_a_method_fills_its_defaults_and_turns_it_on():
 
 def test_worked_example_preset_loads_the_scenario():
     at = run()
+    # the chapter's code assistant (core.speculative.worked_example): 0.7 x 0.88 + 0.3 x 0.72 = 0.832
+    blended = next(mm for mm in at.metric if mm.label == "Blended α")
+    assert blended.value == "0.832" and blended.delta == "3.98 tokens/step, 2.53× at γ 5, c 16/140"
+    assert at.button[0].label.startswith("Load this example as the scenario (Llama-3-70B + Llama-3-8B draft on 2 × ")
     at.button[0].click().run()
     q = qp(at)
     assert (q["model"], q["gpu"], q["gpn"], q["sd"], q["draft"], q["gamma"]) == (
