@@ -3,6 +3,10 @@
 Bytes are per GPU unless a name says otherwise; times in seconds. A link moves ``bytes /
 (bandwidth x efficiency)`` plus a fixed latency per call; scale-up (NVLink, Infinity Fabric) and
 scale-out (InfiniBand, RoCE) run in parallel, so an all-to-all takes as long as its slower part.
+
+The functions in ``__all__`` check their arguments (users and pages call them with raw numbers) and then call
+the formula itself: a ``*_unchecked`` function, public but not in ``__all__``, for callers whose inputs come
+from a validated deployment (the step model, :mod:`core.perf`), which would only check them again.
 """
 
 from __future__ import annotations
@@ -30,16 +34,18 @@ __all__ = [
 ]
 
 
-def _rate(bw_gbps, efficiency, what: str = "bandwidth") -> float:
-    """Achieved bytes per second of a link, ``bw_gbps x 1e9 x efficiency``, both validated."""
-    r = (
-        amount(f"{what} (GB/s)", bw_gbps, 0, 1e9, open_lo=True)
-        * 1e9
-        * amount(f"{what} efficiency", efficiency, 0, 1.5, open_lo=True)
-    )
-    if not r > 0:
+def _rate(bw_gbps: float, efficiency: float) -> float:
+    """Achieved bytes per second of a link, ``bw_gbps x 1e9 x efficiency``."""
+    return bw_gbps * 1e9 * efficiency
+
+
+def _checked_link(bw_gbps, efficiency, what: str = "bandwidth") -> tuple[float, float]:
+    """``(bandwidth, efficiency)`` validated, their :func:`_rate` able to move bytes."""
+    bw = amount(f"{what} (GB/s)", bw_gbps, 0, 1e9, open_lo=True)
+    eff = amount(f"{what} efficiency", efficiency, 0, 1.5, open_lo=True)
+    if not _rate(bw, eff) > 0:
         raise ValueError(f"{what} x efficiency is too small to move any bytes")
-    return r
+    return bw, eff
 
 
 def _quiet(x):
@@ -84,18 +90,21 @@ def bin_touch_probability(n_experts: int, top_k: int, bins: int, n_groups: int =
         ("topk_groups", topk_groups),
     ):
         whole(name, v, 1, 100_000)
+    return bin_touch_probability_unchecked(int(n_experts), int(top_k), int(bins), int(n_groups), int(topk_groups))
+
+
+@functools.lru_cache(maxsize=4096)
+def bin_touch_probability_unchecked(n_experts: int, top_k: int, bins: int, n_groups: int, topk_groups: int) -> float:
+    """:func:`bin_touch_probability` for whole-number arguments, their types unchecked: for callers whose counts
+    come from a validated model and layout. How the counts relate (bins and groups dividing the experts, k and the
+    groups per token in range) is checked here, once per distinct call (cached: the layout search asks for the same
+    few (experts, k, bins, groups) thousands of times), as a model's groups are not compared where it is read."""
     if n_experts < 1 or top_k < 1 or bins < 1 or n_experts % bins:
         raise ValueError("bins must divide n_experts, and n_experts and top_k must be >= 1")
     if top_k > n_experts:
         raise ValueError("top_k must be <= n_experts")
     if n_groups < 1 or topk_groups < 1 or topk_groups > n_groups or n_experts % n_groups:
         raise ValueError("topk_groups must be in [1, n_groups] and n_groups must divide n_experts")
-    return _bin_touch(int(n_experts), int(top_k), int(bins), int(n_groups), int(topk_groups))
-
-
-@functools.lru_cache(maxsize=4096)
-def _bin_touch(n_experts: int, top_k: int, bins: int, n_groups: int, topk_groups: int) -> float:
-    # the layout search asks for the same few (experts, k, bins, groups) thousands of times
     per_bin = n_experts // bins
     if n_groups == 1 or topk_groups == n_groups or (bins % n_groups and n_groups % bins):
         return 1.0 - math.comb(n_experts - per_bin, top_k) / math.comb(n_experts, top_k)
@@ -114,7 +123,12 @@ def _bin_touch(n_experts: int, top_k: int, bins: int, n_groups: int, topk_groups
 
 def fp8_scale_bytes(d_model: int, block: int = 128) -> float:
     """Extra bytes per FP8-dispatched token copy: one fp32 scale per ``block`` channels (DeepEP)."""
-    return 4.0 * -(-whole("d_model", d_model) // whole("block", block))
+    return fp8_scale_bytes_unchecked(whole("d_model", d_model), whole("block", block))
+
+
+def fp8_scale_bytes_unchecked(d_model: int, block: int = 128) -> float:
+    """:func:`fp8_scale_bytes`, unchecked: for callers with validated inputs (a model's hidden size)."""
+    return 4.0 * -(-d_model // block)
 
 
 @dataclass(frozen=True)
@@ -135,20 +149,30 @@ def alltoall_split(bytes_per_gpu: float, ep: int, domain_gpus: int) -> AllToAllS
     ``1/ep`` stays local, ``(D - 1)/ep`` crosses the scale-up domain of ``D = min(ep, domain)`` GPUs,
     the rest ``(ep - D)/ep`` crosses the scale-out network."""
     ep, domain_gpus = whole("ep", ep), whole("domain_gpus", domain_gpus)
-    b = float(nonneg("bytes_per_gpu", bytes_per_gpu))
-    d = min(ep, domain_gpus)
-    return AllToAllSplit(
-        b / ep, no_overflow("scale-up bytes", b * (d - 1) / ep), no_overflow("scale-out bytes", b * (ep - d) / ep)
-    )
+    s = alltoall_split_unchecked(float(nonneg("bytes_per_gpu", bytes_per_gpu)), ep, domain_gpus)
+    no_overflow("scale-up bytes", s.scale_up)
+    no_overflow("scale-out bytes", s.scale_out)
+    return s
+
+
+def alltoall_split_unchecked(bytes_per_gpu: float, ep: int, domain_gpus: int) -> AllToAllSplit:
+    """:func:`alltoall_split`, unchecked: for callers with validated inputs (a deployment's layout and domain)."""
+    b, d = bytes_per_gpu, min(ep, domain_gpus)
+    return AllToAllSplit(b / ep, b * (d - 1) / ep, b * (ep - d) / ep)
 
 
 def link_time_s(nbytes, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
     """``latency + bytes / (bandwidth x efficiency)`` (bandwidth in GB/s, per direction)."""
-    rate = _rate(bw_gbps, efficiency)
+    bw, eff = _checked_link(bw_gbps, efficiency)
     lat = amount("latency_s", latency_s, 0, 1e6)
     nb = nonneg("bytes", nbytes)
     with _quiet(nb):
-        return no_overflow("link time", lat + nb / rate)
+        return no_overflow("link time", link_time_s_unchecked(nb, bw, eff, lat))
+
+
+def link_time_s_unchecked(nbytes, bw_gbps: float, efficiency: float = 1.0, latency_s: float = 0.0):
+    """:func:`link_time_s`, unchecked: for callers with validated inputs (a GPU's links, a step's bytes)."""
+    return latency_s + nbytes / _rate(bw_gbps, efficiency)
 
 
 def alltoall_time_s(
@@ -163,12 +187,34 @@ def alltoall_time_s(
     """One all-to-all call: its fixed latency plus the slower of the scale-up and scale-out transfers
     (they proceed in parallel; the local share is a memory copy, ignored)."""
     su, so = nonneg("scale-up bytes", split.scale_up), nonneg("scale-out bytes", split.scale_out)
-    up_rate, out_rate = (
-        _rate(scale_up_gbps, scale_up_eff, "scale-up"),
-        _rate(scale_out_gbps, scale_out_eff, "scale-out"),
+    (up_bw, up_eff), (out_bw, out_eff) = (
+        _checked_link(scale_up_gbps, scale_up_eff, "scale-up"),
+        _checked_link(scale_out_gbps, scale_out_eff, "scale-out"),
     )
     lat = amount("latency_s", latency_s, 0, 1e6)
-    return float(no_overflow("all-to-all time", lat + max(su / up_rate, so / out_rate)))
+    t = alltoall_time_s_unchecked(
+        AllToAllSplit(split.local, su, so),
+        up_bw,
+        out_bw,
+        scale_up_eff=up_eff,
+        scale_out_eff=out_eff,
+        latency_s=lat,
+    )
+    return float(no_overflow("all-to-all time", t))
+
+
+def alltoall_time_s_unchecked(
+    split: AllToAllSplit,
+    scale_up_gbps: float,
+    scale_out_gbps: float,
+    *,
+    scale_up_eff: float = 1.0,
+    scale_out_eff: float = 1.0,
+    latency_s: float = 0.0,
+) -> float:
+    """:func:`alltoall_time_s`, unchecked: for callers with validated inputs (a GPU's links, a deployment's split)."""
+    up, out = _rate(scale_up_gbps, scale_up_eff), _rate(scale_out_gbps, scale_out_eff)
+    return latency_s + max(split.scale_up / up, split.scale_out / out)
 
 
 def ring_allreduce_bytes(nbytes, ranks: int):
@@ -194,4 +240,9 @@ def pp_send_bytes(tokens, d_model: int, act_bytes: float = 2.0):
     d_model, act = whole("d_model", d_model), amount("act_bytes", act_bytes, 0, 64)
     t = nonneg("tokens", tokens)
     with _quiet(t):
-        return no_overflow("pipeline send bytes", t * d_model * act)
+        return no_overflow("pipeline send bytes", pp_send_bytes_unchecked(t, d_model, act))
+
+
+def pp_send_bytes_unchecked(tokens, d_model: int, act_bytes: float = 2.0):
+    """:func:`pp_send_bytes`, unchecked: for callers with validated inputs (a model's width, a step's tokens)."""
+    return tokens * d_model * act_bytes

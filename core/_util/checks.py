@@ -23,18 +23,27 @@ __all__ = [
 ]
 
 
+# The checks below look at ``type(x)`` first: a plain ``float`` or ``int`` (what nearly every caller passes; a bool
+# is neither, its type being ``bool``) answers without the isinstance chain; numpy scalars take the general path.
+
+
 def is_number(x) -> bool:
     """A finite real number (bool excluded)."""
+    t = type(x)
+    if t is float or t is int:
+        return math.isfinite(x)
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def is_whole(x) -> bool:
     """An integer (bool excluded)."""
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+    return type(x) is int or (isinstance(x, (int, np.integer)) and not isinstance(x, bool))
 
 
 def whole(name: str, x, lo: int = 1, hi: int = 10**9) -> int:
     """A whole number in ``lo..hi``."""
+    if type(x) is int and lo <= x <= hi:
+        return x
     if not (is_whole(x) and lo <= x <= hi):
         raise ValueError(f"{name} must be a whole number in {lo:,}..{hi:,}, got {x!r}")
     return int(x)
@@ -42,6 +51,8 @@ def whole(name: str, x, lo: int = 1, hi: int = 10**9) -> int:
 
 def amount(name: str, x, lo: float = 0.0, hi: float = 1e15, *, open_lo: bool = False) -> float:
     """A finite number in ``[lo, hi]`` (``(lo, hi]`` with ``open_lo``)."""
+    if type(x) is float and (x > lo if open_lo else x >= lo) and x <= hi and math.isfinite(x):
+        return x
     if not (is_number(x) and (x > lo if open_lo else x >= lo) and x <= hi):
         raise ValueError(f"{name} must be a finite number in {'(' if open_lo else '['}{lo:g}, {hi:g}], got {x!r}")
     return float(x)

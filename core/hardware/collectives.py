@@ -148,7 +148,35 @@ def collective_s(
     if op not in OPS:
         raise ValueError(f"unknown collective {op!r}; known: {', '.join(OPS)}")
     n, domain_gpus = whole("group size", n, 1, 100_000), whole("domain_gpus", domain_gpus, 1, 100_000)
-    nbytes = nonneg("message bytes", nbytes)
+    return collective_s_unchecked(
+        op,
+        nonneg("message bytes", nbytes),
+        n,
+        table=table,
+        stack=stack,
+        graph=graph,
+        scale_up_gbps=scale_up_gbps,
+        scale_out_gbps=scale_out_gbps,
+        domain_gpus=domain_gpus,
+        link=link,
+    )
+
+
+def collective_s_unchecked(
+    op: str,
+    nbytes: float,
+    n: int,
+    *,
+    table: CollectiveTable | None,
+    stack: str,
+    graph: bool,
+    scale_up_gbps: float,
+    scale_out_gbps: float,
+    domain_gpus: int,
+    link: LinkFactors,
+) -> float:
+    """:func:`collective_s`, unchecked: for callers with validated inputs (an op of :data:`OPS`, a deployment's
+    group sizes and domain, a step's bytes)."""
     if n == 1 or nbytes == 0:
         return 0.0
     ring = _RING[op]

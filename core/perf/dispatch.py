@@ -1,6 +1,10 @@
 """MoE dispatch and combine on one GPU: bytes per token copy on the wire, how many GPUs and nodes a token
 goes to, and the time of one all-to-all call with DeepEP's low-latency or normal kernels (link factors from
-``catalogs/efficiency.yaml``)."""
+``catalogs/efficiency.yaml``).
+
+The functions in ``__all__`` check the numbers they are given (the pages and the validation cases pass raw ones)
+and call the arithmetic unchecked; :func:`alltoall_call_s_unchecked` is that arithmetic for the step model, whose
+tokens and deployment are validated where they are made."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from core._util.checks import amount, whole
 from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 from core.hardware.efficiency import LinkFactors
-from core.model import ModelSpec
+from core.model import ModelSpec, MoESpec
 
 __all__ = ["alltoall_call_s", "alltoall_call_split", "normal_kernel_fanout", "token_copy_bytes"]
 
@@ -23,9 +27,12 @@ def _moe(model: ModelSpec):
 def token_copy_bytes(d_model: int, dtype: str) -> float:
     """Bytes of one token's hidden state on the wire: bf16 2 B per element; fp8 1 B plus one fp32 scale
     per 128 channels (DeepEP); nvfp4 half a byte plus one FP8 scale per 16 elements."""
-    d_model = whole("d_model", d_model, 1, 10_000_000)
+    return _token_copy_bytes(whole("d_model", d_model, 1, 10_000_000), dtype)
+
+
+def _token_copy_bytes(d_model: int, dtype: str) -> float:
     if dtype == "fp8":
-        return d_model + comms.fp8_scale_bytes(d_model)
+        return d_model + comms.fp8_scale_bytes_unchecked(d_model)
     if dtype == "nvfp4":
         return d_model * 0.5 + d_model / 16
     if dtype in ("bf16", "fp16"):
@@ -38,8 +45,19 @@ def _touch(n_experts: int, top_k: int, bins: float, groups: tuple[int, int]) -> 
     if bins <= 1:
         return 1.0
     if float(bins).is_integer() and n_experts % int(bins) == 0:
-        return comms.bin_touch_probability(n_experts, top_k, int(bins), *groups)
+        return comms.bin_touch_probability_unchecked(n_experts, top_k, int(bins), *groups)
     return 1.0 - (1.0 - 1.0 / bins) ** top_k
+
+
+def _checked_groups(model: ModelSpec, routing_groups) -> tuple[int, int] | None:
+    """``routing_groups`` as whole numbers (None: the model's groups); how they fit the experts is checked with the
+    touch probability."""
+    _moe(model)
+    if not routing_groups:
+        return None
+    if not (isinstance(routing_groups, (tuple, list)) and len(routing_groups) == 2):
+        raise ValueError("routing_groups must be (groups, groups per token)")
+    return whole("n_groups", routing_groups[0], 1, 100_000), whole("topk_groups", routing_groups[1], 1, 100_000)
 
 
 def normal_kernel_fanout(
@@ -49,11 +67,13 @@ def normal_kernel_fanout(
     a token goes once to each GPU (or, across nodes, once to each node) holding any of its experts,
     not once per expert. Routing is limited to the model's expert groups unless ``routing_groups``
     gives (groups, groups per token)."""
-    e = _moe(model)
-    groups = routing_groups or (e.n_groups, e.topk_groups)
-    if not (isinstance(groups, (tuple, list)) and len(groups) == 2):
-        raise ValueError("routing_groups must be (groups, groups per token)")
+    groups = _checked_groups(model, routing_groups)
     ep, domain_gpus = whole("ep", ep, 1, 100_000), whole("domain_gpus", domain_gpus, 1, 100_000)
+    return _fanout(model.moe, ep, domain_gpus, groups)
+
+
+def _fanout(e: MoESpec, ep: int, domain_gpus: int, routing_groups: tuple[int, int] | None) -> tuple[float, float]:
+    groups = routing_groups or (e.n_groups, e.topk_groups)
     d = min(ep, domain_gpus)
     nodes = ep / d
     gpus = ep * _touch(e.n_routed_experts, e.top_k, ep, groups)
@@ -71,11 +91,28 @@ def alltoall_call_s(
 ) -> float:
     """One dispatch or combine of one MoE layer on one GPU of the deployment (:func:`alltoall_call_split`'s bytes
     over the links at ``f``'s efficiencies, plus its latency), across its scale-up domain; 0 without EP."""
+    tokens_per_gpu = _checked_call(kind, tokens_per_gpu)
+    if kind == "normal" and d.layout.ep > 1:
+        routing_groups = _checked_groups(d.model, routing_groups)
+    return alltoall_call_s_unchecked(d, tokens_per_gpu, dtype, kind, f, routing_groups=routing_groups)
+
+
+def alltoall_call_s_unchecked(
+    d: Deployment,
+    tokens_per_gpu: float,
+    dtype: str,
+    kind: str,
+    f: LinkFactors,
+    *,
+    routing_groups: tuple[int, int] | None = None,
+) -> float:
+    """:func:`alltoall_call_s`, unchecked: for callers with validated inputs (a step's tokens, ``kind``
+    ``low_latency`` or ``normal``, ``routing_groups`` None or whole numbers)."""
     gpu = d.gpu
-    split = alltoall_call_split(d.model, d.layout, tokens_per_gpu, dtype, kind, d.domain, routing_groups)
+    split = _alltoall_call_split(d.model, d.layout, tokens_per_gpu, dtype, kind, d.domain, routing_groups)
     if split is None:
         return 0.0
-    return comms.alltoall_time_s(
+    return comms.alltoall_time_s_unchecked(
         split,
         gpu.scale_up_bw_gbps,
         gpu.scale_out_bw_gbps,
@@ -103,20 +140,39 @@ def alltoall_call_split(
     forwards it over NVLink to the GPUs there that need it. With G distinct GPUs and N distinct nodes
     per token (:func:`normal_kernel_fanout`): network bytes ``T x copy x (N - P(own node))``, scale-up
     bytes ``T x copy x G x (D - 1) / D`` (every GPU forwards as much as it originates)."""
+    tokens_per_gpu = _checked_call(kind, tokens_per_gpu)
+    domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
+    if kind == "normal" and layout.ep > 1:
+        routing_groups = _checked_groups(model, routing_groups)
+    return _alltoall_call_split(model, layout, tokens_per_gpu, dtype, kind, domain_gpus, routing_groups)
+
+
+def _checked_call(kind: str, tokens_per_gpu) -> float:
     if kind not in ("low_latency", "normal"):
         raise ValueError(f"kind must be low_latency or normal, got {kind!r}")
-    tokens_per_gpu = amount("tokens_per_gpu", tokens_per_gpu, 0, 1e12)
-    domain_gpus = whole("domain_gpus", domain_gpus, 1, 100_000)
+    return amount("tokens_per_gpu", tokens_per_gpu, 0, 1e12)
+
+
+def _alltoall_call_split(
+    model: ModelSpec,
+    layout: ParallelLayout,
+    tokens_per_gpu: float,
+    dtype: str,
+    kind: str,
+    domain_gpus: int,
+    routing_groups: tuple[int, int] | None,
+) -> comms.AllToAllSplit | None:
     if layout.ep <= 1:
         return None
-    h, k = model.hidden_size, _moe(model).top_k
-    per_copy = token_copy_bytes(h, dtype)
+    e = _moe(model)
+    h, k = model.hidden_size, e.top_k
+    per_copy = _token_copy_bytes(h, dtype)
     ep = layout.ep
     d = min(ep, domain_gpus)
     if kind == "low_latency":
-        split = comms.alltoall_split(tokens_per_gpu * k * per_copy, ep, domain_gpus)
+        split = comms.alltoall_split_unchecked(tokens_per_gpu * k * per_copy, ep, domain_gpus)
     else:
-        gpus, nodes_touched = normal_kernel_fanout(model, ep, domain_gpus, routing_groups)
+        gpus, nodes_touched = _fanout(e, ep, domain_gpus, routing_groups)
         nodes = ep / d
         remote_nodes = nodes_touched * (nodes - 1) / nodes  # by symmetry P(own node) = touched / nodes
         scale_out = tokens_per_gpu * per_copy * remote_nodes

@@ -1,22 +1,26 @@
 """Communication of one layer in a step, by layout kind: the TP all-reduces, and what an MoE layer moves
 beyond them (all-to-all dispatch / combine, or the DP-attention all-gather / reduce-scatter), each byte once.
-Collectives are timed from the GPU's measured tables where it has them (:mod:`core.hardware.collectives`)."""
+Collectives are timed from the GPU's measured tables where it has them (:mod:`core.hardware.collectives`).
+
+Unchecked, and so in no ``__all__``: for :mod:`core.perf.kernels`, whose deployment, step and token counts are
+validated where they are made; the checked primitives are :mod:`core.comms`, :mod:`core.hardware.collectives`
+and :mod:`core.perf.dispatch`'s public functions."""
 
 from __future__ import annotations
 
 from core.deployment.bundle import Deployment
 from core.hardware import GPUSpec, collectives
 from core.hardware.efficiency import Efficiency
-from core.perf.dispatch import alltoall_call_s
+from core.perf.dispatch import alltoall_call_s_unchecked
 from core.perf.step_config import StepConfig
 
-__all__ = ["collective", "dcp_merge_s", "moe_comm_s"]
+__all__: list[str] = []
 
 
 def collective(eff: Efficiency, gpu: GPUSpec, phase: str, op: str, nbytes: float, n: int, domain: int) -> float:
     """One collective of the stack (CUDA graphs in decode, eager in prefill), measured where the GPU's
     table has it (:mod:`core.hardware.collectives`)."""
-    return collectives.collective_s(
+    return collectives.collective_s_unchecked(
         op,
         nbytes,
         n,
@@ -51,8 +55,8 @@ def moe_comm_s(
         kernel = cfg.kernel
         link = eff["alltoall_low_latency" if kernel == "low_latency" else "alltoall_normal"]
         return {
-            "dispatch": alltoall_call_s(d, tokens_per_gpu, d.precision.dispatch, kernel, link),
-            "combine": alltoall_call_s(d, tokens_per_gpu, "bf16", kernel, link),
+            "dispatch": alltoall_call_s_unchecked(d, tokens_per_gpu, d.precision.dispatch, kernel, link),
+            "combine": alltoall_call_s_unchecked(d, tokens_per_gpu, "bf16", kernel, link),
         }
     n = layout.gpus_per_stage
     nbytes = tokens_per_gpu * n * model.hidden_size * 2.0  # the stage's tokens, bf16
