@@ -13,6 +13,7 @@ from core.serving import cost, disagg
 from core.serving import layout as lay_mod
 from core.validation import calibration_note
 from ui.charts import grouped_bars_chart, lines_chart
+from ui.commands import show_dynamo_recipe
 from ui.format import md_escape
 from ui.layout_check import launch_commands
 from ui.render import chart, model_errors
@@ -188,6 +189,8 @@ with st.expander("Launch commands for the prefill and decode workers (vLLM, SGLa
     ):
         st.markdown(f"**{title}**")
         launch_commands(plan, search, role)
+with st.expander("Kubernetes: a disaggregated deployment for NVIDIA Dynamo (DynamoGraphDeployment)"):
+    show_dynamo_recipe(pools, search)
 
 # ---- cost per million tokens
 st.subheader("$ per million tokens")

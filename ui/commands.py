@@ -12,7 +12,7 @@ from core.serving.launch.k8s import lws_manifest
 from core.serving.plan_commands import plan_commands
 from ui.format import md_escape
 
-__all__ = ["show_benchmark", "show_launch_commands"]
+__all__ = ["show_benchmark", "show_dynamo_recipe", "show_launch_commands"]
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
 BENCH_NAMES = {"vllm": "vllm bench serve", "sglang": "sglang.bench_serving", "aiperf": "AIPerf"}
@@ -41,6 +41,27 @@ def show_launch_commands(plan, d: Deployment, role: str) -> None:
         st.caption(md_escape(n))
     if plan.phase == "decode":
         show_benchmark([plan], d)
+
+
+def show_dynamo_recipe(pools, d: Deployment) -> None:
+    """The NVIDIA Dynamo DynamoGraphDeployment that runs sized pools (:func:`core.report.commands.dynamo_recipe`:
+    a frontend, the prefill and the decode workers with the pools' replicas and GPUs, SGLang's arguments), or why
+    there is none."""
+    from core.report.commands import dynamo_recipe
+
+    try:
+        manifest, _ = dynamo_recipe(pools, d)
+    except ValueError as e:
+        st.caption(md_escape(f"No Dynamo recipe: {e}"))
+        return
+    st.code(manifest, language="yaml")
+    st.caption(
+        "NVIDIA Dynamo's DynamoGraphDeployment (nvidia.com/v1alpha1), as ai-dynamo/dynamo's SGLang disaggregation "
+        "examples write it: each worker runs `python3 -m dynamo.sglang` with the plan's SGLang arguments; a worker "
+        "over several nodes is one replica of `multinode.nodeCount` pods, each with one node's GPUs, and the operator "
+        "adds the multi-node rendezvous. Create the `hf-token-secret` Secret (HF_TOKEN) first; the runtime image "
+        "carries its own SGLang release."
+    )
 
 
 def show_benchmark(plans, d: Deployment) -> None:

@@ -51,6 +51,26 @@ def kubernetes_section(manifests: list[tuple[str, str]]):
     return sec
 
 
+def dynamo_recipe(pools, d: Deployment) -> tuple[str, list[str]]:
+    """The NVIDIA Dynamo DynamoGraphDeployment for sized pools (:class:`core.serving.disagg.PoolSizing`: its prefill
+    and decode plans, each pool whole replicas of its plan's layout) serving ``d``'s model, and the commands' notes;
+    raises ValueError where the plans' SGLang commands cannot be written."""
+    from core.serving.launch.dynamo import Pool, dynamo_manifest
+    from core.serving.plan_commands import plan_commands
+
+    workers, notes = [], []
+    for role, plan, gpus in (
+        ("prefill", pools.prefill_plan, pools.prefill_gpus),
+        ("decode", pools.decode_plan, pools.decode_gpus),
+    ):
+        cmds, more = plan_commands(plan, d, role=role)
+        per_replica = plan.layout.gpus_per_stage * plan.layout.pp
+        workers.append(Pool(cmds["sglang"], gpus // per_replica, per_replica))
+        notes += [n for n in (*cmds["sglang"].notes, *more) if n not in notes]
+    gpus_per_node = d.cluster.gpus_per_node if d.cluster is not None else d.gpu.gpus_per_node
+    return dynamo_manifest(workers[0], workers[1], gpus_per_node), notes
+
+
 def benchmark_section(plans: list, model: ModelSpec, prec, scenario: Scenario):
     """A "Benchmark" report section for the best decode plan (TTFT from the best prefill plan): the three clients'
     commands as code blocks and the planner's predictions for them as figures; None without a decode plan."""

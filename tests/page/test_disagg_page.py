@@ -140,3 +140,22 @@ def test_cost_labels_say_per_computed_or_per_arriving_token():
     # the audit's hands, at $3.5/GPU-hour and 3,000 requests/min: per computed token 3.5 / (852 tok/s/GPU x 3,600) x
     # 1e6 = $1.141; per arriving token 312 prefill GPUs x 3.5 / (6,095,300 tok/s x 3,600) x 1e6 = $0.0498
     assert m.group(1) == "1.141" and per_arriving == pytest.approx(0.04977, abs=5e-5)
+
+
+def test_the_dynamo_recipe_runs_the_pools_the_page_sized():
+    import jsonschema
+    import yaml
+
+    from tests.page._util import ROOT
+
+    at = run()
+    m = metrics(at)
+    recipe = next(c.value for c in at.code if "kind: DynamoGraphDeployment" in c.value)
+    doc = yaml.safe_load(recipe)
+    jsonschema.validate(doc, yaml.safe_load((ROOT / "catalogs/k8s/dynamographdeployment.schema.yaml").read_text()))
+    for role, label in (("prefill", "Prefill pool"), ("decode", "Decode pool")):
+        svc = doc["spec"]["services"][role]
+        pods = svc.get("multinode", {}).get("nodeCount", 1)
+        # the pool's GPUs (the metric) = replicas x pods per replica x one pod's GPUs
+        gpus = int(re.sub(r"[^0-9]", "", m[label]))
+        assert svc["replicas"] * pods * int(svc["resources"]["limits"]["gpu"]) == gpus, (role, m[label])

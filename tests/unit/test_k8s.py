@@ -5,6 +5,7 @@ kubernetes-sigs/lws), their pods' commands parsed with the engines' argument rul
 from __future__ import annotations
 
 import copy
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -112,3 +113,76 @@ def test_the_schema_catches_a_wrong_field(path, value, message):
     del missing["spec"]["leaderWorkerTemplate"]["workerTemplate"]  # required by the CRD
     with pytest.raises(jsonschema.ValidationError, match="'workerTemplate' is a required property"):
         jsonschema.validate(missing, SCHEMA)
+
+
+# ------------------------------------------- a disaggregated recipe: NVIDIA Dynamo's DynamoGraphDeployment
+
+DGD_SCHEMA = yaml.safe_load((ROOT / "catalogs" / "k8s" / "dynamographdeployment.schema.yaml").read_text())
+
+
+def _sized_pools():
+    """DeepSeek-V3 FP8 on 4 x 8 H200, 1,800 requests/min of 4,000 in / 2,000 out (30 requests/s): 120,000 prompt
+    tokens/s at 8,000 per GPU on DP-attn8 · EP8 (8-GPU replicas) need 15 GPUs, 2 replicas (16 GPUs); 60,000 output
+    tokens/s at 2,000 per GPU on DP-attn16 · EP16 (16-GPU replicas, 2 nodes each) need 30 GPUs, 2 replicas (32)."""
+    from core.deployment.specs import ParallelLayout
+    from core.hardware import ClusterSpec
+    from core.serving import disagg
+    from core.serving import layout as L
+    from tests.unit._search import search
+
+    pre = L.Plan(ParallelLayout(attention_dp=8, ep=8), "prefill", 0, 8192.0, 1.0, 8000.0, 1.0)
+    dec = L.Plan(ParallelLayout(attention_dp=16, ep=16), "decode", 0, 128.0, 0.05, 2000.0, 1.0)
+    cluster = ClusterSpec(gpu=CAT.gpu("h200"), num_nodes=4, gpus_per_node=8)
+    d = search(CAT.model("deepseek-v3"), cluster)
+    t = disagg.Traffic(requests_per_min=1800.0, input_len=4000, output_len=2000)
+    return disagg.size_pools(d, t, catalog=CAT, plans=(pre, dec), interference=0.0), d
+
+
+def test_the_dynamo_recipe_runs_the_sized_pools():
+    from core.report.commands import dynamo_recipe
+
+    pools, d = _sized_pools()
+    assert (pools.prefill_gpus, pools.decode_gpus) == (16, 32)  # the hand sizing above
+    manifest, _ = dynamo_recipe(pools, d)
+    doc = yaml.safe_load(manifest)
+    jsonschema.validate(doc, DGD_SCHEMA)
+    services = doc["spec"]["services"]
+    assert services["Frontend"]["componentType"] == "frontend"
+    pre, dec = services["prefill"], services["decode"]
+    assert (pre["subComponentType"], dec["subComponentType"]) == ("prefill", "decode")
+    # 2 prefill replicas of one 8-GPU pod; 2 decode replicas of 2 nodes x 8 GPUs (the operator's GPUs = nodes x limit)
+    assert (pre["replicas"], pre["resources"]["limits"]["gpu"], "multinode" in pre) == (2, "8", False)
+    assert (dec["replicas"], dec["resources"]["limits"]["gpu"], dec["multinode"]) == (2, "8", {"nodeCount": 2})
+    for svc, role, size in ((pre, "prefill", "8"), (dec, "decode", "16")):
+        c = svc["extraPodSpec"]["mainContainer"]
+        assert c["command"] == ["python3", "-m", "dynamo.sglang"]
+        args = c["args"]
+        assert args[args.index("--disaggregation-mode") + 1] == role
+        assert args[args.index("--tp-size") + 1] == size and args[args.index("--ep-size") + 1] == size
+        assert not {"--nnodes", "--node-rank", "--dist-init-addr"} & set(args)  # the operator's, for multi-node
+        # the worker's arguments are SGLang's server arguments, under SGLang's rules
+        assert check_command("sglang", "python -m sglang.launch_server " + shlex.join(args)) == []
+    # DeepEP's low-latency dispatch buffer, set on the decode command's line, is the decode worker's env
+    assert {e["name"] for e in dec.get("envs", [])} == {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"}
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (("spec", "services", "decode", "multinode", "nodeCount"), 1, "less than the minimum"),
+        (("spec", "backendFramework"), "llama.cpp", "is not one of"),
+        (("spec", "services", "decode", "replica"), 2, "Additional properties are not allowed"),
+        (("spec", "services", "prefill", "resources", "limits", "gpu"), 8, "is not of type 'string'"),
+        (("kind",), "DynamoGraphDeployments", "was expected"),
+    ],
+)
+def test_the_dynamo_schema_catches_a_wrong_field(path, value, message):
+    from core.report.commands import dynamo_recipe
+
+    doc = yaml.safe_load(dynamo_recipe(*_sized_pools())[0])
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(jsonschema.ValidationError, match=message):
+        jsonschema.validate(doc, DGD_SCHEMA)
