@@ -234,18 +234,7 @@ for phase, plans in results.items():
         )
 
 # ---- the top decode layouts under load: throughput vs interactivity, SLO percentiles and goodput
-show_under_load(
-    model,
-    gpu,
-    results,
-    prec,
-    wl,
-    scenario.serving_stack,
-    scenario.memory,
-    cluster.scale_up_domain_gpus,
-    ttft,
-    tpot / 1e3,
-)
+show_under_load(search_of["decode"], results, ttft, tpot / 1e3)
 
 # ---- all-to-all vs EP size on NVLink vs the network
 if model.is_moe:

@@ -13,7 +13,6 @@ from ui.format import md_escape
 from ui.render import chart, table_height
 
 __all__ = [
-    "layout_costs",
     "show_frontier_gaps",
     "show_layout_frontiers",
     "show_published_frontiers",
@@ -275,30 +274,23 @@ def show_published_frontiers() -> None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def layout_costs(
-    model, gpu, layouts: tuple, redundant: tuple, precision, workload, stack: str, assumptions, domain
-) -> list[tuple[str, serving.ReplicaCosts]]:
-    """(label, one replica's step costs) of each layout (``core.serving.replica_costs``), shared by the Layouts
-    page's frontier and SLO sections."""
-    from core.catalog import load_catalog
-    from core.deployment.bundle import Deployment
-    from core.deployment.specs import MemoryAssumptions, ParallelLayout
+def top_costs(d, top: list) -> list[tuple[str, serving.ReplicaCosts]]:
+    """(label, one replica's step costs) of each plan in ``top`` (``core.serving.replica_costs`` of ``d`` on the
+    plan's layout, one replica, its redundant experts and the two-batch overlap it was scored with), shared by the
+    Layouts page's frontier and SLO sections; ``d`` is the page's search deployment (its workload, memory
+    assumptions, scale-up domain, the stack's served step and the scenario's calibration)."""
     from core.serving.operating_point import layout_label
 
-    eff = load_catalog().efficiency_for(gpu.id, stack)
-    a = assumptions or MemoryAssumptions()
-    d = Deployment(model, gpu, ParallelLayout(), precision, eff, workload=workload, assumptions=a, domain_gpus=domain)
+    dense = d.model.moe is None
     return [
-        (layout_label(lay, model.moe is None), serving.replica_costs(d.with_layout(lay, red)))
-        for lay, red in zip(layouts, redundant, strict=True)
+        (
+            layout_label(p.layout, dense),
+            serving.replica_costs(
+                d.with_layout(p.layout.model_copy(update={"dp": 1}), p.redundant_experts), overlap=p.overlap
+            ),
+        )
+        for p in top
     ]
-
-
-def top_costs(model, gpu, top: list, precision, workload, stack: str, assumptions, domain):
-    """:func:`layout_costs` of the plans ``top`` (each one replica)."""
-    layouts = tuple(p.layout.model_copy(update={"dp": 1}) for p in top)
-    redundant = tuple(p.redundant_experts for p in top)
-    return layout_costs(model, gpu, layouts, redundant, precision, workload, stack, assumptions, domain)
 
 
 def top_layouts(plans: list, most: int = 3) -> list:
@@ -314,12 +306,11 @@ def top_layouts(plans: list, most: int = 3) -> list:
     return top
 
 
-def show_layout_frontiers(
-    model, gpu, plans: list, precision, workload, stack: str, assumptions, domain: int, prefill_ttft_s: float | None
-) -> None:
+def show_layout_frontiers(d, plans: list, prefill_ttft_s: float | None) -> None:
     """The Layouts page's section: each of the top decode layouts (one replica) swept over its clients."""
     if not plans:
         return
+    model, gpu, workload = d.model, d.gpu, d.workload
     st.subheader("Throughput vs interactivity: the top decode layouts")
     top = top_layouts(plans)
     modes = ["prefill on the same GPUs (chunked)", "prefill in another pool (a decode pool)"]
@@ -337,7 +328,7 @@ def show_layout_frontiers(
         return
     with st.spinner("Sweeping the clients of each layout…"):
         try:
-            costs = top_costs(model, gpu, top, precision, workload, stack, assumptions, domain)
+            costs = top_costs(d, top)
         except ValueError as err:
             st.info(f"The sweep cannot run: {md_escape(err)}")
             return
@@ -359,7 +350,8 @@ def show_layout_frontiers(
         data,
         None,
         y_title="output tokens/s per GPU",
-        title=f"{model.name} on {gpu.short_name}: output tokens/s per GPU vs per user, one replica of each layout",
+        title=f"{model.name} ({d.precision.label}) on {gpu.short_name}: output tokens/s per GPU vs "
+        "per user, one replica of each layout",
         subtitle=(
             f"{workload.input_len:,} / {workload.output_len:,} tokens"
             + (f", {workload.prefix_reuse:.0%} prefix hits" if workload.prefix_reuse else "")

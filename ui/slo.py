@@ -47,9 +47,7 @@ def _lengths_text(workload, lengths) -> str:
     return text + (f", {workload.prefix_reuse:.0%} prefix hits" if workload.prefix_reuse else "")
 
 
-def show_slo_goodput(
-    model, gpu, plans: list, precision, workload, stack: str, assumptions, domain: int, ttft_s: float, tpot_s: float
-) -> None:
+def show_slo_goodput(d, plans: list, ttft_s: float, tpot_s: float) -> None:
     """The section (nothing without decode plans)."""
     if not plans:
         return
@@ -65,11 +63,12 @@ def show_slo_goodput(
     )
     q = sim.PERCENTILES[pick]
     top = top_layouts(plans)
+    workload = d.workload
     lengths, knobs = sim.workload_lengths(workload), sim.workload_knobs(workload)
     light = f"{sim.SWEEP_SHARES[0]:.0%}"
     with st.spinner("Simulating each layout under load…"):
         try:
-            costs = top_costs(model, gpu, top, precision, workload, stack, assumptions, domain)
+            costs = top_costs(d, top)
             runs = [
                 (label, c, _sweep(c, lengths, knobs), _goodput(c, lengths, knobs, ttft_s, tpot_s, q))
                 for label, c in costs
@@ -182,12 +181,10 @@ def queue_note(plan, miss, load: float = 0.7) -> str:
     return f"{head}; on a miss, {cold:,.2f} s."
 
 
-def show_under_load(
-    model, gpu, results: dict, precision, workload, stack: str, assumptions, domain: int, ttft_s: float, tpot_s: float
-) -> None:
+def show_under_load(d, results: dict, ttft_s: float, tpot_s: float) -> None:
     """The Layouts page's two sections on its top decode layouts: the frontier over clients (a decode pool waits the
     best prefill plan's TTFT) and the SLO percentiles and goodput under random arrivals."""
     decode, prefill = results.get("decode", []), results.get("prefill", [])
     prefill_ttft = prefill[0].latency_s if prefill else None
-    show_layout_frontiers(model, gpu, decode, precision, workload, stack, assumptions, domain, prefill_ttft)
-    show_slo_goodput(model, gpu, decode, precision, workload, stack, assumptions, domain, ttft_s, tpot_s)
+    show_layout_frontiers(d, decode, prefill_ttft)
+    show_slo_goodput(d, decode, ttft_s, tpot_s)

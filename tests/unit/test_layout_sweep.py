@@ -71,3 +71,9 @@ def test_the_top_decode_plans_curve_reaches_the_table():
     assert end.output_tokens_per_s_per_gpu == pytest.approx(3155, rel=2e-3)
     with pytest.raises(ValueError, match="overlap must be none or two_batch"):
         serving.replica_costs(one, overlap="both")
+    # the Layouts page's curves and SLO runs time each top plan the same way: its own overlap, one replica (it
+    # timed every plan without overlap: the EP72 pool's curve ended at 2,876 tok/s per GPU, not the table's 3,155)
+    from ui.frontier import top_costs
+
+    ((label, page_costs),) = top_costs(d, [best])
+    assert label == "DP-attn72 · EP72" and page_costs == costs
