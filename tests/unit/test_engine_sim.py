@@ -1,6 +1,7 @@
 """The engine simulator (issue 35). The first tests use made-up step costs so every number can be worked by hand;
 the ones marked "catalog" run DeepSeek-V3 FP8 on 8 x H200 against the analytical model of core.serving."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -51,6 +52,23 @@ def test_one_request_alone_by_hand():
     assert r.gap_count.sum() == 2 * 99  # the span's two requests' gaps
     assert r.requests_per_s == pytest.approx(1 / 1.2302, rel=1e-9)
     assert r.output_tokens_per_s_per_gpu == pytest.approx(100 / 1.2302 / 8, rel=1e-9)
+
+
+def test_a_calibrated_ttft_offset_by_hand():
+    # the same lone requests with a served calibration's 0.3 s per-request offset (front end, queue; no GPU time):
+    # TTFT 0.2303 + 0.3 = 0.5303 s, end to end 1.5302 s, TPOT unchanged; the client's next request reaches the
+    # engine 0.3 s later, so 1 / 1.5302 requests/s
+    late = dataclasses.replace(COSTS, ttft_offset_s=0.3)
+    r = simulate_closed(late, Lengths.exact(20_000, 100), 1, requests=3, warmup=0)
+    assert r.ttft_s == pytest.approx([0.5303] * 3, rel=1e-9)
+    assert r.tpot_s == pytest.approx([0.0101] * 3, rel=1e-9)
+    assert r.e2e_s == pytest.approx([1.5302] * 3, rel=1e-9)
+    assert r.requests_per_s == pytest.approx(1 / 1.5302, rel=1e-9)
+    # open loop: the same arrivals (same seed) reach the engine; every TTFT is 0.3 s longer, no TPOT moves
+    lens = Lengths.exact(2000, 100)
+    a, b = simulate_open(COSTS, lens, 5.0, requests=200), simulate_open(late, lens, 5.0, requests=200)
+    assert b.ttft_s == pytest.approx(a.ttft_s + 0.3, rel=1e-12)
+    assert np.array_equal(a.tpot_s, b.tpot_s, equal_nan=True)
 
 
 cat = load_catalog()

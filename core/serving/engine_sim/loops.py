@@ -132,9 +132,10 @@ def _engine(costs: ReplicaCosts, res: Resolved, n: int, computed, steps, **loop)
     )
 
 
-def _result(mode: str, load: float, tr: Trace, w: int, n: int, inp, out, gpus: int) -> SimResult:
+def _result(mode: str, load: float, tr: Trace, w: int, n: int, inp, out, gpus: int, offset_s: float) -> SimResult:
     """The measured requests ``w..w+n-1`` of a run and its rates over their arrival span (see the module
-    docstring)."""
+    docstring); ``offset_s`` (the served calibration's per-request TTFT offset: front end, tokenisation, queue, no
+    GPU time) is added to every request's TTFT and end-to-end latency."""
     ids = np.arange(w, w + n)
     arr, first, fin = tr.arrival_t, tr.first_t, tr.finish_t
     t0, t1 = arr[w], arr[w + n - 1]
@@ -157,9 +158,9 @@ def _result(mode: str, load: float, tr: Trace, w: int, n: int, inp, out, gpus: i
     return SimResult(
         mode,
         load,
-        first[ids] - arr[ids],
+        first[ids] - arr[ids] + offset_s,
         tpot,
-        fin[ids] - arr[ids],
+        fin[ids] - arr[ids] + offset_s,
         inp[ids],
         o,
         tr.gap_s[keep],
@@ -187,7 +188,9 @@ def simulate_closed(
     once, as a benchmark does; with equal lengths the requests admitted together finish together and come back
     together, for ever (lockstep: a prompt shares its step with the others of its wave). ``stagger``: each
     client's first request skips a random share of its decode steps instead, so the clients start out of phase
-    (the steady state the analytical model :func:`core.serving.serve_closed_loop` describes)."""
+    (the steady state the analytical model :func:`core.serving.serve_closed_loop` describes). A per-request TTFT
+    offset in ``costs`` (a served calibration's) delays each request's reaching the engine, as a think time does,
+    and is counted in its TTFT."""
     c = whole("concurrency", concurrency, 1, 1_000_000)
     n, w = _requests(requests, warmup)
     w = 2 * c if w is None else w
@@ -202,8 +205,9 @@ def simulate_closed(
     steps = decode_steps(out - 1, res, g_acc)
     if stagger:
         steps[:c] = np.floor(steps[:c] * g_acc.random(min(c, total))).astype(np.int64)
-    tr = _engine(costs, res, total, res.computed(inp), steps, clients=c, think_s=think, stop_before=w + n)
-    return _result("closed", float(c), tr, w, n, inp, out, costs.gpus)
+    off = costs.ttft_offset_s
+    tr = _engine(costs, res, total, res.computed(inp), steps, clients=c, think_s=think + off, stop_before=w + n)
+    return _result("closed", float(c), tr, w, n, inp, out, costs.gpus, off)
 
 
 def simulate_open(
@@ -247,7 +251,7 @@ def simulate_open(
         comp[:m0] = 0
         given = np.zeros(total)
     tr = _engine(costs, res, total, comp, steps, arrivals=arrivals, stop_before=lead + n, first_given=given)
-    return _result("open", lam, tr, lead, n, inp, out, costs.gpus)
+    return _result("open", lam, tr, lead, n, inp, out, costs.gpus, costs.ttft_offset_s)
 
 
 def _open_steady(costs: ReplicaCosts, res: Resolved, lengths: Lengths, rate: float) -> tuple[float, float] | None:
@@ -389,4 +393,4 @@ def simulate_disaggregated(
         gaps.append((tr.gap_end_t, tr.gap_s, tr.gap_count))
     g_end, g_s, g_n = (np.concatenate(x) for x in zip(*gaps, strict=True))
     joined = Trace(arrivals, first, finish, np.argsort(finish), g_end, g_s, g_n)
-    return _result("open", lam, joined, w, n, inp, out, rp * prefill.gpus + rd * decode.gpus)
+    return _result("open", lam, joined, w, n, inp, out, rp * prefill.gpus + rd * decode.gpus, prefill.ttft_offset_s)
