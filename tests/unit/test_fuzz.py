@@ -13,7 +13,8 @@ pydantic models, dicts, lists, and "nan" / "inf" printed into a string).
 Three parts:
 
 1. ``test_public_function``: for each module of ``core`` and each function in its ``__all__``, the
-   arguments are drawn from a table of strategies by parameter name and annotation (hostile numbers:
+   arguments are drawn from tables of strategies by parameter type (the annotation as ``typing.get_type_hints``
+   resolves it: ``BY_TYPE``) and name (``BY_NAME``, ``NUMBERS``) (hostile numbers:
    NaN, +-inf, negative, 0, 1e30, subnormal; hostile ints: 0, negative, 2**63, 10**30; models, GPUs and
    hosts from the real catalog; dtype names from ``core.deployment.specs.DTYPES`` plus garbage; small valid
    ``ParallelLayout`` s). The catalog lookups (``Catalog.model`` ...) and ``Precision.of`` are fuzzed
@@ -52,8 +53,10 @@ import re
 import resource
 import signal
 import time
+import types
+import typing
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -67,10 +70,11 @@ from pydantic import BaseModel, ValidationError
 from core import balance
 from core import hf as hf_config
 from core.balance.published import PLACEMENTS, EplbCase, EplbRow, load_eplb_cases
-from core.catalog import CATALOG_DIR, load_catalog
+from core.catalog import CATALOG_DIR, Catalog, load_catalog
 from core.comms import AllToAllSplit
 from core.deployment.bundle import Deployment
 from core.deployment.specs import (
+    DraftMethod,
     MemoryAssumptions,
     ParallelLayout,
     Precision,
@@ -81,32 +85,41 @@ from core.deployment.specs import (
 )
 from core.hardware import ClusterSpec
 from core.hardware.collectives import OPS as COLLECTIVE_OPS
+from core.hardware.collectives import CollectiveTable
 from core.hardware.efficiency import (
     EFFICIENCY_FAMILIES,
     KERNEL_PATHS,
     SERVING_STACKS,
+    Efficiency,
+    EfficiencyProfile,
     KernelFactors,
     LinkFactors,
     SystemFactors,
 )
+from core.hardware.gpu import GPUSpec, HostSpec
 from core.hardware.offload_efficiency import OffloadEfficiency
 from core.hardware.served_step import MODES as SERVED_STEP_MODES
 from core.hardware.served_step import ServedStepCost, served_step_cost
+from core.hf.fields import Fields
 from core.memory import GGUF_BLOCKS
+from core.model import ModelSpec
 from core.model.dtypes import ACTIVE_CONVENTIONS, DTYPES, GGUF_DTYPES, KV_DTYPES
 from core.model.mixers import MIXER_KINDS
+from core.model.mixers.base import Phase
 from core.moe import GemmElementBytes
 from core.perf import StepConfig
+from core.perf.kernels import Work
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.serving import ReplicaCosts, ServingPoint
 from core.serving.disagg import Traffic
 from core.serving.engine_sim import POLICIES, EngineKnobs, Lengths, SimResult, simulate_closed, simulate_open
-from core.serving.frontier import PoolSpec, load_frontier_cases, load_frontier_points
+from core.serving.frontier import CaseModel, PoolSpec, load_frontier_cases, load_frontier_points, model_case
 from core.serving.launch import ENGINES, KV_CACHE_DTYPES, ROLES, SPECULATIVE_METHODS, LaunchSpec
 from core.serving.layout import Plan
 from core.serving.workload_profiles import load_profiles
 from core.single_box import offload
 from core.single_box.box import Box
+from core.single_box.placement import Placement
 from core.speculative import live
 from core.speculative.acceptance import CONFIDENCES as ACCEPTANCE_CONFIDENCES
 from core.speculative.acceptance import METHODS as ACCEPTANCE_METHODS
@@ -869,219 +882,247 @@ def eplb_outputs(draw):
     return np.asarray(draw(ints), dtype=np.int64), np.asarray(draw(ints), dtype=np.int64)
 
 
+# ------------------------------------------------------------------ the strategy of a parameter
+
+NO_HINT = inspect.Parameter.empty  # an unannotated parameter
+_NONE = type(None)
+
+
+def _optional(hint) -> bool:
+    """The annotation allows None (``X | None``)."""
+    return _NONE in typing.get_args(hint)
+
+
+def _parts(hint) -> set:
+    """The annotation and the types it is built from (``int | None`` -> {int | None, int, None})."""
+    return {hint, *typing.get_args(hint)}
+
+
+def _first(hint):
+    """A union's first member (``int | float`` -> int); any other annotation itself."""
+    args = typing.get_args(hint)
+    return args[0] if args and isinstance(hint, types.UnionType) else hint
+
+
+_EFF_PROFILES = st.sampled_from([Lazy(lambda: CAT.efficiency, "CAT.efficiency"), {}])
+_RANGES = st.builds(range, st.integers(-5, 100), st.integers(-5, 200))
+_CAT = st.just(Lazy(lambda: CAT, "CAT"))
+
+# Strategies by parameter type (as typing.get_type_hints resolves the annotation): the catalog's objects, the
+# scenario's parts, the step model's inputs.
+BY_TYPE: dict[Any, st.SearchStrategy] = {
+    Deployment: deployments,
+    dict[str, ModelSpec]: st.just(Lazy(lambda: CAT.models, "CAT.models")),
+    ModelSpec: models,
+    ModelSpec | None: st.one_of(st.none(), models),
+    Mapping[str, ModelSpec] | None: st.one_of(st.none(), models),
+    GPUSpec: gpus,
+    GPUSpec | None: st.one_of(st.none(), gpus),
+    GPUSpec | str: st.one_of(gpus, choice(sorted(CAT.gpus))),
+    list[GPUSpec]: st.lists(gpu_objs, max_size=3),
+    dict[str, GPUSpec]: st.one_of(
+        st.just(Lazy(lambda: CAT.gpus, "CAT.gpus")),
+        st.lists(gpu_objs, max_size=3).map(lambda gs: {g.id: g for g in gs}),
+    ),
+    HostSpec: hosts,
+    list[HostSpec]: st.lists(host_objs, max_size=3),
+    dict[str, HostSpec]: st.just(Lazy(lambda: CAT.hosts, "CAT.hosts")),
+    ParallelLayout: layouts(),
+    Precision: precision_objs(),
+    Precision | str: precisions,
+    Precision | str | None: precisions,
+    dict[str, Precision | str]: st.dictionaries(text(8), precisions, max_size=3),
+    Workload: workloads,
+    Workload | None: st.one_of(st.none(), workloads),
+    MemoryAssumptions: assumptions,
+    MemoryAssumptions | None: assumptions,
+    Mapping[str, DraftMethod]: st.sampled_from([Lazy(lambda: CAT.draft_methods, "CAT.draft_methods"), {}]),
+    SpecDecodeConfig: specs(),
+    SpecDecodeConfig | None: st.one_of(st.none(), specs()),
+    ClusterSpec: clusters,
+    Scenario: scenarios(),
+    Catalog: _CAT,
+    Catalog | None: st.one_of(st.none(), _CAT),
+    Traffic: traffics,
+    StepConfig: step_configs,
+    Efficiency: efficiencies,
+    Efficiency | None: st.one_of(st.none(), efficiencies),
+    KernelFactors: kernel_factors,
+    KernelFactors | None: st.one_of(st.none(), kernel_factors),
+    Efficiency | KernelFactors: st.one_of(efficiencies, kernel_factors),
+    CollectiveTable: collective_tables,
+    CollectiveTable | None: collective_tables,
+    OffloadEfficiency: offload_effs,
+    OffloadEfficiency | None: offload_effs,
+    LinkFactors: link_factors,
+    GemmElementBytes | None: st.one_of(
+        st.none(),
+        st.builds(
+            GemmElementBytes,
+            fl(0.5, 4, wrong=False),
+            fl(0.5, 4, wrong=False),
+            fl(0.5, 4, wrong=False),
+            choice(["bf16", "fp8", "fp4", "int8"]),
+        ),
+    ),
+    AllToAllSplit: st.builds(AllToAllSplit, fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False)),
+    Placement: placements(),
+    Box: boxes(),
+    list[Plan]: plan_lists(),
+    Plan: plan_lists().filter(bool).map(lambda ps: ps[0]) | st.just(WrongType("not a plan")),
+    ReplicaCosts: replica_costs,
+    list[ServingPoint]: st.lists(serving_points, max_size=5),
+    list[CaseResult]: case_results,
+    Mapping[str, EfficiencyProfile]: _EFF_PROFILES,
+    Mapping[str, EfficiencyProfile] | None: st.one_of(st.none(), _EFF_PROFILES),
+    Phase: choice(["decode", "prefill"]),
+    range: _RANGES,
+    range | None: st.one_of(st.none(), _RANGES),
+    Work: st.builds(
+        Work,
+        fl(0, 1e15, wrong=False),
+        fl(0, 1e12, wrong=False),
+        fl(0, 1e12, wrong=False),
+        fl(1e9, 1e16, wrong=False),
+        choice(["dense_gemm", "attention_decode", "grouped_gemm_prefill"]),
+    ),
+    # frontier_gaps: the two quick cases modelled, or nothing (modelled when first drawn)
+    Sequence[CaseModel]: st.deferred(
+        lambda: st.lists(
+            st.sampled_from([model_case(c, CAT) for c in ("qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp")]),
+            max_size=2,
+        )
+    ),
+    # a family reader fed every catalog config, mutated: the right family or not
+    Fields: configs.map(lambda c: Fields(c, c.get("model_type") if isinstance(c.get("model_type"), str) else "fuzz")),
+}
+
+# Where a type says too little (a str, a mapping, no annotation), the parameter's name: value a strategy, or
+# (qualname, hint) -> strategy where it depends on the function or the annotation.
+BY_NAME: dict[str, st.SearchStrategy | Callable[[str, Any], st.SearchStrategy]] = {
+    "precision": precisions,
+    "assumptions": assumptions,
+    "stack": choice(sorted(SERVING_STACKS)),
+    "op": choice(COLLECTIVE_OPS),
+    "concurrencies": st.lists(it(1, 10**5), max_size=6).map(tuple),
+    "profiles": lambda q, h: st.one_of(st.none(), _EFF_PROFILES) if h is NO_HINT or _optional(h) else _EFF_PROFILES,
+    "overrides": st.one_of(
+        st.none(),
+        st.fixed_dictionaries({"allreduce": link_factors}),
+        st.fixed_dictionaries({"dense_gemm": kernel_factors}),
+    ),
+    "phase": choice(["decode", "prefill"]),
+    "routing_groups": st.one_of(st.none(), st.tuples(it(1, 16), it(1, 16))),
+    "dtype": dtypes,
+    "weight_dtype": dtypes,
+    "kv_dtype": kv_dtypes,
+    "block_type": choice([*GGUF_DTYPES, *GGUF_BLOCKS]),
+    "convention": st.one_of(st.none(), choice(ACTIVE_CONVENTIONS)),
+    "gpu_id": choice(sorted(CAT.gpus)),
+    "model_id": choice(["imported-x", "custom-0123456789"]),
+    "family": choice(EFFICIENCY_FAMILIES),
+    "kind": choice(["low_latency", "normal"]),
+    "kernel": choice(["low_latency", "normal"]),
+    "metric": st.one_of(st.none(), text(20)),
+    "text": st.one_of(text(200), st.binary(max_size=50).map(WrongType)),
+    "token": st.one_of(text(200), st.binary(max_size=50).map(WrongType)),
+    "name": st.one_of(st.none(), text(200), st.sampled_from([1, b"x", ["a"]]).map(WrongType)),
+    "err": st.sampled_from([ValueError("bad value"), _a_validation_error()]),
+    "config": configs,
+    "cfg": configs,
+    "vc": vision_configs,
+    "quant_config": quant_configs,
+    "meta": st.one_of(st.none(), st.just({}), st.just({"config_source": "fuzz"})),
+    "case": cases,
+    "cases": lambda q, h: st.lists(
+        offload_cases if q.startswith(("offload.", "offload_cases.")) else cases, max_size=3
+    ),
+    "params": url_params,
+    "extra_model_ids": st.lists(text(20), max_size=3).map(tuple),
+    "most": st.integers(0, 50),  # url_keys.key_warnings: how many keys a warning names
+    "progress": st.none(),
+    # validated.validate_entries: a catalog file's list, valid or junk
+    "entries": st.lists(st.one_of(st.dictionaries(text(8), text(8), max_size=3), text(8), it(0, 5)), max_size=4),
+    # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
+    "path": st.sampled_from([None, str(CATALOG_DIR), "/nonexistent/catalog", __file__, "x" * 5000, "bad\x00name"]),
+}
+BY_NAME["points_path"] = BY_NAME["path"]
+
+# an unannotated parameter with one of these names takes the catalog object it names
+BY_NAME_UNANNOTATED: dict[str, st.SearchStrategy] = {
+    "model": models,
+    "draft_model": st.one_of(st.none(), models),
+    "gpu": gpus,
+    "layout": layouts(),
+}
+
+# the plain types, after the names (a str named dtype is a dtype)
+BY_PLAIN_TYPE: dict[Any, st.SearchStrategy] = {
+    bool: st.booleans(),
+    str: text(),
+    str | None: st.one_of(st.none(), text()),
+}
+
+# the names a core module imports only for type checking, so that typing.get_type_hints resolves them
+_HINT_NAMES = {
+    t.__name__: t
+    for t in (
+        ModelSpec,
+        Catalog,
+        CollectiveTable,
+        OffloadEfficiency,
+        SpecDecodeConfig,
+        CaseResult,
+        Deployment,
+        DraftMethod,
+    )
+} | {"Mapping": Mapping}
+
+
+@functools.cache
+def _hints(fn: Callable) -> dict[str, Any]:
+    return typing.get_type_hints(fn, localns=_HINT_NAMES)
+
+
 def param_strategy(qualname: str, p: inspect.Parameter, fn_params: Mapping[str, inspect.Parameter]):
-    """The strategy for one parameter: a per-function override, else by name and annotation."""
-    name, ann = p.name, str(p.annotation) if p.annotation is not inspect.Parameter.empty else ""
+    """The strategy for one parameter: a per-function override, else by its type (``BY_TYPE``), its name
+    (``BY_NAME``), a plain type (``BY_PLAIN_TYPE``), a number by name (``NUMBERS``); a ``KeyError`` if none."""
+    name = p.name
     over = OVERRIDES.get(f"{qualname}.{name}")
     if over is not None:
         return over
-    if ann == "Deployment":
-        return deployments
-    if ann.startswith("dict[str, ModelSpec]"):
-        return st.just(Lazy(lambda: CAT.models, "CAT.models"))
-    if "ModelSpec" in ann or (not ann and name in ("model", "draft_model")):
-        return st.one_of(st.none(), models) if "None" in ann or name == "draft_model" else models
-    if ann in ("GPUSpec", "GPUSpec | None") or (not ann and name == "gpu"):
-        return st.one_of(st.none(), gpus) if "None" in ann else gpus
-    if ann == "GPUSpec | str":
-        return st.one_of(gpus, choice(sorted(CAT.gpus)))
-    if ann == "list[GPUSpec]":
-        return st.lists(gpu_objs, max_size=3)
-    if ann == "dict[str, GPUSpec]":
-        return st.one_of(
-            st.just(Lazy(lambda: CAT.gpus, "CAT.gpus")),
-            st.lists(gpu_objs, max_size=3).map(lambda gs: {g.id: g for g in gs}),
-        )
-    if ann == "HostSpec":
-        return hosts
-    if ann == "list[HostSpec]":
-        return st.lists(host_objs, max_size=3)
-    if ann == "dict[str, HostSpec]":
-        return st.just(Lazy(lambda: CAT.hosts, "CAT.hosts"))
-    if ann == "ParallelLayout" or (name == "layout" and not ann):
-        return layouts()
-    if ann == "Precision":
-        return precision_objs()
-    if ("Precision" in ann and "dict" not in ann) or name == "precision":
-        return precisions
-    if ann.startswith("dict[str, Precision"):
-        return st.dictionaries(text(8), precisions, max_size=3)
-    if "Workload" in ann:
-        return st.one_of(st.none(), workloads) if "None" in ann else workloads
-    if "MemoryAssumptions" in ann or name == "assumptions":
-        return assumptions
-    if ann.startswith("type["):  # a pydantic model class (validated.bounds): the scenario's, or garbage
+    try:
+        hint = _hints(FUNCTIONS[qualname]).get(name, NO_HINT)
+    except NameError as e:
+        raise KeyError(f"cannot resolve {qualname}'s annotations ({e}); add the type to _HINT_NAMES") from e
+    if hint in BY_TYPE:
+        return BY_TYPE[hint]
+    if typing.get_origin(hint) is type:  # a pydantic model class (validated.bounds): the scenario's, or garbage
         return st.sampled_from([Workload, ClusterSpec, MemoryAssumptions, Scenario, int])
-    if "DraftMethod" in ann:
-        return st.sampled_from([Lazy(lambda: CAT.draft_methods, "CAT.draft_methods"), {}])
-    if "SpecDecodeConfig" in ann:
-        return st.one_of(st.none(), specs()) if "None" in ann else specs()
-    if "ClusterSpec" in ann:
-        return clusters
-    if ann == "Scenario":
-        return scenarios()
-    if "Catalog" in ann:
-        cat = Lazy(lambda: CAT, "CAT")
-        return st.one_of(st.none(), st.just(cat)) if "None" in ann else st.just(cat)
-    if ann == "Traffic":
-        return traffics
-    if ann == "StepConfig":
-        return step_configs
-    if ann in ("Efficiency", "perf.Efficiency"):
-        return efficiencies
-    if ann == "Efficiency | None":
-        return st.one_of(st.none(), efficiencies)
-    if ann == "KernelFactors | None":
-        return st.one_of(st.none(), kernel_factors)
-    if ann == "Efficiency | KernelFactors":
-        return st.one_of(efficiencies, kernel_factors)
-    if "CollectiveTable" in ann:
-        return collective_tables
-    if name == "stack":
-        return choice(sorted(SERVING_STACKS))
-    if name == "op":
-        return choice(COLLECTIVE_OPS)
-    if "OffloadEfficiency" in ann:
-        return offload_effs
-    if ann == "KernelFactors":
-        return kernel_factors
-    if ann == "LinkFactors":
-        return link_factors
-    if "GemmElementBytes" in ann:
-        return st.one_of(
-            st.none(),
-            st.builds(
-                GemmElementBytes,
-                fl(0.5, 4, wrong=False),
-                fl(0.5, 4, wrong=False),
-                fl(0.5, 4, wrong=False),
-                choice(["bf16", "fp8", "fp4", "int8"]),
-            ),
-        )
-    if ann == "AllToAllSplit":
-        return st.builds(AllToAllSplit, fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False), fl(0, 1e9, wrong=False))
-    if ann == "Placement":
-        return placements()
-    if ann == "Box":
-        return boxes()
-    if ann == "list[Plan]":
-        return plan_lists()
-    if ann == "Plan":
-        return plan_lists().filter(bool).map(lambda ps: ps[0]) | st.just(WrongType("not a plan"))
-    if ann == "ReplicaCosts":
-        return replica_costs
-    if ann == "list[ServingPoint]":
-        return st.lists(serving_points, max_size=5)
-    if name == "concurrencies":
-        return st.lists(it(1, 10**5), max_size=6).map(tuple)
-    if ann == "list[CaseResult]":
-        return case_results
-    if "EfficiencyProfile" in ann or (name == "profiles"):
-        eff = st.sampled_from([Lazy(lambda: CAT.efficiency, "CAT.efficiency"), {}])
-        return st.one_of(st.none(), eff) if "None" in ann or not ann else eff
-    if name == "overrides":
-        return st.one_of(
-            st.none(),
-            st.fixed_dictionaries({"allreduce": link_factors}),
-            st.fixed_dictionaries({"dense_gemm": kernel_factors}),
-        )
-    if ann == "Phase" or name == "phase":
-        return choice(["decode", "prefill"])
-    if ann.startswith("range"):
-        ranges = st.builds(range, st.integers(-5, 100), st.integers(-5, 200))
-        return st.one_of(st.none(), ranges) if "None" in ann else ranges
-    if name == "routing_groups":
-        return st.one_of(st.none(), st.tuples(it(1, 16), it(1, 16)))
-    if name in ("dtype", "weight_dtype"):
-        return dtypes
-    if name == "kv_dtype":
-        return kv_dtypes
-    if name == "block_type":
-        return choice([*GGUF_DTYPES, *GGUF_BLOCKS])
-    if name == "convention":
-        return st.one_of(st.none(), choice(ACTIVE_CONVENTIONS))
-    if name == "gpu_id":
-        return choice(sorted(CAT.gpus))
-    if name == "model_id":
-        return choice(["imported-x", "custom-0123456789"])
-    if name == "family":
-        return choice(EFFICIENCY_FAMILIES)
-    if name in ("kind", "kernel"):
-        return choice(["low_latency", "normal"])
-    if ann == "Work":
-        from core.perf.kernels import Work
-
-        return st.builds(
-            Work,
-            fl(0, 1e15, wrong=False),
-            fl(0, 1e12, wrong=False),
-            fl(0, 1e12, wrong=False),
-            fl(1e9, 1e16, wrong=False),
-            choice(["dense_gemm", "attention_decode", "grouped_gemm_prefill"]),
-        )
-    if name == "metric":
-        return st.one_of(st.none(), text(20))
-    if name in ("text", "token"):
-        return st.one_of(text(200), st.binary(max_size=50).map(WrongType))
-    if name == "name":
-        return st.one_of(st.none(), text(200), st.sampled_from([1, b"x", ["a"]]).map(WrongType))
-    if name == "err":
-        return st.sampled_from([ValueError("bad value"), _a_validation_error()])
-    if name in ("config", "cfg"):
-        return configs
-    if ann == "Fields":  # a family reader fed every catalog config, mutated: the right family or not
-        from core.hf.fields import Fields
-
-        return configs.map(lambda c: Fields(c, c.get("model_type") if isinstance(c.get("model_type"), str) else "fuzz"))
-    if name == "vc":
-        return vision_configs
-    if name == "quant_config":
-        return quant_configs
-    if name == "meta":
-        return st.one_of(st.none(), st.just({}), st.just({"config_source": "fuzz"}))
-    if name == "case" and qualname == "serving.frontier.model_case":  # the two cases that model in a blink, or junk ids
-        return st.one_of(st.sampled_from(["qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp"]), text(20))
-    if ann == "Sequence[CaseModel]":  # frontier_gaps: the two quick cases modelled, or nothing
-        from core.serving.frontier import model_case
-
-        quick = [model_case(c, CAT) for c in ("qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp")]
-        return st.lists(st.sampled_from(quick), max_size=2)
-    if name == "case":
-        return cases
-    if name == "cases":
-        return st.lists(offload_cases if qualname.startswith(("offload.", "offload_cases.")) else cases, max_size=3)
-    if name == "params":
-        return url_params
-    if name == "extra_model_ids":
-        return st.lists(text(20), max_size=3).map(tuple)
-    if name == "most":  # url_keys.key_warnings: how many keys a warning names
-        return st.integers(0, 50)
-    if name == "progress":
-        return st.none()
-    if name == "entries":  # validated.validate_entries: a catalog file's list, valid or junk
-        return st.lists(st.one_of(st.dictionaries(text(8), text(8), max_size=3), text(8), it(0, 5)), max_size=4)
-    if name in ("path", "points_path"):  # load_catalog: the real catalog, missing / unreadable / not-a-directory paths
-        return st.sampled_from([None, str(CATALOG_DIR), "/nonexistent/catalog", __file__, "x" * 5000, "bad\x00name"])
-    if ann == "bool":
-        return st.booleans()
-    if ann in ("str", "str | None"):
-        return st.one_of(st.none(), text()) if "None" in ann else text()
+    if hint is NO_HINT and name in BY_NAME_UNANNOTATED:
+        return BY_NAME_UNANNOTATED[name]
+    if name in BY_NAME:
+        by_name = BY_NAME[name]
+        return by_name if isinstance(by_name, st.SearchStrategy) else by_name(qualname, hint)
+    if hint in BY_PLAIN_TYPE:
+        return BY_PLAIN_TYPE[hint]
     if name in NUMBERS:
-        return NUMBERS[name](ann)
-    raise KeyError(f"no strategy for {qualname}({name}: {ann or '?'}); add one to the table")
+        return NUMBERS[name](hint)
+    shown = "?" if hint is NO_HINT else (hint.__name__ if isinstance(hint, type) else hint)
+    raise KeyError(f"no strategy for {qualname}({name}: {shown}); add one to the table")
 
 
 def _f(lo, hi):
     """Float parameter (vectorised when it has no annotation)."""
-    return lambda ann: fl(lo, hi) if ann in ("float", "float | None") or "int" in ann else num_or_arr(fl(lo, hi))
+    return lambda hint: fl(lo, hi) if hint in (float, float | None) or int in _parts(hint) else num_or_arr(fl(lo, hi))
 
 
 def _i(lo, hi):
     """Int parameter (an int or None where the annotation allows it)."""
-    return lambda ann: (
+    return lambda hint: (
         st.one_of(st.none(), it(lo, hi))
-        if "None" in ann
-        else (it(lo, hi) if ann.startswith("int") else num_or_arr(it(lo, hi)))
+        if _optional(hint)
+        else (it(lo, hi) if _first(hint) is int else num_or_arr(it(lo, hi)))
     )
 
 
@@ -1093,7 +1134,7 @@ def _a(lo, hi, two_d=True):
     )
 
 
-NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
+NUMBERS: dict[str, Callable[[Any], st.SearchStrategy]] = {
     # floats (sane range)
     **{
         k: _f(0.5, 4)
@@ -1236,8 +1277,8 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
     "top_k": _i(1, 16),
     "tokens_per_step": _i(1, 10),
     "gamma": _i(1, 16),
-    "context_len": lambda ann: (
-        fl(1, 1e6) if ann == "float" else (it(1, 1_000_000) if ann == "int" else num_or_arr(it(1, 1_000_000)))
+    "context_len": lambda hint: (
+        fl(1, 1e6) if hint is float else (it(1, 1_000_000) if hint is int else num_or_arr(it(1, 1_000_000)))
     ),
     "m": lambda ann: num_or_arr(it(1, 65_536)),
     "k": lambda ann: num_or_arr(it(1, 65_536)),
@@ -1247,6 +1288,10 @@ NUMBERS: dict[str, Callable[[str], st.SearchStrategy]] = {
 # Per-function overrides ("module.function.param"): bounded inputs for the expensive simulations and
 # arguments whose meaning depends on the function.
 OVERRIDES: dict[str, st.SearchStrategy] = {
+    # the two cases that model in a blink, or junk ids
+    "serving.frontier.model_case.case": st.one_of(
+        st.sampled_from(["qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp"]), text(20)
+    ),
     "serving.operating_point.per_gpu_text.amount": fl(0, 1e9),
     # a deployment, or one with a separate draft model (dense or MoE) whose own step prices the drafts
     "speculative.closed_form.batch_speedup.d": st.one_of(
@@ -1757,6 +1802,21 @@ def test_every_public_function_is_fuzzed_or_skipped():
                 missing.append(str(e))
     assert not missing, missing
     assert set(SKIP) <= set(FUNCTIONS)
+
+
+def test_a_parameter_without_a_strategy_is_named(monkeypatch):
+    """The table answers by the resolved type (a string annotation included); a type it has no entry for, under
+    a name it does not know either, is a KeyError naming the function, the parameter and the type."""
+
+    def fake(model: ModelSpec, widget: complex, kv_dtype: str, flag: bool) -> None: ...
+
+    monkeypatch.setitem(FUNCTIONS, "fake.fake", fake)
+    params = inspect.signature(fake).parameters
+    assert param_strategy("fake.fake", params["model"], params) is models
+    assert param_strategy("fake.fake", params["kv_dtype"], params) is kv_dtypes  # the name before the plain str
+    assert param_strategy("fake.fake", params["flag"], params) is BY_PLAIN_TYPE[bool]
+    with pytest.raises(KeyError, match=r"no strategy for fake\.fake\(widget: complex\)"):
+        param_strategy("fake.fake", params["widget"], params)
 
 
 def _draw_args(data, qualname: str, fn: Callable) -> tuple[list, dict]:
