@@ -256,8 +256,9 @@ def build_report(
                         f"{at} {best.latency_s * 1e3:,.0f} ms",
                     )
                 )
-                role = "aggregated" if phase == "decode" else "prefill"
-                manifests += launch_code(sec, best, search, role)
+                # a phase's plan runs as that phase's pool: the decode plan has no prompt in its steps, so its
+                # command is the decode worker of a disaggregated pair, not aggregated serving (review 3 M1)
+                manifests += launch_code(sec, best, search, phase)
                 for p in plans:
                     sec.table.append(
                         {

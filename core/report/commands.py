@@ -9,6 +9,13 @@ from core.model import ModelSpec
 
 __all__: list[str] = []  # build_report's helper, not a public API
 
+# what each role's command is, as its label says (review 3 M1): a pool's worker says which pool it needs beside it
+ROLE_WORDS = {
+    "aggregated": "colocated (aggregated) serving: prefill and decode on the same GPUs",
+    "prefill": "the prefill worker of a disaggregated pair (it needs a decode pool)",
+    "decode": "the decode worker of a disaggregated pair (it needs a prefill pool: no prompt is computed in its steps)",
+}
+
 
 def launch_code(sec, plan, d: Deployment, role: str) -> list[tuple[str, str]]:
     """The engines' commands for ``plan`` serving deployment ``d`` (:func:`core.serving.plan_commands.plan_commands`)
@@ -23,7 +30,7 @@ def launch_code(sec, plan, d: Deployment, role: str) -> list[tuple[str, str]]:
     except ValueError as e:  # a layout the engines' commands cannot be written for: the figures stand without them
         sec.notes.append(f"launch commands for {plan.label} left out: {e}")
         return []
-    what = "aggregated serving" if role == "aggregated" else f"the {role} worker of a disaggregated pair"
+    what = ROLE_WORDS[role]
     for engine, c in cmds.items():
         text = c.command + (f"\n\n# {TRTLLM_YAML}\n{c.config_yaml}" if c.config_yaml else "")
         sec.code.append((f"{engine} {c.version}: {plan.label} for {what}", text))

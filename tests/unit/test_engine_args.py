@@ -86,15 +86,15 @@ def test_rules_list_exactly_the_flags_engines_yaml_lists():
 
 
 def test_every_command_the_report_prints_parses_under_its_engines_rules():
-    seen = {(e, what) for e in ENGINES for what in ("prefill worker", "aggregated serving")}
+    seen = {(e, what) for e in ENGINES for what in ("prefill worker", "decode worker")}
     found, blocks = set(), 0
     for name, sc in SCENARIOS:
         for engine, label, command, config in _printed_blocks(sc):
             assert check_command(engine, command, config) == [], f"{name}: {label}"
-            found |= {(engine, what) for what in ("prefill worker", "aggregated serving") if what in label}
+            found |= {(engine, what) for what in ("prefill worker", "decode worker") if what in label}
             blocks += 1
     assert found == seen
-    # 50 catalog models: the 44 that fit 8 x H200 get 6 blocks each (3 engines x prefill + aggregated), the six that
+    # 50 catalog models: the 44 that fit 8 x H200 get 6 blocks each (3 engines x prefill + decode worker), the six that
     # need more GPUs get theirs on 4 nodes where they fit; the review scenarios add theirs
     assert blocks >= 6 * 44 + 6 * len(REVIEW_URLS) - 12, blocks
 

@@ -415,3 +415,23 @@ def test_cli_names_an_implausible_imported_value_on_stderr(capsys, tmp_path):
         in err
     )
     assert "plausible 1 to 100,000,000 tokens" in err
+
+
+def test_the_decode_plans_command_is_the_decode_worker_not_aggregated_serving():
+    """Review 3 M1: the decode plan's figures have no prompt in their steps (a decode pool), but the report printed
+    its commands as "DP-attn8 · EP8 for aggregated serving" (role aggregated: no --disaggregation-mode). S1,
+    DeepSeek-V3 FP8 on 8 x H200: each engine's decode command is the decode worker of a PD pair and says it needs a
+    prefill pool; the prefill plan's is the prefill worker."""
+    sc = Scenario(model_id="deepseek-v3", gpu_id="h200", gpus_per_node=8, precision=Precision(weights="fp8"))
+    sec = {s.title: s for s in build_report(sc, cat).sections}["Layouts"]
+    labels = [label for label, _ in sec.code]
+    assert not [lab for lab in labels if "aggregated serving" in lab], labels
+    decode = {lab.split(" ", 1)[0]: text for lab, text in sec.code if "decode worker" in lab}
+    assert set(decode) == {"vllm", "sglang", "trtllm"}
+    assert all("it needs a prefill pool" in lab for lab in labels if "decode worker" in lab)
+    # each engine's own decode-side switch: SGLang's mode, vLLM's NIXL consumer, TensorRT-LLM's KV transceiver
+    assert "--disaggregation-mode decode" in decode["sglang"]
+    assert '"kv_role":"kv_consumer"' in decode["vllm"]
+    assert "cache_transceiver_config" in decode["trtllm"] and "disable_overlap_scheduler" not in decode["trtllm"]
+    prefill = [lab for lab in labels if "prefill worker" in lab]
+    assert len(prefill) == 3 and all("it needs a decode pool" in lab for lab in prefill)
