@@ -122,6 +122,11 @@ def main() -> None:
             note = "fitted on " + ", ".join(ids)
             if len(ids) > 6:  # kernel tables: name the table and the count, not every case
                 note = f"fitted on {len(ids)} measured kernel cases ({ids[0]} ... {ids[-1]})"
+            if fam == "grouped_gemm_prefill":
+                note = (
+                    "compute_eff, compute_eff_16bit, floor_us, row_bytes, pair_bytes (floor + roofline + the activations' "
+                    "traffic, issue 35) " + note + " by `python -m bench.calibrate --write`"
+                )
             if fam == "system":
                 note = (
                     "token_overhead_ps_per_channel and overlap_eff " + note + " (one set for every GPU generation: the "

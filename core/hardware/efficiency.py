@@ -78,6 +78,11 @@ class KernelFactors(BaseModel):
     # attention decode: the tensor-core tile height (MMA M) the query rows of one K/V stream fill; with fewer
     # rows (MLA at 16 heads per GPU: 16 of Hopper's 64) the compute efficiency falls in proportion; 0 = none
     tile_rows: Annotated[float, Field(ge=0, le=1024)] = 0.0
+    # grouped GEMM prefill: bytes moved at HBM bandwidth, outside the GEMMs' overlap, per activation element of
+    # each token entering the layer (gather / scatter of the batch's rows) and of each token-expert pair (the
+    # permuted input, the gate / up output, the activated intermediate, the expert output); 0 = none
+    row_bytes: Annotated[float, Field(ge=0, le=1000)] = 0.0
+    pair_bytes: Annotated[float, Field(ge=0, le=1000)] = 0.0
 
     _divisors = field_validator("compute_eff", "mem_eff")(not_vanishing)
 

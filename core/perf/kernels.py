@@ -79,6 +79,8 @@ class Work:
     experts: float = 0.0  # local experts a grouped GEMM touches, in whole-expert equivalents (per-expert floor)
     half: bool = False  # computes in bf16 / fp16 (``compute_eff_16bit`` applies)
     rows: float = 0.0  # attention decode: query rows per K/V stream (``tile_rows`` applies)
+    row_elems: float = 0.0  # grouped GEMMs: activation elements of the layer's tokens (``row_bytes`` each)
+    pair_elems: float = 0.0  # and of the local token-expert pairs (``pair_bytes`` each), at HBM bandwidth
 
     @property
     def bytes(self) -> float:
@@ -89,7 +91,8 @@ def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
     """``floor + max(FLOPs / (peak x compute_eff), bytes / (HBM bandwidth x mem_eff))``; 0 for no work.
     The floor is ``floor_us`` plus ``per_expert_us`` per local expert touched (grouped GEMMs); a 16-bit
     kernel uses ``compute_eff_16bit`` where the family sets one; with ``tile_rows``, ``rows`` query rows fill
-    that share of the tensor-core tile (attention decode)."""
+    that share of the tensor-core tile (attention decode); a grouped GEMM adds its activations' traffic, which
+    does not overlap the GEMMs: ``(row_elems x row_bytes + pair_elems x pair_bytes) / HBM bandwidth``."""
     if w.flops <= 0 and w.bytes <= 0:
         return 0.0
     try:
@@ -99,6 +102,7 @@ def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
         s = (f.floor_us + f.per_expert_us * w.experts) * 1e-6 + max(
             w.flops / (w.peak_flops * ce), w.bytes / (bw_bytes * f.mem_eff)
         )
+        s += (w.row_elems * f.row_bytes + w.pair_elems * f.pair_bytes) / bw_bytes
     except (TypeError, ZeroDivisionError):
         s = math.nan
     if not 0 <= s < math.inf:  # a record built from out-of-range numbers (the model's own are always finite)
@@ -129,7 +133,8 @@ def routed_experts_work(
     ``total_assignments`` A = T x k come from T tokens, each picking k distinct experts, so an expert is
     untouched with probability ``(1 - k/N)^T`` (:func:`core.model.routing.expected_experts_touched`).
     Experts stored in a dtype the GPU has no tensor cores for (MXFP4 on Hopper, int4) run weight-only
-    dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family."""
+    dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family. Activations: the batch's
+    ``A / k`` tokens x width, each local pair x (width + ``ffn_matrices`` x the expert's intermediate slice)."""
     model, gpu, layout, precision = d.model, d.gpu, d.layout, d.precision
     if model.moe is None:
         raise ValueError(f"{model.name} is a dense model: it has no routed experts")
@@ -142,6 +147,7 @@ def routed_experts_work(
         routing.expected_experts_touched(total_assignments / e.top_k, e.top_k, e.n_routed_experts) / e.n_routed_experts
     )
     expert_p = ffn.expert_params(model) / layout.expert_tp
+    width = e.latent_size or model.hidden_size
     native = precision_support(gpu, precision.expert_dtype).native
     family = (
         "grouped_gemm_weight_only"
@@ -159,6 +165,8 @@ def routed_experts_work(
         path,
         local * p_touched / layout.expert_tp,  # expert-equivalents: a 1/etp slice has 1/etp of the tiles
         precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
+        row_elems=total_assignments / e.top_k * width,
+        pair_elems=assignments_per_gpu * (width + model.ffn_matrices * e.expert_intermediate_size / layout.expert_tp),
     )
 
 

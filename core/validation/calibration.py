@@ -47,7 +47,13 @@ _FIT: dict[str, tuple[tuple[str, float, float], ...]] = {
         ("floor_us", 0.0, 200.0),
         ("per_expert_us", 0.0, 10.0),
     ),
-    "grouped_gemm_prefill": (("compute_eff", 0.15, 1.0), ("compute_eff_16bit", 0.1, 1.0), ("floor_us", 0.0, 200.0)),
+    "grouped_gemm_prefill": (
+        ("compute_eff", 0.15, 1.0),
+        ("compute_eff_16bit", 0.1, 0.9),  # above 0.9 of the bf16 peak: the pairs' traffic taken for the GEMM
+        ("floor_us", 0.0, 200.0),
+        ("row_bytes", 0.0, 24.0),
+        ("pair_bytes", 0.0, 24.0),
+    ),
     "grouped_gemm_weight_only": (
         ("mem_eff", 0.05, 1.0),
         ("compute_eff", 0.05, 1.0),
@@ -109,6 +115,7 @@ def _fit_kernel(family: str, start, parsed, names, bounds) -> tuple[float, ...]:
     experts = np.array([w.experts for w, _, _ in rows])
     half = np.array([w.half for w, _, _ in rows])
     q_rows = np.array([w.rows for w, _, _ in rows])
+    act = np.array([(w.row_elems, w.pair_elems) for w, _, _ in rows]).reshape(-1, 2)
     peak = np.array([w.peak_flops for w, _, _ in rows])
     bw = np.array([b for _, b, _ in rows])
     log_measured = np.log(np.array([m for _, _, m in rows]) * scale)
@@ -119,15 +126,20 @@ def _fit_kernel(family: str, start, parsed, names, bounds) -> tuple[float, ...]:
     def losses(points: np.ndarray) -> np.ndarray:
         """The loss at every grid point (rows of ``points``) at once: shape (points, cases) inside."""
         f = {n: np.full((len(points), 1), float(fixed[n])) for n in ("compute_eff", "compute_eff_16bit", "mem_eff")}
-        f |= {n: np.full((len(points), 1), float(fixed[n])) for n in ("floor_us", "per_expert_us", "tile_rows")}
+        f |= {
+            n: np.full((len(points), 1), float(fixed[n]))
+            for n in ("floor_us", "per_expert_us", "tile_rows", "row_bytes", "pair_bytes")
+        }
         for k, n in enumerate(names):
             f[n] = points[:, k : k + 1]
         ce = np.where(half, f["compute_eff_16bit"] if own_16bit else f["compute_eff"], f["compute_eff"])
         ce = ce * np.where(
             (q_rows > 0) & (f["tile_rows"] > 0), np.minimum(1.0, q_rows / np.maximum(f["tile_rows"], 1e-9)), 1.0
         )
-        t = (f["floor_us"] + f["per_expert_us"] * experts) * 1e-6 + np.maximum(
-            flops / (peak * ce), nbytes / (bw * f["mem_eff"])
+        t = (
+            (f["floor_us"] + f["per_expert_us"] * experts) * 1e-6
+            + np.maximum(flops / (peak * ce), nbytes / (bw * f["mem_eff"]))
+            + (act[:, 0] * f["row_bytes"] + act[:, 1] * f["pair_bytes"]) / bw
         )
         spans = np.array([hi - lo for lo, hi in bounds])
         prior = np.sum(((points - np.array([fixed[n] for n in names])) / spans) ** 2, axis=1)
