@@ -7,11 +7,14 @@ fitted on them (issue 35, "A served step").
 The measured step of a point is its TPOT (``1000 / tok/s/user`` where the source gives a speed); with
 speculative decoding it is one verification cycle, ``AL x TPOT`` (the source's mean accepted length AL). The
 kernel step is the planner's decode step for the point's deployment at its concurrency (``kernel_step_ms``, the
-one call into the step model), plus, at ``c > 1`` clients, the prefill of the other ``c - 1`` clients' prompts
-spread over an output length. A stack's served step adds ``fixed + per_layer x layers + per_draft x draft passes``;
-each stack's form is the one with the lowest leave-one-out median error among those with at most two terms
-(non-negative least squares of the relative error). Only points with ``fit: true`` are fitted; the others are
-printed with their error (the reason is in the file).
+one call into the step model), plus, at ``c > 1`` clients of a colocated engine, the prefill of the other ``c - 1``
+clients' prompts spread over an output length (a disaggregated decode pool prefills nothing). A stack's served step
+adds ``fixed + per_layer x layers + per_indexer x indexer layers + per_draft x draft passes``; each stack's form is
+the one with the lowest leave-one-out median error among those with at most two terms (non-negative least squares
+of the relative error), fitted on its attention-TP points. Where a stack has fitted points with attention DP > 1
+(rank synchronisation), ``dp_attention`` replaces ``fixed`` for them: fitted on those points alone with the other
+terms as fitted (leave-one-out too). Only points with ``fit: true`` are fitted; the others are printed with their
+error (the reason is in the file).
 """
 
 from __future__ import annotations
@@ -31,12 +34,13 @@ sys.path.insert(0, str(ROOT))
 
 from core.hardware.served_step import SERVED_STEP_PATH, draft_passes  # noqa: E402
 
-TERMS = ("fixed", "per_layer", "per_draft")  # the regressors: 1, decoder layers, draft passes
+TERMS = ("fixed", "per_layer", "per_draft", "per_indexer")  # regressors: 1, layers, draft passes, indexer layers
 DEFAULT_CONTEXT = (2048, 512)  # isl, osl where the source states none (said in each point's note)
 NOT_FITTED = {
     "eager": "no published batch-1 measurement with CUDA graphs off was found for a current engine version",
-    "dp_attention": "no published batch-1 measurement with data-parallel attention (rank synchronisation) was found; "
-    "the batch-1 recipes are all attention TP",
+    "dp_attention": "data-parallel attention is not a mode: a fit's dp_attention_s replaces fixed_s for layouts with "
+    "attention DP > 1 where the stack has low-concurrency DP-attention points (TensorRT-LLM's disaggregated DEP decode); "
+    "SGLang's and vLLM's published batch-1 recipes are all attention TP, so their DP layouts pay fixed_s",
 }
 
 
@@ -83,17 +87,33 @@ def kernel_step_ms(m: dict) -> float:
         "measured": {"metric": "step_latency_ms"},
     }
     c = m["concurrency"]
+    batch = c / m["layout"].get("attention_dp", 1)  # requests per attention group (DP ranks share the clients)
     ms = predict(
-        {**base, "phase": "decode_step", "workload": {"batch": c, "new_tokens": new, "past_kv_len": int(isl + osl / 2)}}
+        {
+            **base,
+            "phase": "decode_step",
+            "workload": {"batch": batch, "new_tokens": new, "past_kv_len": int(isl + osl / 2)},
+        }
     )
-    if c > 1:
+    if c > 1 and not m.get("disaggregated"):
         prompt = {"batch": 1, "new_tokens": int(isl), "past_kv_len": 0}
         ms += (c - 1) / osl * predict({**base, "phase": "prefill_step", "workload": prompt})
     return ms
 
 
+def indexer_layers(model) -> int:
+    """Layers whose mixer runs a sparse-attention indexer of its own (as core.hardware.served_step counts them)."""
+    idx = [getattr(g.mixer, "indexer", None) for g in model.mixers]
+    return sum(len(g.layers) for g, i in zip(model.mixers, idx, strict=True) if i is not None and not i.shared)
+
+
 def features(p: dict, terms: tuple[str, ...]) -> list[float]:
-    x = {"fixed": 1.0, "per_layer": float(p["num_layers"]), "per_draft": float(p["draft_passes"])}
+    x = {
+        "fixed": 1.0,
+        "per_layer": float(p["num_layers"]),
+        "per_draft": float(p["draft_passes"]),
+        "per_indexer": float(p["indexer_layers"]),
+    }
     return [x[t] for t in terms]
 
 
@@ -115,8 +135,23 @@ def fit_terms(points: list[dict], terms: tuple[str, ...]) -> dict[str, float]:
     return dict(zip(terms, (float(v) for v in best), strict=True))
 
 
-def served_ms(p: dict, params: dict[str, float]) -> float:
-    return p["kernel_step_ms"] + sum(v * features(p, (t,))[0] for t, v in params.items())
+def served_ms(p: dict, params: dict[str, float], dp_ms: float | None = None) -> float:
+    """The kernel step + the stack's terms; ``dp_ms`` in place of the fixed term for a DP-attention point."""
+    dp = p["attention_dp"] > 1 and dp_ms is not None
+    return (
+        p["kernel_step_ms"]
+        + sum(v * features(p, (t,))[0] for t, v in params.items() if not (dp and t == "fixed"))
+        + (dp_ms if dp else 0.0)
+    )
+
+
+def fit_dp(points: list[dict], params: dict[str, float]) -> float:
+    """The fixed term of DP-attention points (ms), the others as fitted: least squares of the relative error, >= 0."""
+    a = np.array([1.0 / p["measured_step_ms"] for p in points])
+    b = np.array(
+        [1.0 - served_ms(p, {k: v for k, v in params.items() if k != "fixed"}) / p["measured_step_ms"] for p in points]
+    )
+    return max(0.0, float(a @ b / (a @ a)))
 
 
 def loo_errors(points: list[dict], terms: tuple[str, ...]) -> list[float]:
@@ -129,7 +164,12 @@ def loo_errors(points: list[dict], terms: tuple[str, ...]) -> list[float]:
 
 def forms(points: list[dict]) -> list[tuple[str, ...]]:
     """Every form of at most two terms; the draft term only where the stack has drafting points."""
-    usable = [t for t in TERMS if t != "per_draft" or any(p["draft_passes"] for p in points)]
+    usable = [
+        t
+        for t in TERMS
+        if (t != "per_draft" or any(p["draft_passes"] for p in points))
+        and (t != "per_indexer" or any(p["indexer_layers"] for p in points))
+    ]
     return [()] + [c for k in (1, 2) for c in combinations(usable, k)]
 
 
@@ -143,7 +183,12 @@ def choose(points: list[dict]) -> tuple[tuple[str, ...], list[float], dict]:
 
 
 def form_text(terms: tuple[str, ...]) -> str:
-    names = {"fixed": "fixed_s", "per_layer": "per_layer_s x num_layers", "per_draft": "per_draft_s x draft passes"}
+    names = {
+        "fixed": "fixed_s",
+        "per_layer": "per_layer_s x num_layers",
+        "per_draft": "per_draft_s x draft passes",
+        "per_indexer": "per_indexer_s x indexer layers",
+    }
     return " + ".join(names[t] for t in terms) or "0 (the kernel step alone)"
 
 
@@ -161,22 +206,35 @@ def evaluate(measurements: list[dict]) -> tuple[list[dict], dict[str, dict]]:
                 "measured_step_ms": measured_step_ms(m),
                 "kernel_step_ms": kernel_step_ms(m),
                 "num_layers": cat.model(m["model"]).num_layers,
+                "indexer_layers": indexer_layers(cat.model(m["model"])),
                 "draft_passes": passes(m),
+                "attention_dp": m["layout"].get("attention_dp", 1),
             }
         )
     fits = {}
     for engine in sorted({p["m"]["engine"] for p in points}):
-        own = [p for p in points if p["m"]["engine"] == engine and p["m"]["fit"]]
+        fitted = [p for p in points if p["m"]["engine"] == engine and p["m"]["fit"]]
+        own = [p for p in fitted if p["attention_dp"] == 1]
+        dp = [p for p in fitted if p["attention_dp"] > 1]
         if not own:
             continue
         terms, loo, tried = choose(own)
         params = fit_terms(own, terms)
         for p, e in zip(own, loo, strict=True):
             p["loo_error"] = e
-        fits[engine] = {"terms": terms, "params": params, "points": own, "loo": loo, "tried": tried}
+        fits[engine] = {"terms": terms, "params": params, "points": own, "loo": loo, "tried": tried, "dp": None}
+        if dp:
+            for i, p in enumerate(dp):  # leave-one-out: the TP fit without nothing, the DP term without the point
+                p["loo_error"] = (
+                    served_ms(p, params, fit_dp(dp[:i] + dp[i + 1 :], params) if len(dp) > 1 else None)
+                    / (p["measured_step_ms"])
+                    - 1.0
+                )
+            fits[engine]["dp"] = {"ms": fit_dp(dp, params), "points": dp}
     for p in points:
         f = fits.get(p["m"]["engine"])
-        p["served_ms"] = served_ms(p, f["params"]) if f else p["kernel_step_ms"]
+        dp_ms = f["dp"]["ms"] if f and f["dp"] else None
+        p["served_ms"] = served_ms(p, f["params"], dp_ms) if f else p["kernel_step_ms"]
     return points, fits
 
 
@@ -207,6 +265,12 @@ def report(points: list[dict], fits: dict[str, dict]) -> str:
             + (", ".join(f"{t} {v * 1000:.0f} us" for t, v in ms.items()) or "0")
             + f" on {len(f['points'])} points; leave-one-out {_abs_summary(f['loo'])}"
         )
+        if f["dp"]:
+            dp = f["dp"]
+            lines.append(
+                f"{engine} with attention DP: dp_attention {dp['ms'] * 1000:.0f} us in place of fixed on "
+                f"{len(dp['points'])} points; leave-one-out {_abs_summary([p['loo_error'] for p in dp['points']])}"
+            )
     fitted = [p for p in points if "loo_error" in p]
     lines.append(
         "fitted points: kernel only "
@@ -235,14 +299,31 @@ def _commit() -> str:
         return "unknown"
 
 
+def _point(p: dict) -> dict:
+    return {
+        "id": p["id"],
+        "measured_step_ms": round(p["measured_step_ms"], 4),
+        "kernel_step_ms": round(p["kernel_step_ms"], 4),
+        "num_layers": p["num_layers"],
+        "indexer_layers": p["indexer_layers"],
+        "draft_passes": p["draft_passes"],
+        "attention_dp": p["attention_dp"],
+        "loo_error": round(p["loo_error"], 4),
+    }
+
+
 def fits_yaml(fits: dict[str, dict]) -> str:
     """The ``not_fitted`` and ``fits`` blocks of catalogs/served_step.yaml."""
     out = []
     for engine, f in fits.items():
         pts = f["points"]
-        versions = sorted({p["m"]["engine_version"] for p in pts})
-        dates = sorted(str(p["m"]["date"]) for p in pts)
-        drafting = sorted({p["m"]["speculative"]["method"] for p in pts} - {"none"})
+        dp = f["dp"]
+        versions = sorted({p["m"]["engine_version"] for p in pts + (dp["points"] if dp else [])})
+        dates = sorted(str(p["m"]["date"]) for p in pts + (dp["points"] if dp else []))
+        # a drafting mode is offered only where the chosen form prices its drafts (else the draft's own cost applies)
+        drafting = (
+            sorted({p["m"]["speculative"]["method"] for p in pts} - {"none"}) if "per_draft" in f["terms"] else []
+        )
         params = {t: f["params"].get(t, 0.0) / 1000.0 for t in TERMS}
         kernel_only = [abs(p["kernel_step_ms"] / p["measured_step_ms"] - 1) for p in pts]
         loo = [abs(e) for e in f["loo"]]
@@ -253,6 +334,8 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                 "fixed_s": round(params["fixed"], 7),
                 "per_layer_s": round(params["per_layer"], 8),
                 "per_draft_s": round(params["per_draft"], 7),
+                "per_indexer_s": round(params["per_indexer"], 7),
+                "dp_attention_s": round(dp["ms"] / 1000.0, 7) if dp else None,
                 "drafting_modes": drafting,
                 "holds_for": {"versions": "; ".join(versions), "dates": f"{dates[0]} .. {dates[-1]}"},
                 "kernel_model": f"core.validation.predict at commit {_commit()} (bench/served_step.py kernel_step_ms)",
@@ -264,17 +347,8 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                     form_text(t): {"loo_median": round(a, 4), "loo_max": round(b, 4)}
                     for t, (a, b) in f["tried"].items()
                 },
-                "points": [
-                    {
-                        "id": p["id"],
-                        "measured_step_ms": round(p["measured_step_ms"], 4),
-                        "kernel_step_ms": round(p["kernel_step_ms"], 4),
-                        "num_layers": p["num_layers"],
-                        "draft_passes": p["draft_passes"],
-                        "loo_error": round(p["loo_error"], 4),
-                    }
-                    for p in pts
-                ],
+                "points": [_point(p) for p in pts],
+                "dp_attention_points": [_point(p) for p in dp["points"]] if dp else [],
             }
         )
     dump = {"sort_keys": False, "width": 120, "allow_unicode": True}

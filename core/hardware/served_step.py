@@ -3,15 +3,20 @@ replay, host synchronisation and the draft passes of speculative decoding, per s
 
 A served step = the kernel step (``core.perf``) + :func:`step_overhead_s`::
 
-    overhead_s = fixed_s + per_layer_s x num_layers + per_draft_s x draft passes
+    overhead_s = fixed_s (dp_attention_s with attention DP > 1, where fitted) + per_layer_s x num_layers
+                 + per_indexer_s x indexer layers + per_draft_s x draft passes
 
 The values are fitted per stack on published batch-1 and low-concurrency (1-4 clients) measurements, each with
 its source, engine version and date, in ``catalogs/served_step.yaml`` (``python -m bench.served_step --write``
 refits them; the form of each stack's fit, chosen by leave-one-out error, may leave a term at 0). A draft pass is
 one autoregressive draft forward (MTP, EAGLE: ``k`` per verification) or DSpark's one parallel block pass
-(:func:`draft_passes`); the kernel step of a verification is the target's forward over ``k + 1`` tokens.
-Modes without a published batch-1 measurement (eager, DP-attention rank synchronisation) are not fitted:
-:func:`served_step_cost` refuses them and says why (the file's ``not_fitted``).
+(:func:`draft_passes`); the kernel step of a verification is the target's forward over ``k + 1`` tokens. An
+indexer layer is one whose mixer runs a sparse-attention indexer of its own (DeepSeek-V3.2's and GLM-5's DSA; a
+GLM-5.2 layer that reuses the last top-k runs none): at small batch its chain of ~12 latency-bound launches
+(projections, norm, RoPE, quantisation, index-key store, paged logits, top-k) costs time no FLOP or byte count
+holds. ``dp_attention_s`` replaces ``fixed_s`` for layouts with attention data parallelism (every rank steps in
+lock-step with the others), fitted on DP-attention decode points where a stack has them. CUDA graphs off (eager) is
+not fitted: :func:`served_step_cost` refuses it and says why (the file's ``not_fitted``).
 """
 
 from __future__ import annotations
@@ -24,8 +29,17 @@ from pathlib import Path
 import yaml
 
 from core._util.checks import file_stamp, load_yaml
+from core.model import ModelSpec
 
-__all__ = ["MODES", "SERVED_STEP_PATH", "ServedStepCost", "draft_passes", "served_step_cost", "step_overhead_s"]
+__all__ = [
+    "MODES",
+    "SERVED_STEP_PATH",
+    "ServedStepCost",
+    "draft_passes",
+    "served_step_cost",
+    "served_step_for",
+    "step_overhead_s",
+]
 
 SERVED_STEP_PATH = Path(__file__).resolve().parents[2] / "catalogs" / "served_step.yaml"
 # decode modes: CUDA-graph decode without drafting, and the drafting methods (each adds per_draft_s per pass)
@@ -50,9 +64,10 @@ def _text(name: str, v) -> str:
 @dataclass(frozen=True)
 class ServedStepCost:
     """One stack's per-step costs in one mode, with what they hold for: ``fixed_s`` per step, ``per_layer_s`` per
-    decoder layer, ``per_draft_s`` per draft pass (0 in ``cuda_graph`` mode); ``source`` (the fit and the
-    measurements it came from), ``engine``, ``version`` and ``date`` (the engine versions and dates of those
-    measurements)."""
+    decoder layer, ``per_draft_s`` per draft pass (0 in ``cuda_graph`` mode), ``per_indexer_s`` per layer running a
+    sparse-attention indexer, ``dp_attention_s`` per step in place of ``fixed_s`` with attention DP > 1 (None: not
+    fitted, ``fixed_s`` holds); ``source`` (the fit and the measurements it came from), ``engine``, ``version`` and
+    ``date`` (the engine versions and dates of those measurements)."""
 
     fixed_s: float
     per_layer_s: float
@@ -62,10 +77,14 @@ class ServedStepCost:
     date: str
     per_draft_s: float = 0.0
     mode: str = "cuda_graph"
+    per_indexer_s: float = 0.0
+    dp_attention_s: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("fixed_s", "per_layer_s", "per_draft_s"):
+        for name in ("fixed_s", "per_layer_s", "per_draft_s", "per_indexer_s"):
             _seconds(name, getattr(self, name))
+        if self.dp_attention_s is not None:
+            _seconds("dp_attention_s", self.dp_attention_s)
         for name in ("source", "engine", "version", "date"):
             _text(name, getattr(self, name))
         if self.mode not in MODES:
@@ -86,17 +105,35 @@ def draft_passes(method: str, draft_tokens: int) -> int:
     return draft_tokens if method in _AUTOREGRESSIVE else 1
 
 
-def step_overhead_s(cost: ServedStepCost, num_layers: int, draft_passes: int = 0) -> float:
-    """Seconds a served step adds to the kernel step: ``fixed_s + per_layer_s x num_layers + per_draft_s x
-    draft_passes`` (e.g. 0.5 ms + 10 us x 61 layers + 0.4 ms x 3 drafts = 2.31 ms)."""
+def _indexer_layers(model: ModelSpec) -> int:
+    """Layers whose mixer runs a sparse-attention indexer of its own (not one that reuses the last top-k)."""
+    return sum(
+        len(g.layers)
+        for g in model.mixers
+        if getattr(g.mixer, "indexer", None) is not None and not g.mixer.indexer.shared
+    )
+
+
+def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 0, attention_dp: int = 1) -> float:
+    """Seconds a served step of ``model`` adds to the kernel step: ``fixed_s`` (``dp_attention_s`` where
+    ``attention_dp`` > 1 and the stack has one) ``+ per_layer_s x layers + per_indexer_s x indexer layers +
+    per_draft_s x draft_passes`` (e.g. 0.5 ms + 10 us x 61 layers + 0.4 ms x 3 drafts = 2.31 ms)."""
     if not isinstance(cost, ServedStepCost):
         raise ValueError(f"cost must be a ServedStepCost, got {type(cost).__name__}")
-    for name, v, hi in (("num_layers", num_layers, 10_000), ("draft_passes", draft_passes, 64)):
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
-            raise ValueError(f"{name} must be a whole number within 0 and {hi}, got {v!r}")
+    if not isinstance(model, ModelSpec):
+        raise ValueError(f"model must be a ModelSpec, got {type(model).__name__}")
+    for name, v, lo, hi in (("draft_passes", draft_passes, 0, 64), ("attention_dp", attention_dp, 1, 100_000)):
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise ValueError(f"{name} must be a whole number within {lo} and {hi}, got {v!r}")
     if draft_passes and cost.mode == "cuda_graph":
         raise ValueError("draft passes need a drafting mode's cost (mtp, eagle3 or dspark), not cuda_graph")
-    return cost.fixed_s + cost.per_layer_s * num_layers + cost.per_draft_s * draft_passes
+    fixed = cost.dp_attention_s if attention_dp > 1 and cost.dp_attention_s is not None else cost.fixed_s
+    return (
+        fixed
+        + cost.per_layer_s * model.num_layers
+        + cost.per_indexer_s * _indexer_layers(model)
+        + cost.per_draft_s * draft_passes
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -143,6 +180,8 @@ def served_step_cost(stack: str, mode: str = "cuda_graph", path: str | Path | No
             fixed_s=f["fixed_s"],
             per_layer_s=f["per_layer_s"],
             per_draft_s=f["per_draft_s"] if mode != "cuda_graph" else 0.0,
+            per_indexer_s=f.get("per_indexer_s", 0.0),
+            dp_attention_s=f.get("dp_attention_s"),
             source=f"{f['form']}, fitted on {len(f['points'])} measurements of catalogs/served_step.yaml "
             f"(leave-one-out median {f['loo_median_error']:.0%}, max {f['loo_max_error']:.0%})",
             engine=stack,
@@ -152,3 +191,17 @@ def served_step_cost(stack: str, mode: str = "cuda_graph", path: str | Path | No
         )
     except (KeyError, TypeError) as e:
         raise ValueError(f"served-step fit for {stack!r} lacks or mistypes {e}") from None
+
+
+def served_step_for(stack: str, method: str) -> ServedStepCost:
+    """The costs a deployment of ``stack`` drafting with ``method`` (``none``, ``mtp``, ``eagle3``, ``dspark``, or any
+    other speculation method) pays: the drafting mode's where the stack has it fitted, else the plain CUDA-graph
+    step's (its drafts then priced at the draft's own cost by the caller)."""
+    if not isinstance(method, str):
+        raise ValueError(f"method must be a text, got {type(method).__name__}")
+    if method in MODES[1:]:
+        try:
+            return served_step_cost(stack, method)
+        except ValueError:
+            pass
+    return served_step_cost(stack)

@@ -201,12 +201,13 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
 
 
 def served_step_s(d: Deployment, cfg: StepConfig) -> float:
-    """Seconds a served decode step of ``d`` pays beyond its kernels (``d.served_step``: ``fixed_s + per_layer_s x
-    layers``, fitted per stack on published batch-1 steps, :mod:`core.hardware.served_step`); 0 in prefill and for a
-    kernel-level deployment (no served cost). Draft passes are priced where the drafts are (the speculative step)."""
+    """Seconds a served decode step of ``d`` pays beyond its kernels (``d.served_step``: ``fixed_s`` or, with attention
+    DP, ``dp_attention_s``, ``+ per_layer_s x layers + per_indexer_s x indexer layers``, fitted per stack on published
+    batch-1 and low-concurrency steps, :mod:`core.hardware.served_step`); 0 in prefill and for a kernel-level
+    deployment (no served cost). Draft passes are priced where the drafts are (the speculative step)."""
     if d.served_step is None or cfg.phase != "decode":
         return 0.0
-    return step_overhead_s(d.served_step, d.model.num_layers)
+    return step_overhead_s(d.served_step, d.model, attention_dp=d.layout.attention_dp)
 
 
 def _tables_s(d: Deployment, tier: str, per_gpu: float, compute_s: float, replayed: float = 1.0) -> float:

@@ -29,7 +29,7 @@ from core._util.memo import by_identity
 from core._util.validated import FROZEN, validate_entries
 from core.deployment import bundle
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
-from core.hardware.served_step import ServedStepCost, served_step_cost
+from core.hardware.served_step import served_step_for
 from core.serving import closed_loop as serving
 from core.serving.operating_point import layout_label
 
@@ -293,7 +293,7 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         spec=SpecDecodeConfig(method=spec.method, num_speculative_tokens=spec.draft_tokens)
         if spec
         else SpecDecodeConfig(),
-        served_step=_served(case.stack, spec.method if spec is not None else "cuda_graph"),
+        served_step=served_step_for(case.stack, spec.method if spec is not None else "none"),
     )
     extra = (
         dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
@@ -334,13 +334,6 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         for i in dep.points
     )
     return curve, gaps
-
-
-def _served(stack: str, mode: str) -> ServedStepCost:
-    try:
-        return served_step_cost(stack, mode)
-    except ValueError:  # the stack has no fit for this drafting mode: the plain step's costs, drafts at draft_cost
-        return served_step_cost(stack)
 
 
 def model_case(case: FrontierCase | str, catalog: Catalog) -> CaseModel:

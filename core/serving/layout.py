@@ -29,7 +29,7 @@ from core.deployment.bundle import Deployment
 from core.deployment.parallel import check_layout
 from core.deployment.specs import ParallelLayout, Scenario, Workload
 from core.hardware import ClusterSpec
-from core.hardware.served_step import MODES, ServedStepCost, served_step_cost
+from core.hardware.served_step import served_step_for
 from core.model import ModelSpec
 from core.serving.batch_search import GRID_TOLERANCE
 from core.serving.operating_point import Plan, operating_point, per_gpu_text, unspeculated
@@ -130,17 +130,8 @@ def search_deployment(
         spec=scenario.spec,
         draft=catalog.draft_model_for(scenario.spec),
         calibration=scenario.calibration,  # every page plans with one's own calibration (issue 36)
-        served_step=_served(scenario.serving_stack, scenario.spec.method),  # the stack's served per-step costs (#35)
+        served_step=served_step_for(scenario.serving_stack, scenario.spec.method),  # served per-step costs (#35)
     )
-
-
-def _served(stack: str, method: str) -> ServedStepCost:
-    """The stack's fitted served-step costs in the scenario's drafting mode (MTP, EAGLE-3, DSpark), else without
-    drafting (a mode the stack has no fit for: the plain step's costs, the drafts priced as the draft's cost)."""
-    try:
-        return served_step_cost(stack, method if method in MODES else "cuda_graph")
-    except ValueError:
-        return served_step_cost(stack)
 
 
 def _cluster(d: Deployment) -> ClusterSpec:

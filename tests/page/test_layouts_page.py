@@ -334,10 +334,11 @@ def test_the_cluster_split_into_prefill_and_decode_nodes():
 
 
 def test_the_page_plans_with_the_stacks_served_step_as_the_cli_does():
-    # the page's search ran on a deployment without the stack's served step (nor one's calibration), so with
-    # TensorRT-LLM (2.50 ms per decode step, catalogs/served_step.yaml) it showed DeepSeek-V3 FP8 on 8 x H200 at
-    # 166 / 0.05095 s = 3,258 output tok/s per GPU where the CLI showed 166 / (0.05095 + 0.00250) = 3,106
-    at = run(model="deepseek-v3", gpu="h200", nodes="1", w="fp8", stack="trtllm")
+    # the page's search ran on a deployment without the stack's served step (nor one's calibration). With SGLang,
+    # GLM-5 FP8 on 8 x H200 pays 78 indexer layers x 118.4 us = 9.24 ms per decode step (catalogs/served_step.yaml):
+    # the DP-attn8 · EP8 decode plan holds 74 sequences per GPU at TPOT 57 ms, 74 / 0.0574 s = 1,288 output tok/s per
+    # GPU, where the kernel step alone would give 74 / (0.0574 - 0.0092) = 1,535
+    at = run(model="glm-5", gpu="h200", nodes="1", w="fp8", stack="sglang")
     assert not at.exception
     decode = next(s.value for s in at.success if "Best for decode" in s.value)
-    assert "DP-attn8 · EP8" in decode and "3,106 output tokens/s per GPU" in decode and "TPOT 53 ms" in decode
+    assert "DP-attn8 · EP8" in decode and "1,288 output tokens/s per GPU" in decode and "TPOT 57 ms" in decode

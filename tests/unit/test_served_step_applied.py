@@ -51,20 +51,65 @@ def test_sglang_and_vllm_pay_no_fixed_cost_without_drafting():
 
 
 def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
-    # catalogs/served_step.yaml: vLLM 1.4216 ms per draft pass (MTP, EAGLE-3), no fixed cost; MTP at gamma 3 drafts three
-    # times: 3 x 1.4216 = 4.2648 ms per verification cycle, in place of draft_cost x the plain step
+    # catalogs/served_step.yaml: TensorRT-LLM 0.5207 ms per MTP draft pass; MTP at gamma 3 drafts three times:
+    # 3 x 0.5207 = 1.5621 ms per verification cycle, in place of draft_cost x the plain step
     from core import speculative as sd
     from core.deployment.specs import SpecDecodeConfig
 
-    s = B200_MINLAT.model_copy(
-        update={"serving_stack": "vllm", "spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)}
-    )
+    s = B200_MINLAT.model_copy(update={"spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)})
     d = resolve(s, cat)
-    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(1.4216e-3)
+    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.5207e-3)
     r = sd.batch_speedup(d, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
-    assert r.draft_s[0] == pytest.approx(3 * 1.4216e-3)
-    # without a fitted drafting cost (SGLang has none for MTP) the draft is draft_cost x the plain step
-    g = resolve(s.model_copy(update={"serving_stack": "sglang"}), cat)
-    assert sd.served_draft_s(g, 3) is None
-    r = sd.batch_speedup(g, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
-    assert r.draft_s[0] == pytest.approx(3 * 0.1 * r.decode_s[0])
+    assert r.draft_s[0] == pytest.approx(3 * 0.5207e-3)
+    # without a fitted drafting cost (SGLang's and vLLM's forms price no draft pass) the draft is draft_cost x the
+    # plain step
+    for stack in ("sglang", "vllm"):
+        g = resolve(s.model_copy(update={"serving_stack": stack}), cat)
+        assert g.served_step.mode == "cuda_graph" and sd.served_draft_s(g, 3) is None
+        r = sd.batch_speedup(g, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
+        assert r.draft_s[0] == pytest.approx(3 * 0.1 * r.decode_s[0])
+
+
+def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
+    # catalogs/served_step.yaml: SGLang 118.4 us per layer running a DSA indexer, vLLM 24.8 us (read from the file);
+    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 118.4 us = 9.24 ms, vLLM's
+    # 78 x 24.8 us = 1.93 ms; DeepSeek-V3 (no indexer) adds nothing
+    from core.hardware.served_step import served_step_cost
+
+    glm = Scenario(
+        model_id="glm-5",
+        gpu_id="b200",
+        precision=Precision(weights="fp8", kv_cache="fp8"),
+        layout=ParallelLayout(attention_tp=8, expert_tp=8),
+        serving_stack="sglang",
+    )
+    dec = perf.StepConfig("decode", 4 / 8, 8192 + 512)
+    for stack in ("sglang", "vllm"):
+        d = resolve(glm.model_copy(update={"serving_stack": stack}), cat)
+        per = served_step_cost(stack).per_indexer_s
+        assert per == pytest.approx({"sglang": 118.4e-6, "vllm": 24.8e-6}[stack], abs=0.2e-6)
+        assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(78 * per)
+    v3 = resolve(B200_MINLAT.model_copy(update={"serving_stack": "sglang"}), cat)
+    assert "engine_step" not in perf.step_time(v3, perf.StepConfig("decode", 1 / 8, 2048)).components
+
+
+def test_attention_dp_layouts_pay_the_dp_attention_term_in_place_of_the_fixed_one():
+    # TensorRT-LLM's fit: fixed 2.4988 ms for attention TP; its DEP8 decode points at one client per replica fit a
+    # dp_attention_s of 0 (the kernel step alone is already 53-69% above them): a DP8 x EP8 layout pays nothing
+    d = resolve(B200_MINLAT.model_copy(update={"layout": ParallelLayout(attention_dp=8, ep=8)}), cat)
+    assert d.served_step.dp_attention_s == 0.0
+    dec = perf.StepConfig("decode", 1 / 8, 2048)
+    assert perf.step_time(d, dec).step_s == perf.step_time(d.with_(served_step=None), dec).step_s
+
+
+def test_one_helper_picks_a_stacks_costs_for_a_drafting_method():
+    from core.hardware.served_step import served_step_cost, served_step_for
+
+    assert served_step_for("trtllm", "mtp") == served_step_cost("trtllm", "mtp")
+    # a mode the stack has no fit for, no drafting, or another method: the plain step's costs
+    for method in ("eagle3", "none", "draft_model", "cuda_graph"):
+        assert served_step_for("trtllm", method) == served_step_cost("trtllm")
+    with pytest.raises(ValueError, match="no fitted served-step cost for stack"):
+        served_step_for("tgi", "mtp")
+    with pytest.raises(ValueError, match="method must be a text"):
+        served_step_for("trtllm", 3)

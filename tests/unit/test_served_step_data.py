@@ -29,7 +29,12 @@ MEASUREMENTS = DOC["measurements"]
 BY_ID = {m["id"]: m for m in MEASUREMENTS}
 FITS = {f["engine"]: f for f in DOC["fits"]}
 CAT = load_catalog()
-TERMS = {"fixed_s": "fixed", "per_layer_s x num_layers": "per_layer", "per_draft_s x draft passes": "per_draft"}
+TERMS = {
+    "fixed_s": "fixed",
+    "per_layer_s x num_layers": "per_layer",
+    "per_draft_s x draft passes": "per_draft",
+    "per_indexer_s x indexer layers": "per_indexer",
+}
 
 
 def _step_ms(m: dict) -> float:
@@ -93,14 +98,22 @@ def test_the_coverage_the_issue_asks_for():
 
 
 def test_the_fitted_points_are_the_fit_true_measurements_with_their_own_arithmetic():
-    fitted = {p["id"]: (e, p) for e, f in FITS.items() for p in f["points"]}
+    fitted = {p["id"]: (e, p) for e, f in FITS.items() for p in f["points"] + f["dp_attention_points"]}
     assert set(fitted) == {m["id"] for m in MEASUREMENTS if m["fit"]}
     for pid, (engine, p) in fitted.items():
         m = BY_ID[pid]
         assert m["engine"] == engine
         assert p["measured_step_ms"] == pytest.approx(_step_ms(m), abs=1e-3), pid
         assert p["num_layers"] == CAT.model(m["model"]).num_layers, pid
-        spec = m["speculative"]
+        assert p["attention_dp"] == m["layout"]["attention_dp"], pid
+        # the DP-attention points are fitted apart, the attention-TP ones in the stack's form
+        assert (p["attention_dp"] > 1) == any(q["id"] == pid for q in FITS[engine]["dp_attention_points"]), pid
+    # indexer layers, by the model cards: GLM-5 runs DSA on all 78 layers, DeepSeek-V3.2 on all 61, DeepSeek-V3 none
+    assert fitted["ix-sglang-b200-glm5-fp8-tp8-c4"][1]["indexer_layers"] == 78
+    assert fitted["vllm-b300-dsv32-fp8-tp8-c1"][1]["indexer_layers"] == 61
+    assert fitted["sglang-b200-dsr1-fp4-tp8-c1-v058"][1]["indexer_layers"] == 0
+    for pid, (_, p) in fitted.items():
+        spec = BY_ID[pid]["speculative"]
         assert p["draft_passes"] == draft_passes(spec["method"], spec.get("draft_tokens", 0)), pid
     # the blog's own table: MTP 3 on 8 x B200 at 253 tok/s/user with 2.82 tokens per step = 11.146 ms per cycle
     assert fitted["trtllm-b200-dsr1-fp4-tp8ep4-c1-mtp3"][1]["measured_step_ms"] == pytest.approx(
@@ -127,7 +140,12 @@ def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _design(points: list[dict], terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    cols = {"fixed": lambda p: 1.0, "per_layer": lambda p: p["num_layers"], "per_draft": lambda p: p["draft_passes"]}
+    cols = {
+        "fixed": lambda p: 1.0,
+        "per_layer": lambda p: p["num_layers"],
+        "per_draft": lambda p: p["draft_passes"],
+        "per_indexer": lambda p: p["indexer_layers"],
+    }
     meas = np.array([p["measured_step_ms"] for p in points])
     a = np.array([[cols[t](p) for t in terms] for p in points], dtype=float).reshape(len(points), len(terms))
     b = meas - np.array([p["kernel_step_ms"] for p in points])
@@ -144,7 +162,12 @@ def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
     pts, terms = f["points"], _terms(f)
     x = _nnls(*_design(pts, terms)) if terms else np.zeros(0)
     fitted = dict(zip(terms, x / 1000, strict=True))  # ms -> s
-    for t, key in (("fixed", "fixed_s"), ("per_layer", "per_layer_s"), ("per_draft", "per_draft_s")):
+    for t, key in (
+        ("fixed", "fixed_s"),
+        ("per_layer", "per_layer_s"),
+        ("per_draft", "per_draft_s"),
+        ("per_indexer", "per_indexer_s"),
+    ):
         assert f[key] == pytest.approx(fitted.get(t, 0.0), abs=2e-7), key
     loo = []
     for i, p in enumerate(pts):
@@ -156,6 +179,21 @@ def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
         assert p["loo_error"] == pytest.approx(loo[-1], abs=2e-4), p["id"]
     assert f["loo_median_error"] == pytest.approx(statistics.median(abs(e) for e in loo), abs=2e-4)
     assert f["loo_max_error"] == pytest.approx(max(abs(e) for e in loo), abs=2e-4)
+    # DP-attention points: one term in place of the fixed one, >= 0, the others at the stack's values
+    dp = f["dp_attention_points"]
+    if not dp:
+        assert f["dp_attention_s"] is None
+        return
+    rest_ms = {t: fitted.get(t, 0.0) * 1000 for t in terms if t != "fixed"}
+
+    def others(p):
+        return p["kernel_step_ms"] + sum(
+            v * _design([p], [t])[0][0, 0] * p["measured_step_ms"] for t, v in rest_ms.items()
+        )
+
+    a = np.array([1 / p["measured_step_ms"] for p in dp])
+    b = np.array([1 - others(p) / p["measured_step_ms"] for p in dp])
+    assert f["dp_attention_s"] == pytest.approx(max(0.0, float(a @ b / (a @ a))) / 1000, abs=2e-7)
 
 
 def test_the_fit_reproduces_a_hand_computed_overhead():
@@ -166,7 +204,7 @@ def test_the_fit_reproduces_a_hand_computed_overhead():
     # 2.82 / 253 tok/s = 11.1462 ms measured (+1.8%).
     cost = served_step_cost("trtllm", "mtp")
     assert cost.fixed_s == pytest.approx(2.4988e-3, abs=1e-7) and cost.per_draft_s == pytest.approx(0.5207e-3, abs=1e-7)
-    over_ms = step_overhead_s(cost, num_layers=61, draft_passes=3) * 1000
+    over_ms = step_overhead_s(cost, CAT.model("deepseek-v3"), draft_passes=3) * 1000
     assert over_ms == pytest.approx(2.4988 + 3 * 0.5207, abs=1e-3)
     point = next(p for p in FITS["trtllm"]["points"] if p["id"] == "trtllm-b200-dsr1-fp4-tp8ep4-c1-mtp3")
     assert point["kernel_step_ms"] == pytest.approx(7.2890, abs=1e-3)
@@ -200,9 +238,25 @@ def test_draft_passes_and_the_overhead_arithmetic():
         0,
     )
     cost = ServedStepCost(0.5e-3, 10e-6, "hand", "vllm", "v0", "2026-01", per_draft_s=0.4e-3, mode="mtp")
-    assert step_overhead_s(cost, 61, 3) == pytest.approx(0.5e-3 + 61 * 10e-6 + 3 * 0.4e-3)  # 2.31 ms
+    v3, glm5, glm52 = CAT.model("deepseek-v3"), CAT.model("glm-5"), CAT.model("glm-5.2")
+    assert step_overhead_s(cost, v3, 3) == pytest.approx(0.5e-3 + 61 * 10e-6 + 3 * 0.4e-3)  # 2.31 ms
+    # an indexer cost per layer that runs its own DSA indexer: GLM-5 all 78; GLM-5.2's IndexShare runs 21 'full'
+    # indexers (its config's indexer_types), the other 57 reuse their top-k; DeepSeek-V3 none
+    idx = ServedStepCost(0.0, 0.0, "hand", "sglang", "v0", "2026-01", per_indexer_s=100e-6)
+    assert step_overhead_s(idx, glm5) == pytest.approx(78 * 100e-6)  # 7.8 ms
+    assert step_overhead_s(idx, glm52) == pytest.approx(21 * 100e-6)  # 2.1 ms
+    assert step_overhead_s(idx, v3) == 0.0
+    # attention DP: dp_attention_s replaces fixed_s (1 ms -> 0.2 ms + 61 x 10 us = 0.81 ms); None keeps fixed_s
+    dp = ServedStepCost(1e-3, 10e-6, "hand", "trtllm", "v0", "2026-01", dp_attention_s=0.2e-3)
+    assert step_overhead_s(dp, v3, attention_dp=8) == pytest.approx(0.2e-3 + 61 * 10e-6)
+    assert step_overhead_s(dp, v3) == pytest.approx(1e-3 + 61 * 10e-6)
+    assert step_overhead_s(cost.__class__(1e-3, 0.0, "h", "vllm", "v0", "d"), v3, attention_dp=8) == 1e-3
+    with pytest.raises(ValueError, match="attention_dp"):
+        step_overhead_s(dp, v3, attention_dp=0)
+    with pytest.raises(ValueError, match="model must be a ModelSpec"):
+        step_overhead_s(dp, 61)
     with pytest.raises(ValueError, match="drafting mode"):
-        step_overhead_s(ServedStepCost(0.5e-3, 0.0, "hand", "vllm", "v0", "2026-01"), 61, 1)
+        step_overhead_s(ServedStepCost(0.5e-3, 0.0, "hand", "vllm", "v0", "2026-01"), v3, 1)
     with pytest.raises(ValueError, match="per_draft_s must be"):
         ServedStepCost(0.0, 0.0, "hand", "vllm", "v0", "2026-01", per_draft_s=-1e-3, mode="mtp")
     with pytest.raises(ValueError, match="no per-draft cost"):
