@@ -17,10 +17,11 @@ import re
 
 from core import memory
 from core.deployment.bundle import Deployment
-from core.deployment.specs import SpecDecodeConfig, Workload
-from core.serving.launch import LaunchCommand, launch_commands, spec_from_plan
+from core.deployment.specs import ParallelLayout, SpecDecodeConfig, Workload
+from core.serving.launch import LaunchCommand, launch_command, launch_commands, spec_from_plan
 from core.serving.launch.checkpoints import checkpoint_for
-from core.serving.operating_point import Plan
+from core.serving.launch.trtllm import trtllm_layout
+from core.serving.operating_point import Plan, unspeculated
 
 __all__ = ["SPEC_LAUNCH_METHODS", "plan_commands"]
 
@@ -32,10 +33,15 @@ _REPO_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
 _PLAN_SPEC_FIELDS = ("num_speculative_tokens", "draft_tokens", "speculative_tokens")
 
 
-def _fractions(plan: Plan, d: Deployment, speculate: bool) -> tuple[dict, list[str]]:
+def _number(x: float) -> str:
+    """A count with thousands separators, to a tenth where it is not whole (80.5, 24,576)."""
+    return f"{x:,.0f}" if abs(x - round(x)) < 0.05 else f"{x:,.1f}"
+
+
+def _fractions(lay: ParallelLayout, d: Deployment, speculate: bool) -> tuple[dict, list[str]]:
     """The engines' memory fractions from ``d``'s memory assumptions on its GPU (the planner's budget: usable =
     gpu_memory_utilization x memory; weights, activations and a runtime reserve come off it, the rest is KV cache),
-    on the plan's layout, with ``d``'s speculative config where the commands carry it (``speculate``). vLLM takes
+    on layout ``lay``, with ``d``'s speculative config where the commands carry it (``speculate``). vLLM takes
     the utilisation itself; SGLang's static fraction holds weights + KV pool; TensorRT-LLM's is the KV share of what
     is left after weights and buffers."""
     a, gpu = d.assumptions, d.gpu
@@ -43,7 +49,7 @@ def _fractions(plan: Plan, d: Deployment, speculate: bool) -> tuple[dict, list[s
     try:
         # the scenario's redundant-expert slots (the assumptions'), as the budget has always sized them here
         spec = d.spec if speculate else SpecDecodeConfig()
-        r = memory.per_gpu_memory(d.with_(layout=plan.layout, spec=spec, draft=None), Workload(batch=1))
+        r = memory.per_gpu_memory(d.with_(layout=lay, spec=spec, draft=None), Workload(batch=1))
     except ValueError as e:
         return out, [f"SGLang's and TensorRT-LLM's memory fractions are left at the engines' defaults: {e}."]
     buffers = r.components.get("activations", 0.0) + r.components.get("runtime_reserve", 0.0)
@@ -101,7 +107,7 @@ def plan_commands(
             f"draft KV are not in the plan's memory, each sequence sends {drafts + 1} tokens per step (the DeepEP "
             "buffer and CUDA-graph sizes count them), and fewer sequences may fit than planned."
         )
-    fractions, mem_notes = _fractions(plan, d, bool(method))
+    fractions, mem_notes = _fractions(lay, d, bool(method))
     notes += mem_notes
     ls = spec_from_plan(
         model_id,
@@ -124,4 +130,42 @@ def plan_commands(
         trust_remote_code=choice.trust_remote_code,
         **fractions,
     )
-    return launch_commands(ls), notes
+    cmds = launch_commands(ls)
+    if (near := trtllm_layout(ls)) != ls:
+        cmds["trtllm"] = _trtllm_resized(plan, d, near, bool(method), tokens if plan.phase == "decode" else 0)
+    return cmds, notes
+
+
+def _trtllm_resized(plan: Plan, d: Deployment, near, speculate: bool, batched_tokens: int) -> LaunchCommand:
+    """TensorRT-LLM's command for a plan whose attention TP x DP it cannot run (layouts review 3 M12), sized for the
+    attention DP it runs instead (``near``, :func:`core.serving.launch.trtllm.trtllm_layout`): each rank is one GPU
+    holding every KV head, so a decode rank takes the plan's sequences per GPU, no more than that layout's KV cache
+    holds at the full context, and the KV fraction is that layout's (attention weights on every GPU)."""
+    lay = plan.layout
+    sub = lay.model_copy(update={"attention_tp": 1, "attention_dp": near.attention_dp, "dcp": 1})
+    fractions, _ = _fractions(sub, d, speculate)
+    per_gpu, drafts = plan.tokens_per_gpu * lay.pp, near.num_speculative_tokens
+    if plan.phase == "decode":
+        one = unspeculated(d).with_layout(sub, plan.redundant_experts)
+        fit = memory.max_concurrent_sequences(one, d.workload.context_len) // (sub.attention_dp * sub.dp)
+        seqs = max(1, min(math.ceil(per_gpu - 1e-9), fit))
+        tokens = max(batched_tokens, seqs * (1 + drafts))
+        held = f"{fit:,} sequences of {d.workload.context_len:,} tokens that fit a GPU's KV cache there"
+        sized = (
+            f"max_batch_size {seqs:,} per rank: the plan's {_number(per_gpu)} sequences per GPU"
+            + (f", cut to the {held}" if seqs < per_gpu - 1e-9 else f" (of the {held})")
+            + f". The plan's {near.max_num_seqs:,} per attention-TP-{lay.attention_tp} rank would be "
+            f"{near.max_num_seqs:,} per GPU here; TPOT at this layout is not the plan's (not scored)."
+        )
+    else:
+        seqs, tokens = near.max_num_seqs, max(1, math.ceil(per_gpu - 1e-9))
+        sized = f"max_num_tokens {tokens:,} per rank: the plan's prompt tokens per GPU per step."
+    near = dataclasses.replace(near, max_num_seqs=min(seqs, 1_000_000), max_batched_tokens=min(tokens, 10_000_000))
+    near = dataclasses.replace(near, **{k: v for k, v in fractions.items() if k != "gpu_memory_utilization"})
+    c = launch_command(near, "trtllm")
+    why = (
+        f"TensorRT-LLM's attention DP runs attention at TP 1 on every GPU of the {lay.gpus_per_stage}-GPU group: "
+        f"attention TP {lay.attention_tp} x DP {lay.attention_dp} is not expressible; the nearest layout, written "
+        f"here, is attention DP {near.attention_dp}, sized for it: {sized} Its KV fraction is this layout's."
+    )
+    return dataclasses.replace(c, notes=(why, *c.notes))

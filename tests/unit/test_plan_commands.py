@@ -12,7 +12,7 @@ import yaml
 
 from core.catalog import load_catalog
 from core.deployment.bundle import Deployment
-from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig
+from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 from core.serving.launch.checkpoints import checkpoint_for, model_checkpoints
 from core.serving.operating_point import Plan
 from core.serving.plan_commands import plan_commands
@@ -186,3 +186,47 @@ def test_memory_fractions_come_from_the_scenario_assumptions():
     cmds, _ = plan_commands(decode_plan(), on(dsv3, "fp8", assumptions=low))
     assert value(cmds["vllm"].command, "--gpu-memory-utilization") == "0.8"
     assert value(cmds["sglang"].command, "--mem-fraction-static") == "0.77"  # 0.8708 - 0.1 = 0.7708
+
+
+# ------------------------------------------------------------------- M12: TensorRT-LLM's substituted layout
+
+QWEN_TP2 = ParallelLayout(attention_tp=2, attention_dp=4, ep=8)
+
+
+def _qwen_h100():
+    wl = Workload(batch=1, input_len=2048, output_len=512)
+    return Deployment(CAT.model("qwen3-235b-a22b"), CAT.gpu("h100-sxm"), ParallelLayout(), "fp8", workload=wl)
+
+
+def test_trtllm_sizes_the_attention_dp_it_launches_for_a_tp2_attention_plan():
+    """Review 3 M12, S5: Qwen3-235B FP8 on 8 x H100, decode #1 TP2 · DP-attn4 · EP8 at 80.5 sequences per GPU (161 per
+    TP-2 rank, each GPU holding 2 of the 4 KV heads). TensorRT-LLM runs it as attention DP 8 and kept max_batch_size
+    161 per rank: 161 sequences with all 4 KV heads on one GPU, twice the KV the plan sized.
+    By hand at DP 8: a sequence's KV is 94 layers x 4 KV heads x 128 x (K + V) x 2 B = 192,512 B a token x 2,560 =
+    492.83 MB. Weights per GPU: routed experts 128 x 3 x 4,096 x 1,536 x 94 / 8 at FP8 = 28.39 GB (as in the plan),
+    attention (4,096 x (8,192 + 512 + 512) + 8,192 x 4,096) x 94 = 6.70 GB on every GPU (the plan's TP 2 held 3.35),
+    embedding and LM head 151,936 x 4,096 x 2 B = 1.245 GB each, router 0.10 GB: 37.69 GB. Usable 0.9 x 85.045 GB =
+    76.54 GB, less 1.07 GB of activations and 2.5 GB reserve: 35.28 GB of KV / 492.83 MB = 71.6, so 71 sequences."""
+    plan = Plan(QWEN_TP2, "decode", 0, 80.5, 0.038, 2128.0, 0.0, overlap="none", latency_s=0.038)
+    cmds, _ = plan_commands(plan, _qwen_h100(), role="decode")
+    trt = cmds["trtllm"]
+    assert value(trt.command, "--tp_size") == "8"
+    assert value(trt.command, "--max_batch_size") == "71"  # was 161
+    cfg = yaml.safe_load(trt.config_yaml)
+    assert cfg["enable_attention_dp"] is True and cfg["cuda_graph_config"]["max_batch_size"] == 71
+    # KV 35.28 GB of what is left after 37.69 GB of weights and 3.57 GB of buffers (43.78 GB): 0.8058 -> 0.805 (the
+    # TP-2 layout's 39.88 / 48.38 = 0.824 was written before)
+    assert cfg["kv_cache_config"]["free_gpu_memory_fraction"] == 0.805
+    assert any("attention DP 8, sized for it: max_batch_size 71 per rank" in n for n in trt.notes), trt.notes
+    assert any("cut to the 71 sequences of 2,560 tokens" in n for n in trt.notes)
+    # vLLM and SGLang run TP 2 x DP 4 as planned: 161 sequences per attention-DP rank, 644 in all for SGLang
+    assert value(cmds["vllm"].command, "--max-num-seqs") == "161"
+    assert value(cmds["sglang"].command, "--max-running-requests") == "644"
+
+
+def test_trtllm_prefill_chunk_is_per_gpu_when_attention_tp_is_substituted():
+    # a TP2 · DP-attn4 prefill plan at 10,240 prompt tokens per GPU: 20,480 per TP-2 rank, 10,240 per GPU at DP 8
+    plan = Plan(QWEN_TP2, "prefill", 0, 10240, 1.0, 10240.0, 1.0, overlap="none", latency_s=1.0)
+    cmds, _ = plan_commands(plan, _qwen_h100(), role="prefill")
+    assert value(cmds["trtllm"].command, "--max_num_tokens") == "10240"  # was 20480
+    assert value(cmds["sglang"].command, "--chunked-prefill-size") == str(20480 * 4)

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from core.serving.launch.spec import EAGLE3_DRAFT, TRTLLM_YAML, Args, LaunchSpec, render
 
 __all__: list[str] = []  # the writer the package face calls; launch_command is the API
+
+
+def trtllm_layout(s: LaunchSpec) -> LaunchSpec:
+    """The layout TensorRT-LLM launches for ``s``: its attention DP runs attention at TP 1 on every GPU of the group,
+    so an MoE's attention TP x DP (both above 1) becomes attention DP over the stage's GPUs (limits unchanged: the
+    caller sizes them for it, :func:`core.serving.plan_commands.plan_commands`); any other spec as it is."""
+    if s.is_moe and s.attention_dp > 1 and s.attention_tp > 1:
+        return dataclasses.replace(s, attention_tp=1, attention_dp=s.gpus_per_stage, dcp=1)
+    return s
 
 
 def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
