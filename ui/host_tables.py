@@ -1,6 +1,7 @@
 """Off-GPU lookup tables (Engram, n-gram embeddings) on the Fit and Single box pages: where each tier keeps them,
 what that costs in memory, and what reading them costs a decode step and a prefill chunk (:mod:`core.memory.host_tables`,
-the same call the step-time model makes)."""
+the same call the step-time model makes). The tables are read through the model's extras (:mod:`core.model.extras`:
+what they store, the rows their lookups read), never by kind."""
 
 from __future__ import annotations
 
@@ -85,17 +86,17 @@ def show_host_tables(
 ) -> None:
     """The section, for a model with off-GPU tables (nothing otherwise); ``hbm_free_bytes_per_gpu``: the HBM per GPU
     left beside the weights, activations and reserve, against which the GPU tier fits or not."""
-    if not model.host_tables:
+    lookups = model.lookups
+    if not lookups:
         return
-    tables = model.host_tables
-    total = sum(t.bytes for t in tables)
-    per_token = sum(t.rows_per_token * t.row_bytes for t in tables)
-    names = ", ".join(f"{md_escape(t.name)} ({t.rows:,} rows × {t.row_bytes} B)" for t in tables)
+    total = model.extra_bytes
+    per_token = sum(lk.rows_per_token * lk.row_bytes for lk in lookups)
+    stored = "; ".join(f"{md_escape(e.label())}: {md_escape(e.describe())}" for e in model.extras if e.stored_bytes)
     st.subheader("Off-GPU lookup tables: where they live, what reading them costs")
     st.markdown(
-        f"**{md_escape(model.name)}** carries {len(tables)} n-gram table(s) beside its weights: {names}, "
-        f"**{total / 1e9:,.1f} GB** ({sum(t.params for t in tables) / 1e9:,.1f}B parameters, not in the totals above), "
-        f"read at {sum(t.rows_per_token for t in tables)} rows = **{per_token:,} B per token**. They are neither "
+        f"**{md_escape(model.name)}** carries, beside its weights, {stored}, "
+        f"**{total / 1e9:,.1f} GB** ({model.extra_params / 1e9:,.1f}B parameters, not in the totals above), "
+        f"read at {sum(lk.rows_per_token for lk in lookups)} rows = **{per_token:,} B per token**. They are neither "
         "weights every token multiplies nor KV cache: the planner keeps them in **host DRAM** (the design intent, "
         "vLLM `--engram-config table_memory=ram`), outside the GPU budget above, and every step time on every page "
         "includes the exposed part of their reads."
@@ -129,11 +130,11 @@ def show_host_tables(
 
 def single_box_tables_note(model: ModelSpec, host) -> None:
     """On the Single box page: the tables are not in the box's placement; where they would go and what it costs."""
-    if not model.host_tables:
+    if not model.lookups:
         return
-    total = sum(t.bytes for t in model.host_tables)
-    per_token = sum(t.rows_per_token * t.row_bytes for t in model.host_tables)
-    rows = sum(t.rows_per_token for t in model.host_tables)
+    total = model.extra_bytes
+    per_token = sum(lk.rows_per_token * lk.row_bytes for lk in model.lookups)
+    rows = sum(lk.rows_per_token for lk in model.lookups)
     share = total / (host.memory_gb * 1e9)
     st.warning(
         f"Not in the placement above: {md_escape(model.name)}'s n-gram tables, {total / 1e9:,.1f} GB "

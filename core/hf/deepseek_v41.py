@@ -11,10 +11,10 @@ Cache entries are SGLang's DeepSeek-V4 serving format (584 B entries, 68 B FP4 i
 pool reuses; the paper's FP4 cache (890 B per token over the four sources) is a narrower entry that no
 engine we model serves yet.
 
-Engram (``engram_layer_ids``, 0-based): one n-gram table per Engram layer, a :class:`core.model.HostTable`
-meant to live off the GPU and kept out of the backbone's counts. A token hashes its n-grams of orders
-2..``engram_max_ngram_size`` into ``engram_n_heads`` heads each; every (order, head) pair owns a prime-sized
-slice of its layer's table (``engram_num_embeddings`` rows in all), so a token reads
+Engram (``engram_layer_ids``, 0-based): one n-gram table per Engram layer, a :class:`core.model.HostTable` of the
+model's :class:`core.model.LookupTables` extra, meant to live off the GPU and kept out of the backbone's counts. A
+token hashes its n-grams of orders 2..``engram_max_ngram_size`` into ``engram_n_heads`` heads each; every (order,
+head) pair owns a prime-sized slice of its layer's table (``engram_num_embeddings`` rows in all), so a token reads
 (max_ngram_size - 1) x n_heads rows per table, one ``engram_head_dim``-wide row per head (n_heads x head_dim
 is the width of one order; the rows a token reads concatenate to (max_ngram_size - 1) x n_heads x head_dim).
 Rows are stored E4M3 with one E8M0 scale per 32 values. The Engram layer's GPU side (``wkv``: that
@@ -26,8 +26,8 @@ config ("Native V4.1 rows contain 256 E4M3 bytes and eight E8M0 scale bytes").
 
 Causal encoder-decoder (tech report 2.2, 3.2.2): the layers before the first ``compress_ratios`` = 1 layer are a
 causal encoder every prompt token runs; the decoder layers after it project their global KV from the encoder's
-output and replay only each prompt's last ``sliding_window`` tokens (``prefill_encoder_layers``,
-``prefill_replay_tokens``: the step-time model prices prefill that way, :func:`core.perf.step_time`).
+output and replay only each prompt's last ``sliding_window`` tokens (a :class:`core.model.CausalEncoder` extra: the
+step-time model prices prefill that way, :func:`core.perf.step_time`).
 
 Not read here: the DSpark draft stages (``num_nextn_predict_layers`` with their own 128-expert MoE, which an
 MTP copy of the main layer would miscount, so no MTP layer is declared) and the vision tower.
@@ -42,7 +42,7 @@ from core.hf._common import MAX_HEAD_DIM
 from core.hf.deepseek import DSV4_ENTRY_BYTES, DSV4_INDEX_BYTES, dsv4, v4_geometry
 from core.hf.fields import Fields
 from core.hf.registry import reader
-from core.model import HostTable, group_layers
+from core.model import CausalEncoder, HostTable, LookupTables, group_layers
 from core.model.mixers.csa2 import CSA2Attention
 
 __all__ = ["dsv41"]
@@ -176,9 +176,8 @@ def dsv41(f: Fields) -> dict[str, Any]:
         mixers=group_layers(layers, mixer_of),
         mtp_mixer=None,
         num_mtp_layers=0,
-        host_tables=tables,
-        prefill_encoder_layers=encoder if replay else 0,
-        prefill_replay_tokens=replay,
+        extras=((LookupTables(tables=tables),) if tables else ())
+        + ((CausalEncoder(encoder_layers=encoder, replay_tokens=replay),) if replay else ()),
         model_extra_params=out["model_extra_params"] + engram_gpu,
     )
     return out

@@ -8,15 +8,15 @@ before each mixer and each MoE block: a grouped RMSNorm hc x h, a low-rank input
 hc x h and an injection weight hc x h -> hc; the model's final mixer has no injection) take the place of the
 layer norms; one MTP layer; a Qwen3-VL-style vision tower.
 
-The per-layer embedding (PLE) layers (``ple_layer_ids``, one-indexed) add, on the GPU, a key projection
-ple_dim -> hc x h, a value projection ple_dim -> h, three grouped norms and a depthwise conv (counted here
-with the model's extras). Their n-gram tables (~51B parameters meant to live off the GPU; neither weights on
-the GPU nor KV) are :class:`core.model.HostTable` s, kept out of the backbone's counts. transformers
-``Qwen4ExpNGramEmbedding``: a token hashes its n-grams of orders 2..``ngram_size`` into ``heads_per_ngram``
-heads each; head k of PLE layer j (its index in ``ple_layer_ids``) owns (j x heads + k + 1)-th prime after
-``ngram_vocab_size_base`` - 1 rows; a layer's table is their sum padded up to a multiple of
-``make_ngram_vocab_size_divisible_by``, ``ple_embed_dim`` / heads wide, stored in the checkpoint's dtype; a
-token reads one row per head.
+The per-layer embedding (PLE) layers (``ple_layer_ids``, one-indexed) add, on the GPU, a key projection ple_dim ->
+hc x h, a value projection ple_dim -> h, three grouped norms and a depthwise conv (counted here with the model's
+extras). Their n-gram tables (~51B parameters meant to live off the GPU; neither weights on the GPU nor KV) are the
+:class:`core.model.HostTable` s of a :class:`core.model.LookupTables` extra, kept out of the backbone's counts.
+transformers ``Qwen4ExpNGramEmbedding``: a token hashes its n-grams of orders 2..``ngram_size`` into
+``heads_per_ngram`` heads each; head k of PLE layer j (its index in ``ple_layer_ids``) owns (j x heads + k + 1)-th
+prime after ``ngram_vocab_size_base`` - 1 rows; a layer's table is their sum padded up to a multiple of
+``make_ngram_vocab_size_divisible_by``, ``ple_embed_dim`` / heads wide, stored in the checkpoint's dtype; a token
+reads one row per head.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from core.hf.fields import Fields
 from core.hf.qwen import gated_deltanet
 from core.hf.registry import reader
 from core.hf.vision import qwen_vl_vision_params
-from core.model import HostTable, group_layers
+from core.model import HostTable, LookupTables, group_layers
 from core.model.mixers.qsa import QSA
 
 __all__ = ["qwen4_exp"]
@@ -204,7 +204,7 @@ def qwen4_exp(f: Fields) -> dict[str, Any]:
         layer_extra_params=2 * _hc_params(h, hc, rank),
         model_extra_params=_hc_params(h, hc, rank, inject=False) + ple,
         num_mtp_layers=t.int("mtp_num_hidden_layers", default=0, minimum=0),
-        host_tables=_ngram_tables(t, ple_ids),
+        extras=(LookupTables(tables=tables),) if (tables := _ngram_tables(t, ple_ids)) else (),
     )
     vc = f.cfg.get("vision_config")
     if isinstance(vc, Mapping) and vc:

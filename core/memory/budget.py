@@ -23,7 +23,7 @@ from core.deployment.specs import MemoryAssumptions, Precision, Workload
 from core.hardware import GPUSpec, precision_support
 from core.memory.kv import kv_bytes_per_sequence_on_gpu
 from core.memory.weights import draft_weights_and_kv, stage_weights, weights_bytes
-from core.model import ModelSpec
+from core.model import DEFAULT_TIER, ModelSpec
 
 __all__ = [
     "MAX_CLUSTER_GPUS",
@@ -93,6 +93,9 @@ def _stage_memory(d: Deployment):
         "runtime_reserve": a.runtime_reserve_gb * 1e9,
     }
     draft_w, draft_kv = draft_weights_and_kv(model, layout, prec, spec, d.draft, redundant)
+    # the model's extras (core.model.extras) in the tier the planner keeps them: host DRAM for lookup tables, so
+    # nothing on the GPU today; an extra kept in HBM would be charged here
+    extras_hbm = model.extra_hbm_bytes_per_rank(DEFAULT_TIER, layout.attention_tp)
     stages, out, cache = pipeline_stages(model.num_layers, layout.pp), [], {}
     for s, stage in enumerate(stages):
         first, last = s == 0, s == len(stages) - 1
@@ -102,6 +105,8 @@ def _stage_memory(d: Deployment):
             cache[key] = stage_weights(model, layout, prec, stage, first, last, redundant)
         comp, with_draft = dict(cache[key]), last and spec.enabled
         comp.update({"draft_weights": draft_w} if with_draft else {}, **usable_extra)
+        if first and extras_hbm:  # the extras' stored bytes a GPU holds (their rows feed the first stage)
+            comp["model_extras"] = extras_hbm
 
         def kv(ctx, stage=stage, with_draft=with_draft):
             own = kv_bytes_per_sequence_on_gpu(model, ctx, prec.kv_cache, layout.attention_tp, stage, layout.dcp)

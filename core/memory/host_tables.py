@@ -1,5 +1,6 @@
-"""Where a model's off-GPU lookup tables live and what reading them costs (DeepSeek-V4.1's Engram, Qwen3.8-Flash-
-Next's n-gram embedding): :class:`core.model.HostTable`.
+"""Where a model's stored extras live and what reading their rows costs (DeepSeek-V4.1's Engram, Qwen3.8-Flash-
+Next's n-gram embedding: a :class:`core.model.LookupTables` extra; any extra whose ``lookups()`` read rows per token
+is priced here, through the :class:`core.model.ModelExtra` interface).
 
 A token reads ``rows_per_token`` rows of ``row_bytes`` from each table (V4.1: 2 tables x 24 rows x 264 B = 12,672 B;
 Qwen3.8-Flash-Next: 16 x 320 B = 5,120 B). The rows depend only on the token ids, so an engine can issue the reads
@@ -31,9 +32,21 @@ from core.deployment.bundle import Deployment
 from core.hardware import GPUSpec
 from core.model import ModelSpec
 
-__all__ = ["DISK", "SCATTER_EFF", "TIERS", "TableTier", "TierCost", "host_link", "table_read", "tier_costs"]
+__all__ = [
+    "DISK",
+    "SCATTER_EFF",
+    "TIERS",
+    "Fetches",
+    "TableTier",
+    "TierCost",
+    "host_link",
+    "lookup_fetches",
+    "table_read",
+    "tier_costs",
+]
 
 TableTier = Literal["gpu", "host", "disk"]
+# core.model.TIERS, in words
 TIERS: dict[str, str] = {
     "gpu": "GPU memory (HBM), rows sharded over attention TP, one copy per replica",
     "host": "host DRAM (pinned), read over the GPU's host link, one copy per node",
@@ -45,6 +58,7 @@ SCATTER_EFF = 0.5
 # assumption: 8 PCIe Gen5 NVMe drives per 8-GPU node, 1.5M random 4-KiB reads/s each, 100 us per read
 DISK = {"drives_per_node": 8, "iops_per_drive": 1.5e6, "latency_s": 100e-6}
 _HBM_GATHER_EFF = 0.5  # assumption: row gathers from HBM at half its bandwidth
+_LATENCY_S = {"gpu": 0.0, "host": 5e-6, "disk": DISK["latency_s"]}  # one step's first row, per tier
 # assumption for a GPU whose spec carries no host link (a user's custom GPU): the common x86 server slot
 _DEFAULT_HOST_LINK = ("PCIe Gen5 x16", 64.0)
 
@@ -75,73 +89,107 @@ class TierCost:
     exposed_s: float  # what the layers before each table's first consumer do not hide
 
 
-def table_read(
-    d: Deployment, tier: str, tokens_per_gpu: float, step_compute_s: float, replayed: float = 1.0
-) -> TierCost:
-    """One step's table reads on one GPU of deployment ``d`` from ``tier`` for ``tokens_per_gpu`` tokens (the
-    step-time model's convention: a stage's tokens over its GPUs; a rank of an attention-TP group fetches the rows it
-    owns of the group's tokens, as many), the memory each tier takes (the layout's attention TP shards the HBM copy),
-    and what of the reads the compute of the layers before each table's first consumer (their share of
-    ``step_compute_s``) does not hide. ``replayed``: the share of the step's tokens the layers after a causal encoder
-    run (:func:`core.perf.replayed_fraction`; those layers' compute shrinks by it, so a table is due later in the
-    step)."""
-    model, gpu, attention_tp = d.model, d.gpu, d.layout.attention_tp
+@dataclass(frozen=True)
+class Fetches:
+    """One pass's row reads from a model's extras on one GPU (:func:`lookup_fetches`), in fetch order (one link, one
+    queue: the rows due first are fetched first): each lookup's consumer layer and the seconds its rows take from
+    ``tier``, and the tier's latency (0 when nothing is read). The kernels' accounting carries them
+    (:class:`core.perf.kernels.LayerCosts`); :meth:`read` says what a step's compute does not hide."""
+
+    tier: str
+    due_layers: tuple[int, ...] = ()
+    seconds: tuple[float, ...] = ()
+    latency_s: float = 0.0
+
+    def scaled(self, k: float) -> Fetches:
+        """The reads of ``k`` such passes' tokens at once (a step's micro-batch of ``k`` overlapped halves)."""
+        return Fetches(self.tier, self.due_layers, tuple(k * s for s in self.seconds), self.latency_s)
+
+    def read(self, model: ModelSpec, step_compute_s: float, replayed: float = 1.0) -> tuple[float, float]:
+        """(seconds to fetch every row, seconds of it exposed): the reads start with the step and each lookup's rows
+        are due at its consumer layer, after the compute of the layers before it (their share of
+        ``step_compute_s``; the layers from the model's ``split_layer`` on run ``replayed`` of the tokens)."""
+        fetched, exposed, read = 0.0, 0.0, 0.0
+        for layer, s in zip(self.due_layers, self.seconds, strict=True):
+            fetched += s
+            due = step_compute_s * _compute_share_before(model, layer, replayed)
+            exposed = max(exposed, fetched - due)
+            read = fetched
+        if self.latency_s:
+            read += self.latency_s
+            exposed = max(0.0, exposed + self.latency_s)
+        return read, max(0.0, exposed)
+
+
+def lookup_fetches(d: Deployment, tier: str, tokens_per_gpu: float) -> Fetches:
+    """The row reads of ``tokens_per_gpu`` tokens on one GPU of deployment ``d`` from ``tier``, for every lookup of
+    the model's extras (``model.lookups``): ``rows / (HBM x 0.5)`` (gpu), ``bytes / (host link x SCATTER_EFF)``
+    (host), ``rows / (the node's drive IOPS / its GPUs)`` (disk). Rows are sharded over the attention-TP group
+    (vLLM: row-parallel, ceil-padded): each rank fetches the rows it owns of its group's tokens, 1 / tp of them:
+    ``tokens_per_gpu`` x rows per token, as ``tokens_per_gpu`` is the group's tokens / tp (the step-time model's
+    convention, :mod:`core.perf.kernels`)."""
     if tier not in TIERS:
         raise ValueError(f"tier must be one of {', '.join(TIERS)}, got {tier!r}")
     tokens = amount("tokens_per_gpu", tokens_per_gpu, 0.0, 1e9)
-    compute_s = amount("step_compute_s", step_compute_s, 0.0, 1e6)
-    replayed = amount("replayed", replayed, 0.0, 1.0)
-    tables = model.host_tables
-    total = sum(t.bytes for t in tables)
+    gpu, lookups = d.gpu, d.model.lookups
     gpn = max(1, gpu.gpus_per_node)
-    link, gbps = host_link(gpu)
-    # consumer order: the tables whose rows are due first are fetched first (one link, one queue)
-    order = sorted(tables, key=lambda t: min(t.layer_ids, default=0))
-    fetched, exposed, read = 0.0, 0.0, 0.0
-    for t in order:
-        # rows are sharded over the attention-TP group (vLLM: row-parallel, ceil-padded): each rank fetches the
-        # rows it owns of its group's tokens, 1 / tp of them: tokens_per_gpu x rows per token, as tokens_per_gpu is
-        # the group's tokens / tp (core.perf.kernels' convention)
-        rows = tokens * t.rows_per_token
+    _, gbps = host_link(gpu)
+    seconds = []
+    for lk in lookups:
+        rows = tokens * lk.rows_per_token
         if tier == "gpu":
-            s = rows * t.row_bytes / (gpu.hbm_bytes_per_s * _HBM_GATHER_EFF)
+            s = rows * lk.row_bytes / (gpu.hbm_bytes_per_s * _HBM_GATHER_EFF)
         elif tier == "host":
-            s = rows * t.row_bytes / (gbps * 1e9 * SCATTER_EFF)
+            s = rows * lk.row_bytes / (gbps * 1e9 * SCATTER_EFF)
         else:
             s = rows / (DISK["drives_per_node"] * DISK["iops_per_drive"] / gpn)
-        fetched += s
-        due = compute_s * _compute_share_before(model, min(t.layer_ids, default=0), replayed)
-        exposed = max(exposed, fetched - due)
-        read = fetched
-    if tables and tokens > 0:
-        latency = {"gpu": 0.0, "host": 5e-6, "disk": DISK["latency_s"]}[tier]
-        read += latency
-        exposed = max(0.0, exposed + latency)
+        seconds.append(s)
+    latency = _LATENCY_S[tier] if lookups and tokens > 0 else 0.0
+    return Fetches(tier, tuple(lk.due_layer for lk in lookups), tuple(seconds), latency)
+
+
+def table_read(
+    d: Deployment, tier: str, tokens_per_gpu: float, step_compute_s: float, replayed: float = 1.0
+) -> TierCost:
+    """One step's table reads on one GPU of deployment ``d`` from ``tier`` for ``tokens_per_gpu`` tokens
+    (:func:`lookup_fetches`), the memory each tier takes (the layout's attention TP shards the HBM copy), and what
+    of the reads the compute of the layers before each table's first consumer (their share of ``step_compute_s``)
+    does not hide (:meth:`Fetches.read`). ``replayed``: the share of the step's tokens the layers after a causal
+    encoder run (:func:`core.perf.replayed_fraction`; those layers' compute shrinks by it, so a table is due later
+    in the step)."""
+    model, gpu, attention_tp = d.model, d.gpu, d.layout.attention_tp
+    fetches = lookup_fetches(d, tier, tokens_per_gpu)
+    compute_s = amount("step_compute_s", step_compute_s, 0.0, 1e6)
+    replayed = amount("replayed", replayed, 0.0, 1.0)
+    read, exposed = fetches.read(model, compute_s, replayed)
+    link, gbps = host_link(gpu)
     where = TIERS[tier] + (f" ({link}, {gbps:,.0f} GB/s per direction)" if tier == "host" else "")
+    total = model.extra_bytes
     return TierCost(
         tier=tier,
         where=where,
         table_bytes=total,
-        gpu_bytes_per_gpu=total / attention_tp if tier == "gpu" else 0.0,
+        gpu_bytes_per_gpu=model.extra_hbm_bytes_per_rank(tier, attention_tp),
         host_bytes_per_node=float(total) if tier == "host" else 0.0,
         disk_bytes_per_node=float(total) if tier == "disk" else 0.0,
-        bytes_per_token=sum(t.rows_per_token * t.row_bytes for t in tables),
-        rows_per_token=sum(t.rows_per_token for t in tables),
+        bytes_per_token=sum(lk.rows_per_token * lk.row_bytes for lk in model.lookups),
+        rows_per_token=sum(lk.rows_per_token for lk in model.lookups),
         read_s=read,
-        exposed_s=max(0.0, exposed),
+        exposed_s=exposed,
     )
 
 
 def _compute_share_before(model: ModelSpec, layer: int, replayed: float) -> float:
-    """The share of a step's compute in the layers before ``layer``: layers weigh alike, except a causal
-    encoder-decoder's decoder layers, which run ``replayed`` of the tokens."""
-    enc = model.prefill_encoder_layers if replayed < 1.0 and model.prefill_encoder_layers else model.num_layers
+    """The share of a step's compute in the layers before ``layer``: layers weigh alike, except those from the
+    model's ``split_layer`` on (a causal encoder-decoder's decoder layers), which run ``replayed`` of the tokens."""
+    enc = model.split_layer if replayed < 1.0 else model.num_layers
     before = min(layer, enc) + max(0, layer - enc) * replayed
     return before / (enc + (model.num_layers - enc) * replayed)
 
 
 def tier_costs(d: Deployment, tokens_per_gpu: float, step_compute_s: float) -> tuple[TierCost, ...]:
-    """:func:`table_read` for every tier, in the order of :data:`TIERS` (empty for a model without tables)."""
-    if not d.model.host_tables:
+    """:func:`table_read` for every tier, in the order of :data:`TIERS` (empty for a model whose extras read no
+    rows)."""
+    if not d.model.lookups:
         return ()
     return tuple(table_read(d, t, tokens_per_gpu, step_compute_s) for t in TIERS)

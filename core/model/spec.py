@@ -14,9 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from core._util.memo import by_identity
 from core.model import params as _params
+from core.model.extras import ExtraSpec, Lookup
+from core.model.extras.base import Phase
 from core.model.mixers import Mixer, MixerSpec
 
-__all__ = ["HostTable", "MixerGroup", "MoESpec", "ModelSpec", "PublishedCounts"]
+__all__ = ["MixerGroup", "MoESpec", "ModelSpec", "PublishedCounts"]
+
+# the fields a model was described by before its extras had a seam (reader output, dumps): the validator builds the
+# extras from them
+_LEGACY_EXTRAS = ("host_tables", "prefill_encoder_layers", "prefill_replay_tokens")
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 PosInt = Annotated[int, Field(gt=0)]
@@ -100,33 +106,6 @@ def group_layers(num_layers: int, mixer_of) -> tuple[MixerGroup, ...]:
     return tuple(MixerGroup(mixer=mx, layers=tuple(ls)) for mx, ls in by.items())
 
 
-class HostTable(BaseModel):
-    """A lookup table the model reads a few rows of per token and that is meant to live off the GPU: DeepSeek-V4.1's
-    Engram n-gram memory (two tables of ~384M rows, 203 GB), Qwen3.8-Flash-Next's n-gram embedding (PLE, 51B).
-    Neither weights every token multiplies nor KV: counted apart from the backbone, sized in bytes as stored, and
-    read at ``rows_per_token`` rows of ``row_bytes`` each per token (the step-time model prices that read from the
-    tier the table lives in)."""
-
-    model_config = _FROZEN
-
-    name: str = Field(min_length=1, max_length=80, description="what the model calls it: 'Engram', 'n-gram (PLE)'")
-    rows: Annotated[int, Field(gt=0, le=10**12)]
-    row_width: Annotated[int, Field(gt=0, le=1_000_000)] = Field(description="parameters per row")
-    row_bytes: Annotated[int, Field(gt=0, le=10**7)] = Field(description="bytes per row as stored, scales included")
-    rows_per_token: Annotated[int, Field(gt=0, le=100_000)] = Field(
-        description="rows read per token (all orders, heads)"
-    )
-    layer_ids: tuple[int, ...] = Field((), description="layers that consume the looked-up rows (0-based)")
-
-    @property
-    def params(self) -> int:
-        return self.rows * self.row_width
-
-    @property
-    def bytes(self) -> int:
-        return self.rows * self.row_bytes
-
-
 class ModelSpec(BaseModel):
     """A transformer's architecture, as a Hugging Face ``config.json`` describes it."""
 
@@ -192,17 +171,10 @@ class ModelSpec(BaseModel):
         "DeepSeek-V3 128, DeepSeek-V4.1-Flash 32); None: the dtype's usual block",
     )
     vision_params: NonNegInt = Field(0, description="vision tower + projector parameters, from vision_config")
-    host_tables: tuple[HostTable, ...] = Field(
-        (), description="n-gram lookup tables meant to live off the GPU (Engram, PLE): not in the backbone's counts"
-    )
-
-    prefill_encoder_layers: NonNegInt = Field(
-        0,
-        description="a causal encoder-decoder (DeepSeek-V4.1): every prompt token runs the first N layers, only the "
-        "last prefill_replay_tokens of each prompt run the rest (0: every layer runs every prompt token)",
-    )
-    prefill_replay_tokens: NonNegInt = Field(
-        0, description="prompt tokens per sequence replayed through the decoder layers (the decoder's window)"
+    extras: tuple[ExtraSpec, ...] = Field(
+        (),
+        description="model-level extras (core.model.extras): off-GPU lookup tables (Engram, PLE; not in the "
+        "backbone's counts), a causal encoder (DeepSeek-V4.1); at most one of each kind",
     )
 
     published: PublishedCounts = PublishedCounts()
@@ -213,6 +185,28 @@ class ModelSpec(BaseModel):
     @classmethod
     def _sorted_unique(cls, v: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted(set(v)))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_extras(cls, data):
+        """``host_tables`` / ``prefill_encoder_layers`` + ``prefill_replay_tokens`` (how a model described its tables
+        and its causal encoder before extras): each becomes its extra, replacing one of the same kind."""
+        if not isinstance(data, dict) or not any(k in data for k in _LEGACY_EXTRAS):
+            return data
+        data = dict(data)
+        tables = data.pop("host_tables", None)
+        encoder, replay = data.pop("prefill_encoder_layers", None), data.pop("prefill_replay_tokens", None)
+        new, replaced = [], set()
+        if tables is not None:
+            replaced.add("lookup_tables")
+            new += [{"kind": "lookup_tables", "tables": tables}] if tables else []
+        if encoder is not None or replay is not None:
+            replaced.add("causal_encoder")
+            if encoder:
+                new.append({"kind": "causal_encoder", "encoder_layers": encoder, "replay_tokens": replay or 0})
+        kept = [e for e in data.get("extras", ()) if _kind(e) not in replaced]
+        data["extras"] = (*kept, *new)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:
@@ -243,15 +237,15 @@ class ModelSpec(BaseModel):
             raise ValueError("mtp_dense_ffn needs dense_intermediate_size > 0 (the MTP FFN's width)")
         if self.dense_layers and self.dense_intermediate_size == 0:
             raise ValueError("dense_intermediate_size must be > 0 when there are dense layers")
-        if self.prefill_encoder_layers and not (0 < self.prefill_encoder_layers < n and self.prefill_replay_tokens):
-            raise ValueError(
-                f"prefill_encoder_layers {self.prefill_encoder_layers} needs 1..{n - 1} encoder layers and "
-                "prefill_replay_tokens > 0"
-            )
-        for ti, t in enumerate(self.host_tables):
-            bad = [i for i in t.layer_ids if not 0 <= i < n]
-            if bad:
-                raise ValueError(f"host_tables[{ti}].layer_ids {bad[:5]} outside 0..{n - 1}")
+        kinds = [e.kind for e in self.extras]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"one extra of each kind, got {', '.join(kinds)}")
+        if sum(e.split_layer is not None for e in self.extras) > 1:
+            raise ValueError("at most one extra may split the layers' tokens")
+        for e in self.extras:
+            problems = e.problems(n)
+            if problems:
+                raise ValueError("; ".join(problems))
         return self
 
     # -- derived structure -------------------------------------------------------------------
@@ -293,6 +287,40 @@ class ModelSpec(BaseModel):
     @property
     def mtp_params(self) -> int:
         return _params.mtp_params(self)
+
+    # -- the sums over the extras (core.model.extras) ------------------------------------------
+    @property
+    def extra_params(self) -> int:
+        """Parameters the extras store beside the backbone (lookup tables): not in ``total_params``."""
+        return sum(e.params for e in self.extras)
+
+    @property
+    def extra_bytes(self) -> int:
+        """Bytes the extras store as stored (scales included)."""
+        return sum(e.stored_bytes for e in self.extras)
+
+    def extra_hbm_bytes_per_rank(self, tier: str, tp: int) -> float:
+        """HBM one GPU gives the extras' stored bytes when they live in ``tier`` (attention TP ``tp``)."""
+        return sum(e.hbm_bytes_per_rank(tier, tp) for e in self.extras)
+
+    @property
+    def lookups(self) -> tuple[Lookup, ...]:
+        """Every row read per token from the extras, in fetch order (the rows due first are fetched first)."""
+        return tuple(sorted((lk for e in self.extras for lk in e.lookups()), key=lambda lk: lk.due_layer))
+
+    @property
+    def split_layer(self) -> int:
+        """The first layer that runs only :meth:`token_share` of a step's tokens (``num_layers``: none)."""
+        return next((e.split_layer for e in self.extras if e.split_layer is not None), self.num_layers)
+
+    def token_share(self, phase: Phase, computed_len: int) -> float:
+        """The share of a step's tokens the layers from :attr:`split_layer` on run, for prompts that compute
+        ``computed_len`` tokens each: 1 for decode and for a model without a splitting extra."""
+        return min((e.token_share(phase, computed_len) for e in self.extras), default=1.0)
+
+
+def _kind(extra) -> str | None:
+    return extra.get("kind") if isinstance(extra, dict) else getattr(extra, "kind", None)
 
 
 @by_identity(256)

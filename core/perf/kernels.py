@@ -13,7 +13,10 @@ from HBM, and the kernel family whose factors time it (``catalogs/efficiency.yam
 * per dense layer: the FFN; per MoE layer: shared experts, the dense MLP beside the MoE, the router (and a latent
   MoE's down / up projections), and the routed experts (grouped GEMM family: each GPU receives ``tokens x k / EP``
   assignments times the imbalance, and reads only its local experts that some token touches);
-* on the last stage: the LM head (bf16; prefill needs logits only for each prompt's last position).
+* on the last stage: the LM head (bf16; prefill needs logits only for each prompt's last position);
+* per pass, the model's extras (:mod:`core.model.extras`): the rows their lookups read (off-GPU tables), fetched
+  from the tier they live in (:func:`core.memory.host_tables.lookup_fetches`); the step adds what its compute does
+  not hide.
 
 Communication is timed apart, per MoE layer (dispatch, combine, expert-TP all-gather / reduce-scatter), per layer
 (TP all-reduces, DCP's merge) and per stage boundary (activations to the next stage).
@@ -31,6 +34,7 @@ from core._util.memo import by_identity
 from core.deployment.bundle import Deployment
 from core.hardware import GPUSpec, precision_support
 from core.hardware.efficiency import Efficiency, KernelFactors
+from core.memory import host_tables
 from core.model import ffn, routing
 from core.perf import layer_comm
 from core.perf.step_config import Phase, StepConfig
@@ -200,6 +204,7 @@ class LayerCosts:
     moe_comm_s: dict[str, float]  # per MoE layer
     layer_comm_s: dict[str, float]  # per layer
     send_s: float  # per stage boundary
+    extras: host_tables.Fetches  # the model extras' row reads for this pass's tokens (core.model.extras)
 
     def stage_works(self, counts, last: bool) -> Iterator[tuple[int, str, Work]]:
         """(calls, component, work) of one pass over a stage holding ``counts`` (a
@@ -389,4 +394,6 @@ def layer_costs(
         else 0.0
     )
     mixer = _mixer_works(d, phase, ctx, t_attn, tokens_per_sequence, cfg.cached_tokens)
-    return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send)
+    # the model's extras (core.model.extras): rows their lookups read for this pass's tokens, from cfg.table_tier
+    extras = host_tables.lookup_fetches(d, cfg.table_tier, tokens_per_gpu)
+    return LayerCosts(mixer, dense, moe, head, moe_comm, per_layer_comm, send, extras)

@@ -11,10 +11,11 @@ no communication: a lower bound.
 Two-batch overlap splits the step into two micro-batches: every kernel runs twice on half the tokens
 (weights are read twice) and communication hides under compute up to ``overlap_eff``.
 
-A causal encoder-decoder (DeepSeek-V4.1) prefills differently from how it decodes: every prompt token runs the
-encoder's layers, only each prompt's last ``prefill_replay_tokens`` run the decoder's (their global KV is projected
-from the encoder's output; that projection, ~5M parameters per token, is not priced, and the replayed queries are
-priced at the prompt's mean causal context rather than its end). Decode runs every layer.
+A model's extras (:mod:`core.model.extras`) enter through their interface: the layers from the model's
+``split_layer`` on run ``token_share`` of a step's tokens (a causal encoder-decoder's prefill: DeepSeek-V4.1's
+decoder replays each prompt's last 128 tokens), and the rows the extras' lookups read (off-GPU tables, fetched as
+the kernels' accounting carries them) hold the first stage for what the compute before their consumer layers does
+not hide.
 
 Pipeline stages hold their own layers (the dense FFN layers where the model puts them, the LM head on the
 last stage) and each sends its activations to the next; the busiest stage sets the pace.
@@ -32,7 +33,7 @@ from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 from core.hardware.efficiency import IDEAL
 from core.hardware.served_step import step_overhead_s
-from core.memory import host_tables
+from core.memory.host_tables import Fetches
 from core.model import ModelSpec
 from core.perf.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
 from core.perf.kernels import (
@@ -130,12 +131,10 @@ def _split_plan(
 
 
 def replayed_fraction(model: ModelSpec, cfg: StepConfig) -> float:
-    """The share of a prefill step's tokens the layers after a causal encoder run (DeepSeek-V4.1's decoder
-    replays each prompt's last ``prefill_replay_tokens``: 128 of an 8,192-token prompt is 1.56%); 1 for
-    decode and for every other model."""
-    if cfg.phase != "prefill" or not model.prefill_encoder_layers:
-        return 1.0
-    return min(1.0, model.prefill_replay_tokens / cfg.computed_len)
+    """The share of a step's tokens the layers from the model's ``split_layer`` on run (its extras'
+    ``token_share``: DeepSeek-V4.1's causal encoder replays each prompt's last 128 tokens through the decoder, 1.56%
+    of an 8,192-token prompt); 1 for decode and for a model without such an extra."""
+    return model.token_share(cfg.phase, cfg.computed_len)
 
 
 def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
@@ -161,9 +160,9 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
     def work_s(w: Work) -> float:
         return kernel_s(w, bw, eff.kernel(w.family, w.path))
 
-    # a causal encoder-decoder's prefill: the layers after the encoder see only the replayed tokens
+    # the layers from the extras' split layer on see only their share of the tokens (a causal encoder's decoder)
     replayed = replayed_fraction(model, cfg)
-    split = model.prefill_encoder_layers if replayed < 1.0 else model.num_layers
+    split = model.split_layer if replayed < 1.0 else model.num_layers
     kinds, index = _split_plan(model, layout.pp, split)
     tail = layer_costs(d, cfg, tokens_per_gpu=replayed * per_gpu / halves) if replayed < 1.0 else costs
     times, computes, comms = [], [], []
@@ -185,8 +184,8 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
         for k, v in parts.items():
             components[k] = components.get(k, 0.0) + n * halves * v
     compute, comm = sum(computes[j] for j in index), sum(comms[j] for j in index)
-    exposed = _tables_s(d, cfg.table_tier, per_gpu, compute, replayed)
-    if model.host_tables:
+    exposed = _extras_s(model, costs.extras.scaled(halves), compute, replayed)
+    if costs.extras.seconds:
         components["host_tables"] = exposed
     served = served_step_s(d, cfg)
     if served:  # scheduling, sampling, graph replay: after the last stage, once per step
@@ -210,12 +209,10 @@ def served_step_s(d: Deployment, cfg: StepConfig) -> float:
     return step_overhead_s(d.served_step, d.model, attention_dp=d.layout.attention_dp)
 
 
-def _tables_s(d: Deployment, tier: str, per_gpu: float, compute_s: float, replayed: float = 1.0) -> float:
-    """Seconds a micro-batch waits for a model's off-GPU table rows (Engram / n-gram, :mod:`core.memory.host_tables`:
-    tier, link, overlap with ``compute_s``); 0 for every other model."""
-    if not d.model.host_tables:
-        return 0.0
-    return host_tables.table_read(d, tier, per_gpu, compute_s, replayed).exposed_s
+def _extras_s(model: ModelSpec, fetches: Fetches, compute_s: float, replayed: float = 1.0) -> float:
+    """Seconds a micro-batch waits for the rows its extras' lookups read (off-GPU tables: Engram / n-gram,
+    :mod:`core.memory.host_tables`: tier, link, overlap with ``compute_s``); 0 for a model whose extras read none."""
+    return fetches.read(model, compute_s, replayed)[1]
 
 
 def _pipeline(stage_s: list[float], micro: float, tables_s: float) -> tuple[tuple[float, ...], float]:
@@ -287,7 +284,7 @@ def decode_roofline(
                 compute += n * w.flops / w.peak_flops
                 stage += n * kernel_s(w, bw, IDEAL[w.family])
         totals.append((stage, i, {"weight_bytes": wb, "cache_bytes": cb, "flops": flops, "compute_s": compute}))
-    tables = _tables_s(d, "host", per_gpu, sum(t[0] for t in totals))
+    tables = _extras_s(model, costs.extras, sum(t[0] for t in totals))
     stages, step = _pipeline([t[0] for t in totals], micro, tables)
     busiest = max(range(len(stages)), key=stages.__getitem__)
     stage_s, sums = stages[busiest], totals[busiest][2]

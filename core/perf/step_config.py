@@ -7,6 +7,7 @@ from typing import Literal
 
 from core._util.checks import is_number, is_whole
 from core.hardware.efficiency import KERNEL_PATHS
+from core.model import DEFAULT_TIER, TIERS
 
 __all__ = ["Phase", "StepConfig"]
 
@@ -33,7 +34,7 @@ class StepConfig:
     imbalance: float = 1.0  # max/mean routed-expert load across the EP group
     tokens_per_sequence: float = 1.0
     kernel_path: str | None = None  # MoE kernel path (efficiency.KERNEL_PATHS); None: the stack's for the layout
-    table_tier: str = "host"  # where a model's off-GPU lookup tables live (core.memory.host_tables.TIERS)
+    table_tier: str = DEFAULT_TIER  # where the model's stored extras (lookup tables) live: core.model.TIERS
     cached_tokens: int = 0  # prefill: prompt tokens served by a prefix cache (0 in decode)
 
     def __post_init__(self):
@@ -53,8 +54,8 @@ class StepConfig:
             raise ValueError("imbalance must be >= 1 (max / mean) and <= 1,000,000")
         if not (is_number(self.tokens_per_sequence) and 1 <= self.tokens_per_sequence <= 1_000):
             raise ValueError(f"tokens_per_sequence must be in [1, 1,000], got {self.tokens_per_sequence!r}")
-        if self.table_tier not in ("gpu", "host", "disk"):
-            raise ValueError(f"table_tier must be gpu, host or disk, got {self.table_tier!r}")
+        if self.table_tier not in TIERS:
+            raise ValueError(f"table_tier must be {', '.join(TIERS[:-1])} or {TIERS[-1]}, got {self.table_tier!r}")
         if not (is_whole(self.cached_tokens) and 0 <= self.cached_tokens < self.context_len):
             raise ValueError(
                 f"cached_tokens must be a whole number in 0..context_len - 1 ({self.context_len - 1:,}), "

@@ -8,7 +8,9 @@
   re-export shims; a caller imports a name from the package that defines it;
 * nothing outside ``core/model`` and the config readers (``core/hf``) names a mixer kind (its class, or its kind
   string in a comparison such as ``.kind == "qsa"``); the list is read from the registry (``MIXER_KINDS`` and every
-  ``Mixer`` subclass): every other module sums over ``model.mixers`` through the Mixer interface;
+  ``Mixer`` subclass): every other module sums over ``model.mixers`` through the Mixer interface; likewise no
+  module there names a model-level extra kind (``EXTRA_KINDS``, every ``ModelExtra`` subclass and the parts its
+  file defines): every other module sums over ``model.extras`` through the ModelExtra interface;
 * ``core`` is grouped by package, each on a floor (``CORE_FLOORS``): a package imports only from its own floor's
   packages' lower floors, never up, so no circle runs across packages;
 * no module over 400 lines, except the allow-list below, which may only shrink;
@@ -184,29 +186,58 @@ def test_the_re_export_guard_catches_a_shim(tmp_path):
     assert _defined_in(shim, "own") == "core.memory._shim"
 
 
+def _kind_registry(base: type, kinds: dict[str, type]) -> tuple[set[type], frozenset[str]]:
+    """(every subclass of ``base``, abstract ones included, and every registered kind's class; the kind strings)."""
+    classes, todo = set(), list(base.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        classes.add(cls)
+        todo.extend(cls.__subclasses__())
+    return classes | set(kinds.values()), frozenset(kinds)
+
+
 def _mixer_registry() -> tuple[frozenset[str], frozenset[str]]:
     """(class names, kind strings) of every token mixer, read from the registry itself (``MIXER_KINDS`` and every
     subclass of ``Mixer``, abstract ones such as ``LinearMixer`` included), so a new kind is guarded the day its
     file lands. ``Indexer`` (a part some mixers own) and the registry's own names are guarded with them."""
     from core.model.mixers import MIXER_KINDS, Indexer, Mixer
 
-    classes, todo = set(), list(Mixer.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        classes.add(cls)
-        todo.extend(cls.__subclasses__())
-    classes |= set(MIXER_KINDS.values())
+    classes, kinds = _kind_registry(Mixer, MIXER_KINDS)
     names = {c.__name__ for c in classes} | {Indexer.__name__, "MIXER_KINDS", "MixerSpec"}
-    return frozenset(names), frozenset(MIXER_KINDS)
+    return frozenset(names), kinds
+
+
+def _extra_registry() -> tuple[frozenset[str], frozenset[str]]:
+    """(class names, kind strings) of every model-level extra, read from its registry (``EXTRA_KINDS`` and every
+    subclass of ``ModelExtra``), with the parts a kind's own file defines (``HostTable``, the rows of the
+    lookup-table extra) and the registry's own names."""
+    from pydantic import BaseModel
+
+    from core.model.extras import EXTRA_KINDS, ModelExtra
+
+    classes, kinds = _kind_registry(ModelExtra, EXTRA_KINDS)
+    parts = {
+        obj
+        for cls in classes
+        for obj in vars(sys.modules[cls.__module__]).values()
+        if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == cls.__module__
+    }
+    names = {c.__name__ for c in classes | parts} | {"EXTRA_KINDS", "ExtraSpec"}
+    return frozenset(names), kinds
 
 
 MIXER_CLASSES, MIXER_KIND_NAMES = _mixer_registry()
+EXTRA_CLASSES, EXTRA_KIND_NAMES = _extra_registry()
 
 
 def _mixer_kind_comparisons(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, literal) of every comparison with a string that names a mixer kind or a mixer class
     (``m.kind == "qsa"``, ``m.kind in ("gqa", "mla")``, ``type(m).__name__ == "QSA"``) and every ``case "qsa":``."""
-    words = MIXER_KIND_NAMES | MIXER_CLASSES
+    return _kind_comparisons(tree, MIXER_KIND_NAMES | MIXER_CLASSES)
+
+
+def _kind_comparisons(tree: ast.AST, words: frozenset[str]) -> list[tuple[int, str]]:
+    """(line, literal) of every comparison with a string in ``words``, and every ``case`` on one."""
 
     def literals(node: ast.AST) -> list[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -268,6 +299,54 @@ def test_only_the_model_and_its_readers_name_mixer_kinds(path):
     assert not named and not imported and not compared, (
         f"{_rel(path)} names mixer kinds: {named or imported or [f'line {n}: {v!r}' for n, v in compared]}; "
         "sum over model.mixers through the Mixer interface instead"
+    )
+
+
+def test_the_extra_guard_knows_every_registered_kind():
+    """The extras' guard is built from their registry: every kind's class and the parts its file defines."""
+    from core.model.extras import EXTRA_KINDS
+
+    assert {c.__name__ for c in EXTRA_KINDS.values()} <= EXTRA_CLASSES
+    assert {"LookupTables", "HostTable", "CausalEncoder"} <= EXTRA_CLASSES and "ModelExtra" not in EXTRA_CLASSES
+    assert {"lookup_tables", "causal_encoder"} <= EXTRA_KIND_NAMES
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        'if any(e.kind == "causal_encoder" for e in model.extras):\n    pass',
+        'ok = e.kind in ("lookup_tables",)',
+        'if type(e).__name__ == "LookupTables":\n    pass',
+        'match e.kind:\n    case "causal_encoder":\n        pass',
+    ],
+)
+def test_the_extra_guard_catches_a_kind_branch(src):
+    assert _kind_comparisons(ast.parse(src), EXTRA_KIND_NAMES | EXTRA_CLASSES)
+
+
+def test_the_extra_guard_lets_step_components_pass():
+    """``"host_tables"`` names the step's component (the tables' exposed reads), not an extra kind."""
+    src = 'a = "host_tables" in parts\nb = tier == "gpu"'
+    assert _kind_comparisons(ast.parse(src), EXTRA_KIND_NAMES | EXTRA_CLASSES) == []
+
+
+@pytest.mark.parametrize("path", [p for p in CODE if not _rel(p).startswith(("core/model/", "core/hf/"))], ids=_rel)
+def test_only_the_model_and_its_readers_name_extra_kinds(path):
+    """Adding a model-level extra (off-GPU tables, a causal encoder) touches its own file, its config reader and its
+    tests: every other module sums over ``model.extras`` through the ModelExtra interface (``model.lookups``,
+    ``model.extra_bytes``, ``model.token_share`` ...), never naming a kind, comparing with one, or importing
+    ``core.model.extras``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    named = sorted(
+        {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in EXTRA_CLASSES}
+        | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in EXTRA_CLASSES}
+        | {a for _, names, _ in _imports(path) for a in names if a in EXTRA_CLASSES}
+    )
+    imported = [m for m, _, _ in _imports(path) if m.startswith("core.model.extras")]
+    compared = _kind_comparisons(tree, EXTRA_KIND_NAMES | EXTRA_CLASSES)
+    assert not named and not imported and not compared, (
+        f"{_rel(path)} names model extra kinds: {named or imported or [f'line {n}: {v!r}' for n, v in compared]}; "
+        "sum over model.extras through the ModelExtra interface instead"
     )
 
 

@@ -17,7 +17,8 @@ from core.deployment.specs import ParallelLayout
 
 cat = load_catalog()
 V41 = cat.model("deepseek-v4.1-flash")
-PLAIN = V41.model_copy(update={"prefill_encoder_layers": 0, "prefill_replay_tokens": 0})  # every layer, every token
+# every layer, every token: V4.1 without its causal-encoder extra
+PLAIN = V41.model_copy(update={"extras": tuple(e for e in V41.extras if e.kind != "causal_encoder")})
 B200 = cat.gpu("b200")
 LAY = ParallelLayout(attention_tp=1, attention_dp=8, ep=8)
 EFF = cat.efficiency_for("b200", "sglang")
@@ -28,8 +29,9 @@ def test_the_reader_finds_the_encoder_and_the_replay_window():
     text = json.loads(CONFIG.read_text())["text_config"]
     # the encoder ends at the first compress-ratio-1 layer; the decoder replays sliding_window tokens
     assert text["compress_ratios"][:21] == [0, 0] + [2] * 18 + [1] and text["sliding_window"] == 128
-    assert (V41.prefill_encoder_layers, V41.prefill_replay_tokens) == (20, 128)
-    assert cat.model("deepseek-v4-flash").prefill_encoder_layers == 0  # V4 has no causal encoder
+    (enc,) = [e for e in V41.extras if e.kind == "causal_encoder"]
+    assert (enc.encoder_layers, enc.replay_tokens) == (20, 128) and V41.split_layer == 20
+    assert not cat.model("deepseek-v4-flash").extras  # V4 has no causal encoder (nor tables)
 
 
 def test_replayed_fraction():

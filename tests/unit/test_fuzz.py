@@ -104,6 +104,7 @@ from core.hf.fields import Fields
 from core.memory import GGUF_BLOCKS
 from core.model import ModelSpec
 from core.model.dtypes import ACTIVE_CONVENTIONS, DTYPES, GGUF_DTYPES, KV_DTYPES
+from core.model.extras import EXTRA_KINDS
 from core.model.mixers import MIXER_KINDS
 from core.model.mixers.base import Phase
 from core.moe import GemmElementBytes
@@ -1903,7 +1904,7 @@ def _pydantic_models() -> dict[str, type[BaseModel]]:
                 found[obj.__name__] = obj
     # the mixer bases (Mixer, LinearMixer, V4Attention: no kind of their own) are interfaces, not something a
     # config or a user builds: their kinds are fuzzed
-    kinds = set(MIXER_KINDS.values())
+    kinds = set(MIXER_KINDS.values()) | set(EXTRA_KINDS.values())  # the extras' base (ModelExtra) likewise
     bases = {base for kind in kinds for base in kind.__mro__[1:]} - kinds
     return {k: v for k, v in found.items() if v not in bases}
 
@@ -1925,7 +1926,8 @@ def _kind_examples() -> list:
 # valid instances each model's hostile variants start from
 BASELINES: dict[str, list[BaseModel]] = {
     "MoESpec": [m.moe for m in MODELS if m.moe is not None][:8],
-    "HostTable": [t for m in MODELS for t in m.host_tables][:4],
+    "HostTable": [t for m in MODELS for e in m.extras for t in getattr(e, "tables", ())][:4],
+    **{kind.__name__: [e for m in MODELS for e in m.extras if type(e) is kind][:4] for kind in EXTRA_KINDS.values()},
     **{
         kind.__name__: [g.mixer for m in MODELS + _kind_examples() for g in m.mixers if type(g.mixer) is kind][:8]
         for kind in MIXER_KINDS.values()

@@ -1,6 +1,6 @@
-"""Issue 22: n-gram tables meant to live off the GPU, as data the planner reads (``core.model.HostTable``):
-DeepSeek-V4.1-Flash's two Engram tables and Qwen3.8-Flash-Next's n-gram (PLE) table, read from the catalog's
-config.json files through the same readers a pasted config goes through.
+"""Issue 22: n-gram tables meant to live off the GPU, as data the planner reads (the ``core.model.HostTable`` s of a
+``core.model.LookupTables`` extra): DeepSeek-V4.1-Flash's two Engram tables and Qwen3.8-Flash-Next's n-gram (PLE)
+table, read from the catalog's config.json files through the same readers a pasted config goes through.
 
 Published figures: DeepSeek-V4.1-Flash tech report (sections 2.1, 2.4.2): "552B backbone parameters and 196B
 Engram parameters", n-gram orders {2, 3, 4} x 8 hash heads, 2048 per order, ~16M entries per head, tables of
@@ -18,6 +18,12 @@ import pytest
 from core.catalog import load_catalog
 from core.hf import model_from_hf_config
 from core.model import params
+
+
+def _tables(m):
+    """The model's lookup tables: those of its off-GPU table extra (core.model.extras.lookup_tables), () without."""
+    return next((e.tables for e in m.extras if e.kind == "lookup_tables"), ())
+
 
 ROOT = Path(__file__).resolve().parents[2]
 CAT = load_catalog()
@@ -59,7 +65,7 @@ def test_engram_row_counts_follow_the_hash_layout():
 
 def test_engram_tables_by_hand():
     m = CAT.model("deepseek-v4.1-flash")
-    t1, t14 = m.host_tables
+    t1, t14 = _tables(m)
     # one table per Engram layer (0-based 1 and 14); a row is one hash head's 256 values (engram_head_dim; 8 heads
     # x 256 = the report's 2048 per order), stored as 256 E4M3 bytes + 256 / 32 = 8 E8M0 scales = 264 B; a token
     # reads (4 - 1) orders x 8 heads = 24 rows of each table
@@ -77,9 +83,9 @@ def test_engram_tables_by_hand():
     assert t1.params + t14.params == pytest.approx(196e9, rel=0.01)
     # per token: 2 tables x 24 rows x 264 B = 12,672 B, the "~13 KB of engram per token"; 48 rows per token over
     # both tables (the field notes' "<= 48 row reads/table/token" counts both tables: 24 per table)
-    per_token = sum(t.rows_per_token * t.row_bytes for t in m.host_tables)
+    per_token = sum(t.rows_per_token * t.row_bytes for t in _tables(m))
     assert per_token == 12_672 and per_token == pytest.approx(13e3, rel=0.03)
-    assert sum(t.rows_per_token for t in m.host_tables) == 48
+    assert sum(t.rows_per_token for t in _tables(m)) == 48
 
 
 def test_v41_backbone_excludes_the_tables():
@@ -91,7 +97,7 @@ def test_v41_backbone_excludes_the_tables():
     assert params.total_params(m) == pytest.approx(552e9, rel=0.03)
     assert m.published.total_params == 552_000_000_000
     # the tables are not in it: backbone + tables = 748.5B, the report's 552B + 196B
-    assert params.total_params(m) + sum(t.params for t in m.host_tables) == pytest.approx(748e9, rel=0.01)
+    assert params.total_params(m) + sum(t.params for t in _tables(m)) == pytest.approx(748e9, rel=0.01)
     # decode active without the input embedding (DeepSeek's convention): test_mixer_csa2's 16,477,916,789 with
     # embedding and head, - 129,280 x 5,120 = 661,913,600, + 314,654,720 = 16,130,657,909 against 16B (+0.8%)
     assert m.published.active_convention == "excl_input_embedding"
@@ -104,7 +110,7 @@ def test_v41_without_engram_fields_has_no_tables():
     cfg = _config("deepseek-v4.1-flash")
     cfg["text_config"] = {k: v for k, v in cfg["text_config"].items() if not k.startswith("engram_")}
     m = model_from_hf_config(cfg, model_id="deepseek-v4.1-flash")
-    assert m.host_tables == () and params.total_params(m) == 551_566_249_589
+    assert _tables(m) == () and params.total_params(m) == 551_566_249_589
 
 
 def test_v41_unquantised_rows_are_bf16():
@@ -112,7 +118,7 @@ def test_v41_unquantised_rows_are_bf16():
     cfg = _config("deepseek-v4.1-flash")
     del cfg["quantization_config"]
     m = model_from_hf_config(cfg, model_id="deepseek-v4.1-flash")
-    assert {t.row_bytes for t in m.host_tables} == {512}
+    assert {t.row_bytes for t in _tables(m)} == {512}
 
 
 # -- Qwen3.8-Flash-Next: n-gram (PLE) ----------------------------------------------------------------------------
@@ -120,7 +126,7 @@ def test_v41_unquantised_rows_are_bf16():
 
 def test_qwen_ngram_table_by_hand():
     m = CAT.model("qwen3.8-flash-next")
-    (t,) = m.host_tables
+    (t,) = _tables(m)
     # ngram_size 3: orders 2 and 3 x heads_per_ngram 8 = 16 hash heads; head k of the first (only) PLE layer owns
     # the (k + 1)-th prime after 19,999,999 rows; their sum padded up to a multiple of 128
     primes = _primes_from(20_000_000, 16)
@@ -141,14 +147,14 @@ def test_qwen_ngram_table_is_not_in_the_backbone():
     # published "176B total, 51B of which is an N-gram embedding table" (SGLang cookbook)
     m = CAT.model("qwen3.8-flash-next")
     assert params.total_params(m, include_vision=False) == 125_743_656_320
-    assert params.total_params(m, include_vision=False) + m.host_tables[0].params == pytest.approx(176e9, rel=0.01)
+    assert params.total_params(m, include_vision=False) + _tables(m)[0].params == pytest.approx(176e9, rel=0.01)
 
 
 def test_qwen_second_ple_layer_takes_the_next_primes():
     # two PLE layers (one-indexed 2 and 10): the second table's 16 slices are primes 17-32 after 19,999,999
     m = model_from_hf_config(_with_text("qwen3.8-flash-next", ple_layer_ids=[2, 10]), model_id="qwen3.8-flash-next")
     primes = _primes_from(20_000_000, 32)
-    first, second = m.host_tables
+    first, second = _tables(m)
     assert first.rows == 320_001_536 and first.layer_ids == (1,)
     assert second.rows == -(-sum(primes[16:]) // 128) * 128 and second.layer_ids == (9,)
     assert second.rows > first.rows
