@@ -29,9 +29,11 @@ from core.deployment.bundle import Deployment
 from core.deployment.parallel import check_layout
 from core.deployment.specs import ParallelLayout, Scenario, Workload
 from core.hardware import ClusterSpec
+from core.hardware.efficiency import STACK_NAMES
 from core.hardware.served_step import served_step_for
 from core.model import ModelSpec
 from core.serving.batch_search import GRID_TOLERANCE
+from core.serving.launch.spec import overlaps_two_batches
 from core.serving.operating_point import Plan, operating_point, per_gpu_text, unspeculated
 from core.serving.placement import placement_problems
 from core.serving.tiers import ErrorSpread, error_distribution, model_error
@@ -214,7 +216,7 @@ def _binds(p: Plan, target_s: float) -> str:
     )
 
 
-def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float) -> str:
+def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float, stack: str) -> str:
     cat = p.breakdown
     total = sum(cat.values()) or 1.0
     top = max(cat, key=cat.get)
@@ -224,7 +226,12 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float) 
         bits.append(f"the fitted overhead is the largest part ({share}): time fitted to measured steps, not a kernel")
     else:
         bits.append(f"{top} dominates ({share})")
-    bits.append("two-batch overlap pays" if p.overlap == "two_batch" else "no overlap (it would not pay)")
+    none = (
+        "no overlap (it would not pay)"
+        if overlaps_two_batches(stack)
+        else f"no overlap ({STACK_NAMES[stack]} has none)"
+    )
+    bits.append("two-batch overlap pays" if p.overlap == "two_batch" else none)
     net = crosses_domain(p.layout, domain)
     if net:
         bits.append(f"{net} over the network (the stage spans more than the {domain}-GPU scale-up domain)")
@@ -315,7 +322,9 @@ def recommend_with_rejections(
 
     tiered = [replace(p, tier=tier(p), tolerance=tol, tolerance_p90=tol90) for p in plans]
     note = memory.cache_split_note(model)
-    ranked = [replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note, target)) for i, p in enumerate(tiered)]
+    ranked = [
+        replace(p, rank=i + 1, reason=_reason(p, tiered[0], domain, note, target, stack)) for i, p in enumerate(tiered)
+    ]
     one = fewest_gpus(ranked)
     if one is not None and one.replica_gpus < ranked[0].replica_gpus:
         why = _fewest_note(base, one, ranked[0])

@@ -9,8 +9,9 @@ first token meets the target. A prompt longer than a chunk is prefilled chunk by
 through a pipeline, SGLang's chunked pipeline parallelism): ``TTFT = one chunk's way through every stage +
 (chunks - 1) x step``.
 
-Each is tried without and with two-batch overlap (when the layout communicates at all) and the better
-kept, saying which: overlap hides communication under compute but runs every kernel on half the tokens.
+Each is tried without and with two-batch overlap (when the layout communicates at all and the serving stack has
+it: ``catalogs/engines.yaml``, TensorRT-LLM has none) and the better kept, saying which: overlap hides
+communication under compute but runs every kernel on half the tokens.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from core import memory, perf
 from core.deployment.bundle import Deployment
 from core.deployment.specs import SpecDecodeConfig, Workload
 from core.serving.batch_search import largest_meeting, refine
+from core.serving.launch.spec import overlaps_two_batches
 from core.serving.plan import OVERLAP_LABELS, Plan, layout_label
 
 __all__ = [
@@ -275,7 +277,7 @@ def operating_point(d: Deployment, phase: Phase, *, target_s: float) -> Plan | s
     best, miss = run("none")
     mode = "none"
     communicates = (best or miss)[1].comm_s > 0
-    if communicates:
+    if communicates and overlaps_two_batches(d.stack):  # a stack without two-batch overlap is scored without it
         best2, miss2 = run("two_batch")
         if best2 is not None and (best is None or best2[1].tokens_per_s_per_gpu > best[1].tokens_per_s_per_gpu):
             best, mode = best2, "two_batch"

@@ -430,10 +430,22 @@ def test_speculative_methods_per_engine():
 
 
 def test_two_batch_overlap_per_engine():
+    """Each engine's two-batch overlap setting as catalogs/engines.yaml names it (vLLM --enable-dbo, SGLang
+    --enable-two-batch-overlap); TensorRT-LLM has none (its LLM API's settings, read in its llm_args.py: attention-DP
+    balance, the host overlap scheduler, MoE backends; no two micro-batches), so the search scores no overlap for it
+    (layouts review 3 M12) and a plan scored with overlap says so in its TensorRT-LLM command."""
+    from core.serving.launch.spec import overlaps_two_batches
+
     c = launch_commands(LaunchSpec("deepseek-ai/DeepSeek-V3", attention_dp=8, ep=8, two_batch_overlap=True))
-    assert "--enable-dbo" in tokens(c["vllm"].command)
-    assert "--enable-two-batch-overlap" in tokens(c["sglang"].command)
-    assert any("two-batch-overlap" in n for n in c["trtllm"].notes)
+    for engine in ("vllm", "sglang"):
+        assert ENGINES_YAML[engine]["two_batch_overlap"]["setting"] in tokens(c[engine].command)
+    assert [tokens(c["vllm"].command).count("--enable-dbo"), c["sglang"].command.count("--enable-two-batch")] == [1, 1]
+    assert ENGINES_YAML["trtllm"]["two_batch_overlap"] == {"setting": None, "source": "llm_args"}
+    assert "llm_args.py" in ENGINES_YAML["trtllm"]["sources"]["llm_args"]
+    assert {e: overlaps_two_batches(e) for e in ENGINES} == {"vllm": True, "sglang": True, "trtllm": False}
+    assert any("two-batch overlap, which TensorRT-LLM does not have" in n for n in c["trtllm"].notes)
+    with pytest.raises(ValueError, match="stack"):
+        overlaps_two_batches("tgi")
 
 
 def test_spec_from_plan_takes_the_layout():

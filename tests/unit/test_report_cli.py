@@ -435,3 +435,30 @@ def test_the_decode_plans_command_is_the_decode_worker_not_aggregated_serving():
     assert "cache_transceiver_config" in decode["trtllm"] and "disable_overlap_scheduler" not in decode["trtllm"]
     prefill = [lab for lab in labels if "prefill worker" in lab]
     assert len(prefill) == 3 and all("it needs a decode pool" in lab for lab in prefill)
+
+
+def test_tensorrt_llm_plans_are_scored_without_two_batch_overlap():
+    """Review 3 M12: with the TensorRT-LLM stack, DeepSeek-V3 FP8 on 8 x H200's best prefill plan was 'DP-attn8 · EP8
+    (two-batch overlap)', 6,478 input tok/s per GPU, an overlap no TensorRT-LLM setting turns on (catalogs/engines.yaml:
+    two_batch_overlap setting null for trtllm). Its plans are now scored without it, and say why; SGLang's keep it."""
+    from core.serving import layout
+
+    def scenario(stack):
+        return Scenario(
+            model_id="deepseek-v3",
+            gpu_id="h200",
+            gpus_per_node=8,
+            precision=Precision(weights="fp8"),
+            serving_stack=stack,
+        )
+
+    trt = dict({s.title: s for s in build_report(scenario("trtllm"), cat).sections}["Layouts"].figures)
+    assert trt["Best prefill layout"].startswith("DP-attn8 · EP8 (no overlap)")
+    sgl = dict({s.title: s for s in build_report(scenario("sglang"), cat).sections}["Layouts"].figures)
+    assert sgl["Best prefill layout"].startswith("DP-attn8 · EP8 (two-batch overlap)")
+    sc = scenario("trtllm")
+    d = layout.search_deployment(sc, cat, cat.model("deepseek-v3"), sc.workload.model_copy(update={"batch": 1}))
+    for phase in ("prefill", "decode"):
+        plans = layout.recommend(d, phase, catalog=cat)
+        assert plans and {p.overlap for p in plans} == {"none"}
+        assert all("no overlap (TensorRT-LLM has none)" in p.reason for p in plans)

@@ -176,7 +176,25 @@ def engine_catalog() -> dict:
         entry = data.get(engine) if isinstance(data, dict) else None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("name", "version")):
             raise ValueError(f"{ENGINES_FILE}: engine {engine!r} needs a name and a version")
+        tbo = entry.get("two_batch_overlap")
+        if not (
+            isinstance(tbo, dict)
+            and tbo.get("source") in (entry.get("sources") or {})
+            and (tbo.get("setting") is None or tbo.get("setting") in (entry.get("flags") or {}))
+        ):
+            raise ValueError(
+                f"{ENGINES_FILE}: engine {engine!r} needs two_batch_overlap: {{setting: one of its flags or null, "
+                "source: one of its sources}"
+            )
     return data
+
+
+def overlaps_two_batches(stack: str) -> bool:
+    """Whether serving ``stack`` (an engine of ``ENGINES``) can split a step into two micro-batches, one's
+    all-to-all hidden under the other's compute: the one place the layout search asks before scoring two-batch
+    overlap (``catalogs/engines.yaml`` two_batch_overlap, with the source read). Public, not in ``__all__``."""
+    _choice("stack", stack, ENGINES)
+    return engine_catalog()[stack]["two_batch_overlap"]["setting"] is not None
 
 
 def json_arg(obj: dict) -> str:

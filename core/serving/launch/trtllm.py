@@ -72,7 +72,11 @@ def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
         cfg["cache_transceiver_config"] = {"backend": "NIXL"}
         cfg.update({"disable_overlap_scheduler": True} if s.role == "prefill" else {})
     if s.two_batch_overlap:
-        notes.append("No TensorRT-LLM two-batch-overlap setting is written (its overlap scheduler is another thing).")
+        notes.append(
+            "The plan is scored with two-batch overlap, which TensorRT-LLM does not have (no LLM API setting splits a "
+            "step into two micro-batches; its overlap scheduler prepares the next batch on the host): expect the "
+            "plan's time without overlap. The TensorRT-LLM stack's own plans are scored without it."
+        )
     if tp * s.pp > s.gpus_per_node:
         notes.append(
             f"One server ({tp * s.pp} GPUs) spans nodes of {s.gpus_per_node}: launch it under Slurm or MPI with one "
