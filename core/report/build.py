@@ -18,6 +18,7 @@ from core.deployment.specs import Precision, Scenario
 from core.hardware.efficiency import STACK_NAMES
 from core.model import ModelSpec, params, routing
 from core.report.commands import benchmark_section, kubernetes_section, launch_code
+from core.report.layouts import min_gpu_rows, no_plan_text
 from core.scenario import resolved_layout, scenario_to_params
 from core.scenario.deploy import resolve
 from core.serving import layout
@@ -145,14 +146,7 @@ def build_report(
         }
     except ValueError as e:
         sec.notes.append(f"Not modelled for this layout: {e}")
-    for g in sorted(cat.gpus.values(), key=lambda g: -g.memory_bytes)[:8]:
-        row = {"GPU": g.name}
-        for label, p in (("bf16", "bf16"), ("fp8", "fp8"), ("nvfp4", "nvfp4")):
-            try:
-                row[f"min GPUs {label}"] = memory.min_gpus(model, g, p, assumptions=a, max_gpus=1024)
-            except ValueError:
-                row[f"min GPUs {label}"] = "> 1,024"
-        sec.table.append(row)
+    sec.table += min_gpu_rows(model, list(cat.gpus.values()), gpu.id, a)  # with the scenario's own GPU (M14)
     sections.append(sec)
 
     # ---- intensity
@@ -237,7 +231,8 @@ def build_report(
         sec.figures.append(("Sources' decision table", f"{rule[0]} → {rule[1]}"))
         bests, manifests = [], []
         for phase in ("prefill", "decode"):
-            plans = layout.recommend(search, phase, catalog=cat, max_plans=3)
+            plans, rejected = layout.recommend_with_rejections(search, phase, catalog=cat)
+            plans = plans[:3]
             if plans:
                 best = plans[0]
                 bests.append(best)
@@ -270,7 +265,7 @@ def build_report(
                         }
                     )
             else:
-                sec.figures.append((f"Best {phase} layout", "none fits on this cluster within the targets"))
+                sec.figures.append((f"Best {phase} layout", no_plan_text(search, rejected)))  # which cause (M14)
         sections.append(sec)
         sections += [s for s in [benchmark_section(bests, model, prec, scenario), kubernetes_section(manifests)] if s]
 

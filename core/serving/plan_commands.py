@@ -33,6 +33,9 @@ _REPO_ID = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
 _PLAN_SPEC_FIELDS = ("num_speculative_tokens", "draft_tokens", "speculative_tokens")
 
 
+_UNITS = {"decode": "sequences per GPU", "prefill": "prompt tokens per GPU per step"}  # what a plan's tokens_per_gpu is
+
+
 def _number(x: float) -> str:
     """A count with thousands separators, to a tenth where it is not whole (80.5, 24,576)."""
     return f"{x:,.0f}" if abs(x - round(x)) < 0.05 else f"{x:,.1f}"
@@ -102,7 +105,8 @@ def plan_commands(
         notes += choice.notes
     if drafts and not any(getattr(plan, f, 0) for f in _PLAN_SPEC_FIELDS):
         notes.append(
-            f"The plan ({plan.tokens_per_gpu:,.4g} per GPU, {plan.tokens_per_s_per_gpu:,.0f} tokens/s per GPU) is scored "
+            f"The plan ({_number(plan.tokens_per_gpu)} {_UNITS[plan.phase]}, {plan.tokens_per_s_per_gpu:,.0f} "
+            f"{'output' if plan.phase == 'decode' else 'prompt'} tokens/s per GPU) is scored "
             f"without speculative decoding; the commands add {method} with {drafts} draft token(s): its weights and "
             f"draft KV are not in the plan's memory, each sequence sends {drafts + 1} tokens per step (the DeepEP "
             "buffer and CUDA-graph sizes count them), and fewer sequences may fit than planned."

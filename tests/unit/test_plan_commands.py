@@ -230,3 +230,18 @@ def test_trtllm_prefill_chunk_is_per_gpu_when_attention_tp_is_substituted():
     cmds, _ = plan_commands(plan, _qwen_h100(), role="prefill")
     assert value(cmds["trtllm"].command, "--max_num_tokens") == "10240"  # was 20480
     assert value(cmds["sglang"].command, "--chunked-prefill-size") == str(20480 * 4)
+
+
+def test_the_speculative_note_states_the_plan_with_separators_and_units():
+    """Review 3 M14: the note said 'The plan (2.458e+04 per GPU, ...)' for a prefill plan of 24,576 prompt tokens per
+    GPU per step: no unit, e-notation. Now the figure carries its unit in both phases."""
+    mtp = SpecDecodeConfig(method="mtp", num_speculative_tokens=1)
+    d = on(CAT.model("deepseek-v3"), "fp8", spec=mtp)
+    plan = Plan(DP8_EP8, "prefill", 0, 24576, 2.5, 9693.0, 1.0, overlap="two_batch", latency_s=2.5)
+    _, notes = plan_commands(plan, d, role="prefill")
+    (note,) = [n for n in notes if "scored without speculative decoding" in n]
+    assert note.startswith("The plan (24,576 prompt tokens per GPU per step, 9,693 prompt tokens/s per GPU)")
+    assert "e+0" not in note
+    _, notes = plan_commands(decode_plan(80.5), d, role="decode")
+    (note,) = [n for n in notes if "scored without speculative decoding" in n]
+    assert note.startswith("The plan (80.5 sequences per GPU, 3,215 output tokens/s per GPU)")

@@ -462,3 +462,28 @@ def test_tensorrt_llm_plans_are_scored_without_two_batch_overlap():
         plans = layout.recommend(d, phase, catalog=cat)
         assert plans and {p.overlap for p in plans} == {"none"}
         assert all("no overlap (TensorRT-LLM has none)" in p.reason for p in plans)
+
+
+def test_kimi_k3_on_8_h100_says_memory_is_why_no_layout_fits_and_lists_h100():
+    """Review 3 M14, S9: Kimi-K3 FP8 on 1 x 8 H100 printed 'none fits on this cluster within the targets' for both
+    phases although every layout is rejected for its weights, and the min-GPU table listed eight GPUs, not the H100.
+    By hand: 2,788.6 GB of FP8 weights over 8 GPUs is 348.6 GB each before the parts every GPU holds; the least any
+    layout puts on a GPU is TP 8's 359.0 GB, against 0.9 x 85.0 GB = 76.5 GB usable. 2,788.6 / 76.5 = 36.5, so the
+    H100 needs at least 37 GPUs at FP8, in whole 8-GPU nodes above one node: 40 or more."""
+    sc = Scenario(model_id="kimi-k3", gpu_id="h100-sxm", gpus_per_node=8, precision=Precision(weights="fp8"))
+    r = build_report(sc, cat)
+    sec = {s.title: s for s in r.sections}
+    layouts = dict(sec["Layouts"].figures)
+    for phase in ("prefill", "decode"):
+        assert layouts[f"Best {phase} layout"].startswith(
+            "none: memory. No layout holds the weights on these 8 GPUs: at best 359.0 GB of weights per GPU against "
+            "76.5 GB usable"
+        ), layouts
+    rows = {row["GPU"]: row for row in sec["Fit"].table}
+    h100 = rows["NVIDIA H100 SXM5 80GB (this scenario)"]
+    assert isinstance(h100["min GPUs fp8"], int) and h100["min GPUs fp8"] >= 40 and h100["min GPUs fp8"] % 8 == 0
+    assert len(rows) == 9  # the eight GPUs with the most memory, and the scenario's own
+    # a GPU already among the eight is marked, not repeated
+    mi300 = Scenario(model_id="kimi-k3", gpu_id="mi300x", gpus_per_node=8, precision=Precision(weights="fp8"))
+    fit = {s.title: s for s in build_report(mi300, cat, with_layouts=False).sections}["Fit"]
+    assert len(fit.table) == 8 and sum("(this scenario)" in row["GPU"] for row in fit.table) == 1
