@@ -116,6 +116,7 @@ class ParsedCase:
     measured: float | None
     stack: str = "sglang"
     kernel_path: str | None = None  # forced by the case (a kernel measurement); None: the stack's for the layout
+    source: str = ""  # where the measurement comes from (the case's ``source``: table, collector version)
 
 
 def parse_case(case: Mapping[str, Any], cat: Catalog) -> ParsedCase:
@@ -174,6 +175,7 @@ def parse_case(case: Mapping[str, Any], cat: Catalog) -> ParsedCase:
         measured=float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
         stack=stack,
         kernel_path=path,
+        source=str(case.get("source", "")),
     )
 
 

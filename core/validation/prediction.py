@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core import comms, perf
@@ -166,7 +166,47 @@ def moe_case_work(c: ParsedCase) -> tuple[perf.Work, float]:
         redundant,
         path,
     )
+    if path == "fused" and c.layout.ep > 1:
+        w = _fused_collector_work(c, w, t * c.layout.gpus_per_stage)
     return w, c.gpu.hbm_bytes_per_s
+
+
+# What aiconfigurator's SGLang fused-MoE collector (collector/sglang/collect_moe.py) made the kernel compute at EP > 1,
+# with its ``balanced`` routing (collector/helper.py balanced_logits: token t's k experts are t, t + s, t + 2s, ...
+# mod E with s = ceil(E / k), one expert in each block of s), for N tokens entering the layer:
+# * SGLang 0.5.10 tables (collect_moe.py at the "sglang 0.5.10 perf data" commit): build_rank0_workloads keeps the N x
+#   min(1, (E / EP) / s) tokens with an expert on rank 0, and build_rank0_local_workload marks their remote slots -1
+#   with weight 0; the benchmark then clamps -1 to 0 because the Triton kernel indexes weights without a mask, so all
+#   k slots of those tokens are computed, the remote ones on local expert 0.
+# * SGLang 0.5.14 tables (collect_moe.py at the "upgrade the SGLang collector to 0.5.14" commit): every model whose
+#   case sets a routing method, a non-softmax score or expert groups (DeepSeek-V3, Qwen3, gpt-oss) runs through
+#   _benchmark_framework_quantized_moe instead: SGLang's own FusedMoE layer with its EP size patched, fed all N tokens
+#   and the router's top-k over the balanced logits. SGLang maps remote experts to -1, and the kernel writes zeros
+#   for their blocks, so all N x k slots pass through the kernel's buffers (zero tiles, activation, the slot sum)
+#   while only local slots are multiplied. The balanced logits give DeepSeek-V3's 8 groups of 32 equal scores, so its
+#   grouped top-k (4 of 8 groups) breaks ties to the lowest: groups 0-3, the token's expert in each, and 4 fillers
+#   on experts 0-3. The tables show it: DeepSeek-V3 FP8 on H200 at 16,384 tokens takes 15.3 / 15.4 / 11.9 / 10.2 ms
+#   at EP 1 / 2 / 4 / 8 (8, 8, 6 and 5 local slots per token), where Qwen3-235B halves with each EP doubling.
+def _fused_collector_work(c: ParsedCase, w: perf.Work, tokens: float) -> perf.Work:
+    e = c.model.moe
+    k, n_exp, ep = e.top_k, e.n_routed_experts, c.layout.ep
+    width = e.latent_size or c.model.hidden_size
+    per_pair = width + c.model.ffn_matrices * e.expert_intermediate_size / c.layout.expert_tp
+    local = tokens * k / ep  # what routed_experts_work was given: uniform routing's local slots
+    block = math.ceil(n_exp / k)
+    if "sglang/0.5.10/moe_perf" in c.source:
+        rank0 = tokens * min(1.0, n_exp / ep / block)
+        pairs = rank0 * k
+        return replace(w, flops=w.flops * pairs / local, row_elems=rank0 * width, pair_elems=pairs * per_pair)
+    if "sglang/0.5.14/moe_perf" not in c.source:
+        return w
+    pairs = local
+    group = n_exp // e.n_groups
+    if e.topk_groups < e.n_groups and group == block:  # one balanced expert per group: every group score ties
+        held = n_exp / ep  # rank 0 holds experts [0, held)
+        chosen = sum(min(1.0, max(0.0, (held - g * group) / group)) for g in range(e.topk_groups))
+        pairs = tokens * (chosen + min(k - e.topk_groups, held))
+    return replace(w, flops=w.flops * pairs / local, pair_elems=tokens * k * per_pair)
 
 
 def _eff(c: ParsedCase, cat: Catalog, profiles: Mapping[str, EfficiencyProfile] | None) -> Efficiency:

@@ -75,3 +75,36 @@ def test_other_grouped_families_carry_no_activation_factors():
         for path in (None, "fused", "trtllm"):
             f = eff.kernel(fam, path)
             assert (f.row_bytes, f.pair_bytes) == (0.0, 0.0), (fam, path)
+
+
+def _fused_case_work(case_id: str) -> perf.Work:
+    from core.validation.cases import parse_case
+    from core.validation.prediction import moe_case_work
+
+    case = next(c for c in cat.validation_cases if c["id"] == case_id)
+    return moe_case_work(parse_case(case, cat))[0]
+
+
+def test_a_fused_deepseek_ep8_case_is_timed_on_the_slots_its_collector_computed():
+    # h200_sxm/moe/sglang/0.5.14/moe_perf.parquet, DeepSeek-V3 FP8, EP 8, 4,096 tokens entering the layer (512 per
+    # GPU x 8). The 0.5.14 collector runs SGLang's FusedMoE on all 4,096 tokens with balanced logits: token t picks
+    # experts r, r + 32, ..., r + 224 (r = t mod 32), one in each 32-expert group, so all 8 group scores tie and the
+    # grouped top-k keeps groups 0-3 and fills its last 4 slots with experts 0-3. Rank 0 holds experts 0-31 (group
+    # 0): 1 routed + 4 filler slots per token = 5 x 4,096 = 20,480 multiplied slots, not the 4,096 of uniform routing.
+    w = _fused_case_work("aic-moe-fused-h200-deepseek-v3-fp8-ep8-etp1-t4096")
+    # 20,480 slots x 2 x 44,040,192 parameters (3 x 7,168 x 2,048) = 1,803,886,264,320 FLOPs
+    assert w.flops == pytest.approx(1_803_886_264_320)
+    # every one of the 4,096 x 8 = 32,768 slots passes the buffers (remote ones as zero tiles): x (7,168 + 3 x 2,048)
+    assert w.pair_elems == pytest.approx(32_768 * 13_312)  # 436,207,616
+    assert w.row_elems == pytest.approx(4_096 * 7_168)  # the 4,096 tokens' rows, as before
+
+
+def test_a_fused_qwen3_case_at_sglang_0_5_10_computes_every_slot_of_the_tokens_it_holds():
+    # a100_sxm/moe/sglang/0.5.10/moe_perf.parquet, Qwen3-235B BF16, EP 4 x expert-TP 2, 4,096 tokens (512 x 8). Balanced
+    # logits give token t the experts r, r + 16, ..., r + 112 (r = t mod 16): 2 of them on rank 0's experts 0-31, so
+    # every token reaches rank 0, and the 0.5.10 collector computes all 8 slots of each (the 6 remote ones on local
+    # expert 0 at weight 0): 32,768 slots instead of 8,192. One slot: 3 x 4,096 x (1,536 / 2) = 9,437,184 parameters.
+    w = _fused_case_work("aic-moe-fused-a100-80gb-qwen3-235b-a22b-bf16-ep4-etp2-t4096")
+    assert w.flops == pytest.approx(2 * 32_768 * 9_437_184)  # 618,475,290,624
+    assert w.row_elems == pytest.approx(4_096 * 4_096)
+    assert w.pair_elems == pytest.approx(32_768 * (4_096 + 3 * 768))  # 209,715,200
