@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from core import comms, memory
 from core._util.checks import amount, whole
-from core._util.memo import by_identity
 from core.deployment.bundle import Deployment
 from core.hardware import GPUSpec, precision_support
 from core.hardware.efficiency import Efficiency, KernelFactors
@@ -38,16 +37,15 @@ from core.memory import host_tables
 from core.model import ffn, routing
 from core.perf import layer_comm
 from core.perf.step_config import Phase, StepConfig
+from core.perf.work import Work, half_peak_flops, kernel_s, peak_flops
 
 __all__ = [
     "PARTS",
     "LayerCosts",
     "StepConfig",
-    "Work",
     "attention_work",
     "dense_gemm_work",
     "grouped_gemm_s",
-    "kernel_s",
     "layer_costs",
     "routed_experts_work",
 ]
@@ -70,60 +68,6 @@ PARTS = (
 )
 
 
-@dataclass(frozen=True)
-class Work:
-    """One kernel call on one GPU."""
-
-    flops: float
-    weight_bytes: float
-    cache_bytes: float
-    peak_flops: float  # FLOP/s of the dtype the kernel computes in
-    family: str  # the efficiency family that times it
-    path: str | None = None  # the MoE kernel path (grouped GEMMs; None: the family's base factors)
-    experts: float = 0.0  # local experts a grouped GEMM touches, in whole-expert equivalents (per-expert floor)
-    half: bool = False  # computes in bf16 / fp16 (``compute_eff_16bit`` applies)
-    rows: float = 0.0  # attention decode: query rows per K/V stream (``tile_rows`` applies)
-    row_elems: float = 0.0  # grouped GEMMs: activation elements of the layer's tokens (``row_bytes`` each)
-    pair_elems: float = 0.0  # and of the local token-expert pairs (``pair_bytes`` each), at HBM bandwidth
-
-    @property
-    def bytes(self) -> float:
-        return self.weight_bytes + self.cache_bytes
-
-
-def kernel_s(w: Work, bw_bytes: float, f: KernelFactors) -> float:
-    """``floor + max(FLOPs / (peak x compute_eff), bytes / (HBM bandwidth x mem_eff))``; 0 for no work.
-    The floor is ``floor_us`` plus ``per_expert_us`` per local expert touched (grouped GEMMs); a 16-bit
-    kernel uses ``compute_eff_16bit`` where the family sets one; with ``tile_rows``, ``rows`` query rows fill
-    that share of the tensor-core tile (attention decode); a grouped GEMM adds its activations' traffic, which
-    does not overlap the GEMMs: ``(row_elems x row_bytes + pair_elems x pair_bytes) / HBM bandwidth``."""
-    if w.flops <= 0 and w.bytes <= 0:
-        return 0.0
-    try:
-        ce = f.compute_eff_16bit if w.half and f.compute_eff_16bit else f.compute_eff
-        if f.tile_rows and w.rows:
-            ce *= min(1.0, w.rows / f.tile_rows)
-        s = (f.floor_us + f.per_expert_us * w.experts) * 1e-6 + max(
-            w.flops / (w.peak_flops * ce), w.bytes / (bw_bytes * f.mem_eff)
-        )
-        s += (w.row_elems * f.row_bytes + w.pair_elems * f.pair_bytes) / bw_bytes
-    except (TypeError, ZeroDivisionError):
-        s = math.nan
-    if not 0 <= s < math.inf:  # a record built from out-of-range numbers (the model's own are always finite)
-        raise ValueError(f"kernel time is not a finite number of seconds: {w!r} at {bw_bytes!r} B/s")
-    return s
-
-
-@by_identity(256)
-def _peak(gpu: GPUSpec, dtype: str) -> float:
-    return gpu.tflops(precision_support(gpu, dtype).compute_dtype) * 1e12
-
-
-@by_identity(256)
-def _half_peak(gpu: GPUSpec) -> float:
-    return gpu.tflops("bf16" if gpu.supports("bf16") else "fp16") * 1e12
-
-
 def routed_experts_work(
     d: Deployment,
     assignments_per_gpu: float,
@@ -139,17 +83,22 @@ def routed_experts_work(
     Experts stored in a dtype the GPU has no tensor cores for (MXFP4 on Hopper, int4) run weight-only
     dequantising kernels (Marlin-style): timed by the ``grouped_gemm_weight_only`` family. Activations: the batch's
     ``A / k`` tokens x width, each local pair x (width + ``ffn_matrices`` x the expert's intermediate slice)."""
-    model, gpu, layout, precision = d.model, d.gpu, d.layout, d.precision
-    if model.moe is None:
-        raise ValueError(f"{model.name} is a dense model: it has no routed experts")
-    e = model.moe
+    if d.model.moe is None:
+        raise ValueError(f"{d.model.name} is a dense model: it has no routed experts")
     assignments_per_gpu = amount("assignments_per_gpu", assignments_per_gpu, 0, 1e15)
     total_assignments = amount("total_assignments", total_assignments, 0, 1e15)
     redundant_experts = whole("redundant_experts", redundant_experts, 0, 100_000)
+    return _routed_experts_work(d, assignments_per_gpu, total_assignments, phase, redundant_experts, path)
+
+
+def _routed_experts_work(
+    d: Deployment, assignments_per_gpu: float, total_assignments: float, phase: Phase, redundant_experts: int, path
+) -> Work:
+    """:func:`routed_experts_work` unchecked, for :func:`layer_costs`, whose counts come from the deployment."""
+    model, gpu, layout, precision = d.model, d.gpu, d.layout, d.precision
+    e = model.moe
     local = math.ceil((e.n_routed_experts + redundant_experts) / layout.ep)
-    p_touched = (
-        routing.expected_experts_touched(total_assignments / e.top_k, e.top_k, e.n_routed_experts) / e.n_routed_experts
-    )
+    p_touched = routing.touched_share(total_assignments / e.top_k, e.top_k, e.n_routed_experts)
     expert_p = ffn.expert_params(model) / layout.expert_tp
     width = e.latent_size or model.hidden_size
     native = precision_support(gpu, precision.expert_dtype).native
@@ -164,7 +113,7 @@ def routed_experts_work(
         2.0 * assignments_per_gpu * expert_p,
         local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype),
         0.0,
-        _peak(gpu, precision.expert_dtype),
+        peak_flops(gpu, precision.expert_dtype),
         family,
         path,
         local * p_touched / layout.expert_tp,  # expert-equivalents: a 1/etp slice has 1/etp of the tiles
@@ -242,7 +191,13 @@ def dense_gemm_work(gpu: GPUSpec, dtype: str, weights: float, tokens: float) -> 
     """A dense GEMM on one GPU: ``tokens`` rows through ``weights`` (n x k) parameters stored in ``dtype``,
     ``2 x tokens x weights`` FLOPs at the dtype's compute peak, the weights read once."""
     weights, tokens = amount("weights", weights, 0, 1e15), amount("tokens", tokens, 0, 1e12)
-    return Work(2.0 * weights * tokens, weights * memory.bytes_per_param(dtype), 0.0, _peak(gpu, dtype), "dense_gemm")
+    return _dense_gemm_work(gpu, dtype, weights, tokens)
+
+
+def _dense_gemm_work(gpu: GPUSpec, dtype: str, weights: float, tokens: float) -> Work:
+    return Work(
+        2.0 * weights * tokens, weights * memory.bytes_per_param(dtype), 0.0, peak_flops(gpu, dtype), "dense_gemm"
+    )
 
 
 def attention_work(d: Deployment, phase: Phase, context_len: int, sequences: float) -> Work:
@@ -279,7 +234,7 @@ def _mixer_works(
     norms = (model.norms_per_layer * h + model.layer_extra_params) * memory.bytes_per_param(
         memory.component_dtypes(prec)["norms"]
     )
-    peak_w, peak_half, bpp = _peak(gpu, prec.weights), _half_peak(gpu), memory.bytes_per_param(prec.weights)
+    peak_w, peak_half, bpp = peak_flops(gpu, prec.weights), half_peak_flops(gpu), memory.bytes_per_param(prec.weights)
     family = "attention_decode" if phase == "decode" else "attention_prefill"
     out = []
     for g in model.mixers:
@@ -342,7 +297,7 @@ def layer_costs(
     path = cfg.kernel_path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, prec.expert_dtype)
 
     def gemm(params_rank: float) -> Work:
-        return dense_gemm_work(gpu, prec.weights, params_rank, t_attn)
+        return _dense_gemm_work(gpu, prec.weights, params_rank, t_attn)
 
     dense = {"dense_ffn": gemm(ffn.dense_ffn_params(model) / tp)} if model.num_dense_layers else {}
     moe: dict[str, Work] = {}
@@ -358,10 +313,10 @@ def layer_costs(
                 2.0 * ffn.router_params(model) * t_attn,
                 ffn.router_params(model) * router_bpp,
                 0.0,
-                _half_peak(gpu),
+                half_peak_flops(gpu),
                 "dense_gemm",
             ),
-            "routed_experts": routed_experts_work(
+            "routed_experts": _routed_experts_work(
                 d,
                 t_stage * e.top_k / layout.ep * imbalance,
                 t_stage * e.top_k,
@@ -380,12 +335,14 @@ def layer_costs(
     head_p = model.vocab_size * h / tp
     head_tokens = t_attn if phase == "decode" else max(t_attn / cfg.computed_len, 1.0)  # one logit row a prompt
     final_norm = (h + model.model_extra_params) * 2.0  # the last norm (+ a hyper-connection head), bf16
-    head = {"lm_head": Work(2.0 * head_p * head_tokens, head_p * 2.0 + final_norm, 0.0, _half_peak(gpu), "dense_gemm")}
+    head = {
+        "lm_head": Work(2.0 * head_p * head_tokens, head_p * 2.0 + final_norm, 0.0, half_peak_flops(gpu), "dense_gemm")
+    }
     # a stage boundary sends its activations over NVLink when the whole replica is one scale-up domain
     inside = layout.gpus_per_stage * layout.pp <= domain_gpus
     send = (
-        comms.link_time_s(
-            comms.pp_send_bytes(t_attn, h),
+        comms.link_time_s_unchecked(
+            comms.pp_send_bytes_unchecked(t_attn, h),
             gpu.scale_up_bw_gbps if inside else gpu.scale_out_bw_gbps,
             ar.scale_up_eff if inside else ar.scale_out_eff,
             ar.latency_us * 1e-6,

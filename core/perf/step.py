@@ -38,14 +38,13 @@ from core.model import ModelSpec
 from core.perf.dispatch import alltoall_call_s, normal_kernel_fanout, token_copy_bytes
 from core.perf.kernels import (
     StepConfig,
-    Work,
     attention_work,
     dense_gemm_work,
     grouped_gemm_s,
-    kernel_s,
     layer_costs,
     routed_experts_work,
 )
+from core.perf.work import Work, kernel_s
 
 __all__ = [
     "COMM_PARTS",

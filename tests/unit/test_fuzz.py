@@ -109,7 +109,7 @@ from core.model.mixers import MIXER_KINDS
 from core.model.mixers.base import Phase
 from core.moe import GemmElementBytes
 from core.perf import StepConfig
-from core.perf.kernels import Work
+from core.perf.work import Work
 from core.scenario import URL_KEYS, layout_from_sizes, scenario_from_params, scenario_to_params
 from core.serving import ReplicaCosts, ServingPoint
 from core.serving.disagg import Traffic
