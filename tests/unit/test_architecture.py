@@ -350,7 +350,7 @@ def test_only_the_model_and_its_readers_name_extra_kinds(path):
     )
 
 
-# The packages of core from the ground up (docs/ARCHITECTURE.md draws them). A package may import from any package on a
+# The packages of core from the ground up (DESIGN.md draws them). A package may import from any package on a
 # lower floor, never from its own floor or above (so no circle runs between packages); a module inside a package
 # imports its siblings freely. Function-level imports count too.
 CORE_FLOORS: tuple[tuple[str, ...], ...] = (
