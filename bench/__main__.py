@@ -106,14 +106,14 @@ def main() -> None:
     def predict_one():
         validation.predict(case)
 
-    from core.single_box import offload
+    from core.single_box import options
     from core.single_box.box import Box
 
     hosts = list(cat.hosts.values())
     box = Box(ds, cat.host("server-ddr5-8ch-512"), cat.gpu("rtx-4090"), 1, "q4_k_m", 8192)
 
     def single_box():
-        offload.single_box_options(box, hosts, dict(cat.gpus))
+        options.single_box_options(box, hosts, dict(cat.gpus))
 
     rows = [
         (

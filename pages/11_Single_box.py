@@ -7,7 +7,7 @@ import streamlit as st
 from core.deployment.specs import Precision, SingleBox
 from core.memory import WEIGHT_FORMATS
 from core.model.dtypes import DTYPES, GGUF_DTYPES
-from core.single_box import offload
+from core.single_box import cases, offload, options
 from core.single_box.box import Box
 from ui.charts import lines_chart, placement_chart, pool_bars_chart
 from ui.controls import on_single_box_change, single_box_gpus
@@ -202,7 +202,7 @@ with right:
     )
 
 if pl.kind == "discrete":
-    sweep = offload.speed_vs_offload(sbox)
+    sweep = options.speed_vs_offload(sbox)
     data = pd.DataFrame(
         [
             {
@@ -245,7 +245,7 @@ if pl.kind == "discrete":
         width="stretch",
     )
 
-    ups = offload.upgrades(sbox, hosts, n_cpu_moe)
+    ups = options.upgrades(sbox, hosts, n_cpu_moe)
     if ups:
         st.subheader("What an upgrade buys")
         st.dataframe(
@@ -274,7 +274,7 @@ if pl.kind == "discrete":
         )
 
 st.subheader(f"Every single-box option for {md_escape(model.name)} at {box.quant}")
-opts = offload.single_box_options(sbox, list(hosts.values()), dict(cat.gpus))
+opts = options.single_box_options(sbox, list(hosts.values()), dict(cat.gpus))
 table = pd.DataFrame(
     [
         {
@@ -310,7 +310,7 @@ st.caption(
 )
 
 st.subheader("Against published measurements")
-val = offload.validate_cases(cat.offload_cases, {**dict(cat.models)}, hosts, dict(cat.gpus))
+val = cases.validate_cases(cat.offload_cases, {**dict(cat.models)}, hosts, dict(cat.gpus))
 st.dataframe(
     pd.DataFrame(
         [

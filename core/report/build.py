@@ -4,7 +4,7 @@ print. Every figure carries its unit; charts are described by their data, render
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,21 +19,13 @@ from core.hardware.efficiency import STACK_NAMES
 from core.model import ModelSpec, params, routing
 from core.report.commands import benchmark_section, kubernetes_section, launch_code
 from core.report.layouts import min_gpu_rows, no_plan_text
+from core.report.section import Section
 from core.scenario import resolved_layout, scenario_to_params
 from core.scenario.deploy import resolve
 from core.serving import layout
 from core.speculative.measured import recommend_gamma
 
 __all__ = ["Report", "Section", "build_report", "compare_row"]
-
-
-@dataclass
-class Section:
-    title: str
-    figures: list[tuple[str, str]] = field(default_factory=list)  # (label, value with unit)
-    table: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    code: list[tuple[str, str]] = field(default_factory=list)  # (label, shell command or config to copy)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from core.deployment.bundle import Deployment
 from core.deployment.specs import Scenario
 from core.model import ModelSpec
+from core.report.section import Section
 
 __all__: list[str] = []  # build_report's helper, not a public API
 
@@ -43,7 +44,6 @@ def launch_code(sec, plan, d: Deployment, role: str) -> list[tuple[str, str]]:
 
 def kubernetes_section(manifests: list[tuple[str, str]]):
     """A "Kubernetes" report section with the LeaderWorkerSet manifests of the multi-node commands; None if none."""
-    from core.report.build import Section
 
     if not manifests:
         return None
@@ -81,7 +81,6 @@ def dynamo_recipe(pools, d: Deployment) -> tuple[str, list[str]]:
 def benchmark_section(plans: list, model: ModelSpec, prec, scenario: Scenario):
     """A "Benchmark" report section for the best decode plan (TTFT from the best prefill plan): the three clients'
     commands as code blocks and the planner's predictions for them as figures; None without a decode plan."""
-    from core.report.build import Section
     from core.serving.benchmark import benchmark_commands
 
     try:

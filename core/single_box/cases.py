@@ -1,9 +1,5 @@
 """Published single-box measurements against the offload model: predicted vs measured decode and prompt
-tokens/s for each case in ``catalogs/offload_cases.yaml`` (the Single box page shows the error on every case).
-
-This was part of :mod:`core.single_box.offload`, which re-exports ``validate_cases`` (``offload.validate_cases`` still
-works); because it does, this module imports ``core.single_box.offload`` inside its function, not at load time.
-"""
+tokens/s for each case in ``catalogs/offload_cases.yaml`` (the Single box page shows the error on every case)."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ from typing import TYPE_CHECKING
 from core.hardware import GPUSpec, HostSpec
 from core.model import ModelSpec
 from core.single_box.box import Box
+from core.single_box.offload import placement
 
 if TYPE_CHECKING:
     from core.hardware.offload_efficiency import OffloadEfficiency
@@ -31,7 +28,6 @@ def validate_cases(
     """Predicted vs measured decode and prefill tokens/s for each published case (``offload_cases.yaml``).
     Error = predicted / measured - 1."""
     # at call time: core.single_box.offload re-exports this module
-    from core.single_box.offload import placement
 
     rows = []
     for c in cases:

@@ -23,7 +23,7 @@ The factors' values, each with its provenance, are in ``catalogs/offload_efficie
 host, GPU, quantisation, context, factors) is one value, :class:`core.single_box.box.Box`; ``Placement``
 lives in ``core.single_box.placement``, the what-ifs (``speed_vs_offload``, ``single_box_options``,
 ``upgrades``) in ``core.single_box.options`` and the published-case check (``validate_cases``) in
-``core.single_box.cases``; all are re-exported here, so ``offload.<name>`` still works.
+``core.single_box.cases``; they import from here, never the other way round.
 """
 
 from __future__ import annotations
@@ -36,8 +36,6 @@ from core.deployment.specs import Precision
 from core.hardware import GPUSpec, precision_support
 from core.model import ModelSpec, params
 from core.single_box.box import Box
-from core.single_box.cases import validate_cases
-from core.single_box.options import single_box_options, speed_vs_offload, upgrades
 from core.single_box.placement import GB, Placement
 
 __all__ = [
@@ -48,11 +46,7 @@ __all__ = [
     "moe_layer_indices",
     "offloaded_moe_layers",
     "placement",
-    "single_box_options",
-    "speed_vs_offload",
     "text_weights_bytes",
-    "upgrades",
-    "validate_cases",
 ]
 
 

@@ -2,14 +2,13 @@
 buys.
 
 Each answer is a list of :class:`~core.single_box.placement.Placement` s from :func:`core.single_box.offload.placement`.
-These were part of :mod:`core.single_box.offload`, which re-exports them (``offload.single_box_options`` still works);
-because it does, this module imports ``core.single_box.offload`` inside its functions, not at load time.
 """
 
 from __future__ import annotations
 
 from core.hardware import GPUSpec, HostSpec
 from core.single_box.box import Box
+from core.single_box.offload import moe_layer_indices, placement
 from core.single_box.placement import Placement
 
 __all__ = ["single_box_options", "speed_vs_offload", "upgrades"]
@@ -24,7 +23,6 @@ def _box(box) -> Box:
 def speed_vs_offload(box: Box) -> list[Placement]:
     """One placement of ``box`` per ``--n-cpu-moe`` value at each MoE layer boundary (0 = all on the GPU)."""
     # at call time: core.single_box.offload re-exports this module
-    from core.single_box.offload import moe_layer_indices, placement
 
     if not _box(box).discrete:
         raise ValueError(f"{box.host.name} is a unified-memory machine: nothing goes to host RAM (no --n-cpu-moe)")
@@ -36,7 +34,6 @@ def single_box_options(box: Box, hosts: list[HostSpec], gpus: dict[str, GPUSpec]
     ``hosts`` with 1 and 2 of each single-box card of ``gpus`` (``GPUSpec.single_box``, at its best
     ``--n-cpu-moe``), and each unified machine."""
     # at call time: core.single_box.offload re-exports this module
-    from core.single_box.offload import placement
 
     _box(box)
     out: list[Placement] = []
@@ -55,7 +52,6 @@ def upgrades(box: Box, hosts: dict[str, HostSpec], n_cpu_moe: int | None = None)
     same kind, and each host of ``hosts`` with more memory bandwidth. Rows: change, placement, decode_speedup
     (new tokens/s / current)."""
     # at call time: core.single_box.offload re-exports this module
-    from core.single_box.offload import placement
 
     if not _box(box).discrete:
         return []

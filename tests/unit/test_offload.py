@@ -10,7 +10,7 @@ from core.catalog import load_catalog
 from core.deployment.specs import Precision
 from core.hardware import HostSpec, precision_support
 from core.hardware.offload_efficiency import OffloadEfficiency
-from core.single_box import offload
+from core.single_box import cases, offload, options
 from core.single_box.box import Box
 
 cat = load_catalog()
@@ -142,8 +142,8 @@ def test_unified_pool_reads_every_active_weight_from_one_pool():
     with pytest.raises(ValueError, match="no --n-cpu-moe"):
         offload.best_n_cpu_moe(box)
     with pytest.raises(ValueError, match="no --n-cpu-moe"):
-        offload.speed_vs_offload(box)
-    assert offload.upgrades(box, dict(cat.hosts)) == []
+        options.speed_vs_offload(box)
+    assert options.upgrades(box, dict(cat.hosts)) == []
 
 
 def test_bad_inputs_raise_clear_errors():
@@ -169,7 +169,7 @@ def test_every_moe_model_gets_a_placement_on_every_single_box_option():
         if not model.is_moe:
             continue
         for prec in ("q4_k_m", "iq2_xxs"):
-            rows = offload.single_box_options(Box(model, SERVER, RTX4090, 1, prec, 8192), hosts, dict(cat.gpus))
+            rows = options.single_box_options(Box(model, SERVER, RTX4090, 1, prec, 8192), hosts, dict(cat.gpus))
             n_discrete = sum(h.kind == "discrete" for h in hosts)
             assert len(rows) == n_discrete * 4 + (len(hosts) - n_discrete)
             for pl in rows:
@@ -185,7 +185,7 @@ def test_small_moe_fits_on_one_gpu_without_offload():
 
 
 def test_upgrades_more_channels_speed_up_decode():
-    ups = {u["change"]: u for u in offload.upgrades(Box(DSV3, SERVER, RTX4090, 1, "q4_k_m", 4096), dict(cat.hosts))}
+    ups = {u["change"]: u for u in options.upgrades(Box(DSV3, SERVER, RTX4090, 1, "q4_k_m", 4096), dict(cat.hosts))}
     twelve = ups["host: " + cat.host("server-ddr5-12ch-768").name]
     assert 1.2 < twelve["decode_speedup"] < 1.5  # 460.8 / 307.2 = 1.5 on the host part, less overall
     one_more = ups["one more " + RTX4090.name]
@@ -196,8 +196,7 @@ def test_published_single_box_measurements():
     # ktransformers' DeepSeek-V3 Q4_K_M showcase (catalogs/offload_cases.yaml): 8.73 tok/s decode on one
     # 8-channel DDR5-4800 socket (calibration); dual-socket cases are predictions and over-shoot (NUMA)
     rows = {
-        r["case"]: r
-        for r in offload.validate_cases(cat.offload_cases, dict(cat.models), dict(cat.hosts), dict(cat.gpus))
+        r["case"]: r for r in cases.validate_cases(cat.offload_cases, dict(cat.models), dict(cat.hosts), dict(cat.gpus))
     }
     cal = rows["ktransformers-v0.2-1socket-dsv3-q4km"]
     assert cal["decode_tokens_per_s"][1] == 8.73
@@ -209,7 +208,7 @@ def test_published_single_box_measurements():
 
 
 def test_speed_vs_offload_is_monotone():
-    sweep = offload.speed_vs_offload(Box(DSV3, SERVER, RTX4090, 1, Precision(weights="q4_k_m"), 4096))
+    sweep = options.speed_vs_offload(Box(DSV3, SERVER, RTX4090, 1, Precision(weights="q4_k_m"), 4096))
     assert [p.offloaded_layers for p in sweep] == list(range(59))
     speeds = [p.decode_tokens_per_s for p in sweep]
     assert all(a > b for a, b in itertools.pairwise(speeds))  # every layer moved to DDR5 costs time
@@ -236,8 +235,8 @@ def test_an_upgrade_is_measured_against_the_placement_asked_for():
     # here all experts on the host: one more card then moves many layers' experts off the host, more than it does
     # from the best placement (which already fills the first card)
     box = Box(DSV3, SERVER, RTX4090, 2, "iq4_xs", 4096)
-    worst = {u["change"]: u for u in offload.upgrades(box, dict(cat.hosts), n_cpu_moe=61)}
-    best = {u["change"]: u for u in offload.upgrades(box, dict(cat.hosts))}
+    worst = {u["change"]: u for u in options.upgrades(box, dict(cat.hosts), n_cpu_moe=61)}
+    best = {u["change"]: u for u in options.upgrades(box, dict(cat.hosts))}
     key = "one more " + RTX4090.name
     assert worst[key]["decode_speedup"] > best[key]["decode_speedup"] > 1
     assert not Box(DSV3, cat.host("apple-m3-ultra-512"), None, 1, "iq4_xs").discrete
