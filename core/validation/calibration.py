@@ -26,7 +26,7 @@ from core.catalog import Catalog
 from core.hardware.efficiency import EfficiencyProfile, resolve_efficiency
 
 if TYPE_CHECKING:
-    from core.validation.prediction import CaseResult
+    from core.validation.case_work import CaseResult
 
 __all__ = [
     "calibrate",
@@ -105,7 +105,7 @@ def _grid_search(
 def _fit_kernel(family: str, start, parsed, names, bounds) -> tuple[float, ...]:
     """A kernel family's fit, vectorised: each case's work (FLOPs, bytes, touched experts) is fixed,
     only the factors vary, so every grid point is one numpy expression over all cases."""
-    from core.validation.prediction import attention_case_work, gemm_case_work, moe_case_work
+    from core.validation.case_work import attention_case_work, gemm_case_work, moe_case_work
 
     work = moe_case_work if family in _GROUPED else gemm_case_work if family == "dense_gemm" else attention_case_work
     rows = [(*work(c), m) for c, m in parsed]
@@ -169,7 +169,7 @@ def _grid_search_arrays(losses, start: list[float], bounds) -> tuple[float, ...]
 def _fit_links(family: str, start, parsed, names, bounds) -> tuple[float, ...]:
     """An all-to-all family's fit, vectorised: each case's bytes on each link are fixed, only the link
     efficiencies and the latency vary (``latency + max(scale-up, scale-out transfer)``)."""
-    from core.validation.prediction import comm_case_terms
+    from core.validation.case_work import comm_case_terms
 
     terms = [(comm_case_terms(c), c.gpu, m) for c, m in parsed]
     up = np.array([(s.scale_up if s else 0.0) for (s, _), _, _ in terms])
@@ -204,8 +204,8 @@ def _fit_family(
 ) -> Any:
     """Fit ``family``'s free parameters for profile ``owner`` on ``cases`` (log errors, least squares)."""
     # at call time: core.validation re-exports this module
+    from core.validation.case_work import predict_parsed
     from core.validation.cases import parse_case
-    from core.validation.prediction import predict_parsed
 
     gpu_id, _, path = owner.partition("@")
     base = resolve_efficiency(gpu_id, profiles)
@@ -328,8 +328,8 @@ def leave_one_out(
     fitted on system cases, so a system case's leave-one-out prediction has not seen it. ``only``: the ids
     of the cases to answer (each still refitted on all the others), in their order; default every case."""
     # at call time: core.validation re-exports this module
+    from core.validation.case_work import CaseResult, predict_with
     from core.validation.cases import case_family, case_id
-    from core.validation.prediction import CaseResult, predict_with
 
     profiles = dict(profiles if profiles is not None else cat.efficiency)
     out = []

@@ -16,7 +16,7 @@ import io
 from pathlib import Path
 
 from core.catalog import Catalog
-from core.validation.prediction import CaseResult
+from core.validation.case_work import CaseResult
 
 __all__ = ["LOO_COLUMNS", "LOO_TABLE", "format_loo_table", "inputs_fingerprint", "read_loo_table"]
 

@@ -2153,7 +2153,7 @@ INPUT_DATACLASSES = {
             is_moe=st.one_of(st.booleans(), st.sampled_from([0, 1, "false", None])),
         ),
     ),
-    "validation.prediction.CaseResult": (
+    "validation.case_work.CaseResult": (
         CaseResult,
         dict(
             id=text(10),

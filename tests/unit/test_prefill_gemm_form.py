@@ -78,8 +78,8 @@ def test_other_grouped_families_carry_no_activation_factors():
 
 
 def _fused_case_work(case_id: str) -> perf.Work:
+    from core.validation.case_work import moe_case_work
     from core.validation.cases import parse_case
-    from core.validation.prediction import moe_case_work
 
     case = next(c for c in cat.validation_cases if c["id"] == case_id)
     return moe_case_work(parse_case(case, cat))[0]
