@@ -10,33 +10,15 @@ model's extras (:class:`core.model.ModelSpec`, :mod:`core.memory`, :mod:`core.pe
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from typing import Annotated, Literal, Union, get_args, get_origin
+from typing import Annotated, Union
 
 from pydantic import Field
 
+from core._util.kinds import discover_kinds
 from core.model.extras.base import DEFAULT_TIER, TIERS, Lookup, ModelExtra
 
 __all__ = ["DEFAULT_TIER", "EXTRA_KINDS", "TIERS", "ExtraSpec", "Lookup", "ModelExtra"]
 
 
-def _discover() -> dict[str, type[ModelExtra]]:
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
-    kinds: dict[str, type[ModelExtra]] = {}
-    todo = list(ModelExtra.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        todo.extend(cls.__subclasses__())
-        field = cls.model_fields.get("kind")
-        if field is not None and get_origin(field.annotation) is Literal:
-            (name,) = get_args(field.annotation)
-            if name in kinds and kinds[name] is not cls:
-                raise RuntimeError(f"two extra classes claim kind {name!r}: {kinds[name].__name__}, {cls.__name__}")
-            kinds[name] = cls
-    return dict(sorted(kinds.items()))
-
-
-EXTRA_KINDS: dict[str, type[ModelExtra]] = _discover()
+EXTRA_KINDS: dict[str, type[ModelExtra]] = discover_kinds(__name__, __path__, ModelExtra, "extra")
 ExtraSpec = Annotated[Union[tuple(EXTRA_KINDS.values())], Field(discriminator="kind")]
