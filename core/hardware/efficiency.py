@@ -44,7 +44,8 @@ STACK_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}
 # Each may be calibrated per GPU as the profile ``<gpu>@<path>``; a GPU may time one path as another
 # (``path_alias``: on Blackwell SGLang and vLLM run FlashInfer's CUTLASS / TRT-LLM-gen MoE, not Triton).
 KERNEL_PATHS = ("deepep", "fused", "trtllm", "marlin")
-PATH_FAMILIES = ("grouped_gemm_decode", "grouped_gemm_prefill", "grouped_gemm_weight_only")
+# ... and the low-latency all-to-all: TensorRT-LLM's wide EP runs its own NVLink all-to-all kernels, not DeepEP's
+PATH_FAMILIES = ("grouped_gemm_decode", "grouped_gemm_prefill", "grouped_gemm_weight_only", "alltoall_low_latency")
 
 
 def kernel_path(stack: str, attention_dp: int, ep: int, expert_tp: int, expert_dtype: str = "") -> str:
@@ -169,14 +170,14 @@ class Efficiency:
     factors: Mapping[str, KernelFactors | LinkFactors | SystemFactors]
     source: Mapping[str, str]
     stack: str = "sglang"
-    path_factors: Mapping[str, Mapping[str, KernelFactors]] = field(default_factory=dict)
+    path_factors: Mapping[str, Mapping[str, KernelFactors | LinkFactors]] = field(default_factory=dict)
     path_source: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     collectives: CollectiveTable | None = None
 
     def __getitem__(self, family: str):
         return self.factors[family]
 
-    def kernel(self, family: str, path: str | None) -> KernelFactors:
+    def kernel(self, family: str, path: str | None) -> KernelFactors | LinkFactors:
         """``family``'s factors on kernel ``path`` (the base profile's where the path has none)."""
         return self.path_factors.get(path or "", {}).get(family) or self.factors[family]
 
@@ -266,7 +267,7 @@ def resolve_efficiency(
         else:
             factors[fam] = _DEFAULTS[fam]
             source[fam] = "generic default (no profile)"
-    path_factors: dict[str, dict[str, KernelFactors]] = {}
+    path_factors: dict[str, dict[str, KernelFactors | LinkFactors]] = {}
     path_source: dict[str, dict[str, str]] = {}
     for path in KERNEL_PATHS:
         # the path this GPU's kernels for ``path`` are timed as (the closest relative's alias, else itself)

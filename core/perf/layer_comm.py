@@ -42,7 +42,8 @@ def moe_comm_s(
     * attention not data-parallel (TP attention, any EP / expert TP): every GPU of the stage already holds
       every token, and the all-reduce after the MoE block sums the experts' partial outputs: nothing more;
     * data-parallel attention, experts by EP alone on an all-to-all path (DeepEP, TensorRT-LLM's): one
-      dispatch and one combine of each GPU's own tokens;
+      dispatch and one combine of each GPU's own tokens (low-latency kernels: TensorRT-LLM's NVLink all-to-all
+      timed with its path's ``alltoall_low_latency`` factors where the GPU's profiles have them);
     * data-parallel attention otherwise (fused MoE, or expert TP): the stage's tokens are all-gathered to
       every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention gather).
 
@@ -53,7 +54,9 @@ def moe_comm_s(
         return {}
     if path != "fused" and layout.ep > 1 and layout.expert_tp == 1:
         kernel = cfg.kernel
-        link = eff["alltoall_low_latency" if kernel == "low_latency" else "alltoall_normal"]
+        link = eff["alltoall_normal"]
+        if kernel == "low_latency":  # TensorRT-LLM's own NVLink all-to-all where its path has factors, else DeepEP's
+            link = eff.kernel("alltoall_low_latency", "trtllm") if path == "trtllm" else eff["alltoall_low_latency"]
         return {
             "dispatch": alltoall_call_s_unchecked(d, tokens_per_gpu, d.precision.dispatch, kernel, link),
             "combine": alltoall_call_s_unchecked(d, tokens_per_gpu, "bf16", kernel, link),
