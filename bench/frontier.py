@@ -5,7 +5,8 @@ curve, per case, per concurrency band (low <= 4 clients, mid 5-63, high >= 64, u
 stack and overall (core.serving.frontier_gaps, which the Validation page shows too).
 
     python -m bench.frontier              # every table, and the wall time of modelling every case
-    python -m bench.frontier --bands      # the band table only (README, bench/RESULTS.md)
+    python -m bench.frontier --bands      # the band tables only (README, bench/RESULTS.md): every point, then the
+                                          # current engine version of each curve only (older-version curves out)
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     wall_s = time.perf_counter() - t0
     gaps = frontier_gaps(models)
     bands = _table("concurrency band", [*gaps.bands, *([gaps.overall] if gaps.overall else [])], 16)
+    older = len(gaps.points) - gaps.current_points
+    current = [
+        "",
+        f"Current engine versions only ({gaps.current_points} points; {older} on curves tagged as older versions left out)",
+        "",
+        *_table(
+            "concurrency band", [*gaps.current_bands, *([gaps.current_overall] if gaps.current_overall else [])], 16
+        ),
+    ]
+    bands = [f"Every point ({len(gaps.points)})", "", *bands, *current]
     if args.bands:
         print("\n".join(bands))
         return 0

@@ -12,13 +12,7 @@ from ui.charts import frontier_chart
 from ui.format import md_escape
 from ui.render import chart, table_height
 
-__all__ = [
-    "show_frontier_gaps",
-    "show_layout_frontiers",
-    "show_published_frontiers",
-    "top_costs",
-    "top_layouts",
-]
+__all__ = ["show_frontier_gaps", "show_layout_frontiers", "show_published_frontiers", "top_costs", "top_layouts"]
 
 KIND_TITLE = {
     "output": "output tokens/s per GPU",
@@ -46,6 +40,11 @@ def _all_gaps() -> frontier_gaps.FrontierGaps:
 
 _BAND_NAME = {"low": "low (1-4 clients)", "mid": "mid (5-63 clients)", "high": "high (64+ clients)", "all": "all"}
 _BAND_NAME["unstated"] = "unstated (peak, modelled at the KV cache's limit)"
+_NOW = {  # the band table's columns over the current engine version of each curve: their GapStats fields
+    f"current tok/s/{w} {k} |error| (%)": f"{a}_{k.lower()}"
+    for w, a in (("GPU", "throughput"), ("user", "user"))
+    for k in ("median", "P90")
+}
 
 
 def _stat_rows(stats, first: str, names=None) -> list[dict]:
@@ -85,12 +84,23 @@ def show_frontier_gaps() -> None:
         "(issue 35): median ≤ 15%, P90 ≤ 35% at low and at high concurrency."
     )
     bands = [*g.bands, *([g.overall] if g.overall else [])]
+    now = {s.group: s for s in [*g.current_bands, *([g.current_overall] if g.current_overall else [])]}
+    rows = _stat_rows(bands, "concurrency band", _BAND_NAME)
+    for row, s in zip(rows, bands, strict=True):  # the current engine versions only, beside every point
+        c = now.get(s.group)
+        row["current-version points"] = c.points if c else 0
+        row.update({n: None if c is None or getattr(c, a) is None else 100 * getattr(c, a) for n, a in _NOW.items()})
     st.dataframe(
-        pd.DataFrame(_stat_rows(bands, "concurrency band", _BAND_NAME)),
+        pd.DataFrame(rows),
         hide_index=True,
         width="stretch",
-        column_config=_PCT,
+        column_config={**_PCT, **dict.fromkeys(_NOW, _PCT["tok/s/GPU bias (%)"])},
         key="frontier_band_table",
+    )
+    st.caption(
+        f"The first columns count every published point ({len(g.points)}); the *current* columns only the curves on "
+        f"the engine version the served step is fitted for ({g.current_points}: {len(g.points) - g.current_points} "
+        "points on curves tagged as an older version left out)."
     )
     with st.expander(f"Per curve ({len(g.curves)} deployments) and per accelerator and stack"):
         for title, stats, first in (

@@ -109,6 +109,10 @@ class PoolSpec(BaseModel):
         )
 
 
+# a deployment's tag marks a curve measured on an older engine version than the one the served step describes
+OLDER_VERSION_TAG = "(older"
+
+
 class Deployment(BaseModel):
     """The points one deployment produced: colocated, or a prefill and a decode pool; lengths and dtypes the case
     sets unless given here."""
@@ -124,6 +128,13 @@ class Deployment(BaseModel):
     weights: str | None = None
     kv_cache: str | None = None
     tag: str = Field("", max_length=80)  # what tells apart deployments of one layout (an engine version)
+
+    @property
+    def older_version(self) -> bool:
+        """Whether the source measured this deployment on an older engine version than the case's current one: its
+        tag says so with :data:`OLDER_VERSION_TAG` (e.g. "SGLang v0.5.10rc0 (older; the served step holds for
+        v0.5.12)")."""
+        return OLDER_VERSION_TAG in self.tag
 
     @model_validator(mode="after")
     def _one_kind(self) -> Deployment:
@@ -216,6 +227,7 @@ class PointGap:
     modelled: serving.ServingPoint
     prefill_ceiling_tokens_per_s: float | None = None  # the deployment's prompt tokens/s doing nothing else
     prefix_reuse: float = 0.0  # the case's prefix-cache hit fraction
+    older_version: bool = False  # measured on an older engine version than the case's current one (Deployment's tag)
 
     @property
     def implied_prompt_tokens_per_s(self) -> float | None:
@@ -330,7 +342,14 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     grid = sorted({*(x for x in serving.CONCURRENCIES if x <= top), *(w for w in wanted if w)})
     curve = tuple(at(x) for x in grid)
     gaps = tuple(
-        PointGap(points[i], dep.label(model.moe is None), at(points[i].concurrency or cap), ceiling, case.prefix_reuse)
+        PointGap(
+            points[i],
+            dep.label(model.moe is None),
+            at(points[i].concurrency or cap),
+            ceiling,
+            case.prefix_reuse,
+            dep.older_version,
+        )
         for i in dep.points
     )
     return curve, gaps

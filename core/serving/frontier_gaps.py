@@ -7,6 +7,8 @@ A point's error is ``modelled / published - 1`` for its tokens/s per GPU (in the
 per-user speed). Concurrency bands (:data:`BANDS`): low = 1-4 clients, mid = 5-63, high = 64 or more, and
 "unstated" for peak figures published without their concurrency (modelled at the most clients the KV cache
 holds). The P90 is the linear-interpolation 90th percentile of the sorted absolute errors (one point: itself).
+The bands are given twice: over every point, and over the current engine version of each curve only (``current_*``:
+the deployments a case tags as measured on an older engine version, :attr:`PointError.older_version`, left out).
 Pure arithmetic over already-modelled cases (:func:`core.serving.frontier.model_case`): the Validation page and
 ``python -m bench.frontier`` share it.
 """
@@ -59,6 +61,7 @@ class PointError:
     throughput_error: float
     user_error: float | None
     source: str
+    older_version: bool = False  # the curve was measured on an older engine version than the case's current one
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,9 @@ class GapStats:
 
 @dataclass(frozen=True)
 class FrontierGaps:
-    """Every point's error and its summaries per curve, case, concurrency band, accelerator, stack and overall."""
+    """Every point's error and its summaries per curve, case, concurrency band, accelerator, stack and overall;
+    ``current_bands`` / ``current_overall``: the bands and overall over the current engine version of each curve only
+    (``current_points`` of them)."""
 
     points: tuple[PointError, ...]
     curves: tuple[GapStats, ...]
@@ -88,6 +93,9 @@ class FrontierGaps:
     gpus: tuple[GapStats, ...]
     stacks: tuple[GapStats, ...]
     overall: GapStats | None
+    current_points: int = 0
+    current_bands: tuple[GapStats, ...] = ()
+    current_overall: GapStats | None = None
 
 
 def _p90(values: list[float]) -> float:
@@ -143,6 +151,7 @@ def _errors(m: CaseModel) -> list[PointError]:
                 throughput_error=g.throughput_ratio - 1.0,
                 user_error=None if g.user_ratio is None else g.user_ratio - 1.0,
                 source=p.source,
+                older_version=g.older_version,
             )
         )
     return out
@@ -157,12 +166,17 @@ def frontier_gaps(models: Sequence[CaseModel]) -> FrontierGaps:
         if not isinstance(m, CaseModel):
             raise TypeError(f"models must hold CaseModel, got {type(m).__name__}")
     rows = tuple(r for m in models for r in _errors(m))
+    current = tuple(r for r in rows if not r.older_version)
+    band_order = [*(b[0] for b in BANDS), UNSTATED]
     return FrontierGaps(
         points=rows,
         curves=_grouped(rows, lambda r: r.curve),
         cases=_grouped(rows, lambda r: r.case_id),
-        bands=_grouped(rows, lambda r: r.band, [*(b[0] for b in BANDS), UNSTATED]),
+        bands=_grouped(rows, lambda r: r.band, band_order),
         gpus=_grouped(rows, lambda r: r.gpu),
         stacks=_grouped(rows, lambda r: r.stack),
         overall=_stats("all", rows) if rows else None,
+        current_points=len(current),
+        current_bands=_grouped(current, lambda r: r.band, band_order),
+        current_overall=_stats("all", current) if current else None,
     )

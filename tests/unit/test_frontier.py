@@ -261,3 +261,45 @@ def test_the_whole_curves_cover_six_models_and_five_accelerators():
     concurrencies = {p.concurrency for p in named if p.concurrency}
     assert min(concurrencies) == 1 and 512 in concurrencies
     assert len(named) == len(set(p.id for p in named))  # no point modelled twice
+
+
+def test_the_current_version_bands_by_hand():
+    from dataclasses import replace
+
+    from core.serving.frontier_gaps import frontier_gaps
+
+    # three low points at +10%, -20%, +40% throughput; the -20% one on an older engine version: every point's low band
+    # has median |error| 20%, the current versions' (10% and 40%) (10 + 40) / 2 = 25% with P90 10 + 0.9 x 30 = 37%
+    old = replace(_gap("o", 2, 0.8, None), older_version=True)
+    m = frontier.CaseModel(
+        CASES["kimi-k2.6-b200-agentic-dcp"], (), (_gap("a", 1, 1.1, None), old, _gap("b", 4, 1.4, None)), "output"
+    )
+    g = frontier_gaps([m])
+    assert (g.bands[0].points, g.bands[0].throughput_median) == (3, pytest.approx(0.2))
+    assert g.current_points == 2 and [s.group for s in g.current_bands] == ["low"]
+    assert g.current_bands[0].throughput_median == pytest.approx(0.25)
+    assert g.current_bands[0].throughput_p90 == pytest.approx(0.37)
+    assert g.current_overall.points == 2 and g.overall.points == 3
+    assert [p.older_version for p in g.points] == [False, True, False]
+
+
+def test_the_current_version_counts_match_the_case_file():
+    # counted from the YAML files alone: the points of deployments whose tag marks an older engine version ("(older")
+    # are left out of the current-version bands
+    import yaml
+
+    from core.serving.frontier import CASES_PATH, POINTS_PATH
+    from core.serving.frontier_gaps import frontier_gaps
+
+    pts = {p["id"]: p for p in yaml.safe_load(POINTS_PATH.read_text())["points"]}
+    deps = [d for c in yaml.safe_load(CASES_PATH.read_text())["cases"] for d in c["deployments"]]
+    current = [pts[i] for d in deps if "(older" not in d.get("tag", "") for i in d["points"]]
+    older = sum(len(d["points"]) for d in deps if "(older" in d.get("tag", ""))
+    assert older == 13  # Qwen3.5-397B on MI355X: SGLang v0.5.10rc0 TP2 (4) and TP4 (4), v0.5.8.post1 TP8 (5)
+    g = frontier_gaps([frontier.model_case(c, CAT) for c in CASES])
+    assert g.current_points == len(current) == len(g.points) - older
+    counts = {s.group: s.points for s in g.current_bands}
+    for band, inside in (("low", lambda c: c <= 4), ("mid", lambda c: 5 <= c <= 63), ("high", lambda c: c >= 64)):
+        assert counts.get(band, 0) == sum(1 for p in current if p.get("concurrency") and inside(p["concurrency"]))
+    assert counts.get("unstated", 0) == sum(1 for p in current if not p.get("concurrency"))
+    assert g.current_overall.points == len(current)
