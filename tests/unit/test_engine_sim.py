@@ -82,13 +82,13 @@ def _costs(layout: ParallelLayout) -> serving.ReplicaCosts:
 
 def test_a_lone_prompt_waits_for_its_own_prefill_not_a_full_budget_catalog():
     # numbers audit 3 B3.7: DP-attn8 x EP8, a 2,048-token prompt at near-zero load rides a step carrying its own
-    # 2,048 tokens: t(0) + 2048 x 1.3053e-5 = 0.0124 + 0.0267 = 0.0391 s, not the full 65,536-token step's
-    # 0.0124 + 65,536 x 1.3053e-5 = 0.0124 + 0.8554 = 0.868 s (the grouped-GEMM prefill refit: 1.4024e-5 s per
-    # prompt token before, 0.0411 / 0.931 s)
+    # 2,048 tokens: t(0) + 2048 x 1.3036e-5 = 0.0124 + 0.0267 = 0.0391 s, not the full 65,536-token step's
+    # 0.0124 + 65,536 x 1.3036e-5 = 0.0124 + 0.8543 = 0.867 s (before the grouped-GEMM prefill refit: 1.4024e-5 s
+    # per prompt token, 0.0411 / 0.931 s)
     costs = _costs(ParallelLayout(attention_dp=8, ep=8))
     own = costs.decode_s(0) + 2048 * costs.prefill_s_per_token
     full = costs.decode_s(0) + costs.budget_tokens * costs.prefill_s_per_token
-    assert own == pytest.approx(0.0391, abs=5e-4) and full == pytest.approx(0.868, abs=5e-3)
+    assert own == pytest.approx(0.0391, abs=5e-4) and full == pytest.approx(0.867, abs=5e-3)
     r = simulate_open(costs, Lengths.exact(2048, 512), 0.01, requests=200)
     assert r.stable and r.percentile("ttft", 0.5) == pytest.approx(own, rel=1e-6)
     assert float(np.mean(r.ttft_s)) < 1.1 * own < full / 20
@@ -114,7 +114,7 @@ def test_the_closed_loop_agrees_with_the_analytical_steady_state_catalog(c):
     # prompt shares its step with its wave's (TTFT up to the wave's prefill: 2 clients 0.105 s against 0.056 s).
     # In lockstep the requests finish in bursts, and the rate counts the finishes between the first and the last
     # measured arrival: a window of 2,000 requests over waves of up to 253 counts part of a burst too many. At
-    # 512 clients: 1,997 finishes in 266.3 s = 7.500 requests/s against the analytical 7.006 (+7.1%; +6.1% before
+    # 512 clients: 1,997 finishes in 266.2 s = 7.502 requests/s against the analytical 7.008 (+7.1%; +6.1% before
     # f872da5's fused prefill refit cut a prompt's prefill from 0.0700 to 0.0495 s, which moved the waves against
     # the window), +1.3% over 8,000 requests, +0.19% over 20,000. Over 20,000 requests, c = 1 / 16 / 128 / 512: +1.6 / +0.4 /
     # +0.3 / +0.2% (at one client the analytical model stretches TPOT by the prefill share, as for the staggered run)
