@@ -180,21 +180,21 @@ def test_replicas_on_the_fewest_gpus_are_always_in_the_table():
 
 
 def test_headlines_say_which_throughput_they_are_and_the_decode_command_is_a_pd_worker():
-    # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out. The decode plan's 3,198.9 output
-    # tok/s per GPU (3,199 shown) is a decode pool's: x 8 = 25,591 output tok/s, needing 25,591.5 x 2,048 / 512 =
-    # 102,366 prompt tok/s, 9.8 GPUs at the prefill plan's 10,399.5 per GPU (two whole 8-GPU replicas: 16). With
-    # prefill paid: 1 / (4 / 10,399.5 + 1 / 3,198.9) = 1,434 output tok/s per GPU, 11,474 for the 8 GPUs. All 8
-    # prefilling: 8 x 10,399.5 = 83,196 prompt tok/s, the prompts of 83,196 / 4 = 20,799 output tok/s
+    # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out (figures since 4a4d230's refit).
+    # The decode plan's 3,200.3 output tok/s per GPU is a decode pool's: x 8 = 25,602 output tok/s, needing
+    # 25,602.2 x 2,048 / 512 = 102,409 prompt tok/s, 9.8 GPUs at the prefill plan's 10,412.2 per GPU (two whole
+    # 8-GPU replicas: 16). With prefill paid: 1 / (4 / 10,412.2 + 1 / 3,200.3) = 1,435 output tok/s per GPU, 11,484
+    # for the 8 GPUs. All 8 prefilling: 8 x 10,412.2 = 83,297 prompt tok/s, the prompts of 83,297 / 4 = 20,824
     at = run(model="deepseek-v3", gpu="h200", nodes="1", w="fp8")
     assert not at.exception
     decode = next(s.value for s in at.success if "Best for decode" in s.value)
     prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
-    assert "3,199 output tokens/s per GPU **as a decode pool** (no prompt in its steps)" in decode
-    assert "give 25,591 output tokens/s, which **needs a prefill pool of 9.8 more GPUs**" in decode
-    assert "(102,366 prompt tokens/s at 10,399 per GPU with DP-attn8 · EP8; 16 GPUs in whole replicas)" in decode
-    assert "**1,434 output tokens/s per GPU**, 11,474 for these 8 GPUs" in decode
-    assert "10,399 input tokens/s per GPU **as a prefill pool**" in prefill
-    assert "83,196 prompt tokens/s, the prompts of 20,799 output tokens/s" in prefill
+    assert "3,200 output tokens/s per GPU **as a decode pool** (no prompt in its steps)" in decode
+    assert "give 25,602 output tokens/s, which **needs a prefill pool of 9.8 more GPUs**" in decode
+    assert "(102,409 prompt tokens/s at 10,412 per GPU with DP-attn8 · EP8; 16 GPUs in whole replicas)" in decode
+    assert "**1,435 output tokens/s per GPU**, 11,484 for these 8 GPUs" in decode
+    assert "10,412 input tokens/s per GPU **as a prefill pool**" in prefill
+    assert "83,297 prompt tokens/s, the prompts of 20,824 output tokens/s" in prefill
     # the decode plan's command is the decode worker of a PD pair (M1), not aggregated serving
     labels = [e.label for e in at.expander]
     assert any("(the decode worker of a PD pair)" in lab for lab in labels)
@@ -238,7 +238,7 @@ def test_where_the_time_goes_is_one_bar_per_plan_per_token():
         "#5 TP2 · DP-attn4 · EP8",
         "#6 TP2 · DP-attn4 · EP4 · expert-TP2 (+2 alike)",
     ]
-    assert labels["label"].iloc[0] == "313 µs · step 51.9 ms"
+    assert labels["label"].iloc[0] == "312 µs · step 51.9 ms"  # 1 / 3,200.3 tok/s per GPU = 312.5 us
     bars = spec["layer"][0]["encoding"]
     assert bars["color"]["scale"]["domain"][0] == "routed experts"  # the largest part first
 
@@ -281,14 +281,14 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
             domain_gpus=8,
         )
     )
-    # hand: a prefill-only step t(0) = 12.401 ms + 2,048 x 12.579 us = 25.762 ms: 38.16 ms to the first token
+    # hand: a prefill-only step t(0) = 12.401 ms + 2,048 x 12.562 us = 25.728 ms: 38.13 ms to the first token
     assert costs.decode_s(0) == pytest.approx(0.012401, abs=1e-6)
-    assert costs.prefill_s_per_token == pytest.approx(1.2579e-5, rel=1e-3)
+    assert costs.prefill_s_per_token == pytest.approx(1.2562e-5, rel=1e-3)
     lone = costs.decode_s(0) + 2048 * costs.prefill_s_per_token
-    assert lone == pytest.approx(0.03816, abs=5e-5)
+    assert lone == pytest.approx(0.03813, abs=5e-5)
     # at 1% of the capacity (0.22 requests/s; a request lives ~512 x 12.7 ms = 6.5 s, so ~1.4 in the replica) a
     # prompt may arrive while a decode step runs, waits for it (at most t(2) = 13.13 ms) and rides the next step
-    # with its own 2,048 tokens: the P50 lies in [38.16, 51.29] ms (measured 43.2 ms), not at 0.90 s
+    # with its own 2,048 tokens: the P50 lies in [38.13, 51.26] ms (measured 43.2 ms), not at 0.90 s
     p50 = table.loc["DP-attn8 · EP8", "light load: P50 TTFT (s)"]
     assert lone <= p50 <= lone + costs.decode_s(2)
     # goodput from the simulated percentiles (measured 2.46 and 1.68 requests/s per GPU, both bound by P99 TPOT;
@@ -312,11 +312,11 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
 def test_the_cluster_split_into_prefill_and_decode_nodes():
     # review 3 M13: LMSYS's 12 x 8 H100 (DeepSeek-V3 FP8, 2,000 in / 100 out). Searched whole, decode takes all 96
     # GPUs (DP-attn96 · EP96); EP72 cannot be shown, 72 not dividing 96. With 3 prefill nodes the decode search runs
-    # on the other 9 (72 GPUs, LMSYS's decode pool): DP-attn72 · EP72 at 290 sequences per GPU, 3,140 output tok/s
-    # per GPU (layouts review 3, S2d), 72 x 3,140.04 = 226,083 for the pool. The 24 prefill GPUs at
-    # DP-attn24 · EP24's 7,452.9 prompt tok/s per GPU (7,453 in the table) prefill 24 x 7,452.9 = 178,870 and feed
-    # 178,870 / 20 = 8,943.5 output tok/s: the prefill pool binds, 8,943.5 / 96 = 93 per GPU; the decode pool would
-    # need 226,083 x 20 / 7,452.9 = 606.7 prefill GPUs
+    # on the other 9 (72 GPUs, LMSYS's decode pool): DP-attn72 · EP72 at 290 sequences per GPU, 3,139 output tok/s
+    # per GPU (layouts review 3, S2d; since 4a4d230), 72 x 3,139.04 = 226,011 for the pool. The 24 prefill GPUs at
+    # DP-attn24 · EP24's 7,456.9 prompt tok/s per GPU (7,457 in the table) prefill 24 x 7,456.9 = 178,965 and feed
+    # 178,965 / 20 = 8,948.3 output tok/s: the prefill pool binds, 8,948.3 / 96 = 93 per GPU; the decode pool would
+    # need 226,011 x 20 / 7,456.9 = 606.2 prefill GPUs
     at = run(model="deepseek-v3", gpu="h100-sxm", nodes="12", gpn="8", w="fp8", isl="2000", osl="100")
     assert not at.exception
     whole = next(s.value for s in at.success if "Best for decode" in s.value)
@@ -328,15 +328,15 @@ def test_the_cluster_split_into_prefill_and_decode_nodes():
     assert any(h.startswith("Decode on 9 nodes (72 GPUs):") for h in heads)
     decode = next(s.value for s in at.success if "Best for decode" in s.value)
     assert decode.startswith("**Best for decode: DP-attn72 · EP72**")
-    assert "3,140 output tokens/s per GPU **as a decode pool**" in decode and "at 290 sequences per GPU" in decode
+    assert "3,139 output tokens/s per GPU **as a decode pool**" in decode and "at 290 sequences per GPU" in decode
     prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
-    assert prefill.startswith("**Best for prefill: DP-attn24 · EP24**") and "7,453 input tokens/s per GPU" in prefill
+    assert prefill.startswith("**Best for prefill: DP-attn24 · EP24**") and "7,457 input tokens/s per GPU" in prefill
     (split,) = [i.value for i in at.info if i.value.startswith("**Split:")]
     assert "**Split: prefill on 3 nodes (24 GPUs), decode on 9 nodes (72 GPUs).**" in split
-    assert "decodes up to 226,083 output tokens/s" in split  # 72 x 3,140.04 (the plan unrounded)
-    assert "prefills 178,870 prompt tokens/s, the prompts of 8,944 output tokens/s at 2,000 in / 100 out" in split
-    assert "Together: **8,944 output tokens/s**, 93 per GPU of the 96; the **prefill pool binds**" in split
-    assert "needs 606.7 prefill GPUs" in split
+    assert "decodes up to 226,011 output tokens/s" in split  # 72 x 3,139.04 (the plan unrounded)
+    assert "prefills 178,965 prompt tokens/s, the prompts of 8,948 output tokens/s at 2,000 in / 100 out" in split
+    assert "Together: **8,948 output tokens/s**, 93 per GPU of the 96; the **prefill pool binds**" in split
+    assert "needs 606.2 prefill GPUs" in split
 
 
 def test_the_page_plans_with_the_stacks_served_step_as_the_cli_does():
