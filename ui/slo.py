@@ -12,7 +12,7 @@ from core.serving import engine_sim as sim
 from core.serving import slo
 from ui.charts import lines_chart
 from ui.format import md_escape
-from ui.frontier import show_layout_frontiers, top_costs, top_layouts
+from ui.layout_frontiers import show_layout_frontiers, top_costs, top_layouts
 from ui.render import chart, table_height
 
 __all__ = ["queue_note", "show_slo_goodput", "show_under_load"]

@@ -73,7 +73,7 @@ def test_the_top_decode_plans_curve_reaches_the_table():
         serving.replica_costs(one, overlap="both")
     # the Layouts page's curves and SLO runs time each top plan the same way: its own overlap, one replica (it
     # timed every plan without overlap: the EP72 pool's curve ended at 2,876 tok/s per GPU, not the table's 3,155 then)
-    from ui.frontier import top_costs
+    from ui.layout_frontiers import top_costs
 
     ((label, page_costs),) = top_costs(d, [best])
     assert label == "DP-attn72 · EP72" and page_costs == costs
