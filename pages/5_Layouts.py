@@ -181,7 +181,7 @@ for phase, found in searched.items():
             if hit:
                 notes.append(
                     f"attention-DP EP{ep_k} ranks #{hit.rank} ({hit.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
-                    f"{100 * (hit.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu - 1):+.0f}% vs the best, "
+                    + ("the best, " if hit is best else f"{100 * hit.below(best):.1f}% below the best, ")
                     + {1: "in the first tier", 2: "in the second tier: not ruled out"}.get(hit.tier, "below")
                     + ")"
                 )

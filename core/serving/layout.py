@@ -251,7 +251,7 @@ def _reason(p: Plan, best: Plan, domain: int, cache_note: str, target_s: float, 
             f"{100 * merge / total:.0f}% of the kernel time merging partial attention outputs"
         )
     if p is not best:
-        below = 100 * (1 - p.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu)
+        below = 100 * p.below(best)
         if p.tier == 1:
             diff = [
                 f"{p.headroom_gb - best.headroom_gb:+.1f} GB headroom",

@@ -49,6 +49,10 @@ class Plan:
     tolerance: float = 0.0
     tolerance_p90: float = 0.0
 
+    def below(self, best: Plan) -> float:
+        """The share of ``best``'s tokens/s per GPU this plan falls short of (0 for the best, 0.21 for 21% below)."""
+        return 1.0 - self.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu
+
     @property
     def tp(self) -> int:
         return self.layout.attention_tp

@@ -61,6 +61,11 @@ def test_tiers_overlap_and_launch_commands():
     tier = [i.value for i in at.info if "equivalent within the model's accuracy" in i.value]
     assert tier and "within 16% of the best" in tier[-1] and "20 measured decode steps" in tier[-1]
     assert "90th-percentile error (46%)" in tier[-1]
+    # DeepSeek's EP144 and LMSYS's EP72 placed against the best in words (it read "-0% vs the best"): EP72 is the
+    # best, EP144 1 - 2,783 / 2,794 = 0.4% below it
+    (ref,) = [c.value for c in at.caption if c.value.startswith("DeepSeek's and LMSYS's decode deployments")]
+    assert "attention-DP EP72 ranks #1 (2,794 tokens/s per GPU, the best, in the first tier)" in ref
+    assert "attention-DP EP144 ranks #2 (2,783 tokens/s per GPU, 0.4% below the best, in the first tier)" in ref
     table = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
     assert set(table["overlap"]) <= {"no overlap", "two-batch overlap"}
     assert (table["TPOT (ms)"] <= 100.0 + 1e-9).all() and (table["KV headroom (GB/GPU)"] >= 0).all()
