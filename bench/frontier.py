@@ -7,6 +7,9 @@ stack and overall (core.serving.frontier_gaps, which the Validation page shows t
     python -m bench.frontier              # every table, and the wall time of modelling every case
     python -m bench.frontier --bands      # the band tables only (README, bench/RESULTS.md): every point, then the
                                           # current engine version of each curve only (older-version curves out)
+    python -m bench.frontier --case glm-5-b200-8k1k --prefill-scale 2
+                                          # a what-if: the named cases (repeat --case) with every prefill step x 2
+                                          # (a ServedCalibration, as one's own benchmark results would give)
 """
 
 from __future__ import annotations
@@ -41,15 +44,32 @@ def _table(title: str, stats, width: int = 40) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bands", action="store_true", help="print the concurrency-band table only")
+    ap.add_argument("--case", action="append", default=[], help="model only this case id (repeatable)")
+    ap.add_argument("--prefill-scale", type=float, default=None, help="what-if: every prefill step x this (0.2-5)")
     args = ap.parse_args(argv)
 
     from core.catalog import load_catalog
+    from core.deployment.calibration import MAX_STEP_SCALE, MIN_STEP_SCALE, ServedCalibration
     from core.serving.frontier import load_frontier_cases, model_case
     from core.serving.frontier_gaps import frontier_gaps
 
     cat = load_catalog()
+    cases = load_frontier_cases()
+    unknown = sorted(set(args.case) - {c.id for c in cases})
+    if unknown:
+        ap.error(f"unknown case(s) {', '.join(unknown)}; one of {', '.join(c.id for c in cases)}")
+    cases = [c for c in cases if not args.case or c.id in args.case]
+    cal = None
+    if args.prefill_scale is not None:
+        if not MIN_STEP_SCALE <= args.prefill_scale <= MAX_STEP_SCALE:
+            ap.error(
+                f"--prefill-scale must be within {MIN_STEP_SCALE:g} and {MAX_STEP_SCALE:g}, got {args.prefill_scale:g}"
+            )
+        cal = ServedCalibration(
+            prefill_step_scale=args.prefill_scale, source="what-if (bench.frontier)", runs=1, fit_residual=0.0
+        )
     t0 = time.perf_counter()
-    models = [model_case(c, cat) for c in load_frontier_cases()]
+    models = [model_case(c, cat, cal) for c in cases]
     wall_s = time.perf_counter() - t0
     gaps = frontier_gaps(models)
     bands = _table("concurrency band", [*gaps.bands, *([gaps.overall] if gaps.overall else [])], 16)

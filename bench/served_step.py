@@ -15,6 +15,16 @@ of the relative error), fitted on its attention-TP points. Where a stack has fit
 (rank synchronisation), ``dp_attention`` replaces ``fixed`` for them: fitted on those points alone with the other
 terms as fitted (leave-one-out too). Only points with ``fit: true`` are fitted; the others are printed with their
 error (the reason is in the file).
+
+Where a stack's chosen form has no draft term, its draft passes are priced from same-source pairs instead: a drafting
+point whose entry names, in ``draft_pair``, a plain point the same source measured on the same image, model,
+layout and lengths. The pair's per-draft cost is ``((cycle - plain) measured - (cycle - plain) kernel) / draft
+passes``: whatever the image pays per step on top of the kernels appears in both steps and cancels, which is why a
+pair may stand on an image too old for the absolute fit (``fit: false``). The stack's ``paired_draft_s`` is the mean
+over its pairs. It is evidence, not a drafting mode: a pair at one draft length cannot tell a cost per draft pass
+from one per verification cycle (a draft-extend pass, a host sync), and priced per pass it would turn the
+Speculative page's best draft length for SGLang from its recipes' 3 to 1. The frontier cases that draft on SGLang
+take it as their ``draft_cost`` (per pass / the pair's plain step), with the source.
 """
 
 from __future__ import annotations
@@ -105,6 +115,31 @@ def indexer_layers(model) -> int:
     """Layers whose mixer runs a sparse-attention indexer of its own (as core.hardware.served_step counts them)."""
     idx = [getattr(g.mixer, "indexer", None) for g in model.mixers]
     return sum(len(g.layers) for g, i in zip(model.mixers, idx, strict=True) if i is not None and not i.shared)
+
+
+def draft_pairs(points: list[dict], engine: str) -> list[dict]:
+    """The stack's same-source pairs (see the module docstring): each with both steps, measured and kernel, and the
+    per-draft cost in ms they give."""
+    by_id = {p["id"]: p for p in points}
+    out = []
+    for d in points:
+        plain_id = d["m"].get("draft_pair")
+        if d["m"]["engine"] != engine or not plain_id:
+            continue
+        p = by_id[plain_id]
+        extra_ms = (d["measured_step_ms"] - p["measured_step_ms"]) - (d["kernel_step_ms"] - p["kernel_step_ms"])
+        out.append(
+            {
+                "id": d["id"],
+                "plain": plain_id,
+                "method": d["m"]["speculative"]["method"],
+                "draft_passes": d["draft_passes"],
+                "measured_ms": (round(d["measured_step_ms"], 4), round(p["measured_step_ms"], 4)),
+                "kernel_ms": (round(d["kernel_step_ms"], 4), round(p["kernel_step_ms"], 4)),
+                "per_draft_ms": extra_ms / d["draft_passes"],
+            }
+        )
+    return out
 
 
 def features(p: dict, terms: tuple[str, ...]) -> list[float]:
@@ -222,7 +257,17 @@ def evaluate(measurements: list[dict]) -> tuple[list[dict], dict[str, dict]]:
         params = fit_terms(own, terms)
         for p, e in zip(own, loo, strict=True):
             p["loo_error"] = e
-        fits[engine] = {"terms": terms, "params": params, "points": own, "loo": loo, "tried": tried, "dp": None}
+        pairs = draft_pairs(points, engine) if "per_draft" not in terms else []
+        fits[engine] = {
+            "terms": terms,
+            "params": params,
+            "points": own,
+            "loo": loo,
+            "tried": tried,
+            "dp": None,
+            "pairs": pairs,
+            "paired_ms": max(0.0, statistics.mean(q["per_draft_ms"] for q in pairs)) if pairs else None,
+        }
         if dp:
             for i, p in enumerate(dp):  # leave-one-out: the TP fit without nothing, the DP term without the point
                 p["loo_error"] = (
@@ -235,6 +280,8 @@ def evaluate(measurements: list[dict]) -> tuple[list[dict], dict[str, dict]]:
         f = fits.get(p["m"]["engine"])
         dp_ms = f["dp"]["ms"] if f and f["dp"] else None
         p["served_ms"] = served_ms(p, f["params"], dp_ms) if f else p["kernel_step_ms"]
+        if f and any(q["id"] == p["id"] for q in f["pairs"]):
+            p["served_ms"] += f["paired_ms"] * p["draft_passes"]  # the pair's own drafting point, at the pair's cost
     return points, fits
 
 
@@ -265,6 +312,12 @@ def report(points: list[dict], fits: dict[str, dict]) -> str:
             + (", ".join(f"{t} {v * 1000:.0f} us" for t, v in ms.items()) or "0")
             + f" on {len(f['points'])} points; leave-one-out {_abs_summary(f['loo'])}"
         )
+        for q in f["pairs"]:
+            lines.append(
+                f"{engine} draft pass from the pair {q['id']} / {q['plain']}: measured {q['measured_ms'][0]:.2f} - "
+                f"{q['measured_ms'][1]:.2f} ms, kernel {q['kernel_ms'][0]:.2f} - {q['kernel_ms'][1]:.2f} ms, over "
+                f"{q['draft_passes']} passes = {q['per_draft_ms']:.2f} ms per draft pass"
+            )
         if f["dp"]:
             dp = f["dp"]
             lines.append(
@@ -336,6 +389,7 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                 "per_draft_s": round(params["per_draft"], 7),
                 "per_indexer_s": round(params["per_indexer"], 7),
                 "dp_attention_s": round(dp["ms"] / 1000.0, 7) if dp else None,
+                "paired_draft_s": round(f["paired_ms"] / 1000.0, 7) if f["paired_ms"] is not None else None,
                 "drafting_modes": drafting,
                 "holds_for": {"versions": "; ".join(versions), "dates": f"{dates[0]} .. {dates[-1]}"},
                 "kernel_model": f"core.validation.predict at commit {_commit()} (bench/served_step.py kernel_step_ms)",
@@ -349,6 +403,15 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                 },
                 "points": [_point(p) for p in pts],
                 "dp_attention_points": [_point(p) for p in dp["points"]] if dp else [],
+                "draft_pairs": [
+                    {
+                        **q,
+                        "measured_ms": list(q["measured_ms"]),
+                        "kernel_ms": list(q["kernel_ms"]),
+                        "per_draft_ms": round(q["per_draft_ms"], 4),
+                    }
+                    for q in f["pairs"]
+                ],
             }
         )
     dump = {"sort_keys": False, "width": 120, "allow_unicode": True}

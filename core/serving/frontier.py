@@ -28,6 +28,7 @@ from core._util.checks import file_stamp, read_yaml_list
 from core._util.memo import by_identity
 from core._util.validated import FROZEN, validate_entries
 from core.deployment import bundle
+from core.deployment.calibration import ServedCalibration
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 from core.hardware.served_step import served_step_for
 from core.serving import closed_loop as serving
@@ -281,7 +282,7 @@ class CaseModel:
         return statistics.median(vals) if vals else None
 
 
-def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, FrontierPoint], catalog):
+def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, FrontierPoint], catalog, cal=None):
     model, gpu = catalog.model(case.model), catalog.gpu(case.gpu)
     prec = Precision(
         weights=dep.weights or case.weights, kv_cache=dep.kv_cache or case.kv_cache, routed_experts=case.experts
@@ -306,6 +307,7 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         if spec
         else SpecDecodeConfig(),
         served_step=served_step_for(case.stack, spec.method if spec is not None else "none"),
+        calibration=cal,
     )
     extra = (
         dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
@@ -355,12 +357,16 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     return curve, gaps
 
 
-def model_case(case: FrontierCase | str, catalog: Catalog) -> CaseModel:
+def model_case(case: FrontierCase | str, catalog: Catalog, calibration: ServedCalibration | None = None) -> CaseModel:
     """Every deployment of ``case`` (or its id) through the serving model, the models and GPUs from ``catalog``; see
     the module docstring. A case named by its id is modelled once per process and catalog (the results depend on
-    nothing else)."""
+    nothing else). ``calibration``: step-time scales every deployment carries (a what-if, e.g. prefill x 2)."""
     if not isinstance(case, (FrontierCase, str)):
         raise TypeError(f"case must be a FrontierCase or a case id, got {type(case).__name__}")
+    if calibration is not None:
+        if not isinstance(calibration, ServedCalibration):
+            raise TypeError(f"calibration must be a ServedCalibration or None, got {type(calibration).__name__}")
+        return _model_case(case, catalog, calibration)
     if isinstance(case, str):
         stamp = file_stamp(None, CASES_PATH, "frontier cases file"), file_stamp(None, POINTS_PATH, "frontier points")
         return _shipped_case(catalog, case, stamp)
@@ -372,7 +378,7 @@ def _shipped_case(catalog, case_id: str, stamp: tuple) -> CaseModel:  # the file
     return _model_case(case_id, catalog)
 
 
-def _model_case(case: FrontierCase | str, catalog) -> CaseModel:
+def _model_case(case: FrontierCase | str, catalog, cal: ServedCalibration | None = None) -> CaseModel:
     if isinstance(case, str):
         found = {c.id: c for c in load_frontier_cases()}
         if case not in found:
@@ -382,7 +388,7 @@ def _model_case(case: FrontierCase | str, catalog) -> CaseModel:
     model = catalog.model(case.model)
     curves, gaps = [], []
     for dep in case.deployments:
-        curve, g = _deployment_model(case, dep, points, catalog)
+        curve, g = _deployment_model(case, dep, points, catalog, cal)
         curves.append((dep.label(model.moe is None), curve))
         gaps.extend(g)
     kinds = {g.point.throughput_kind for g in gaps}

@@ -216,9 +216,9 @@ def test_the_band_counts_match_the_case_file():
 
 
 def test_a_frontier_case_pays_the_stacks_served_step():
-    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.4988 ms a step, no
+    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.4986 ms a step, no
     # per-layer term. DeepSeek-R1 FP4 min-latency on 8 x B200 at one client: its modelled time per output token is
-    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.4988 ms
+    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.4986 ms
     import yaml
 
     from core.deployment import bundle
@@ -303,3 +303,25 @@ def test_the_current_version_counts_match_the_case_file():
         assert counts.get(band, 0) == sum(1 for p in current if p.get("concurrency") and inside(p["concurrency"]))
     assert counts.get("unstated", 0) == sum(1 for p in current if not p.get("concurrency"))
     assert g.current_overall.points == len(current)
+
+
+def test_a_what_if_calibration_reaches_every_deployment_of_a_case():
+    # bench.frontier --prefill-scale 2: every prefill step x 2, so the prompt tokens/s a deployment prefills doing
+    # nothing else halves (GLM-5 on 8 x B200: prefill_ceiling_tokens_per_s / 2), and a busier replica serves fewer
+    # tokens per GPU; the decode-only point of a disaggregated case is untouched by a prefill scale (its decode pool
+    # prefills nothing) while its prefill pool's ceiling halves too
+    from core.deployment.calibration import ServedCalibration
+
+    cal = ServedCalibration(prefill_step_scale=2.0, source="what-if", runs=1, fit_residual=0.0)
+    plain, slow = frontier.model_case("glm-5-b200-8k1k", CAT), frontier.model_case("glm-5-b200-8k1k", CAT, cal)
+    for a, b in zip(plain.gaps, slow.gaps, strict=True):
+        assert a.point.id == b.point.id
+        assert b.prefill_ceiling_tokens_per_s == pytest.approx(a.prefill_ceiling_tokens_per_s / 2, rel=1e-9)
+        assert b.modelled.total_tokens_per_s_per_gpu < a.modelled.total_tokens_per_s_per_gpu
+    assert frontier.model_case("glm-5-b200-8k1k", CAT) is plain  # the shipped, uncalibrated model stays cached
+    dis = frontier.model_case("deepseek-r1-b200-1k1k", CAT, cal)
+    base = frontier.model_case("deepseek-r1-b200-1k1k", CAT)
+    for a, b in zip(base.gaps, dis.gaps, strict=True):
+        assert b.prefill_ceiling_tokens_per_s == pytest.approx(a.prefill_ceiling_tokens_per_s / 2, rel=1e-9)
+    with pytest.raises(TypeError, match="calibration must be a ServedCalibration"):
+        frontier.model_case("glm-5-b200-8k1k", CAT, 2.0)

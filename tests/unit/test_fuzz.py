@@ -1293,6 +1293,16 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "serving.frontier.model_case.case": st.one_of(
         st.sampled_from(["qwen3.5-397b-b200", "kimi-k2.6-b200-agentic-dcp"]), text(20)
     ),
+    # a what-if calibration (bench.frontier --prefill-scale), none, or the wrong type
+    "serving.frontier.model_case.calibration": st.one_of(
+        st.none(),
+        st.floats(min_value=0.2, max_value=5.0).map(
+            lambda k: importlib.import_module("core.deployment.calibration").ServedCalibration(
+                prefill_step_scale=k, source="what-if", runs=1, fit_residual=0.0
+            )
+        ),
+        st.just(WrongType(2.0)),
+    ),
     "serving.operating_point.per_gpu_text.amount": fl(0, 1e9),
     # a deployment, or one with a separate draft model (dense or MoE) whose own step prices the drafts
     "speculative.closed_form.batch_speedup.d": st.one_of(

@@ -199,16 +199,44 @@ def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
 def test_the_fit_reproduces_a_hand_computed_overhead():
     # TensorRT-LLM, DeepSeek-R1 on 8 x B200 (tech blog 1), MTP with 3 drafts: the fitted form is
     # fixed_s + per_draft_s x draft passes, so the overhead of one verification cycle is
-    #   2.4988 ms + 3 x 0.5207 ms = 4.0609 ms,
-    # and the served cycle is the stored kernel step (a 4-token verify, 7.2890 ms) + 4.0609 = 11.3499 ms against
+    #   2.4986 ms + 3 x 0.5205 ms = 4.0601 ms,
+    # and the served cycle is the stored kernel step (a 4-token verify, 7.2897 ms) + 4.0601 = 11.3498 ms against
     # 2.82 / 253 tok/s = 11.1462 ms measured (+1.8%).
     cost = served_step_cost("trtllm", "mtp")
-    assert cost.fixed_s == pytest.approx(2.4988e-3, abs=1e-7) and cost.per_draft_s == pytest.approx(0.5207e-3, abs=1e-7)
+    assert cost.fixed_s == pytest.approx(2.4986e-3, abs=1e-7) and cost.per_draft_s == pytest.approx(0.5205e-3, abs=1e-7)
     over_ms = step_overhead_s(cost, CAT.model("deepseek-v3"), draft_passes=3) * 1000
-    assert over_ms == pytest.approx(2.4988 + 3 * 0.5207, abs=1e-3)
+    assert over_ms == pytest.approx(2.4986 + 3 * 0.5205, abs=1e-3)
     point = next(p for p in FITS["trtllm"]["points"] if p["id"] == "trtllm-b200-dsr1-fp4-tp8ep4-c1-mtp3")
-    assert point["kernel_step_ms"] == pytest.approx(7.2890, abs=1e-3)
+    assert point["kernel_step_ms"] == pytest.approx(7.2897, abs=1e-3)
     assert (point["kernel_step_ms"] + over_ms) / point["measured_step_ms"] - 1 == pytest.approx(0.018, abs=1e-3)
+
+
+def test_sglangs_draft_pass_from_the_gists_same_image_pair():
+    # SGLang's chosen form has no draft term (its one fitted drafting point is DSpark); its MTP draft pass is read
+    # from the BenHamm gist's two columns on one image: EAGLE over GLM-5's MTP layer, 3 drafts, AL 3.52 at TPOT 7.69 ms
+    # = 27.0688 ms per cycle, against 20.22 ms without. The kernel model's own cycle - plain (a 4-token verify touches
+    # more experts) is taken out; the image's per-step cost is in both and cancels:
+    #   (27.0688 - 20.22 - (9.5694 - 7.9091)) / 3 = (6.8488 - 1.6603) / 3 = 1.7295 ms per draft pass
+    f = FITS["sglang"]
+    assert "per_draft_s" not in f["form"] and f["drafting_modes"] == []
+    (pair,) = f["draft_pairs"]
+    assert (pair["id"], pair["plain"]) == ("sglang-b200-glm5-fp8-tp8-c1-eagle3", "sglang-b200-glm5-fp8-tp8-c1-noeagle")
+    assert BY_ID[pair["id"]]["draft_pair"] == pair["plain"]
+    cycle, plain = _step_ms(BY_ID[pair["id"]]), _step_ms(BY_ID[pair["plain"]])
+    assert (cycle, plain) == (pytest.approx(3.52 * 7.69), 20.22)
+    k_cycle, k_plain = pair["kernel_ms"]
+    assert (k_cycle, k_plain) == (pytest.approx(9.5694, abs=5e-3), pytest.approx(7.9091, abs=5e-3))
+    by_hand = (cycle - plain - (k_cycle - k_plain)) / 3
+    assert by_hand == pytest.approx(1.7295, abs=2e-3)
+    assert f["paired_draft_s"] == pytest.approx(by_hand / 1000, abs=1e-7)
+    # evidence, not a drafting mode (one draft length cannot split per pass from per cycle): the SGLang MTP frontier
+    # cases take it as their draft cost, 1.7295 / 20.22 = 0.0855 of the plain step per pass
+    with pytest.raises(ValueError, match="no fitted mtp cost"):
+        served_step_cost("sglang", "mtp")
+    from core.serving.frontier import load_frontier_cases
+
+    drafting = [c for c in load_frontier_cases() if c.stack == "sglang" and c.speculative is not None]
+    assert drafting and {c.speculative.draft_cost for c in drafting} == {round(by_hand / plain, 3)} == {0.086}
 
 
 def test_the_loader_returns_the_files_values_and_says_what_it_lacks():
