@@ -31,6 +31,7 @@ from core._util.memo import by_identity
 from core.deployment import parallel
 from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
+from core.hardware.dsa_prefill import indexer_prefill_cost
 from core.hardware.efficiency import IDEAL
 from core.hardware.served_step import step_overhead_s
 from core.memory.host_tables import Fetches
@@ -167,6 +168,7 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
     times, computes, comms = [], [], []
     components: dict[str, float] = {}
     per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
+    indexer_s = _indexer_prefill_layer_s(d, cfg, per_gpu / halves)  # per indexer layer, 0 where none runs
     for j, (counts, tail_counts, last) in enumerate(kinds):
         overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * per_gpu / halves
         parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
@@ -174,6 +176,8 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
             tail_overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * replayed * per_gpu / halves
             for k, v in tail.stage_parts(tail_counts, False, False, work_s, tail_overhead_s).items():
                 parts[k] = parts.get(k, 0.0) + v
+        if indexer_s:
+            parts["indexer_prefill"] = indexer_s * _indexer_layers(model, cfg.context_len, counts, tail_counts)
         m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
         c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)
         times.append(max(c, m) + (1.0 - system.overlap_eff) * min(c, m) if halves > 1 else c + m)
@@ -206,6 +210,28 @@ def served_step_s(d: Deployment, cfg: StepConfig) -> float:
     if d.served_step is None or cfg.phase != "decode":
         return 0.0
     return step_overhead_s(d.served_step, d.model, attention_dp=d.layout.attention_dp)
+
+
+def _indexer_groups(model: ModelSpec, context_len: int) -> tuple[int, ...]:
+    """The mixer groups whose layers run a DSA indexer of their own in prefill, on prompts longer than its top-k."""
+    tops = [g.mixer.prefill_indexer_topk() for g in model.mixers]
+    return tuple(i for i, k in enumerate(tops) if 0 < k < context_len)
+
+
+def _indexer_layers(model: ModelSpec, context_len: int, *counts: parallel.StageCounts) -> int:
+    groups = _indexer_groups(model, context_len)
+    return sum(c.per_group[i] for c in counts if c.layers for i in groups)
+
+
+def _indexer_prefill_layer_s(d: Deployment, cfg: StepConfig, tokens_per_gpu: float) -> float:
+    """Seconds one DSA indexer layer adds to a prefill pass whose prompts outgrow the indexer's top-k
+    (:mod:`core.hardware.dsa_prefill`, measured): over the tokens each attention group processes (a TP group's
+    ranks each score every token: the indexer's weights are replicated). 0 in decode, for shorter prompts (they
+    run dense attention) and for a model without one."""
+    if cfg.phase != "prefill" or not _indexer_groups(d.model, cfg.context_len):
+        return 0.0
+    lay = d.layout
+    return indexer_prefill_cost(d.gpu).layer_s(tokens_per_gpu * lay.gpus_per_stage / lay.attention_dp)
 
 
 def _extras_s(model: ModelSpec, fetches: Fetches, compute_s: float, replayed: float = 1.0) -> float:

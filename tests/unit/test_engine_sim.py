@@ -82,13 +82,14 @@ def _costs(layout: ParallelLayout) -> serving.ReplicaCosts:
 
 def test_a_lone_prompt_waits_for_its_own_prefill_not_a_full_budget_catalog():
     # numbers audit 3 B3.7: DP-attn8 x EP8, a 2,048-token prompt at near-zero load rides a step carrying its own
-    # 2,048 tokens: t(0) + 2048 x 1.3036e-5 = 0.0124 + 0.0267 = 0.0391 s, not the full 65,536-token step's
-    # 0.0124 + 65,536 x 1.3036e-5 = 0.0124 + 0.8543 = 0.867 s (before the grouped-GEMM prefill refit: 1.4024e-5 s
-    # per prompt token, 0.0411 / 0.931 s)
+    # 2,048 tokens: t(0) + 2048 x 1.2810e-5 = 0.0124 + 0.0262 = 0.0386 s, not the full 65,536-token step's
+    # 0.0124 + 65,536 x 1.2810e-5 = 0.0124 + 0.8395 = 0.852 s (before the system refit with the DSA prefill module:
+    # 1.3036e-5 s per prompt token, 0.0391 / 0.867 s; before the grouped-GEMM prefill refit: 1.4024e-5 s, 0.0411 /
+    # 0.931 s)
     costs = _costs(ParallelLayout(attention_dp=8, ep=8))
     own = costs.decode_s(0) + 2048 * costs.prefill_s_per_token
     full = costs.decode_s(0) + costs.budget_tokens * costs.prefill_s_per_token
-    assert own == pytest.approx(0.0391, abs=5e-4) and full == pytest.approx(0.867, abs=5e-3)
+    assert own == pytest.approx(0.0386, abs=5e-4) and full == pytest.approx(0.852, abs=5e-3)
     r = simulate_open(costs, Lengths.exact(2048, 512), 0.01, requests=200)
     assert r.stable and r.percentile("ttft", 0.5) == pytest.approx(own, rel=1e-6)
     assert float(np.mean(r.ttft_s)) < 1.1 * own < full / 20

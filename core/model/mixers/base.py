@@ -179,6 +179,11 @@ class Mixer(BaseModel):
         token of a causal prompt of ``ctx`` tokens."""
         return 0.0
 
+    def prefill_indexer_topk(self) -> int:
+        """The top-k of a sparse-attention indexer this layer runs itself in prefill on an MLA cache (DSA: its measured
+        prefill cost, :mod:`core.hardware.dsa_prefill`, applies on prompts longer than the top-k); 0 for none."""
+        return 0
+
     def prefill_score_flops_after(self, ctx: int, cached: int, tp: int) -> float:
         """Score and value FLOPs per computed token of a ``ctx``-token prompt whose first ``cached`` tokens come from
         a prefix cache: the prompt's total less its cached part's (``L x S(L)`` is a causal prompt's total when

@@ -5,14 +5,18 @@ Optionally a sparse-attention indexer (DeepSeek-V3.2 DSA, GLM-5)."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from core.model.mixers.base import Mixer, Phase, heads_split_problems, kv_bytes_per_element
 from core.model.mixers.indexer import Indexer
 
-__all__ = ["MLA"]
+__all__ = ["MLA", "SPARSE_PREFILL_HEAD_BLOCK"]
+
+SPARSE_PREFILL_HEAD_BLOCK = 64  # query heads a sparse MLA prefill kernel (FlashMLA, TensorRT-LLM) runs per block
 
 
 class MLA(Mixer):
@@ -97,6 +101,10 @@ class MLA(Mixer):
     def _attended(self, ctx):
         return self.indexer.attended(ctx) if self.indexer and self.indexer.is_sparse(ctx) else ctx
 
+    def prefill_indexer_topk(self) -> int:
+        """DSA: the indexer's top-k where the layer runs its own (not GLM-5.2's shared layers, which reuse one)."""
+        return self.indexer.topk_tokens if self.indexer is not None and not self.indexer.shared else 0
+
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """Top-k tokens' latents plus every index key on a sparse layer; the whole latent otherwise.
         GLM-5 at 128K: 2,048 x 1,152 + 131,072 x 132 B per layer."""
@@ -115,10 +123,21 @@ class MLA(Mixer):
     def score_flops_per_token(self, ctx, tp: int, phase: Phase):
         """Decode (absorbed) scores the latent + RoPE key and sums values over the latent:
         ``2 ((kv_lora + rope) + kv_lora)`` per attended token and head, + the indexer's scan; prefill
-        (expanded) ``2 ((nope + rope) + v)`` over half the prompt."""
+        (expanded) ``2 ((nope + rope) + v)`` over half the prompt. A prompt longer than a sparse layer's top-k k
+        runs the sparse kernel instead: absorbed, over ``k - k^2 / (2 ctx)`` tokens on average, on whole blocks of
+        :data:`SPARSE_PREFILL_HEAD_BLOCK` heads (a rank with 8 heads pays for 64: aiconfigurator's measured SGLang
+        module on B200, GLM-5 at 8,192 tokens with its top-k handed in, costs 1.63 ms per layer at 8 heads per rank
+        against 2.83 ms at 64, whose projections are 8 times larger)."""
         nq = self.num_heads / tp
         if phase == "decode":
             per = 2.0 * (self.kv_elements_per_token() + self.kv_lora_rank)
             return nq * per * self._attended(ctx) + (self.indexer.scan_flops(ctx) if self.indexer else 0.0)
-        per = 2.0 * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim)
-        return nq * per * ctx / 2.0
+        expanded = nq * 2.0 * (self.qk_nope_head_dim + self.qk_rope_head_dim + self.v_head_dim) * ctx / 2.0
+        k = self.indexer.topk_tokens if self.indexer else 0
+        if not k:
+            return expanded
+        block = SPARSE_PREFILL_HEAD_BLOCK
+        heads = math.ceil(nq / block) * block
+        c = np.maximum(ctx, 1.0)
+        sparse = heads * 2.0 * (self.kv_elements_per_token() + self.kv_lora_rank) * (k - k * k / (2.0 * c))
+        return np.where(np.asarray(ctx) > k, sparse, expanded) if np.ndim(ctx) else (sparse if ctx > k else expanded)
