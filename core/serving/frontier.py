@@ -14,6 +14,7 @@ published point with its modelled one: the gap is the ratio, modelled / publishe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import statistics
@@ -37,19 +38,8 @@ from core.serving.operating_point import layout_label
 if TYPE_CHECKING:
     from core.catalog import Catalog
 
-__all__ = [
-    "CASES_PATH",
-    "POINTS_PATH",
-    "CaseModel",
-    "Deployment",
-    "FrontierCase",
-    "FrontierPoint",
-    "PointGap",
-    "PoolSpec",
-    "load_frontier_cases",
-    "load_frontier_points",
-    "model_case",
-]
+__all__ = ["CASES_PATH", "POINTS_PATH", "CaseModel", "Deployment", "FrontierCase", "FrontierPoint", "PointGap"]
+__all__ += ["PoolSpec", "load_frontier_cases", "load_frontier_points", "model_case"]
 
 POINTS_PATH = Path(__file__).resolve().parents[2] / "catalogs" / "frontier_points.yaml"
 CASES_PATH = Path(__file__).resolve().parents[2] / "catalogs" / "frontier_cases.yaml"
@@ -182,6 +172,10 @@ class FrontierCase(BaseModel):
     osl: _Count
     prefix_reuse: Annotated[float, Field(ge=0, lt=1)] = 0.0
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.9
+    # the recipe's tokens per step (vLLM max-num-batched-tokens, SGLang chunked-prefill-size; None: the default) and
+    # its cap on running requests per replica (None: the KV cache's; SGLang sets 48 with speculation unless told)
+    max_num_batched_tokens: Annotated[int, Field(ge=256, le=1_000_000)] | None = None
+    max_running_requests: Annotated[int, Field(ge=1, le=100_000)] | None = None
     speculative: Speculation | None = None
     reading: str = Field("", max_length=2000)
     deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)
@@ -290,6 +284,11 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
     eff = catalog.efficiency_for(case.gpu, case.stack)
     a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization)
+    a = (
+        a.model_copy(update={"max_num_batched_tokens": case.max_num_batched_tokens})
+        if case.max_num_batched_tokens
+        else a
+    )
     spec = case.speculative
     # the case's deployment on one GPU; each pool's layout in its place (the GPU's own scale-up domain). It pays the
     # stack's served step as the pages' deployments do (core.serving.layout): the drafting mode's where the case
@@ -319,8 +318,9 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         lay = pool.layout()
         n_exp = model.moe.n_routed_experts if model.moe is not None else 0
         red = (-n_exp) % lay.ep if n_exp else 0  # EPLB's slots where EP does not divide the experts
-        kw = extra if speculate else {}
-        return serving.replica_costs(base.with_layout(lay, red), **kw)
+        c = serving.replica_costs(base.with_layout(lay, red), **(extra if speculate else {}))
+        cap = case.max_running_requests  # the engine admits no more, whatever the cache holds
+        return dataclasses.replace(c, kv_capacity=min(c.kv_capacity, cap)) if cap else c
 
     if dep.colocated is not None:
         c = costs(dep.colocated, True)

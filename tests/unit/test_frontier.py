@@ -325,3 +325,18 @@ def test_a_what_if_calibration_reaches_every_deployment_of_a_case():
         assert b.prefill_ceiling_tokens_per_s == pytest.approx(a.prefill_ceiling_tokens_per_s / 2, rel=1e-9)
     with pytest.raises(TypeError, match="calibration must be a ServedCalibration"):
         frontier.model_case("glm-5-b200-8k1k", CAT, 2.0)
+
+
+def test_a_recipes_cap_on_running_requests_holds_the_rest_in_the_queue():
+    # InferenceX's MI355X GLM-5 MTP recipe sets no --max-running-requests, which SGLang resets to 48 with speculative
+    # decoding: at 64 and at 128 clients the TP4 replica runs 48 (the published points: ~1,900 tok/s/GPU and 18
+    # tok/s/user at both), the other clients wait in the queue (their wait is TTFT, not TPOT)
+    case = next(c for c in frontier.load_frontier_cases() if c.id == "glm-5-mi355x-8k1k-mtp")
+    assert case.max_running_requests == 48
+    gaps = {g.point.concurrency: g for g in frontier.model_case(case, CAT).gaps if "tp4" in g.point.id}
+    at64, at128 = gaps[64].modelled, gaps[128].modelled
+    assert at64.running == pytest.approx(48) and at128.running == pytest.approx(48)
+    assert at128.tokens_per_s_per_user == pytest.approx(at64.tokens_per_s_per_user, rel=1e-9)
+    assert at128.ttft_s > at64.ttft_s  # twice the clients, the same 48 running: the queue is longer
+    uncapped = frontier.model_case(case.model_copy(update={"max_running_requests": None}), CAT)
+    assert {g.point.concurrency: g.modelled.running for g in uncapped.gaps if "tp4" in g.point.id}[128] > 48
