@@ -110,14 +110,7 @@ def test_a_prefill_step_pays_the_indexer_on_every_layer_that_runs_one():
     st52 = perf.step_time(d52, perf.StepConfig("prefill", 1024, 8192))
     assert st52.components["indexer_prefill"] == pytest.approx(21 * 0.2831e-6 * 8192, rel=1e-3)
     # DeepSeek-V3 has no indexer
-    v3 = bundle.Deployment(
-        CAT.model("deepseek-v3"),
-        CAT.gpu("b200"),
-        ParallelLayout(attention_tp=8, expert_tp=8),
-        Precision(weights="fp8", kv_cache="fp8"),
-        CAT.efficiency_for("b200", "sglang"),
-        redundant_experts=0,
-    )
+    v3 = _deployment("deepseek-v3", 8)
     assert "indexer_prefill" not in perf.step_time(v3, perf.StepConfig("prefill", 1024, 8192)).components
 
 
