@@ -241,8 +241,10 @@ def _mixer_works(
         mx = g.mixer
         if phase == "decode":  # t_attn query tokens, tokens_per_sequence per sequence (verification: gamma + 1)
             seqs = t_attn / tokens_per_sequence
-            cache = seqs * (
+            own = mx.decode_query_read_bytes_per_rank(ctx, kv, tp) / dcp  # a sparse layer's top-k: per query token
+            cache = t_attn * own + seqs * (
                 mx.decode_read_bytes_per_rank(ctx, kv, tp) / dcp
+                - own
                 + mx.decode_state_read_bytes_per_rank(tp)
                 + mx.decode_state_write_bytes_per_rank(tp)
             )

@@ -133,3 +133,23 @@ def test_the_attention_module_stands_next_to_aiconfigurators_measured_one(model_
     ours_ms = (c["attention_projections"] + c["attention_scores"] + c["indexer_prefill"]) / d.model.num_layers * 1e3
     # before: projections + dense expanded scores alone, 0.53 ms for GLM-5 TP8 (-86%)
     assert ours_ms == pytest.approx(measured_ms, rel=0.15)
+
+
+def test_verifying_drafts_on_a_sparse_layer_gathers_a_top_k_set_per_token():
+    from core.perf.kernels import layer_costs
+
+    mla = CAT.model("glm-5").mixers[0].mixer
+    # GLM-5, FP8 latent (576 B a token), 8,704-token context: each query token gathers its own 2,048 top-k rows,
+    # 576 x 2,048 = 1,179,648 B a layer; the index keys (132 B a token) are scanned once per sequence:
+    # 8,704 x 132 = 1,148,928 B. A context within the top-k is dense: nothing per query
+    assert mla.decode_query_read_bytes_per_rank(8704, "fp8", 8) == 1_179_648
+    assert mla.decode_read_bytes_per_rank(8704, "fp8", 8) == 1_179_648 + 1_148_928
+    assert mla.decode_query_read_bytes_per_rank(2048, "fp8", 8) == 0.0
+    assert CAT.model("deepseek-v3").mixers[0].mixer.decode_query_read_bytes_per_rank(8704, "fp8", 8) == 0.0
+    # one sequence verifying 3 drafts (4 query tokens) on TP8 reads 4 top-k sets and the index keys once:
+    # 4 x 1,179,648 + 1,148,928 = 5,867,520 B a layer, against 2,328,576 B for a plain step
+    d = _deployment("glm-5", 8)
+    verify = layer_costs(d, perf.StepConfig("decode", 4 / 8, 8704, tokens_per_sequence=4.0))
+    plain = layer_costs(d, perf.StepConfig("decode", 1 / 8, 8704))
+    assert verify.mixer[0]["attention_scores"].cache_bytes == pytest.approx(5_867_520)
+    assert plain.mixer[0]["attention_scores"].cache_bytes == pytest.approx(2_328_576)

@@ -156,6 +156,12 @@ class Mixer(BaseModel):
         stores); the fixed state's traffic is apart (``decode_state_*``)."""
         return float(self.cache_bytes_per_rank(ctx, kv_dtype, tp))
 
+    def decode_query_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
+        """Of :meth:`decode_read_bytes_per_rank`, the bytes each query token of a sequence reads for itself: a sparse
+        layer gathers its own top-k rows per query, so verifying k + 1 drafted tokens reads k + 1 sets; the rest (a
+        dense cache, the index keys) the sequence's query tokens share. 0 here: all shared."""
+        return 0.0
+
     def decode_state_read_bytes_per_rank(self, tp: int) -> float:
         """Fixed-state bytes one decode step reads on one rank (a recurrent state: all of it)."""
         return self.state_bytes_per_rank(tp)

@@ -175,6 +175,12 @@ class GQA(Mixer):
         idx = self.indexer.key_bytes_per_token() * ctx if self.indexer else 0.0
         return float(self._kv_per_token(kv_dtype) * self._attended(ctx) / min(tp, self.num_kv_heads) + idx)
 
+    def decode_query_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
+        """With a sparse indexer, the top-k tokens' K/V, gathered per query token (the index keys once per sequence)."""
+        if not (self.indexer and self.indexer.is_sparse(ctx)):
+            return 0.0
+        return float(self._kv_per_token(kv_dtype) * self._attended(ctx) / min(tp, self.num_kv_heads))
+
     # -- FLOPs
     def score_flops_per_token(self, ctx, tp: int, phase: Phase):
         """``2 (d + dv)`` per attended token and query head (QK^T and PV); decode attends the window or

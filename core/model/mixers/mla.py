@@ -112,6 +112,12 @@ class MLA(Mixer):
             self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx) + self._idx(ctx)
         )
 
+    def decode_query_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
+        """A sparse layer's top-k latents, gathered per query token (the index keys are read once per sequence)."""
+        if not (self.indexer and self.indexer.is_sparse(ctx)):
+            return 0.0
+        return float(self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx))
+
     def projection_flops_per_token(self, hidden: int, tp: int, phase: Phase) -> float:
         """2 x the rank's weights; decode (absorbed) adds ``q_nope x W_UK`` and ``latent x W_UV`` per head:
         ``2 nq/tp kv_lora (nope + v)``."""
