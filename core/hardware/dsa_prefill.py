@@ -12,13 +12,12 @@ cost scaled by HBM bandwidth (reference / the GPU's: a memory-paced kernel chain
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from core._util.checks import file_stamp, load_yaml
+from core._util.checks import amount, file_stamp, load_yaml
 from core.hardware.gpu import GPUSpec
 
 __all__ = ["DSA_PREFILL_PATH", "IndexerPrefillCost", "indexer_prefill_cost"]
@@ -39,12 +38,6 @@ class IndexerPrefillCost:
         return self.floor_s + self.per_token_s * tokens
 
 
-def _number(name: str, v, hi: float) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= hi:
-        raise ValueError(f"{name} must be a number within 0 and {hi:g}, got {v!r}")
-    return float(v)
-
-
 @functools.lru_cache(maxsize=4)
 def _doc(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, tuple[float, float]], str, str, float]:
     try:
@@ -54,17 +47,20 @@ def _doc(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, tuple[float, f
     try:
         ref = doc["reference"]
         gpus = {
-            str(g): (_number(f"{g} floor_s", v["floor_s"], 0.1), _number(f"{g} per_token_s", v["per_token_s"], 1e-3))
+            str(g): (
+                amount(f"{g} floor_s", v["floor_s"], 0.0, 0.1),
+                amount(f"{g} per_token_s", v["per_token_s"], 0.0, 1e-3),
+            )
             for g, v in doc["gpus"].items()
         }
-        bw = _number("reference hbm_bytes_per_s", ref["hbm_bytes_per_s"], 1e15)
+        bw = amount("reference hbm_bytes_per_s", ref["hbm_bytes_per_s"], 0.0, 1e15, open_lo=True)
         ref_gpu = str(ref["gpu"])
         src = doc["source"]
         where = f"{src['repository']} @ {str(src['commit'])[:12]}, {src['framework']}"
     except (KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{path.name}: lacks or mistypes {e}") from None
-    if ref_gpu not in gpus or bw <= 0:
-        raise ValueError(f"{path.name}: the reference GPU {ref_gpu!r} needs a fit and a bandwidth")
+    if ref_gpu not in gpus:
+        raise ValueError(f"{path.name}: the reference GPU {ref_gpu!r} needs a fit")
     return gpus, ref_gpu, where, bw
 
 

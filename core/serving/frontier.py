@@ -283,12 +283,8 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     )
     wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
     eff = catalog.efficiency_for(case.gpu, case.stack)
-    a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization)
-    a = (
-        a.model_copy(update={"max_num_batched_tokens": case.max_num_batched_tokens})
-        if case.max_num_batched_tokens
-        else a
-    )
+    tokens = {"max_num_batched_tokens": case.max_num_batched_tokens} if case.max_num_batched_tokens else {}
+    a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization, **tokens)
     spec = case.speculative
     # the case's deployment on one GPU; each pool's layout in its place (the GPU's own scale-up domain). It pays the
     # stack's served step as the pages' deployments do (core.serving.layout): the drafting mode's where the case

@@ -68,7 +68,7 @@ def test_bad_files_and_arguments_are_refused(tmp_path):
         "gpus: {b200: {floor_s: 0.0, per_token_s: -1.0}}\n",
         encoding="utf-8",
     )
-    with pytest.raises(ValueError, match="per_token_s must be a number"):
+    with pytest.raises(ValueError, match=r"b200 per_token_s must be a finite number in \[0, 0.001\], got -1.0"):
         indexer_prefill_cost(CAT.gpu("b200"), bad)
     with pytest.raises(ValueError, match="DSA prefill file"):
         indexer_prefill_cost(CAT.gpu("b200"), tmp_path / "missing.yaml")

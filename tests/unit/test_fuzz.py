@@ -73,6 +73,7 @@ from core.balance.published import PLACEMENTS, EplbCase, EplbRow, load_eplb_case
 from core.catalog import CATALOG_DIR, Catalog, load_catalog
 from core.comms import AllToAllSplit
 from core.deployment.bundle import Deployment
+from core.deployment.calibration import ServedCalibration
 from core.deployment.specs import (
     DraftMethod,
     MemoryAssumptions,
@@ -1297,9 +1298,7 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "serving.frontier.model_case.calibration": st.one_of(
         st.none(),
         st.floats(min_value=0.2, max_value=5.0).map(
-            lambda k: importlib.import_module("core.deployment.calibration").ServedCalibration(
-                prefill_step_scale=k, source="what-if", runs=1, fit_residual=0.0
-            )
+            lambda k: ServedCalibration(prefill_step_scale=k, source="what-if", runs=1, fit_residual=0.0)
         ),
         st.just(WrongType(2.0)),
     ),
@@ -2837,7 +2836,6 @@ def test_a_config_within_the_importers_bounds_computes_or_is_refused_naming_the_
 
 from pathlib import Path  # noqa: E402
 
-from core.deployment.calibration import ServedCalibration  # noqa: E402
 from core.validation.bench_results import parse_bench_results  # noqa: E402
 
 _BENCH_FILES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "bench_results").glob("*.json*"))

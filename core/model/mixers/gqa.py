@@ -173,13 +173,14 @@ class GQA(Mixer):
 
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         idx = self.indexer.key_bytes_per_token() * ctx if self.indexer else 0.0
-        return float(self._kv_per_token(kv_dtype) * self._attended(ctx) / min(tp, self.num_kv_heads) + idx)
+        return float(self._kv_read(ctx, kv_dtype, tp) + idx)
+
+    def _kv_read(self, ctx, kv_dtype: str, tp: int):
+        return self._kv_per_token(kv_dtype) * self._attended(ctx) / min(tp, self.num_kv_heads)
 
     def decode_query_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """With a sparse indexer, the top-k tokens' K/V, gathered per query token (the index keys once per sequence)."""
-        if not (self.indexer and self.indexer.is_sparse(ctx)):
-            return 0.0
-        return float(self._kv_per_token(kv_dtype) * self._attended(ctx) / min(tp, self.num_kv_heads))
+        return float(self._kv_read(ctx, kv_dtype, tp)) if self.indexer and self.indexer.is_sparse(ctx) else 0.0
 
     # -- FLOPs
     def score_flops_per_token(self, ctx, tp: int, phase: Phase):

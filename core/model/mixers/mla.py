@@ -105,18 +105,17 @@ class MLA(Mixer):
         """DSA: the indexer's top-k where the layer runs its own (not GLM-5.2's shared layers, which reuse one)."""
         return self.indexer.topk_tokens if self.indexer is not None and not self.indexer.shared else 0
 
+    def _latents(self, ctx, kv_dtype: str):
+        return self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx)
+
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """Top-k tokens' latents plus every index key on a sparse layer; the whole latent otherwise.
         GLM-5 at 128K: 2,048 x 1,152 + 131,072 x 132 B per layer."""
-        return float(
-            self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx) + self._idx(ctx)
-        )
+        return float(self._latents(ctx, kv_dtype) + self._idx(ctx))
 
     def decode_query_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """A sparse layer's top-k latents, gathered per query token (the index keys are read once per sequence)."""
-        if not (self.indexer and self.indexer.is_sparse(ctx)):
-            return 0.0
-        return float(self.kv_elements_per_token() * kv_bytes_per_element(kv_dtype) * self._attended(ctx))
+        return float(self._latents(ctx, kv_dtype)) if self.indexer and self.indexer.is_sparse(ctx) else 0.0
 
     def projection_flops_per_token(self, hidden: int, tp: int, phase: Phase) -> float:
         """2 x the rank's weights; decode (absorbed) adds ``q_nope x W_UK`` and ``latent x W_UV`` per head:
