@@ -21,7 +21,7 @@ from core.deployment.calibration import ServedCalibration
 from core.deployment.parallel import check_layout
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 from core.hardware import ClusterSpec, GPUSpec
-from core.hardware.efficiency import IDEAL, Efficiency
+from core.hardware.efficiency import IDEAL, KERNEL_PATHS, Efficiency
 from core.hardware.served_step import ServedStepCost
 from core.model import ModelSpec
 
@@ -60,9 +60,14 @@ class Deployment:
     # what a served decode step pays beyond the kernels under the stack (scheduling, sampling, graph replay), fitted
     # on published batch-1 measurements (core.hardware.served_step); None: the kernel step alone (kernel tables)
     served_step: ServedStepCost | None = None
+    # the MoE kernel path the engine runs where it is not the stack's for the layout (a recipe's MoE backend, an
+    # engine version's default; core.hardware.efficiency.KERNEL_PATHS); None: the stack's
+    kernel_path: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "precision", Precision.of(self.precision))
+        if self.kernel_path is not None and self.kernel_path not in KERNEL_PATHS:
+            raise ValueError(f"kernel_path must be one of {', '.join(KERNEL_PATHS)} or None, got {self.kernel_path!r}")
         if self.cluster is not None and self.cluster.gpu.id != self.gpu.id:
             raise ValueError(f"the cluster's GPU ({self.cluster.gpu.id}) is not the deployment's ({self.gpu.id})")
         if self.domain_gpus is not None:

@@ -40,10 +40,14 @@ SERVING_STACKS = {
 STACK_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM"}
 # Grouped-GEMM kernel paths: deepep = DeepGEMM grouped GEMM behind DeepEP (the GPU's base profile holds
 # it); fused = a fused Triton MoE kernel (SGLang / vLLM with TP or EP inside the attention group);
-# trtllm = TensorRT-LLM's CUTLASS MoE; marlin = Marlin W4A16 kernels for int4 experts (SGLang / vLLM).
+# trtllm = TensorRT-LLM's CUTLASS MoE; marlin = Marlin W4A16 kernels for int4 experts (SGLang / vLLM);
+# deepgemm = DeepGEMM's contiguous grouped GEMM without a dispatch that counts each expert's tokens on the host (vLLM's
+# DeepGemmExperts without DeepEP: its buffer sized for the worst case, core.perf.kernels), timed with the contiguous
+# layout's measured factors (the base profile's grouped_gemm_prefill). No stack picks it for a layout (kernel_path): a
+# deployment names it where its engine ran it (the MiniMax-M3 day-0 vLLM image on Blackwell).
 # Each may be calibrated per GPU as the profile ``<gpu>@<path>``; a GPU may time one path as another
 # (``path_alias``: on Blackwell SGLang and vLLM run FlashInfer's CUTLASS / TRT-LLM-gen MoE, not Triton).
-KERNEL_PATHS = ("deepep", "fused", "trtllm", "marlin")
+KERNEL_PATHS = ("deepep", "fused", "trtllm", "marlin", "deepgemm")
 # ... and the low-latency all-to-all: TensorRT-LLM's wide EP runs its own NVLink all-to-all kernels, not DeepEP's
 PATH_FAMILIES = ("grouped_gemm_decode", "grouped_gemm_prefill", "grouped_gemm_weight_only", "alltoall_low_latency")
 

@@ -109,8 +109,12 @@ def _routed_experts_work(
         if phase == "decode"
         else "grouped_gemm_prefill"
     )
+    rows = assignments_per_gpu  # the token-expert rows the GEMMs compute
+    if path == "deepgemm":
+        rows = _deepgemm_rows(gpu, assignments_per_gpu, local, local * p_touched)
+        family = "grouped_gemm_prefill" if native else family  # the contiguous layout's kernels, decode included
     return Work(
-        2.0 * assignments_per_gpu * expert_p,
+        2.0 * rows * expert_p,
         local * p_touched * expert_p * memory.bytes_per_param(precision.expert_dtype),
         0.0,
         peak_flops(gpu, precision.expert_dtype),
@@ -119,8 +123,26 @@ def _routed_experts_work(
         local * p_touched / layout.expert_tp,  # expert-equivalents: a 1/etp slice has 1/etp of the tiles
         precision_support(gpu, precision.expert_dtype).compute_dtype in ("bf16", "fp16"),
         row_elems=total_assignments / e.top_k * width,
-        pair_elems=assignments_per_gpu * (width + model.ffn_matrices * e.expert_intermediate_size / layout.expert_tp),
+        pair_elems=rows * (width + model.ffn_matrices * e.expert_intermediate_size / layout.expert_tp),
     )
+
+
+DEEPGEMM_BLOCK_M = 128  # DeepGEMM's M alignment for the contiguous layout (get_mk_alignment_for_contiguous_layout)
+
+
+def _deepgemm_rows(gpu: GPUSpec, pairs: float, local: int, touched: float) -> float:
+    """Rows DeepGEMM's contiguous grouped GEMM computes for ``pairs`` token-expert pairs over ``local`` experts, of
+    which ``touched`` get a token, without per-expert counts on the host (vLLM's DeepGemmExperts under CUDA graphs):
+    the buffer holds ``pairs + local x (block - 1)`` rows rounded up to the block (vLLM's ``compute_aligned_M``), each
+    expert's rows padded to whole blocks. Hopper's kernels skip blocks that hold only padding
+    (``is_computation_valid``): the touched experts' blocks, at least one each. Blackwell's kernels (SM100) compute
+    every block of the buffer."""
+    b = DEEPGEMM_BLOCK_M
+    if gpu.vendor == "nvidia" and gpu.architecture.startswith(("blackwell", "rubin")):
+        return math.ceil((pairs + local * (b - 1)) / b) * b
+    if touched <= 0:
+        return 0.0
+    return touched * math.ceil(pairs / touched / b) * b
 
 
 def grouped_gemm_s(
@@ -137,7 +159,11 @@ def grouped_gemm_s(
     stack's for the layout), or under the given ``factors``."""
     eff, layout = d.efficiency, d.layout
     if factors is None:
-        path = path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, d.precision.expert_dtype)
+        path = (
+            path
+            or d.kernel_path
+            or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, d.precision.expert_dtype)
+        )
     w = routed_experts_work(d, assignments_per_gpu, total_assignments, phase, redundant_experts, path)
     return kernel_s(w, d.gpu.hbm_bytes_per_s, eff.kernel(w.family, w.path) if factors is None else factors)
 
@@ -296,7 +322,11 @@ def layer_costs(
     tp, h = layout.attention_tp, model.hidden_size
     t_stage = tokens_per_gpu * layout.gpus_per_stage
     t_attn = t_stage / layout.attention_dp  # tokens each attention (TP) group processes
-    path = cfg.kernel_path or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, prec.expert_dtype)
+    path = (
+        cfg.kernel_path
+        or d.kernel_path
+        or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, prec.expert_dtype)
+    )
 
     def gemm(params_rank: float) -> Work:
         return _dense_gemm_work(gpu, prec.weights, params_rank, t_attn)

@@ -44,7 +44,7 @@ def moe_comm_s(
     * data-parallel attention, experts by EP alone on an all-to-all path (DeepEP, TensorRT-LLM's): one
       dispatch and one combine of each GPU's own tokens (low-latency kernels: TensorRT-LLM's NVLink all-to-all
       timed with its path's ``alltoall_low_latency`` factors where the GPU's profiles have them);
-    * data-parallel attention otherwise (fused MoE, or expert TP): the stage's tokens are all-gathered to
+    * data-parallel attention otherwise (fused MoE, DeepGEMM without DeepEP, or expert TP): the stage's tokens are all-gathered to
       every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention gather).
 
     ``eff`` (default: the deployment's) gives the link factors."""
@@ -52,7 +52,7 @@ def moe_comm_s(
     eff = d.efficiency if eff is None else eff
     if layout.attention_dp == 1:
         return {}
-    if path != "fused" and layout.ep > 1 and layout.expert_tp == 1:
+    if path not in ("fused", "deepgemm") and layout.ep > 1 and layout.expert_tp == 1:
         kernel = cfg.kernel
         link = eff["alltoall_normal"]
         if kernel == "low_latency":  # TensorRT-LLM's own NVLink all-to-all where its path has factors, else DeepEP's

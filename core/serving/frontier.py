@@ -31,6 +31,7 @@ from core._util.validated import FROZEN, validate_entries
 from core.deployment import bundle
 from core.deployment.calibration import ServedCalibration
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
+from core.hardware.efficiency import KERNEL_PATHS
 from core.hardware.served_step import served_step_for
 from core.serving import closed_loop as serving
 from core.serving.operating_point import layout_label
@@ -176,6 +177,8 @@ class FrontierCase(BaseModel):
     # its cap on running requests per replica (None: the KV cache's; SGLang sets 48 with speculation unless told)
     max_num_batched_tokens: Annotated[int, Field(ge=256, le=1_000_000)] | None = None
     max_running_requests: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    # the MoE kernel path the engine ran where it is not the stack's for the layout (core.hardware.efficiency)
+    moe_kernel: Literal[KERNEL_PATHS] | None = None
     speculative: Speculation | None = None
     reading: str = Field("", max_length=2000)
     deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)
@@ -303,6 +306,7 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         else SpecDecodeConfig(),
         served_step=served_step_for(case.stack, spec.method if spec is not None else "none"),
         calibration=cal,
+        kernel_path=case.moe_kernel,
     )
     extra = (
         dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
