@@ -93,7 +93,8 @@ def kernel_step_ms(m: dict) -> float:
         "num_gpus": m["gpus"],
         "layout": m["layout"],
         "precision": m["precision"],
-        "options": {"stack": m["engine"]},
+        # the MoE kernel path the engine ran where it is not the stack's for the layout (the point's reading)
+        "options": {"stack": m["engine"], **({"kernel_path": m["kernel_path"]} if m.get("kernel_path") else {})},
         "measured": {"metric": "step_latency_ms"},
     }
     c = m["concurrency"]

@@ -71,9 +71,9 @@ def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
 
 
 def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
-    # catalogs/served_step.yaml: SGLang 108.0 us per layer running a DSA indexer, vLLM 25.1 us (read from the file);
+    # catalogs/served_step.yaml: SGLang 108.0 us per layer running a DSA indexer, vLLM 24.2 us (read from the file);
     # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 108.0 us = 8.42 ms, vLLM's
-    # 78 x 25.1 us = 1.96 ms; DeepSeek-V3 (no indexer) adds nothing
+    # 78 x 24.2 us = 1.89 ms; DeepSeek-V3 (no indexer) adds nothing
     from core.hardware.served_step import served_step_cost
 
     glm = Scenario(
@@ -87,7 +87,7 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
     for stack in ("sglang", "vllm"):
         d = resolve(glm.model_copy(update={"serving_stack": stack}), cat)
         per = served_step_cost(stack).per_indexer_s
-        assert per == pytest.approx({"sglang": 108.0e-6, "vllm": 25.1e-6}[stack], abs=0.2e-6)
+        assert per == pytest.approx({"sglang": 108.0e-6, "vllm": 24.2e-6}[stack], abs=0.2e-6)
         assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(78 * per)
     v3 = resolve(B200_MINLAT.model_copy(update={"serving_stack": "sglang"}), cat)
     assert "engine_step" not in perf.step_time(v3, perf.StepConfig("decode", 1 / 8, 2048)).components
