@@ -35,7 +35,7 @@ class InvalidLayout(ValueError):
 @dataclass(frozen=True, eq=False)
 class Deployment:
     """What is deployed, resolved: ``layout`` is the one in force (the default one already chosen), ``precision``
-    a :class:`Precision`, ``efficiency`` the GPU's factors under the serving stack (inheritance resolved),
+    a :class:`Precision` (its ``linear_state`` already applied to ``model``'s linear-attention layers), ``efficiency`` the GPU's factors under the serving stack (inheritance resolved),
     ``draft`` the separate draft model the speculative config names (None for MTP / EAGLE / n-gram / none),
     ``calibration`` the scales fitted on one's own benchmark results (the step model multiplies its step times),
     ``served_step`` the engine's per-step costs a served decode step adds to the kernels (None: kernels alone).
@@ -66,6 +66,8 @@ class Deployment:
 
     def __post_init__(self):
         object.__setattr__(self, "precision", Precision.of(self.precision))
+        if self.precision.linear_state:  # the engine's recurrent-state dtype, resolved into the model once
+            object.__setattr__(self, "model", self.model.with_state_dtype(self.precision.linear_state))
         if self.kernel_path is not None and self.kernel_path not in KERNEL_PATHS:
             raise ValueError(f"kernel_path must be one of {', '.join(KERNEL_PATHS)} or None, got {self.kernel_path!r}")
         if self.cluster is not None and self.cluster.gpu.id != self.gpu.id:

@@ -54,6 +54,11 @@ class Precision(BaseModel):
     )
     kv_cache: KVDtypeName = "bf16"
     dispatch: DispatchDtypeName = "bf16"
+    linear_state: Literal["fp32", "bf16"] | None = Field(
+        None,
+        description="the recurrent state of linear-attention / SSM layers where the engine overrides the checkpoint's "
+        "fp32 (vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype)",
+    )
 
     @classmethod
     def of(cls, value: Precision | str) -> Precision:
@@ -73,7 +78,8 @@ class Precision(BaseModel):
         s = self.weights
         if self.routed_experts and self.routed_experts != self.weights:
             s = f"{self.weights} + {self.routed_experts} experts"
-        return f"{s}, KV {self.kv_cache}"
+        state = f", linear state {self.linear_state}" if self.linear_state else ""
+        return f"{s}, KV {self.kv_cache}{state}"
 
 
 class Workload(BaseModel):

@@ -267,6 +267,15 @@ class ModelSpec(BaseModel):
         names one, else the mixer of the model's first softmax-attention layer."""
         return self.mtp_mixer or _first_cached(self)
 
+    def with_state_dtype(self, dtype: str) -> ModelSpec:
+        """The model with its linear-attention / SSM layers' recurrent state stored in ``dtype`` (an engine's
+        override of the checkpoint's fp32: vLLM ``--mamba-ssm-cache-dtype``, SGLang ``--mamba-ssm-dtype``); the
+        model itself where no layer changes."""
+        groups = tuple(g.model_copy(update={"mixer": g.mixer.with_state_dtype(dtype)}) for g in self.mixers)
+        if all(a.mixer is b.mixer for a, b in zip(groups, self.mixers, strict=True)):
+            return self
+        return self.model_copy(update={"mixers": groups})
+
     @property
     def mixer_summary(self) -> str:
         """The layer mix in words: "MLA" or "Gated DeltaNet × 45 + GQA, gated × 15"."""

@@ -179,6 +179,7 @@ class FrontierCase(BaseModel):
     max_running_requests: Annotated[int, Field(ge=1, le=100_000)] | None = None
     # the MoE kernel path the engine ran where it is not the stack's for the layout (core.hardware.efficiency)
     moe_kernel: Literal[KERNEL_PATHS] | None = None
+    linear_state: Literal["fp32", "bf16"] | None = None  # the engine's recurrent-state dtype (Precision.linear_state)
     speculative: Speculation | None = None
     reading: str = Field("", max_length=2000)
     deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)
@@ -282,7 +283,10 @@ class CaseModel:
 def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, FrontierPoint], catalog, cal=None):
     model, gpu = catalog.model(case.model), catalog.gpu(case.gpu)
     prec = Precision(
-        weights=dep.weights or case.weights, kv_cache=dep.kv_cache or case.kv_cache, routed_experts=case.experts
+        weights=dep.weights or case.weights,
+        kv_cache=dep.kv_cache or case.kv_cache,
+        routed_experts=case.experts,
+        linear_state=case.linear_state,
     )
     wl = Workload(input_len=dep.isl or case.isl, output_len=dep.osl or case.osl, prefix_reuse=case.prefix_reuse)
     eff = catalog.efficiency_for(case.gpu, case.stack)

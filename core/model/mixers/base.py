@@ -151,6 +151,11 @@ class Mixer(BaseModel):
     def state_label(self) -> str:
         return "fixed state"
 
+    def with_state_dtype(self, dtype: str) -> Mixer:
+        """The mixer with its recurrent state stored in ``dtype`` (linear-attention / SSM kinds); the others as
+        they are."""
+        return self
+
     def decode_read_bytes_per_rank(self, ctx: float, kv_dtype: str, tp: int) -> float:
         """Growing-cache bytes one decode step reads on one rank (a sparse layer reads less than it
         stores); the fixed state's traffic is apart (``decode_state_*``)."""

@@ -4,6 +4,10 @@ K/V cache, read and written back every decode step. Weights and state split over
 * Gated DeltaNet (Qwen3.5, Qwen3-Next): ``in_proj_qkvz`` h -> 2 nk hk + 2 nv hv, ``in_proj_ba`` h -> 2 nv,
   a depthwise causal conv over the q/k/v channels, ``dt_bias`` and ``A_log``, a gated RMSNorm, ``out_proj``.
   State: an fp32 ``nv x hk x hv`` matrix + a bf16 conv window of ``kernel - 1`` steps.
+
+Every kind's state matrix is fp32 as the checkpoints say (``mamba_ssm_dtype``) and the engines default to; a
+deployment may store it in bf16 as serving recipes do (vLLM ``--mamba-ssm-cache-dtype``, SGLang ``--mamba-ssm-dtype``):
+``state_dtype``, set through :meth:`Mixer.with_state_dtype` from the deployment's precision.
 * KDA, Kimi Delta Attention (Kimi-K3, Kimi Linear, GLM-5.3-Flash): q, k, v projections h -> heads x dim, an
   output gate (Kimi-K3: ``g_proj`` h -> heads x dim; Kimi Linear, GLM-5.3-Flash: low rank, ``g_a`` h -> rank,
   ``g_b`` rank -> heads x dim), short convs on q, k, v, a low-rank forget gate (``f_a`` h -> dim, ``f_b`` dim
@@ -26,6 +30,7 @@ __all__ = ["KDA", "GatedDeltaNet", "LinearMixer", "Mamba2"]
 
 _FP32, _BF16 = 4, 2
 _Dim = Field(gt=0, le=100_000)
+_STATE_BYTES = {"fp32": _FP32, "bf16": _BF16}
 
 
 class LinearMixer(Mixer):
@@ -33,16 +38,24 @@ class LinearMixer(Mixer):
     (the state update is a few FLOPs per state element, small beside the projections)."""
 
     conv_kernel: int = Field(4, gt=0, le=1_000)
+    state_dtype: Literal["fp32", "bf16"] = "fp32"  # the recurrent state matrix's (the conv window stays bf16)
 
     @property
     def caches_context(self) -> bool:
         return False
 
+    @property
+    def _state_elem(self) -> int:
+        return _STATE_BYTES[self.state_dtype]
+
+    def with_state_dtype(self, dtype: str) -> LinearMixer:
+        return self if dtype == self.state_dtype else self.model_copy(update={"state_dtype": dtype})
+
     def state_label(self) -> str:
         return "linear-attention state (fixed)"
 
     def cache_format(self, kv_dtype: str) -> str:
-        return "fp32 recurrent state"
+        return f"{self.state_dtype} recurrent state"
 
     def cache_split_note(self) -> str:
         return "linear-attention states split over TP with their heads"
@@ -88,9 +101,9 @@ class GatedDeltaNet(LinearMixer):
         return self.value_heads * self.value_head_dim
 
     def state_bytes(self) -> float:
-        """Qwen3.5-397B: 64 x 128 x 128 x 4 + 12,288 x 3 x 2 = 4,268,032 B per layer."""
+        """Qwen3.5-397B: 64 x 128 x 128 x 4 + 12,288 x 3 x 2 = 4,268,032 B per layer (fp32 state)."""
         return float(
-            self.value_heads * self.key_head_dim * self.value_head_dim * _FP32
+            self.value_heads * self.key_head_dim * self.value_head_dim * self._state_elem
             + self._conv_channels() * (self.conv_kernel - 1) * _BF16
         )
 
@@ -129,7 +142,9 @@ class KDA(LinearMixer):
 
     def state_bytes(self) -> float:
         w = self.num_heads * self.head_dim
-        return float(self.num_heads * self.head_dim * self.head_dim * _FP32 + 3 * w * (self.conv_kernel - 1) * _BF16)
+        return float(
+            self.num_heads * self.head_dim * self.head_dim * self._state_elem + 3 * w * (self.conv_kernel - 1) * _BF16
+        )
 
 
 class Mamba2(LinearMixer):
@@ -165,8 +180,8 @@ class Mamba2(LinearMixer):
         return self.num_heads * self.head_dim
 
     def state_bytes(self) -> float:
-        """Nemotron-3-Super: 128 x 64 x 128 x 4 + 10,240 x 3 x 2 = 4,255,744 B per layer."""
+        """Nemotron-3-Super: 128 x 64 x 128 x 4 + 10,240 x 3 x 2 = 4,255,744 B per layer (fp32 state)."""
         return float(
-            self.num_heads * self.head_dim * self.state_size * _FP32
+            self.num_heads * self.head_dim * self.state_size * self._state_elem
             + self._conv_channels() * (self.conv_kernel - 1) * _BF16
         )
