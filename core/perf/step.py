@@ -33,6 +33,7 @@ from core.deployment.bundle import Deployment
 from core.deployment.specs import ParallelLayout
 from core.hardware.dsa_prefill import indexer_prefill_cost
 from core.hardware.efficiency import IDEAL
+from core.hardware.gdn_prefill import gdn_prefill_cost
 from core.hardware.served_step import step_overhead_s
 from core.memory.host_tables import Fetches
 from core.model import ModelSpec
@@ -169,6 +170,7 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
     components: dict[str, float] = {}
     per_token_s = system.token_overhead_ps_per_channel * 1e-12 * model.hidden_size
     indexer_s = _indexer_prefill_layer_s(d, cfg, per_gpu / halves)  # per indexer layer, 0 where none runs
+    scan_s = _scan_prefill_layer_s(d, cfg, per_gpu / halves)  # per layer of each mixer group: its GDN scan, or 0
     for j, (counts, tail_counts, last) in enumerate(kinds):
         overhead_s = system.layer_overhead_us * 1e-6 + per_token_s * per_gpu / halves
         parts = costs.stage_parts(counts, last, not last, work_s, overhead_s)
@@ -178,6 +180,10 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
                 parts[k] = parts.get(k, 0.0) + v
         if indexer_s:
             parts["indexer_prefill"] = indexer_s * _indexer_layers(model, cfg.context_len, counts, tail_counts)
+        if scan_s:
+            parts["linear_prefill"] = sum(
+                s * c.per_group[i] for c in (counts, tail_counts) if c.layers for i, s in scan_s
+            )
         m = halves * sum(parts.get(k, 0.0) for k in COMM_PARTS)
         c = halves * sum(v for k, v in parts.items() if k not in COMM_PARTS)
         times.append(max(c, m) + (1.0 - system.overlap_eff) * min(c, m) if halves > 1 else c + m)
@@ -232,6 +238,21 @@ def _indexer_prefill_layer_s(d: Deployment, cfg: StepConfig, tokens_per_gpu: flo
         return 0.0
     lay = d.layout
     return indexer_prefill_cost(d.gpu).layer_s(tokens_per_gpu * lay.gpus_per_stage / lay.attention_dp)
+
+
+def _scan_prefill_layer_s(d: Deployment, cfg: StepConfig, tokens_per_gpu: float) -> tuple[tuple[int, float], ...]:
+    """(mixer group, seconds one of its layers adds to a prefill pass) for the groups that run a chunked gated
+    delta-rule scan (Gated DeltaNet: the causal conv and the chunked delta rule, :mod:`core.hardware.gdn_prefill`,
+    measured per stack): over the tokens each attention group processes, on the value heads a rank holds. Empty in
+    decode (the recurrent update is the state traffic the mixer's work already reads and writes)."""
+    if cfg.phase != "prefill":
+        return ()
+    lay = d.layout
+    heads = [g.mixer.prefill_scan_heads_per_rank(lay.attention_tp) for g in d.model.mixers]
+    if not any(heads):
+        return ()
+    cost, tokens = gdn_prefill_cost(d.gpu, d.stack), tokens_per_gpu * lay.gpus_per_stage / lay.attention_dp
+    return tuple((i, cost.layer_s(tokens, h)) for i, h in enumerate(heads) if h)
 
 
 def _extras_s(model: ModelSpec, fetches: Fetches, compute_s: float, replayed: float = 1.0) -> float:

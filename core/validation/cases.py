@@ -148,6 +148,7 @@ def parse_case(case: Mapping[str, Any], cat: Catalog) -> ParsedCase:
             routed_experts=p.get("experts") if p.get("experts") not in (None, p.get("weights")) else None,
             kv_cache=p.get("kv", "bf16"),
             dispatch=p.get("dispatch", "bf16"),
+            linear_state=p.get("linear_state"),
         )
     except ValidationError as e:
         raise ValueError(f"case {where}: {describe_validation_error(e)}") from None

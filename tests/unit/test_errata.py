@@ -93,20 +93,20 @@ def test_20_disaggregation_break_even_on_the_page():
     base = disagg.size_pools(d, traffic, **kw)
     p_rate, d_rate = base.prefill_plan.tokens_per_s_per_gpu, base.decode_plan.tokens_per_s_per_gpu
     p_rep, d_rep = base.prefill_plan.replica_gpus, base.decode_plan.replica_gpus
-    # the entry quotes them: prefill 7,170 prompt tok/s per GPU on 1-GPU replicas, decode 2,211 on 4-GPU replicas
-    assert (round(p_rate), round(d_rate), p_rep, d_rep) == (7170, 2211, 1, 4)
+    # the entry quotes them: prefill 7,173 prompt tok/s per GPU on 1-GPU replicas, decode 2,212 on 4-GPU replicas
+    assert (round(p_rate), round(d_rate), p_rep, d_rep) == (7173, 2212, 1, 4)
 
     def hand(r):
-        # per request/min: 1,500 / 60 / 7,170 = 0.003487 prefill GPUs, 800 / 60 / 2,211 = 0.006030 decode GPUs;
+        # per request/min: 1,500 / 60 / 7,173 = 0.003485 prefill GPUs, 800 / 60 / 2,212 = 0.006028 decode GPUs;
         # pools are whole replicas; colocated = (prefill + decode work) x 1.3 in decode replicas
         p, d = r / 60 * 1500 / p_rate, r / 60 * 800 / d_rate
         dis = math.ceil(p / p_rep - 1e-9) * p_rep + math.ceil(d / d_rep - 1e-9) * d_rep
         colo = math.ceil(1.3 * (p + d) / d_rep - 1e-9) * d_rep
         return colo, dis
 
-    # colocated needs 4 GPUs up to 4 / ((0.003487 + 0.006030) x 1.3) = 4 / 0.012372 = 323.3 requests/min, then 8
+    # colocated needs 4 GPUs up to 4 / ((0.003485 + 0.006028) x 1.3) = 4 / 0.012368 = 323.4 requests/min, then 8
     step = d_rep / (1.3 * (1500 / 60 / p_rate + 800 / 60 / d_rate))
-    assert step == pytest.approx(323.3, abs=0.1)
+    assert step == pytest.approx(323.4, abs=0.1)
     assert hand(323) == (4, 6) and hand(324) == (8, 6)
     # the page's grid: 40 rates from 3,000 / 100 to 3,000 x 10, rounded; 300 then 358 around the step
     rates = np.unique(np.round(np.geomspace(30.0, 30_000.0, 40)))
@@ -122,7 +122,7 @@ def test_20_disaggregation_break_even_on_the_page():
     assert disagg.break_even_rate(d, traffic, fine, **kw)[2] == math.ceil(step) == 324
     assert "358 requests/min" in _correct(20)
     text = _arithmetic(20)
-    assert "7,170" in text and "2,211" in text and "323.3" in text and "**358**" in text
+    assert "7,173" in text and "2,212" in text and "323.4" in text and "**358**" in text
 
 
 @pytest.mark.parametrize(

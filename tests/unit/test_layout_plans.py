@@ -177,32 +177,32 @@ def test_tiers_follow_the_measured_error():
     second = next(p for p in plans if p.tier == 1 and p.rank > 1)
     assert "equivalent to the best within the model's" in second.reason and "GPUs per replica" in second.reason
     two = next(p for p in plans if p.tier == 2)
-    # the decode P90 of catalogs/step_error.yaml (0.4872, the 18th of 20 leave-one-out errors): 49%
+    # the decode P90 of catalogs/step_error.yaml (0.4880, the 18th of 20 leave-one-out errors): 49%
     assert "within the model's 90th-percentile error (49%)" in two.reason
 
 
 def test_the_error_distribution_is_the_leave_one_out_tables():
     # review 3 M4: tiers from the whole-step (system) family's leave-one-out |error|, median and 90th percentile,
     # per phase (catalogs/step_error.yaml, written by bench.calibrate from catalogs/validation/loo_predictions.csv).
-    # Decode: 20 cases, sorted |error| ... 0.4543, 0.4872, 0.5199, 0.5444: median 16.4% (mean of the 10th and 11th,
-    # 0.1539 and 0.1747), P90 the 18th of 20 (ceil(0.9 x 20)): 48.7%. Prefill: 8 cases, sorted 0.0021, 0.0289,
-    # 0.0508, 0.0557, 0.1223, 0.1227, 0.1830, 0.3364: median 8.9% (mean of 0.0557 and 0.1223), P90 the 8th of 8
-    # (ceil(0.9 x 8)), the largest: 33.6%
+    # Decode: 20 cases, sorted |error| ... 0.4543, 0.4880, 0.5199, 0.5445: median 17.6% (mean of the 10th and 11th,
+    # 0.1756 and 0.1758), P90 the 18th of 20 (ceil(0.9 x 20)): 48.8%. Prefill: 8 cases, sorted 0.0019, 0.0287,
+    # 0.0509, 0.0554, 0.1219, 0.1226, 0.1831, 0.3382: median 8.9% (mean of 0.0554 and 0.1219, 0.0887), P90 the 8th
+    # of 8 (ceil(0.9 x 8)), the largest: 33.8%
     from core.validation.calibration import error_summary
     from core.validation.loo_table import read_loo_table
 
     results, why = read_loo_table(cat)
     assert results is not None, why
     phase = {str(c["id"]): c.get("phase") for c in cat.validation_cases}
-    for ph, median, p90, n in (("decode", 0.1643, 0.4872, 20), ("prefill", 0.089, 0.3364, 8)):
+    for ph, median, p90, n in (("decode", 0.1757, 0.4880, 20), ("prefill", 0.0887, 0.3382, 8)):
         d = L.error_distribution(ph, cat)
         assert (d.median, d.p90, d.cases) == (pytest.approx(median, abs=5e-4), pytest.approx(p90, abs=5e-4), n)
         table = error_summary([r for r in results if r.family == "system" and phase.get(r.id) == ph])["system"]
         assert d.p90 == pytest.approx(table["p90"], abs=1e-4) and d.median == pytest.approx(table["median"], abs=1e-4)
         assert "loo_predictions.csv" in d.source
-    # S2p, LMSYS's 4-node prefill pool (4 x 8 H100, FP8 weights and dispatch, 2,000 in / 100 out): EP32 (7,017
-    # tok/s/GPU, LMSYS measured 6,818) at 1 - 7,017.2 / 8,953.3 = 21.62% below DP-attn16 · EP16 · DP2 was "below";
-    # the prefill P90 (33.64%) cannot rule it out: tier 2
+    # S2p, LMSYS's 4-node prefill pool (4 x 8 H100, FP8 weights and dispatch, 2,000 in / 100 out): EP32 (7,019
+    # tok/s/GPU, LMSYS measured 6,818) at 1 - 7,019.4 / 8,957.0 = 21.63% below DP-attn16 · EP16 · DP2 was "below";
+    # the prefill P90 (33.82%) cannot rule it out: tier 2
     from core.deployment.specs import Precision
 
     wl = Workload(batch=1, input_len=2000, output_len=100)
@@ -214,8 +214,8 @@ def test_the_error_distribution_is_the_leave_one_out_tables():
     ep32 = L.rank_of(plans, tp=1, ep=32)
     assert (plans[0].label, round(plans[0].tokens_per_s_per_gpu), round(ep32.tokens_per_s_per_gpu)) == (
         "DP-attn16 · EP16 · DP2",
-        8_953,
-        7_017,
+        8_957,
+        7_019,
     )
     assert ep32.tier == 2 and "90th-percentile error (34%)" in ep32.reason
 
@@ -337,11 +337,12 @@ def test_per_gpu_amounts_read_as_whole_numbers_or_two_digits():
 def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner():
     # review 3 M3: DeepSeek-V3 NVFP4 (FP8 KV and dispatch) on a GB200 rack, 2,048 in / 512 out, TPOT 100 ms.
     # DP-attn72 · EP72 (32 redundant experts) holds 1,729 sequences per GPU in KV, but the grid jumped from 1,024
-    # (76.03 ms with two-batch overlap: 1,024 / 0.07603 = 13,468 tok/s/GPU) to 1,536 (108.1 ms: misses), below
-    # DP-attn8 · EP8 · DP9 at its KV capacity (1,281 per GPU, 93.04 ms: 13,768), which the grid ranked ahead. The
-    # bisection: 1,280 meets (92.05 ms: 13,905), 1,408 misses (100.06 ms: 14,071, +1.2%), 1,344 meets (96.06 ms:
-    # 1,344 / 0.09606 = 13,991), and 1,408 then gains 0.57%, within GRID_TOLERANCE: 1,344 per GPU, ahead of EP8.
-    # LMSYS ran 1,408 per rank on GB200.
+    # (75.98 ms with two-batch overlap: 1,024 / 0.075985 = 13,476 tok/s/GPU) to 1,536 (108.0 ms: misses; 14,222,
+    # +5.5%), below DP-attn8 · EP8 · DP9 at its KV capacity (1,281 per GPU, 92.99 ms: 13,776), which the grid ranked
+    # ahead. The bisection: 1,280 meets (91.99 ms: 13,914; 1,536 then gains 2.2%), 1,408 meets (99.998 ms: 1,408 /
+    # 0.099998 = 14,080; 1,536 then gains 1.006%, more than GRID_TOLERANCE), 1,472 misses (104.0 ms: 14,154), and
+    # 1,472 then gains 0.52%, within GRID_TOLERANCE: 1,408 per GPU, ahead of EP8 (since the GDN prefill refit; it
+    # stopped at 1,344, 96.06 ms, with 1,408 at 100.06 ms missing). LMSYS ran 1,408 per rank on GB200.
     from core.deployment.specs import Precision
     from core.serving.batch_search import GRID_TOLERANCE
 
@@ -350,8 +351,8 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
     plans = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "decode", catalog=cat)
     ep72 = L.rank_of(plans, tp=1, ep=72)
     assert ep72.rank == 1 and ep72.overlap == "two_batch"
-    assert 1_344 <= ep72.tokens_per_gpu < 1_408 and ep72.tokens_per_s_per_gpu >= 13_991
-    assert L.rank_of(plans, tp=1, ep=8).tokens_per_s_per_gpu == pytest.approx(13_768, rel=1e-3)
+    assert 1_408 <= ep72.tokens_per_gpu < 1_472 and ep72.tokens_per_s_per_gpu >= 14_080
+    assert L.rank_of(plans, tp=1, ep=8).tokens_per_s_per_gpu == pytest.approx(13_776, rel=1e-3)
     # the bound, for every top plan: a larger batch misses 100 ms, does not fit the KV cache at the full 2,560-token
     # context, or gives at most GRID_TOLERANCE more output tokens/s per GPU
     eff = cat.efficiency_for("gb200")
@@ -376,18 +377,18 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
 
 def test_the_prefill_chunk_between_grid_points_is_searched_too():
     # DeepSeek-V3 FP8 on 8 x H200, 2,048-token prompts, TTFT 1.5 s: DP-attn8 · EP8 with two-batch overlap meets it
-    # at the grid's 8,192 prompt tokens per GPU (0.807 s per step: 10,152 tok/s/GPU), where 16,384 misses (1.590 s:
-    # 10,305, +1.5%, more than GRID_TOLERANCE). 12,288, between them, meets 1.5 s (1.198 s: 12,288 / 1.1984 =
-    # 10,254); 16,384 then gains only 0.50%, within the tolerance, so the search stops there
+    # at the grid's 8,192 prompt tokens per GPU (0.807 s per step: 10,156 tok/s/GPU), where 16,384 misses (1.589 s:
+    # 10,310, +1.5%, more than GRID_TOLERANCE). 12,288, between them, meets 1.5 s (1.198 s: 12,288 / 1.19784 =
+    # 10,258); 16,384 then gains only 0.50%, within the tolerance, so the search stops there
     d = search(DSV3, cluster("h200", 1), Workload(batch=1, input_len=2048, output_len=512))
     best = L.recommend(d, "prefill", catalog=cat, target_s=1.5)[0]
     assert best.label == "DP-attn8 · EP8" and best.overlap == "two_batch" and best.tokens_per_gpu == 12_288
-    assert best.tokens_per_s_per_gpu == pytest.approx(10_254, rel=1e-3) and best.latency_s <= 1.5
-    # at 3 s the grid's 16,384 (1.590 s: 10,305) is kept: 32,768 misses (3.156 s) and gains 0.76%, within the
-    # tolerance, so nothing between them is tried (24,576 would give 10,358, +0.51%)
+    assert best.tokens_per_s_per_gpu == pytest.approx(10_258, rel=1e-3) and best.latency_s <= 1.5
+    # at 3 s the grid's 16,384 (1.589 s: 10,310) is kept: 32,768 misses (3.154 s) and gains 0.76%, within the
+    # tolerance, so nothing between them is tried (24,576 would give 10,363, +0.51%)
     at3 = L.recommend(d, "prefill", catalog=cat)[0]
     assert (at3.label, at3.tokens_per_gpu) == ("DP-attn8 · EP8", 16_384)
-    assert at3.tokens_per_s_per_gpu == pytest.approx(10_305, rel=1e-3)
+    assert at3.tokens_per_s_per_gpu == pytest.approx(10_310, rel=1e-3)
 
 
 def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_there():
@@ -411,13 +412,13 @@ def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_the
         for phase in ("prefill", "decode"):
             ranked = L.recommend(search(gpt, cluster("b200", nodes, gpn), wl, precision=prec), phase, catalog=cat)
             assert L.fewest_gpus(ranked).replica_gpus == 1, (nodes, gpn, phase)
-    # in prefill it is tier 1: DP8 at 111,999 prompt tok/s per GPU is 1 - 111,999 / 119,455 = 6.2% below
+    # in prefill it is tier 1: DP8 at 112,136 prompt tok/s per GPU is 1 - 112,136 / 119,610 = 6.2% below
     # DP-attn2 · EP2 · DP4, within the prefill median error (8.9%). The EP2 replica holds half the experts: from the
     # figures above, experts 8/7 x (65.2 - 11.9) = 60.9 GB, the rest 4.3 GB, so 4.3 + 60.9 / 2 = 34.7 GB per GPU
     pre = L.recommend(search(gpt, cluster("b200", 1), wl, precision=prec), "prefill", catalog=cat)
     one_pre = L.fewest_gpus(pre)
-    assert (pre[0].label, round(pre[0].tokens_per_s_per_gpu)) == ("DP-attn2 · EP2 · DP4", 119_455)
-    assert (one_pre.label, one_pre.rank, one_pre.tier, round(one_pre.tokens_per_s_per_gpu)) == ("DP8", 2, 1, 111_999)
+    assert (pre[0].label, round(pre[0].tokens_per_s_per_gpu)) == ("DP-attn2 · EP2 · DP4", 119_610)
+    assert (one_pre.label, one_pre.rank, one_pre.tier, round(one_pre.tokens_per_s_per_gpu)) == ("DP8", 2, 1, 112_136)
     assert one_pre.reason.startswith("equivalent to the best within the model's ±9% (6% below)")
     assert "65.2 GB of weights per GPU against 34.7 GB for the best" in one_pre.reason
     assert L.fewest_gpus([]) is None
@@ -434,32 +435,32 @@ def test_the_reason_says_which_constraint_binds():
         "166 sequences per GPU, limited by KV memory (all its cache holds at the full context): TPOT 53 ms against the "
         "100 ms target"
     )
-    # GB200 rack, NVFP4: DP-attn72 · EP72 stops at 1,344 per GPU (96.1 ms; 1,408 would take 100.1 ms) with room for
-    # 1,729: the TPOT target binds
+    # GB200 rack, NVFP4: DP-attn72 · EP72 stops at 1,408 per GPU (99.998 ms, shown as 100 ms; 1,472 would take
+    # 104.0 ms) with room for 1,729: the TPOT target binds
     from core.deployment.specs import Precision
 
     prec = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")
     ep72 = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "decode", catalog=cat)[0]
-    assert (ep72.tokens_per_gpu, ep72.bound, ep72.capacity) == (1_344, "target", 1_729)
+    assert (ep72.tokens_per_gpu, ep72.bound, ep72.capacity) == (1_408, "target", 1_729)
     assert ep72.reason.startswith(
-        "1,344 sequences per GPU, limited by the TPOT target: 96 ms of 100 ms (a larger batch gains at most 1% before "
+        "1,408 sequences per GPU, limited by the TPOT target: 100 ms of 100 ms (a larger batch gains at most 1% before "
         "it misses; the KV cache holds 1,729)"
     )
     # prefill: DP-attn4 · EP4 · DP18 takes the largest chunk tried, 32,768 tokens per GPU, well inside 3 s
     pre = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "prefill", catalog=cat)[0]
     assert pre.bound == "grid" and pre.reason.startswith(
-        "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,295 ms against the 3,000 ms target"
+        "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,294 ms against the 3,000 ms target"
     )
 
 
 def test_headlines_say_which_throughput_they_are():
     # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 (FP8 dispatch) on 8 x H200, 2,048 in / 512 out. The best decode plan
-    # (DP-attn8 · EP8, 3,218.94 output tok/s per GPU) has no prompt in its steps: the banner's 3,218.94 x 8 =
-    # 25,751.5 output tok/s is a decode pool's, which needs 25,751.5 x 2,048 / 512 = 103,006 prompt tok/s: at the best
-    # prefill plan's 10,581.1 per GPU, 9.73 GPUs (10; two whole 8-GPU replicas: 16). Per GPU of decode + prefill, and
-    # as the bound of colocated serving (each GPU spends 4 / 10,581.1 s prefilling and 1 / 3,218.94 s decoding per
-    # output token): 1 / (4 / 10,581.1 + 1 / 3,218.94) = 1,452 output tok/s, 11,616 for the 8 GPUs. All 8
-    # prefilling: 84,649 prompt tok/s, the prompts of 21,162 output tok/s
+    # (DP-attn8 · EP8, 3,219.41 output tok/s per GPU) has no prompt in its steps: the banner's 3,219.41 x 8 =
+    # 25,755.3 output tok/s is a decode pool's, which needs 25,755.3 x 2,048 / 512 = 103,021 prompt tok/s: at the best
+    # prefill plan's 10,586.3 per GPU, 9.73 GPUs (10; two whole 8-GPU replicas: 16). Per GPU of decode + prefill, and
+    # as the bound of colocated serving (each GPU spends 4 / 10,586.3 s prefilling and 1 / 3,219.41 s decoding per
+    # output token): 1 / (4 / 10,586.3 + 1 / 3,219.41) = 1,452.5 output tok/s, 11,620 for the 8 GPUs. All 8
+    # prefilling: 8 x 10,586.3 = 84,690 prompt tok/s, the prompts of 84,690 / 4 = 21,172.5 output tok/s
     from core.deployment.specs import Precision
     from core.serving.headline import pool_headline
 
@@ -470,25 +471,25 @@ def test_headlines_say_which_throughput_they_are():
         for ph in ("prefill", "decode")
     )
     h = pool_headline(pre, dec, wl, 8)
-    assert h.decode_pool_tok_s == pytest.approx(25_751.5, abs=1)
-    assert h.prompt_tok_s_needed == pytest.approx(103_006, abs=2)
+    assert h.decode_pool_tok_s == pytest.approx(25_755.3, abs=1)
+    assert h.prompt_tok_s_needed == pytest.approx(103_021, abs=2)
     assert h.prefill_gpus == pytest.approx(9.73, abs=0.01) and h.prefill_gpus_whole == 16
-    assert h.with_prefill_tok_s_per_gpu == pytest.approx(1_452, abs=1)
-    assert h.colocated_bound_tok_s == pytest.approx(11_616, abs=5)
-    assert h.prefill_pool_tok_s == pytest.approx(84_649, abs=2) and h.prefill_feeds_tok_s == pytest.approx(
-        21_162, abs=1
+    assert h.with_prefill_tok_s_per_gpu == pytest.approx(1_452.5, abs=1)
+    assert h.colocated_bound_tok_s == pytest.approx(11_620, abs=5)
+    assert h.prefill_pool_tok_s == pytest.approx(84_690, abs=2) and h.prefill_feeds_tok_s == pytest.approx(
+        21_172.5, abs=1
     )
     # a warm prefix cache: only the computed share of each prompt is prefilled (90% reuse: 205 of 2,048 tokens)
     warm = wl.model_copy(update={"prefix_reuse": 0.9})
-    assert pool_headline(pre, dec, warm, 8).prompt_tok_s_needed == pytest.approx(25_751.5 * 205 / 512, rel=1e-3)
+    assert pool_headline(pre, dec, warm, 8).prompt_tok_s_needed == pytest.approx(25_755.3 * 205 / 512, rel=1e-3)
     with pytest.raises(ValueError, match="prefill plan"):
         pool_headline(dec, dec, wl, 8)
 
 
 def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     # review 3 M11, S1: DeepSeek-V3 FP8 (FP8 dispatch) on 8 x H200 decode. Plans run different batches, so the bars
-    # are GPU time per output token: DP-attn8 · EP8 at 3,218.94 output tok/s per GPU is 1e6 / 3,218.94 = 310.7 us
-    # per token (a 51.57 ms step over 166 sequences). The three expert-TP variants of DP-attn8 (EP4 x expert-TP2, EP2 x
+    # are GPU time per output token: DP-attn8 · EP8 at 3,219.41 output tok/s per GPU is 1e6 / 3,219.41 = 310.6 us
+    # per token (a 51.56 ms step over 166 sequences). The three expert-TP variants of DP-attn8 (EP4 x expert-TP2, EP2 x
     # expert-TP4, expert-TP8) time alike: one bar, the other two named
     from core.deployment.specs import Precision
     from core.serving.breakdown import IDLE, time_per_token
@@ -505,7 +506,7 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     ]
     assert bars[1].alike == ("DP-attn8 · EP2 · expert-TP4", "DP-attn8 · expert-TP8")
     first = bars[0]
-    assert first.step_us == pytest.approx(1e6 / 3_218.94, rel=1e-3) and first.step_ms == pytest.approx(51.57, abs=0.05)
+    assert first.step_us == pytest.approx(1e6 / 3_219.41, rel=1e-3) and first.step_ms == pytest.approx(51.56, abs=0.05)
     assert (
         first.kernel_us == pytest.approx(first.step_us) and first.hidden_us == 0
     )  # no overlap: the parts are the step
@@ -513,7 +514,7 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     assert parts == sorted(parts, reverse=True) and next(iter(first.parts_us)) == "routed experts"
     assert all(v > 0 for v in parts) and "pipeline sends" not in first.parts_us  # empty categories left out
     # S2d, LMSYS's decode pool (9 x 8 H100, 2,000 in / 100 out): DP-attn72 · EP72 with two-batch overlap runs 290
-    # sequences per GPU in a 93.11 ms step (93,114 / 290 = 321.1 us per token); its kernels add up to 376.5 us:
+    # sequences per GPU in a 93.11 ms step (93,105 / 290 = 321.1 us per token); its kernels add up to 376.5 us:
     # overlap hides 55.4
     dec = L.recommend(
         search(DSV3, cluster("h100-sxm", 9), Workload(batch=1, input_len=2000, output_len=100), precision=prec),
@@ -526,8 +527,8 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
         55.4, abs=0.5
     )
     # a pipeline whose stages are unequal idles part of the step: drawn as its own part (GB200 prefill: the chart's
-    # four bars are DP-attn4 · EP4 · DP18, PP4 · DP18, PP12 · DP6 and PP8 · DP9, the pipelines idling, at 25,301 /
-    # 25,023 / 23,950 / 23,891 prompt tok/s per GPU; DP-attn8 · EP8 · DP9, 23,789, is fifth since the whole-step
+    # four bars are DP-attn4 · EP4 · DP18, PP4 · DP18, PP12 · DP6 and PP8 · DP9, the pipelines idling, at 25,331 /
+    # 25,053 / 23,981 / 23,918 prompt tok/s per GPU; DP-attn8 · EP8 · DP9, 23,815, is fifth since the whole-step
     # refit with the DSA prefill module, 0.4% behind PP8 · DP9: it was fourth, PP12 · DP6 fifth, since the
     # grouped-GEMM prefill refit)
     nv = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")

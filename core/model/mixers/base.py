@@ -151,6 +151,11 @@ class Mixer(BaseModel):
     def state_label(self) -> str:
         return "fixed state"
 
+    def prefill_scan_heads_per_rank(self, tp: int) -> float:
+        """Value heads of a chunked gated delta-rule scan (Gated DeltaNet) the rank runs in prefill, whose measured
+        kernels the step adds (core.hardware.gdn_prefill); 0: the layer runs none."""
+        return 0.0
+
     def with_state_dtype(self, dtype: str) -> Mixer:
         """The mixer with its recurrent state stored in ``dtype`` (linear-attention / SSM kinds); the others as
         they are."""

@@ -100,6 +100,9 @@ class GatedDeltaNet(LinearMixer):
     def output_features(self) -> int:
         return self.value_heads * self.value_head_dim
 
+    def prefill_scan_heads_per_rank(self, tp: int) -> float:
+        return self.value_heads / tp
+
     def state_bytes(self) -> float:
         """Qwen3.5-397B: 64 x 128 x 128 x 4 + 12,288 x 3 x 2 = 4,268,032 B per layer (fp32 state)."""
         return float(
