@@ -132,12 +132,26 @@ def _on_precision() -> None:
             routed_experts=None if ex == _SAME or ex == w else ex,
             kv_cache=st.session_state._w_kv,
             dispatch=st.session_state._w_a2a,
+            linear_state=_linear_state(st.session_state.get("_w_state")),
         )
     except ValidationError as e:
         st.session_state.scenario_error = describe_validation_error(e)
         return
     if p != s.precision:
         update_scenario(precision=p)
+
+
+_STATE_LABEL, _STATES = "Linear-attention state", ["checkpoint", "bf16", "fp32"]
+_STATE_HELP = (
+    "dtype of the recurrent state of linear-attention / SSM layers (Gated DeltaNet, KDA, Mamba-2): the checkpoint's "
+    "(fp32) or bf16, half the bytes each decode step reads and writes and each sequence holds (vLLM "
+    "--mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype; the launch commands set it)."
+)
+
+
+def _linear_state(choice: str | None) -> str | None:
+    """The precision's linear_state from the widget: None for the checkpoint's, or a model without such a state."""
+    return choice if choice in _STATES[1:] and current_model().stores_recurrent_state else None
 
 
 def _on_workload() -> None:
@@ -283,21 +297,14 @@ def _precision_controls(s: Scenario) -> None:
             on_change=_on_precision,
             help="A different dtype for the routed experts only, e.g. int4 experts with bf16 elsewhere.",
         )
-        st.selectbox(
-            "KV cache",
-            list(KV_DTYPES),
-            index=list(KV_DTYPES).index(s.precision.kv_cache),
-            key="_w_kv",
-            on_change=_on_precision,
-        )
-        st.selectbox(
-            "All-to-all dispatch",
-            list(DISPATCH_DTYPES),
-            index=list(DISPATCH_DTYPES).index(s.precision.dispatch),
-            key="_w_a2a",
-            on_change=_on_precision,
-            help="dtype of the tokens sent to the experts (DeepEP dispatches FP8, combines BF16).",
-        )
+        a2a_help = "dtype of the tokens sent to the experts (DeepEP dispatches FP8, combines BF16)."
+        lstate = [(_STATE_LABEL, _STATES, s.precision.linear_state or _STATES[0], "_w_state", _STATE_HELP)]
+        for label, opts, v, key, tip in (
+            ("KV cache", list(KV_DTYPES), s.precision.kv_cache, "_w_kv", None),
+            ("All-to-all dispatch", list(DISPATCH_DTYPES), s.precision.dispatch, "_w_a2a", a2a_help),
+            *(lstate if current_model(s).stores_recurrent_state else []),  # only where a layer keeps such a state
+        ):
+            st.selectbox(label, opts, index=opts.index(v), key=key, on_change=_on_precision, help=tip)
 
 
 def _workload_controls(s: Scenario) -> None:
@@ -389,4 +396,5 @@ def page(title: str, icon: str) -> Page:
     page_setup(title, icon)
     scenario = sidebar()
     cat, model = catalog(), current_model(scenario)
-    return Page(scenario, cat, model, cat.gpu(scenario.gpu_id), scenario_deployment(scenario, model))
+    d = scenario_deployment(scenario, model)  # its model carries the precision's recurrent-state dtype
+    return Page(scenario, cat, d.model if d is not None else model, cat.gpu(scenario.gpu_id), d)

@@ -35,8 +35,9 @@ class InvalidLayout(ValueError):
 @dataclass(frozen=True, eq=False)
 class Deployment:
     """What is deployed, resolved: ``layout`` is the one in force (the default one already chosen), ``precision``
-    a :class:`Precision` (its ``linear_state`` already applied to ``model``'s linear-attention layers), ``efficiency`` the GPU's factors under the serving stack (inheritance resolved),
-    ``draft`` the separate draft model the speculative config names (None for MTP / EAGLE / n-gram / none),
+    a :class:`Precision` (its ``linear_state`` already applied to ``model``'s linear-attention layers),
+    ``efficiency`` the GPU's factors under the serving stack (inheritance resolved), ``kernel_path`` the MoE kernel
+    path the engine runs where it is not the stack's for the layout, ``draft`` the separate draft model the speculative config names (None for MTP / EAGLE / n-gram / none),
     ``calibration`` the scales fitted on one's own benchmark results (the step model multiplies its step times),
     ``served_step`` the engine's per-step costs a served decode step adds to the kernels (None: kernels alone).
 

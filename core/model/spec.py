@@ -277,6 +277,11 @@ class ModelSpec(BaseModel):
         return self.model_copy(update={"mixers": groups})
 
     @property
+    def stores_recurrent_state(self) -> bool:
+        """Whether some layer keeps a recurrent (linear-attention / SSM) state whose dtype an engine sets."""
+        return self.with_state_dtype("bf16") is not self or self.with_state_dtype("fp32") is not self
+
+    @property
     def mixer_summary(self) -> str:
         """The layer mix in words: "MLA" or "Gated DeltaNet × 45 + GQA, gated × 15"."""
         if len(self.mixers) == 1:

@@ -44,8 +44,9 @@ def moe_comm_s(
     * data-parallel attention, experts by EP alone on an all-to-all path (DeepEP, TensorRT-LLM's): one
       dispatch and one combine of each GPU's own tokens (low-latency kernels: TensorRT-LLM's NVLink all-to-all
       timed with its path's ``alltoall_low_latency`` factors where the GPU's profiles have them);
-    * data-parallel attention otherwise (fused MoE, DeepGEMM without DeepEP, or expert TP): the stage's tokens are all-gathered to
-      every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention gather).
+    * data-parallel attention otherwise (fused MoE, DeepGEMM without DeepEP, or expert TP): the stage's tokens are
+      all-gathered to every GPU before the experts and their outputs reduce-scattered back (SGLang's DP-attention
+      gather).
 
     ``eff`` (default: the deployment's) gives the link factors."""
     model, gpu, layout, domain_gpus = d.model, d.gpu, d.layout, d.domain

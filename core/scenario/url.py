@@ -146,6 +146,7 @@ def scenario_to_params(s: Scenario) -> dict[str, str]:
     p.update(
         kv=s.precision.kv_cache,
         a2a=s.precision.dispatch,
+        **({"lstate": s.precision.linear_state} if s.precision.linear_state else {}),
         batch=str(s.workload.batch),
         isl=str(s.workload.input_len),
         osl=str(s.workload.output_len),
@@ -263,6 +264,7 @@ def scenario_from_params(
     experts = choice("ex", DTYPES, weights, "expert dtype") if one(params, "ex") else None
     kv = choice("kv", KV_DTYPES, d.precision.kv_cache, "KV-cache dtype")
     a2a = choice("a2a", ("bf16", "fp8", "nvfp4"), d.precision.dispatch, "dispatch dtype")
+    lstate = choice("lstate", ("bf16", "fp32", "checkpoint"), "checkpoint", "linear-attention state dtype")
     stack = choice("stack", tuple(SERVING_STACKS), d.serving_stack, "serving stack")
     batch = number("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
     isl = number("isl", 1, 10_000_000, d.workload.input_len, "input tokens")
@@ -371,6 +373,7 @@ def scenario_from_params(
                 routed_experts=experts if experts and experts != weights else None,
                 kv_cache=kv,
                 dispatch=a2a,
+                linear_state=None if lstate == "checkpoint" else lstate,
             ),
             workload=Workload(batch=batch, input_len=isl, output_len=osl, prefix_reuse=round(reuse / 100, 12)),
             layout=layout,

@@ -32,6 +32,8 @@ URL_KEYS: dict[str, str] = {
     "ex": "routed-expert dtype (omit = same as weights)",
     "kv": "KV-cache dtype",
     "a2a": f"all-to-all dispatch dtype ({' | '.join(DISPATCH_DTYPES)})",
+    "lstate": "linear-attention / SSM state dtype where the engine overrides the checkpoint's (bf16 | fp32 | checkpoint; "
+    "omit = checkpoint)",
     "stack": f"serving stack whose kernels time the steps ({' | '.join(SERVING_STACKS)}; omit = sglang)",
     "batch": _range(Workload, "batch", "concurrent sequences"),
     "isl": _range(Workload, "input_len", "input tokens per sequence"),

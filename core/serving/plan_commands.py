@@ -131,6 +131,7 @@ def plan_commands(
         ls,
         phase=plan.phase,
         quantization=choice.quantization if model_id != MODEL_PLACEHOLDER else None,
+        linear_state=prec.linear_state,
         trust_remote_code=choice.trust_remote_code,
         **fractions,
     )

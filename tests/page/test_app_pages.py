@@ -135,6 +135,25 @@ def test_precision_change_same_as_weights():
     assert metrics(at)["KV cache per token (fp8)"] == "35.14 KB"
 
 
+def test_the_linear_attention_state_dtype_is_a_precision_choice_for_hybrid_models():
+    # Qwen3.5-397B: 45 Gated DeltaNet layers x (64 x 128 x 128 x 4 B fp32 state + 12,288 x 3 x 2 B conv window) =
+    # 45 x 4,268,032 = 192,061,440 B a sequence; the state in bf16: 45 x (64 x 128 x 128 x 2 + 73,728) = 97,689,600 B
+    fit = run("pages/1_Fit.py", model="qwen3.5-397b-a17b")
+    state = fit.sidebar.selectbox(key="_w_state")
+    assert (state.label, state.value) == ("Linear-attention state", "checkpoint")
+    assert "hold 192.1 MB per sequence" in " ".join(c.value for c in fit.caption)
+    state.set_value("bf16").run()
+    assert _qp(fit)["lstate"] == "bf16"
+    assert "hold 97.7 MB per sequence" in " ".join(c.value for c in fit.caption)
+    # the URL reopens it; a model without such a state shows no control and writes no key
+    again = run("pages/1_Fit.py", model="qwen3.5-397b-a17b", lstate="bf16")
+    assert again.sidebar.selectbox(key="_w_state").value == "bf16"
+    plain = run("app.py")
+    assert "_w_state" not in [s.key for s in plain.sidebar.selectbox] and "lstate" not in _qp(plain)
+    bad = run("app.py", model="qwen3.5-397b-a17b", lstate="fp8")
+    assert "lstate='fp8' is not a known linear-attention state dtype" in " ".join(w.value for w in bad.sidebar.warning)
+
+
 def test_catalog_page_default():
     at = run("pages/8_Catalog.py")
     models, gpus, links, hosts, workloads = (d.value for d in at.dataframe)

@@ -4,6 +4,7 @@ refused with a message; nothing a user types reaches the shell unquoted."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import shlex
@@ -534,6 +535,25 @@ def all_commands():
         **extra,
     )
     yield from launch_commands(big).values()
+    # a hybrid model whose recurrent state the deployment stores in bf16 (Precision.linear_state)
+    yield from launch_commands(QWEN35_BF16_STATE).values()
+
+
+# Qwen3.5-397B on 8 GPUs at TP8 with its Gated DeltaNet state in bf16, as the vLLM blog 2026-08-06 and InferenceX's
+# SGLang recipes run it
+QWEN35_BF16_STATE = LaunchSpec("Qwen/Qwen3.5-397B-A17B-FP8", attention_tp=8, expert_tp=8, linear_state="bf16")
+
+
+def test_a_bf16_recurrent_state_is_written_for_every_engine():
+    cmds = launch_commands(QWEN35_BF16_STATE)
+    assert "--mamba-ssm-cache-dtype bfloat16" in cmds["vllm"].command
+    assert "--mamba-ssm-dtype bfloat16" in cmds["sglang"].command
+    assert yaml.safe_load(cmds["trtllm"].config_yaml)["kv_cache_config"]["mamba_ssm_cache_dtype"] == "bfloat16"
+    # the checkpoint's state (no override): no flag, no key
+    plain = launch_commands(dataclasses.replace(QWEN35_BF16_STATE, linear_state=None))
+    assert "mamba" not in plain["vllm"].command + plain["sglang"].command + plain["trtllm"].config_yaml
+    with pytest.raises(ValueError, match="linear_state"):
+        dataclasses.replace(QWEN35_BF16_STATE, linear_state="fp8")
 
 
 def test_every_generated_flag_and_yaml_key_is_documented():

@@ -245,3 +245,16 @@ def test_the_speculative_note_states_the_plan_with_separators_and_units():
     _, notes = plan_commands(decode_plan(80.5), d, role="decode")
     (note,) = [n for n in notes if "scored without speculative decoding" in n]
     assert note.startswith("The plan (80.5 sequences per GPU, 3,215 output tokens/s per GPU)")
+
+
+def test_the_recurrent_state_dtype_the_plan_was_scored_with_is_launched():
+    # Qwen3.5-397B planned with its Gated DeltaNet state in bf16 (Precision.linear_state): every engine's command
+    # stores it so (vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype, TensorRT-LLM kv_cache_config); the
+    # checkpoint's fp32 state writes nothing
+    q35 = CAT.model("qwen3.5-397b-a17b")
+    cmds, _ = plan_commands(decode_plan(64), on(q35, Precision(weights="fp8", kv_cache="fp8", linear_state="bf16")))
+    assert value(cmds["vllm"].command, "--mamba-ssm-cache-dtype") == "bfloat16"
+    assert value(cmds["sglang"].command, "--mamba-ssm-dtype") == "bfloat16"
+    assert yaml.safe_load(cmds["trtllm"].config_yaml)["kv_cache_config"]["mamba_ssm_cache_dtype"] == "bfloat16"
+    plain, _ = plan_commands(decode_plan(64), on(q35, Precision(weights="fp8", kv_cache="fp8")))
+    assert "--mamba-ssm-cache-dtype" not in words(plain["vllm"].command)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from core.serving.launch.spec import EAGLE3_DRAFT, Args, LaunchSpec, env_prefix, nvshmem_env, per_node, render
+from core.serving.launch.spec import (
+    EAGLE3_DRAFT,
+    TORCH_DTYPE,
+    Args,
+    LaunchSpec,
+    env_prefix,
+    nvshmem_env,
+    per_node,
+    render,
+)
 
 __all__: list[str] = []  # the writer the package face calls; launch_command is the API
 
@@ -83,6 +92,7 @@ def sglang_blocks(s: LaunchSpec, notes: list[str]) -> list[str]:
     ]
     rest += [("--cuda-graph-max-bs", str(s.max_num_seqs))] if s.decodes else []  # per rank, as the buffer above
     rest += [("--kv-cache-dtype", "fp8_e4m3")] if s.kv_cache_dtype == "fp8" else []
+    rest += [("--mamba-ssm-dtype", TORCH_DTYPE[s.linear_state])] if s.linear_state else []
     rest += [("--mem-fraction-static", f"{s.mem_fraction_static:g}")] if s.mem_fraction_static else []
     rest += [("--quantization", s.quantization)] if s.quantization else []
     rest += [("--trust-remote-code", None)] if s.trust_remote_code else []

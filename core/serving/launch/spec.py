@@ -18,11 +18,13 @@ __all__ = [
     "ENGINES",
     "ENGINES_FILE",
     "KV_CACHE_DTYPES",
+    "LINEAR_STATES",
     "MAX_GPUS",
     "PHASES",
     "QUANTIZATIONS",
     "ROLES",
     "SPECULATIVE_METHODS",
+    "TORCH_DTYPE",
     "TRTLLM_YAML",
     "Args",
     "LaunchCommand",
@@ -35,6 +37,8 @@ ROLES = ("aggregated", "prefill", "decode")
 KV_CACHE_DTYPES = ("auto", "fp8")
 SPECULATIVE_METHODS = ("mtp", "eagle3", "ngram")
 PHASES = ("prefill", "decode")
+LINEAR_STATES = ("bf16", "fp32")  # a linear-attention / SSM state's dtype (Precision.linear_state)
+TORCH_DTYPE = {"bf16": "bfloat16", "fp32": "float32"}  # as vLLM's and SGLang's dtype flags spell them
 QUANTIZATIONS = ("fp8",)  # on-the-fly quantisation of a wider checkpoint (vLLM / SGLang --quantization)
 EAGLE3_DRAFT = "EAGLE3_DRAFT_MODEL"  # placeholder: the spec carries no draft-model id
 TRTLLM_YAML = "extra_llm_api_options.yaml"
@@ -76,6 +80,7 @@ class LaunchSpec:
     max_batched_tokens: int = 8192
     max_num_seqs: int = 256
     kv_cache_dtype: str = "auto"
+    linear_state: str | None = None  # the recurrent state's dtype where the deployment overrides the checkpoint's
     speculative: str | None = None
     num_speculative_tokens: int = 0
     two_batch_overlap: bool = False
@@ -105,6 +110,8 @@ class LaunchSpec:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r:.40}")
         _choice("kv_cache_dtype", self.kv_cache_dtype, KV_CACHE_DTYPES)
+        if self.linear_state is not None:
+            _choice("linear_state", self.linear_state, LINEAR_STATES)
         _choice("role", self.role, ROLES)
         _choice("phase", self.phase, PHASES)
         if self.quantization is not None:

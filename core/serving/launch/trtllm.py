@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from core.serving.launch.spec import EAGLE3_DRAFT, TRTLLM_YAML, Args, LaunchSpec, render
+from core.serving.launch.spec import EAGLE3_DRAFT, TORCH_DTYPE, TRTLLM_YAML, Args, LaunchSpec, render
 
 __all__: list[str] = []  # the writer the package face calls; launch_command is the API
 
@@ -52,6 +52,7 @@ def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
     args.append(("--extra_llm_api_options", TRTLLM_YAML))
     kv: dict = {"dtype": "fp8"} if s.kv_cache_dtype == "fp8" else {}
     kv.update({"free_gpu_memory_fraction": s.free_gpu_memory_fraction} if s.free_gpu_memory_fraction else {})
+    kv.update({"mamba_ssm_cache_dtype": TORCH_DTYPE[s.linear_state]} if s.linear_state else {})
     if kv:
         cfg["kv_cache_config"] = kv
     cfg["cuda_graph_config"] = {"enable_padding": True, "max_batch_size": s.max_num_seqs}

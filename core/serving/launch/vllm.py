@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.serving.launch.spec import (
     EAGLE3_DRAFT,
+    TORCH_DTYPE,
     Args,
     LaunchSpec,
     env_prefix,
@@ -75,6 +76,7 @@ def vllm_blocks(s: LaunchSpec, notes: list[str]) -> list[str]:
     if s.decodes:  # CUDA graphs are captured by token count: every decode step of the plan's batch replays one
         rest.append(("--max-cudagraph-capture-size", str(s.max_num_seqs * (1 + s.num_speculative_tokens))))
     rest += [("--kv-cache-dtype", "fp8")] if s.kv_cache_dtype == "fp8" else []
+    rest += [("--mamba-ssm-cache-dtype", TORCH_DTYPE[s.linear_state])] if s.linear_state else []
     rest += [("--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}")] if s.gpu_memory_utilization else []
     rest += [("--quantization", s.quantization)] if s.quantization else []
     rest += [("--trust-remote-code", None)] if s.trust_remote_code else []
