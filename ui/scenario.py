@@ -29,7 +29,7 @@ from core.deployment.specs import Precision, Scenario, SpecDecodeConfig, Workloa
 from core.hardware import ClusterSpec, GPUSpec
 from core.hardware.efficiency import SERVING_STACKS, STACK_NAMES
 from core.model import ModelSpec
-from core.model.dtypes import DISPATCH_DTYPES, KV_DTYPES
+from core.model.dtypes import DISPATCH_DTYPES, KV_DTYPES, LINEAR_STATE_DTYPES
 from core.report.catalog_rows import accelerator_caveat, model_caveats
 from core.speculative import default_gamma
 from ui.controls import scenario_deployment
@@ -141,7 +141,7 @@ def _on_precision() -> None:
         update_scenario(precision=p)
 
 
-_STATE_LABEL, _STATES = "Linear-attention state", ["checkpoint", "bf16", "fp32"]
+_STATE_LABEL, _STATES = "Linear-attention state", ["checkpoint", *LINEAR_STATE_DTYPES]
 _STATE_HELP = (
     "dtype of the recurrent state of linear-attention / SSM layers (Gated DeltaNet, KDA, Mamba-2): the checkpoint's "
     "(fp32) or bf16, half the bytes each decode step reads and writes and each sequence holds (vLLM "

@@ -28,6 +28,7 @@ from core.model.dtypes import (
     DispatchDtypeName,
     DtypeName,
     KVDtypeName,
+    LinearStateDtypeName,
 )
 
 __all__ = [
@@ -54,7 +55,7 @@ class Precision(BaseModel):
     )
     kv_cache: KVDtypeName = "bf16"
     dispatch: DispatchDtypeName = "bf16"
-    linear_state: Literal["fp32", "bf16"] | None = Field(
+    linear_state: LinearStateDtypeName | None = Field(
         None,
         description="the recurrent state of linear-attention / SSM layers where the engine overrides the checkpoint's "
         "fp32 (vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype)",

@@ -12,9 +12,11 @@ __all__ = [
     "DTYPES",
     "GGUF_DTYPES",
     "KV_DTYPES",
+    "LINEAR_STATE_DTYPES",
     "DispatchDtypeName",
     "DtypeName",
     "KVDtypeName",
+    "LinearStateDtypeName",
 ]
 
 # Storage dtypes a weight tensor can have. nvfp4 / mxfp4 are 4-bit floats with block scales,
@@ -42,8 +44,12 @@ COMPUTE_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4")
 ACTIVE_CONVENTIONS: tuple[str, ...] = ("incl_embedding_and_head", "excl_input_embedding", "non_embedding")
 # Dtypes the tokens sent to the experts travel in (DeepEP dispatches FP8 with block scales; NVFP4 on Blackwell).
 DISPATCH_DTYPES: tuple[str, ...] = ("bf16", "fp8", "nvfp4")
+# Dtypes a linear-attention / SSM layer's recurrent state is stored in (the checkpoints' fp32, or the engines' bf16
+# override: vLLM --mamba-ssm-cache-dtype, SGLang --mamba-ssm-dtype).
+LINEAR_STATE_DTYPES: tuple[str, ...] = ("fp32", "bf16")
 
 # The same names as types (pydantic validates a field against the tuple; one list, not two).
 DtypeName = Literal[DTYPES]  # Literal of a tuple: the tuple's items
 KVDtypeName = Literal[KV_DTYPES]
 DispatchDtypeName = Literal[DISPATCH_DTYPES]
+LinearStateDtypeName = Literal[LINEAR_STATE_DTYPES]

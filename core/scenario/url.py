@@ -32,7 +32,7 @@ from core.deployment.specs import (
 )
 from core.hardware.efficiency import SERVING_STACKS
 from core.model import ModelSpec
-from core.model.dtypes import DTYPES, KV_DTYPES
+from core.model.dtypes import DTYPES, KV_DTYPES, LINEAR_STATE_DTYPES
 from core.scenario.url_keys import URL_KEYS, key_warnings, one, show
 from core.speculative import default_gamma
 
@@ -264,7 +264,7 @@ def scenario_from_params(
     experts = choice("ex", DTYPES, weights, "expert dtype") if one(params, "ex") else None
     kv = choice("kv", KV_DTYPES, d.precision.kv_cache, "KV-cache dtype")
     a2a = choice("a2a", ("bf16", "fp8", "nvfp4"), d.precision.dispatch, "dispatch dtype")
-    lstate = choice("lstate", ("bf16", "fp32", "checkpoint"), "checkpoint", "linear-attention state dtype")
+    lstate = choice("lstate", (*LINEAR_STATE_DTYPES, "checkpoint"), "checkpoint", "linear-attention state dtype")
     stack = choice("stack", tuple(SERVING_STACKS), d.serving_stack, "serving stack")
     batch = number("batch", 1, 1_000_000, d.workload.batch, "concurrent sequences")
     isl = number("isl", 1, 10_000_000, d.workload.input_len, "input tokens")

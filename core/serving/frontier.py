@@ -33,6 +33,7 @@ from core.deployment.calibration import ServedCalibration
 from core.deployment.specs import MemoryAssumptions, ParallelLayout, Precision, SpecDecodeConfig, Workload
 from core.hardware.efficiency import KERNEL_PATHS
 from core.hardware.served_step import served_step_for
+from core.model.dtypes import LinearStateDtypeName
 from core.serving import closed_loop as serving
 from core.serving.operating_point import layout_label
 
@@ -179,7 +180,7 @@ class FrontierCase(BaseModel):
     max_running_requests: Annotated[int, Field(ge=1, le=100_000)] | None = None
     # the MoE kernel path the engine ran where it is not the stack's for the layout (core.hardware.efficiency)
     moe_kernel: Literal[KERNEL_PATHS] | None = None
-    linear_state: Literal["fp32", "bf16"] | None = None  # the engine's recurrent-state dtype (Precision.linear_state)
+    linear_state: LinearStateDtypeName | None = None  # the engine's recurrent-state dtype (Precision.linear_state)
     speculative: Speculation | None = None
     reading: str = Field("", max_length=2000)
     deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)

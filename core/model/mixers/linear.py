@@ -24,6 +24,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from core.model.dtypes import LinearStateDtypeName
 from core.model.mixers.base import Mixer
 
 __all__ = ["KDA", "GatedDeltaNet", "LinearMixer", "Mamba2"]
@@ -38,7 +39,7 @@ class LinearMixer(Mixer):
     (the state update is a few FLOPs per state element, small beside the projections)."""
 
     conv_kernel: int = Field(4, gt=0, le=1_000)
-    state_dtype: Literal["fp32", "bf16"] = "fp32"  # the recurrent state matrix's (the conv window stays bf16)
+    state_dtype: LinearStateDtypeName = "fp32"  # the recurrent state matrix's (the conv window stays bf16)
 
     @property
     def caches_context(self) -> bool:

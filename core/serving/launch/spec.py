@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core._util.checks import is_number, load_yaml, whole
+from core.model.dtypes import LINEAR_STATE_DTYPES
 
 __all__ = [
     "EAGLE3_DRAFT",
@@ -37,7 +38,7 @@ ROLES = ("aggregated", "prefill", "decode")
 KV_CACHE_DTYPES = ("auto", "fp8")
 SPECULATIVE_METHODS = ("mtp", "eagle3", "ngram")
 PHASES = ("prefill", "decode")
-LINEAR_STATES = ("bf16", "fp32")  # a linear-attention / SSM state's dtype (Precision.linear_state)
+LINEAR_STATES = LINEAR_STATE_DTYPES  # a linear-attention / SSM state's dtype (Precision.linear_state)
 TORCH_DTYPE = {"bf16": "bfloat16", "fp32": "float32"}  # as vLLM's and SGLang's dtype flags spell them
 QUANTIZATIONS = ("fp8",)  # on-the-fly quantisation of a wider checkpoint (vLLM / SGLang --quantization)
 EAGLE3_DRAFT = "EAGLE3_DRAFT_MODEL"  # placeholder: the spec carries no draft-model id
