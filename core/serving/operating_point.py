@@ -103,7 +103,11 @@ def time_categories(parts: Mapping[str, float]) -> dict[str, float]:
     return (
         tables
         | {
-            "attention": g("attention_projections", 0.0) + g("attention_scores", 0.0),
+            # + the measured prefill modules of a DSA indexer and of a Gated DeltaNet scan (core.perf.step)
+            "attention": g("attention_projections", 0.0)
+            + g("attention_scores", 0.0)
+            + g("indexer_prefill", 0.0)
+            + g("linear_prefill", 0.0),
             "dense & shared FFN": g("dense_ffn", 0.0)
             + g("shared_experts", 0.0)
             + g("parallel_mlp", 0.0)

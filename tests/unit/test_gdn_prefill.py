@@ -88,3 +88,26 @@ def test_the_decode_state_traffic_matches_the_measured_recurrent_kernel():
     assert w.bytes == pytest.approx(256 * 2 * 4_268_032)
     got = perf.kernel_s(w, GB200.hbm_bytes_per_s, d.efficiency.kernel(w.family, w.path))
     assert got == pytest.approx(0.330e-3, rel=0.10)
+
+
+def test_the_layouts_time_categories_count_the_measured_prefill_modules():
+    # the Layouts page's "where the time goes" bars sum time_categories(step components): every second of the step
+    # must land in some category. A Qwen3.5 prefill step on a GB200 DEP2 rank carries linear_prefill (20.4 ms,
+    # above); a GLM-5 prefill of 8,192-token prompts carries indexer_prefill. Both belong to attention.
+    from core.serving.operating_point import time_categories
+
+    q = _qwen35(GB200, ParallelLayout(attention_dp=2, ep=2), "nvfp4", "vllm")
+    glm = Deployment(
+        cat.model("glm-5"),
+        B200,
+        ParallelLayout(attention_tp=8, expert_tp=8),
+        Precision(weights="fp8", kv_cache="fp8"),
+        cat.efficiency_for("b200", "sglang"),
+    )
+    for d, name in ((q, "linear_prefill"), (glm, "indexer_prefill")):
+        parts = perf.step_time(d, perf.StepConfig("prefill", 8192, 8192)).components
+        assert parts[name] > 0
+        cats = time_categories(parts)
+        assert sum(cats.values()) == pytest.approx(sum(parts.values()))
+        attention = parts["attention_projections"] + parts["attention_scores"] + parts[name]
+        assert cats["attention"] == pytest.approx(attention)
