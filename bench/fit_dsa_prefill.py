@@ -26,16 +26,16 @@ Needs pandas with a parquet engine and a checkout of ai-dynamo/aiconfigurator; t
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from bench.aic_tables import DATA, AicTables, fit_relative
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "catalogs" / "dsa_prefill.yaml"
-DATA = "aic-core/src/aiconfigurator_core/systems/data"
 VERSION = "0.5.14"
 # catalog GPU id -> (aiconfigurator system folder, the FP8-KV sparse backend SGLang runs there)
 SYSTEMS = {
@@ -68,37 +68,26 @@ def fit(points: list[tuple[int, float, int]]) -> tuple[float, float]:
     the floor held at 0 or above."""
     t = np.array([p[0] for p in points], float)
     y = np.array([p[1] for p in points], float)
-    a = np.vstack([np.ones_like(t), t]).T / y[:, None]
-    floor, per = np.linalg.lstsq(a, np.ones_like(y), rcond=None)[0]
-    if floor < 0:
-        floor, per = 0.0, float((t / y) @ np.ones_like(y) / ((t / y) @ (t / y)))
-    return float(floor) / 1e3, float(per) / 1e3
+    floor, per = fit_relative([np.ones_like(t), t], y)
+    return floor / 1e3, per / 1e3
 
 
 def main(argv: list[str] | None = None) -> int:
-    import pandas as pd
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("repo", type=Path, help="a checkout (or bare clone) of ai-dynamo/aiconfigurator")
     ap.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(ROOT)}")
     args = ap.parse_args(argv)
 
-    def read(rel: str):
-        path = args.repo / rel
-        if path.exists():
-            return pd.read_parquet(path)
-        blob = subprocess.run(["git", "-C", str(args.repo), "show", f"HEAD:{rel}"], capture_output=True, check=True)
-        import io
-
-        return pd.read_parquet(io.BytesIO(blob.stdout))
-
-    commit = subprocess.run(
-        ["git", "-C", str(args.repo), "rev-parse", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    tables = AicTables(args.repo)
+    commit = tables.commit
     gpus = {}
     for gpu, (folder, backend) in SYSTEMS.items():
         rel = f"{DATA}/{folder}/sparse_attention/sglang/{VERSION}/dsa_context_module_perf.parquet"
-        pts = indexer_points(read(rel), backend)
+        df = tables.read(rel)
+        if df is None:
+            raise SystemExit(f"{rel} is not in {args.repo} at {commit[:12]}")
+        pts = indexer_points(df, backend)
         if len(pts) < 3:  # two lengths fit two numbers exactly and check nothing (H100 and H200 disagree 5x)
             print(f"{gpu:9s} {backend:11s} FP8 pair at {len(pts)} length(s) only: not fitted ({pts})")
             continue

@@ -11,7 +11,8 @@ rank and prompts of 1,024-32,768 tokens, under each stack's kernels: on a B200 a
 takes every heads x length cell from 1,024 tokens up, and fits ``floor_s + tokens x (per_token_s + per_token_head_s x
 value heads per rank)`` per layer by least squares on the relative error (the floor held at 0 or above).
 
-Needs pandas with a parquet engine and a checkout of ai-dynamo/aiconfigurator; the app never reads the tables:
+Needs pandas with a parquet engine and a checkout (or bare clone) of ai-dynamo/aiconfigurator; the app never reads
+the tables:
 
     python -m bench.fit_gdn_prefill /path/to/aiconfigurator            # print the fit
     python -m bench.fit_gdn_prefill /path/to/aiconfigurator --write    # write catalogs/gdn_prefill.yaml
@@ -20,16 +21,16 @@ Needs pandas with a parquet engine and a checkout of ai-dynamo/aiconfigurator; t
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from bench.aic_tables import DATA, AicTables, fit_relative
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "catalogs" / "gdn_prefill.yaml"
-DATA = "aic-core/src/aiconfigurator_core/systems/data"
 STACKS = {
     "vllm": ("vllm", "0.24.0", "vLLM"),
     "sglang": ("sglang", "0.5.14", "SGLang"),
@@ -73,39 +74,26 @@ def fit(points: list[tuple[int, int, float]]) -> tuple[float, float, float]:
     t = np.array([p[0] for p in points], float)
     h = np.array([p[1] for p in points], float)
     y = np.array([p[2] for p in points], float)
-    a = np.vstack([np.ones_like(t), t, t * h]).T / y[:, None]
-    coef = np.linalg.lstsq(a, np.ones_like(y), rcond=None)[0]
-    if coef[0] < 0:  # no negative floor: refit through the origin
-        coef = np.array([0.0, *np.linalg.lstsq(a[:, 1:], np.ones_like(y), rcond=None)[0]])
-    return tuple(float(c) / 1e3 for c in coef)
+    floor, per, per_head = fit_relative([np.ones_like(t), t, t * h], y)
+    return floor / 1e3, per / 1e3, per_head / 1e3
 
 
 def main(argv: list[str] | None = None) -> int:
-    import pandas as pd
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("aiconfigurator", type=Path, help="a checkout of ai-dynamo/aiconfigurator")
-    ap.add_argument("--commit", default=None, help="the checkout's commit, where it is not a git work tree")
+    ap.add_argument("aiconfigurator", type=Path, help="a checkout (or bare clone) of ai-dynamo/aiconfigurator")
     ap.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(ROOT)}")
     args = ap.parse_args(argv)
-    commit = (
-        args.commit
-        or subprocess.run(
-            ["git", "-C", str(args.aiconfigurator), "rev-parse", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
-    )
-    if not commit:
-        ap.error("the checkout is not a git work tree: give its commit with --commit")
+    tables = AicTables(args.aiconfigurator)
     stacks = {}
     for stack, (folder, version, name) in STACKS.items():
         gpus = {}
         for gpu, system in SYSTEMS.items():
             rel = f"{DATA}/{system}/linear_attention/{folder}/{version}/gdn_perf.parquet"
-            path = args.aiconfigurator / rel
-            if not path.is_file():
+            df = tables.read(rel)
+            if df is None:
                 print(f"{stack} {gpu}: no {rel}")
                 continue
-            pts = cells(pd.read_parquet(path))
+            pts = cells(df)
             if len({h for _, h, _ in pts}) < 2:
                 print(f"{stack} {gpu}: fewer than two head counts in {rel}")
                 continue
@@ -138,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             "reference GPU's cost scaled by HBM bandwidth (the reference's / the GPU's); a stack not listed (TensorRT-LLM "
             f"1.3.0rc20 measured one head count) takes {FALLBACK}'s."
         ),
-        "source": {"repository": "ai-dynamo/aiconfigurator", "commit": commit},
+        "source": {"repository": "ai-dynamo/aiconfigurator", "commit": tables.commit},
         "reference": {"gpu": REFERENCE, "hbm_bytes_per_s": _hbm(REFERENCE)},
         "fallback_stack": FALLBACK,
         "stacks": stacks,
