@@ -19,7 +19,6 @@ __all__ = [
     "ENGINES",
     "ENGINES_FILE",
     "KV_CACHE_DTYPES",
-    "LINEAR_STATES",
     "MAX_GPUS",
     "PHASES",
     "QUANTIZATIONS",
@@ -38,7 +37,6 @@ ROLES = ("aggregated", "prefill", "decode")
 KV_CACHE_DTYPES = ("auto", "fp8")
 SPECULATIVE_METHODS = ("mtp", "eagle3", "ngram")
 PHASES = ("prefill", "decode")
-LINEAR_STATES = LINEAR_STATE_DTYPES  # a linear-attention / SSM state's dtype (Precision.linear_state)
 TORCH_DTYPE = {"bf16": "bfloat16", "fp32": "float32"}  # as vLLM's and SGLang's dtype flags spell them
 QUANTIZATIONS = ("fp8",)  # on-the-fly quantisation of a wider checkpoint (vLLM / SGLang --quantization)
 EAGLE3_DRAFT = "EAGLE3_DRAFT_MODEL"  # placeholder: the spec carries no draft-model id
@@ -112,7 +110,7 @@ class LaunchSpec:
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r:.40}")
         _choice("kv_cache_dtype", self.kv_cache_dtype, KV_CACHE_DTYPES)
         if self.linear_state is not None:
-            _choice("linear_state", self.linear_state, LINEAR_STATES)
+            _choice("linear_state", self.linear_state, LINEAR_STATE_DTYPES)
         _choice("role", self.role, ROLES)
         _choice("phase", self.phase, PHASES)
         if self.quantization is not None:
