@@ -102,6 +102,16 @@ class PoolSpec(BaseModel):
         )
 
 
+class Speculation(BaseModel):
+    model_config = FROZEN
+
+    method: Literal["mtp", "eagle3", "dspark"] = "mtp"  # the drafting mode whose served cost the stack pays
+    draft_tokens: Annotated[int, Field(ge=1, le=16)]
+    accepted_length: Annotated[float, Field(ge=1, le=17)]
+    draft_cost: Annotated[float, Field(ge=0, le=2)] = 0.0
+    source: str = Field(max_length=1000)
+
+
 # a deployment's tag marks a curve measured on an older engine version than the one the served step describes
 OLDER_VERSION_TAG = "(older"
 
@@ -121,6 +131,10 @@ class Deployment(BaseModel):
     weights: str | None = None
     kv_cache: str | None = None
     tag: str = Field("", max_length=80)  # what tells apart deployments of one layout (an engine version)
+    # where this deployment's recipe differs from the case's: its drafting, and its cap on running requests per decode
+    # (or colocated) replica (TensorRT-LLM's max_batch_size x attention-DP ranks)
+    speculative: Speculation | None = None
+    max_running_requests: Annotated[int, Field(ge=1, le=100_000)] | None = None
 
     @property
     def older_version(self) -> bool:
@@ -145,16 +159,6 @@ class Deployment(BaseModel):
             p, d = self.prefill, self.decode
             text = f"{p.replicas} x {layout_label(p.layout(), dense)} prefill + {d.replicas} x {layout_label(d.layout(), dense)} decode"
         return f"{text}, {self.tag}" if self.tag else text
-
-
-class Speculation(BaseModel):
-    model_config = FROZEN
-
-    method: Literal["mtp", "eagle3", "dspark"] = "mtp"  # the drafting mode whose served cost the stack pays
-    draft_tokens: Annotated[int, Field(ge=1, le=16)]
-    accepted_length: Annotated[float, Field(ge=1, le=17)]
-    draft_cost: Annotated[float, Field(ge=0, le=2)] = 0.0
-    source: str = Field(max_length=1000)
 
 
 class FrontierCase(BaseModel):
@@ -293,7 +297,7 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
     eff = catalog.efficiency_for(case.gpu, case.stack)
     tokens = {"max_num_batched_tokens": case.max_num_batched_tokens} if case.max_num_batched_tokens else {}
     a = MemoryAssumptions(gpu_memory_utilization=case.gpu_memory_utilization, **tokens)
-    spec = case.speculative
+    spec = dep.speculative or case.speculative
     # the case's deployment on one GPU; each pool's layout in its place (the GPU's own scale-up domain). It pays the
     # stack's served step as the pages' deployments do (core.serving.layout): the drafting mode's where the case
     # drafts and the stack has that mode fitted, else the plain CUDA-graph step's
@@ -313,18 +317,14 @@ def _deployment_model(case: FrontierCase, dep: Deployment, points: Mapping[str, 
         calibration=cal,
         kernel_path=case.moe_kernel,
     )
-    extra = (
-        dict(draft_tokens=spec.draft_tokens, accepted_length=spec.accepted_length, draft_cost=spec.draft_cost)
-        if spec is not None
-        else {}
-    )
+    extra = {k: getattr(spec, k) for k in ("draft_tokens", "accepted_length", "draft_cost")} if spec else {}
 
     def costs(pool: PoolSpec, speculate: bool) -> serving.ReplicaCosts:
         lay = pool.layout()
         n_exp = model.moe.n_routed_experts if model.moe is not None else 0
         red = (-n_exp) % lay.ep if n_exp else 0  # EPLB's slots where EP does not divide the experts
         c = serving.replica_costs(base.with_layout(lay, red), **(extra if speculate else {}))
-        cap = case.max_running_requests  # the engine admits no more, whatever the cache holds
+        cap = (speculate and dep.max_running_requests) or case.max_running_requests  # the engine admits no more
         return dataclasses.replace(c, kv_capacity=min(c.kv_capacity, cap)) if cap else c
 
     if dep.colocated is not None:

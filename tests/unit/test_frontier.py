@@ -63,6 +63,12 @@ def test_bad_entries_are_refused():
         Deployment(points=("x",), prefill=PoolSpec())
     with pytest.raises(ValueError, match="no separate prefill or decode pool"):
         Deployment(points=("x",), colocated=PoolSpec(), prefill=PoolSpec(), decode=PoolSpec())
+    with pytest.raises(ValueError, match="max_running_requests"):
+        Deployment(points=("x",), colocated=PoolSpec(), max_running_requests=0)
+    with pytest.raises(ValueError, match="accepted_length"):
+        Deployment(
+            points=("x",), colocated=PoolSpec(), speculative={"draft_tokens": 1, "accepted_length": 0.5, "source": "s"}
+        )
     with pytest.raises(ValueError, match="unknown frontier case 'nope'"):
         frontier.model_case("nope", CAT)
 
@@ -216,9 +222,9 @@ def test_the_band_counts_match_the_case_file():
 
 
 def test_a_frontier_case_pays_the_stacks_served_step():
-    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.4989 ms a step, no
+    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.3947 ms a step, no
     # per-layer term. DeepSeek-R1 FP4 min-latency on 8 x B200 at one client: its modelled time per output token is
-    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.4989 ms
+    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.3947 ms
     import yaml
 
     from core.deployment import bundle
@@ -340,3 +346,26 @@ def test_a_recipes_cap_on_running_requests_holds_the_rest_in_the_queue():
     assert at128.ttft_s > at64.ttft_s  # twice the clients, the same 48 running: the queue is longer
     uncapped = frontier.model_case(case.model_copy(update={"max_running_requests": None}), CAT)
     assert {g.point.concurrency: g.modelled.running for g in uncapped.gaps if "tp4" in g.point.id}[128] > 48
+
+
+def test_a_deployment_runs_its_own_recipes_drafting_and_running_cap():
+    # InferenceX's DeepSeek-R1 FP4 B200 disaggregated curve (NVIDIA/srt-slurm recipes/trtllm/b200-fp4/1k1k/mtp/):
+    # at 6 clients 5 TEP8 decode workers with max_batch_size 1 and MTP 3; at 875 clients 5 DEP8 workers with
+    # max_batch_size 16 per attention rank (16 x 8 = 128 per replica) and MTP 3; at 1,214 two DEP8 with 64 per rank
+    # (512 per replica) and MTP 2. The case's own drafting is MTP 1.
+    case = CASES["deepseek-r1-b200-1k1k"]
+    assert case.speculative.draft_tokens == 1
+    by_point = {p: dep for dep in case.deployments for p in dep.points}
+    c6, c875, c1214 = (by_point[f"ix-dsr1-fp4-b200-1k1k-c{n}"] for n in (6, 875, 1214))
+    assert (c6.max_running_requests, c875.max_running_requests, c1214.max_running_requests) == (1, 128, 512)
+    assert (c6.speculative.draft_tokens, c875.speculative.draft_tokens, c1214.speculative.draft_tokens) == (3, 3, 2)
+    gaps = {g.point.concurrency: g.modelled for g in frontier.model_case(case.id, CAT).gaps}
+    # running: 5 replicas x 1 = 5 of 6 clients; 5 x 128 = 640 of 875; 2 x 512 = 1,024 of 1,214
+    assert gaps[6].running == pytest.approx(5) and gaps[875].running == pytest.approx(640)
+    assert gaps[1214].running == pytest.approx(1024)
+    # the deployment's acceptance is the one used: at one sequence per replica a verification cycle is the same
+    # whatever is accepted, so halving the accepted length (2.82 -> 1.41) doubles the time per output token
+    half = c6.speculative.model_copy(update={"accepted_length": 1.41})
+    variant = case.model_copy(update={"deployments": (c6.model_copy(update={"speculative": half}),)})
+    slow = frontier.model_case(variant, CAT).gaps[0].modelled
+    assert slow.tpot_s / gaps[6].tpot_s == pytest.approx(2.82 / 1.41, rel=1e-6)
