@@ -183,8 +183,13 @@ def max_concurrent_sequences(d: Deployment, context_lens):
             continue
         budget = max(usable - sum(comp.values()), 0.0)
         own, draft = kv(total_ctx)
-        n = np.floor(budget / (own + draft))
+        per_seq = np.broadcast_to(np.asarray(own + draft, dtype=np.float64), ctx.shape)
+        # a stage whose layers keep nothing per sequence (cross-layer KV sharing: Hunyuan-Large's odd layers, one to
+        # a stage at PP 64) bounds no batch where its weights fit, and holds none where they do not
+        n = np.where(per_seq > 0, np.floor(budget / np.where(per_seq > 0, per_seq, 1.0)), np.inf if budget > 0 else 0.0)
         per_gpu = n if per_gpu is None else np.minimum(per_gpu, n)
+    if np.any(np.isinf(per_gpu)):
+        raise ValueError(f"{d.model.name} keeps no per-sequence state on any pipeline stage: no batch bound to compute")
     out = per_gpu.astype(np.int64) * d.layout.attention_dp * d.layout.dp
     return int(out[0]) if np.ndim(context_lens) == 0 else out
 

@@ -282,3 +282,41 @@ def test_fit_status_names_what_is_short():
     assert ok.status == "fits"
     big = memory.per_gpu_memory(Deployment(m, h100, tp2, "bf16"), Workload(batch=2000, input_len=32767, output_len=1))
     assert big.status == "kv_short" and big.kv_budget_bytes > 0
+
+
+def test_a_stage_that_keeps_no_kv_bounds_no_batch():
+    # Hunyuan-Large shares K/V across layer pairs (cross-layer attention): its 32 odd layers keep none. At PP 64 each
+    # stage is one layer, so half the stages hold nothing per sequence and the bound is the K/V-storing stages'. One
+    # GQA layer's K/V at 4,096 tokens in bf16, by hand: 2 x 8 KV heads x 80 x 2 B x 4,096 = 10,485,760 B a sequence.
+    # It divided by zero here (a RuntimeWarning, and NaN -> a negative count where the stage's weights do not fit).
+    import warnings
+
+    from core.catalog import load_catalog as _load
+    from core.deployment.specs import Scenario
+    from core.scenario.deploy import resolve
+
+    cat = _load()
+
+    def deployment(util: float):
+        s = Scenario(
+            model_id="hunyuan-large",
+            gpu_id="h100-sxm",
+            num_nodes=8,
+            gpus_per_node=8,
+            layout=ParallelLayout(pp=64),
+            precision=Precision(weights="fp8", kv_cache="bf16"),
+            workload=Workload(input_len=2048, output_len=2048),
+            memory=MemoryAssumptions(gpu_memory_utilization=util),
+        )
+        return resolve(s, cat)
+
+    d = deployment(0.9)
+    stages = memory.stage_memories(d)
+    per_seq = sorted({round(s.kv_bytes_per_sequence) for s in stages})
+    assert per_seq == [0, 10_485_760]
+    expected = min(int(s.kv_budget_bytes // 10_485_760) for s in stages if s.kv_bytes_per_sequence > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert memory.max_concurrent_sequences(d, 4096) == expected > 0
+        # 0.05 of 80 GB is 4 GB, less than a stage's ~6 GB of FP8 weights: no sequence fits anywhere
+        assert memory.max_concurrent_sequences(deployment(0.05), 4096) == 0
