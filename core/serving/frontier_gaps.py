@@ -22,11 +22,16 @@ from dataclasses import dataclass
 
 from core.serving.frontier import CaseModel
 
-__all__ = ["BANDS", "FrontierGaps", "GapStats", "PointError", "concurrency_band", "frontier_gaps"]
+__all__ = ["BANDS", "TARGET_BANDS", "TARGET_MEDIAN", "TARGET_P90", "FrontierGaps", "GapStats", "PointError"]
+__all__ += ["concurrency_band", "frontier_gaps"]
 
 # (name, fewest clients, most clients; None: no upper end)
 BANDS: tuple[tuple[str, int, int | None], ...] = (("low", 1, 4), ("mid", 5, 63), ("high", 64, None))
 UNSTATED = "unstated"
+# issue 35's per-point target: at low and at high concurrency, median |error| <= 15% and P90 <= 35%, for tokens/s per
+# GPU and for per-user speed
+TARGET_BANDS = ("low", "high")
+TARGET_MEDIAN, TARGET_P90 = 0.15, 0.35
 
 
 def concurrency_band(concurrency: int | None) -> str:
@@ -78,6 +83,14 @@ class GapStats:
     user_median: float | None
     user_p90: float | None
     user_bias: float | None
+
+    @property
+    def within_target(self) -> bool:
+        """Median |error| <= :data:`TARGET_MEDIAN` and P90 <= :data:`TARGET_P90` for tokens/s per GPU and, where the
+        group has per-user speeds, for them too (issue 35 sets it for the :data:`TARGET_BANDS`)."""
+        pairs = [(self.throughput_median, self.throughput_p90)]
+        pairs += [(self.user_median, self.user_p90)] if self.user_points else []
+        return all(m <= TARGET_MEDIAN and p <= TARGET_P90 for m, p in pairs)
 
 
 @dataclass(frozen=True)
