@@ -91,6 +91,14 @@ class Deployment:
         return max(self.gpu.gpus_per_node, self.gpu.scale_up_domain_gpus)
 
     @property
+    def moe_path(self) -> str:
+        """The MoE kernel path the engine runs: ``kernel_path`` where set, else the stack's for the layout."""
+        lay = self.layout
+        return self.kernel_path or self.efficiency.path(
+            lay.attention_dp, lay.ep, lay.expert_tp, self.precision.expert_dtype
+        )
+
+    @property
     def stack(self) -> str:
         """The serving stack whose kernels time the steps."""
         return self.efficiency.stack

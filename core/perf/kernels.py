@@ -157,13 +157,9 @@ def grouped_gemm_s(
 ) -> float:
     """Seconds of :func:`routed_experts_work` under the deployment's efficiency on kernel ``path`` (default: the
     stack's for the layout), or under the given ``factors``."""
-    eff, layout = d.efficiency, d.layout
+    eff = d.efficiency
     if factors is None:
-        path = (
-            path
-            or d.kernel_path
-            or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, d.precision.expert_dtype)
-        )
+        path = path or d.moe_path
     w = routed_experts_work(d, assignments_per_gpu, total_assignments, phase, redundant_experts, path)
     return kernel_s(w, d.gpu.hbm_bytes_per_s, eff.kernel(w.family, w.path) if factors is None else factors)
 
@@ -322,11 +318,7 @@ def layer_costs(
     tp, h = layout.attention_tp, model.hidden_size
     t_stage = tokens_per_gpu * layout.gpus_per_stage
     t_attn = t_stage / layout.attention_dp  # tokens each attention (TP) group processes
-    path = (
-        cfg.kernel_path
-        or d.kernel_path
-        or eff.path(layout.attention_dp, layout.ep, layout.expert_tp, prec.expert_dtype)
-    )
+    path = cfg.kernel_path or d.moe_path
 
     def gemm(params_rank: float) -> Work:
         return _dense_gemm_work(gpu, prec.weights, params_rank, t_attn)
