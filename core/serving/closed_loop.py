@@ -12,6 +12,9 @@ prefill work takes a share ``X A`` of the replica's time and stretches the decod
   steps it rides;
 * the clients: ``C = X (TTFT + output x TPOT)``, solved for ``X``.
 
+With attention DP the ranks meet at every MoE layer, so a step carrying a prompt chunk runs at the busiest rank's
+pace (``mixed_step_scale``): the prompt work always, the decode steps in the share that carry a chunk.
+
 When the prompts waiting outgrow the token budget (``n`` reaches ``budget x output / (output + computed)``, where
 prefill and decode finish requests at the same rate), every step is full: the replica serves its most, and more
 clients only wait longer for their first token. Clients beyond what the KV cache holds at the full context wait
@@ -31,6 +34,7 @@ from core import memory, perf
 from core._util.checks import is_number, is_whole, whole
 from core.deployment.bundle import Deployment
 from core.deployment.specs import Workload
+from core.serving.launch.spec import ENGINES, mixed_step_scale
 from core.serving.operating_point import replica, unspeculated
 from core.speculative import speculative_step_s
 from core.speculative.closed_form import served_draft_s
@@ -43,6 +47,7 @@ __all__ = [
     "serve_closed_loop",
     "serve_decode_pool",
     "serve_disaggregated",
+    "serve_saturated",
     "serving_sweep",
 ]
 
@@ -63,6 +68,7 @@ class ReplicaCosts:
     draft_tokens: int = 0  # speculative decoding: tokens drafted per step (the step verifies draft + 1 per sequence)
     accepted_length: float = 1.0  # output tokens per sequence per step (1 without speculation)
     ttft_offset_s: float = 0.0  # per request, no GPU time: the deployment's served calibration (front end, queue)
+    mixed_step_scale: float = 1.0  # a step carrying prompt work runs this much longer (attention-DP ranks' pacing)
 
     def __post_init__(self):
         b, t = self.batch, self.decode_step_s
@@ -80,6 +86,8 @@ class ReplicaCosts:
                 raise ValueError(f"{name} must be a whole number in 1..10^12, got {v!r}")
         if not (is_whole(self.draft_tokens) and 0 <= self.draft_tokens <= 64):
             raise ValueError(f"draft_tokens must be a whole number in 0..64, got {self.draft_tokens!r}")
+        if not (is_number(self.mixed_step_scale) and 1 <= self.mixed_step_scale <= 10):
+            raise ValueError(f"mixed_step_scale must be in [1, 10], got {self.mixed_step_scale!r}")
         if not (is_number(self.accepted_length) and 1 <= self.accepted_length <= self.draft_tokens + 1):
             raise ValueError(
                 f"accepted_length must be in [1, draft_tokens + 1 = {self.draft_tokens + 1}], got {self.accepted_length!r}"
@@ -95,12 +103,24 @@ class ReplicaCosts:
             return t[-1]
         return t[i - 1] + (t[i] - t[i - 1]) * (n - b[i - 1]) / (b[i] - b[i - 1])
 
+    def paced_decode_s(self, n: float, steps: float, computed: float) -> float:
+        """The decode step of ``n`` sequences, each request ``steps`` decode steps and ``computed`` prompt tokens: ``n /
+        steps`` prompts start per step, each over ceil(computed / room) steps, that share paced (at most all)."""
+        if self.mixed_step_scale == 1.0:
+            return self.decode_s(n)
+        room = max(1.0, self.budget_tokens - n * (self.draft_tokens + 1))
+        share = min(1.0, n / steps * math.ceil(computed / room)) if steps > 0 else 1.0
+        return self.decode_s(n) * (1.0 + (self.mixed_step_scale - 1.0) * share)
+
+    def prompt_s(self, computed: float) -> float:
+        """The replica's seconds for one prompt of ``computed`` tokens, in steps paced at ``mixed_step_scale``."""
+        return computed * self.prefill_s_per_token * self.mixed_step_scale
+
 
 @dataclass(frozen=True)
 class ServingPoint:
-    """One concurrency on one replica. Rates are per GPU; ``total`` counts every prompt token (cached or not) and
-    output token of the finished requests, as the benchmarks' "total token throughput" does; ``computed`` the
-    prompt tokens computed (prefix-cache hits excluded) and the output, as an engine's own counters do."""
+    """One concurrency on one replica. Rates are per GPU; ``total`` counts every prompt token (cached or not) and output
+    token, as the benchmarks' "total token throughput"; ``computed`` prefix-cache hits excluded, as engines count."""
 
     concurrency: int  # clients per replica
     running: float  # requests the engine holds (KV cache permitting)
@@ -127,6 +147,7 @@ def replica_costs(
     accepted_length: float = 1.0,
     draft_cost: float = 0.0,
     overlap: str = "none",
+    batches: tuple[float, ...] | None = None,
 ) -> ReplicaCosts:
     """The :class:`ReplicaCosts` of one replica of ``d``'s layout (its ``dp`` ignored, its redundant-expert slots
     kept) for ``d``'s workload, memory assumptions and scale-up domain; raises ValueError when not one sequence of
@@ -135,7 +156,9 @@ def replica_costs(
     tokens per sequence and drafts ``draft_tokens`` times at ``draft_cost`` x the plain step (a built-in head such
     as MTP), for ``accepted_length`` output tokens per sequence (as :func:`core.speculative.batch_speedup` prices
     it). ``overlap``: the decode steps' two-batch overlap ("none" or "two_batch"), a decode plan's
-    (:attr:`core.serving.plan.Plan.overlap`) to sweep the plan as the layout search scored it."""
+    (:attr:`core.serving.plan.Plan.overlap`) to sweep the plan as the layout search scored it. ``batches``: the decode
+    step at these batch sizes only (a measurement's own), not 1, 2, 4 .. up to the cache. With attention DP a step
+    carrying prompt work pays :func:`core.serving.launch.spec.mixed_step_scale` (``mixed_step_scale``)."""
     if overlap not in ("none", "two_batch"):
         raise ValueError(f"overlap must be none or two_batch, got {overlap!r}")
     per_pass = served_draft_s(d, draft_tokens) if draft_tokens else None  # the stack's fitted draft pass, if any
@@ -146,6 +169,10 @@ def replica_costs(
     if cap < one.attention_dp:
         raise ValueError(f"not one {workload.context_len:,}-token sequence per attention rank fits the KV cache")
     grid = sorted({1.0, float(cap), *(float(b) for b in (2**k for k in range(1, 30)) if b < cap)})
+    if batches is not None:
+        if not (isinstance(batches, tuple) and batches and all(is_number(b) and 0 < b <= 1e9 for b in batches)):
+            raise ValueError(f"batches must be a non-empty tuple of sequence counts in (0, 1e9], got {batches!r}")
+        grid = sorted(set(map(float, batches)))
 
     def step(phase: str, per_gpu: float, ctx: int, cached: int = 0, per_seq: float = 1.0) -> perf.StepTime:
         cfg = perf.StepConfig(
@@ -175,8 +202,18 @@ def replica_costs(
     chunk = step("prefill", budget / gpus, workload.input_len, workload.cached_prompt_tokens)
     per_token = 1.0 / (chunk.tokens_per_s_per_gpu * gpus)
     offset_s = d.calibration.ttft_offset_s if d.calibration is not None else 0.0  # per request, from the calibration
+    mixed = mixed_step_scale(d.stack, one.attention_dp) if d.stack in ENGINES else 1.0
     return ReplicaCosts(
-        tuple(grid), tuple(decode_s(n) for n in grid), per_token, budget, cap, gpus, k, float(accepted_length), offset_s
+        tuple(grid),
+        tuple(decode_s(n) for n in grid),
+        per_token,
+        budget,
+        cap,
+        gpus,
+        k,
+        float(accepted_length),
+        offset_s,
+        mixed,
     )
 
 
@@ -195,52 +232,62 @@ def serve_closed_loop(costs: ReplicaCosts, workload: Workload, concurrency: int)
     return _steady(costs, workload, whole("concurrency", concurrency, 1, 10_000_000))
 
 
-def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: float | None = None) -> ServingPoint:
-    """:func:`serve_closed_loop` for ``c`` clients (a share of a pool's: not always whole). ``elsewhere_s``: the
-    prompts are prefilled by another pool in that many seconds (disaggregated): no prefill work here, no budget."""
+def _steady(
+    costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: float | None = None, running: float | None = None
+) -> ServingPoint:
+    """:func:`serve_closed_loop` for ``c`` clients (a share of a pool's: not always whole). ``elsewhere_s``: prompts
+    prefilled by another pool in that many seconds (no prefill work here). ``running``: :func:`serve_saturated`."""
     computed, al, width = workload.computed_prompt_tokens, costs.accepted_length, costs.draft_tokens + 1
     out = workload.output_len / al  # decode steps per request
     pool = elsewhere_s is not None  # a decode pool: its cache holds the sequences in decode, not those in prefill
-    a = 0.0 if pool else computed * costs.prefill_s_per_token
+    mixed = 1.0 if pool else costs.mixed_step_scale  # prompt work paced always, decode steps in the share carrying it
+    a = 0.0 if pool else costs.prompt_s(computed)
     held = float(min(c, costs.kv_capacity))
     # decode sequences at which every step is full: prefill and decode finish requests at the same rate,
     # n / out = (budget - n x width) / computed
     busiest = math.inf if elsewhere_s is not None else costs.budget_tokens * out / (computed + out * width)
 
+    def step_s(n: float) -> float:
+        return costs.decode_s(n) if pool else costs.paced_decode_s(n, out, computed)
+
     def ttft0(n: float) -> float:
         if elsewhere_s is not None:
             return elsewhere_s + costs.ttft_offset_s
-        room = costs.budget_tokens - n * width
-        return math.inf if room < 1 else a + math.ceil(computed / room) * costs.decode_s(n) + costs.ttft_offset_s
+        room = costs.budget_tokens - n * width  # each of the prompt's own steps carries a chunk of it: paced in full
+        own = math.ceil(computed / room) * costs.decode_s(n) * mixed if room >= 1 else math.inf
+        return a + own + costs.ttft_offset_s
 
     def rate(n: float) -> float:  # requests/s with n sequences in decode: n = x out t(n) / (1 - x a)
-        return n / (out * costs.decode_s(n) + n * a)
+        return n / (out * step_s(n) + n * a)
 
-    # the clients: n in decode plus x x TTFT waiting for a first token (both grow with n): bisect on n. Colocated,
-    # a prompt in prefill holds the cache too (n + x TTFT <= what it holds); a decode pool's prompts wait in the
-    # prefill pool, so its own sequences fill the cache (n <= what it holds) once enough clients wait
-    clients = float(c) if pool else held
-    lo, hi = 0.0, held
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if mid + rate(mid) * ttft0(mid) < clients else (lo, mid)
-    n = lo if lo > 0 else hi
+    if running is None:
+        # the clients: n in decode plus x x TTFT waiting for a first token (both grow with n): bisect on n.
+        # Colocated, a prompt in prefill holds the cache too (n + x TTFT <= what it holds); a decode pool's prompts
+        # wait in the prefill pool, so its own sequences fill the cache (n <= what it holds) once enough clients wait
+        clients = float(c) if pool else held
+        lo, hi = 0.0, held
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mid + rate(mid) * ttft0(mid) < clients else (lo, mid)
+        n = lo if lo > 0 else hi
+    else:
+        n = running
     x = rate(n)
     regime = "latency-bound"
     if n > busiest:  # the budget binds: every step full, prefill and decode finishing requests alike
         n = busiest
-        step = costs.decode_s(n) + (costs.budget_tokens - n * width) * costs.prefill_s_per_token
+        step = (costs.decode_s(n) + (costs.budget_tokens - n * width) * costs.prefill_s_per_token) * mixed
         x, tpot = n / (out * step), step
         regime = "token budget full"
     else:
-        tpot = costs.decode_s(n) / (1.0 - x * a)
-    ttft = max(c / x - out * tpot, ttft0(n)) if x > 0 else math.inf
+        tpot = step_s(n) / (1.0 - x * a)
+    ttft = ttft0(n) if running is not None else (max(c / x - out * tpot, ttft0(n)) if x > 0 else math.inf)
     tpot /= al  # per output token
-    if (n >= costs.kv_capacity * (1 - 1e-9)) if pool else c > costs.kv_capacity:
+    if running is None and ((n >= costs.kv_capacity * (1 - 1e-9)) if pool else c > costs.kv_capacity):
         regime = "KV cache full"
     return ServingPoint(
         math.ceil(c),
-        n if pool else held,
+        n if pool or running is not None else held,
         n,
         x,
         ttft,
@@ -251,6 +298,15 @@ def _steady(costs: ReplicaCosts, workload: Workload, c: float, elsewhere_s: floa
         regime,
         x * (computed + workload.output_len) / costs.gpus,
     )
+
+
+def serve_saturated(costs: ReplicaCosts, workload: Workload, running: float) -> ServingPoint:
+    """``running`` sequences in decode, a new request taking each finished one's place at once (an offline benchmark,
+    ``trtllm-bench``, at the batch it states; not checked against the cache): :func:`serve_closed_loop`'s step model.
+    TTFT is a prompt's own work and the steps it rides, no queue."""
+    if not (is_number(running) and 1 <= running <= 1e9):
+        raise ValueError(f"running must be a number of sequences in [1, 1e9], got {running!r}")
+    return _steady(costs, workload, float(running), running=float(running))
 
 
 def serve_decode_pool(costs: ReplicaCosts, workload: Workload, concurrency: int, ttft_s: float) -> ServingPoint:
@@ -315,9 +371,8 @@ def serving_sweep(
     full = _fill_clients(costs, workload, ttft_s)
     points = []
     for c in concurrencies if concurrencies is not None else (*(2**k for k in range(24)), 10_000_000):
-        points.append(
-            serve_closed_loop(costs, workload, c) if ttft_s is None else serve_decode_pool(costs, workload, c, ttft_s)
-        )
+        pool = ttft_s is not None
+        points.append(serve_decode_pool(costs, workload, c, ttft_s) if pool else serve_closed_loop(costs, workload, c))
         if c >= full:
             break
     return points

@@ -1,15 +1,11 @@
 """Calibration of the efficiency factors on the published cases, and leave-one-out errors.
 
-Calibration fits one set of factors per GPU profile and kernel family on the kernel-level cases
-(grouped GEMM decode / prefill layouts, low-latency and normal all-to-all) and the whole-step factors
-(per-layer overhead, overlap) on the system-level cases; each fit is a least-squares fit of log
-errors with a weak pull towards the inherited value, so a factor the remaining cases cannot
-determine stays where its relative puts it. Leave-one-out refits without the case it predicts.
-
-The cases and the predictions are :mod:`core.validation`'s (``parse_case``, ``predict_parsed``,
-``predict_with``), and so is ``CaseResult``. These functions were part of it and it re-exports them
-(``validation.calibrate`` still works); because it does, this module imports ``core.validation`` inside
-its functions, not at load time.
+Calibration fits one set of factors per GPU profile and kernel family on the kernel-level cases (grouped GEMM
+decode / prefill layouts, low-latency and normal all-to-all) and the whole-step factors (per-token overhead,
+overlap) on the system-level cases of kernel-calibrated GPUs; each a least-squares fit of log errors with a weak
+pull towards the inherited value, so a factor the cases cannot determine stays where its relative puts it.
+Leave-one-out refits without the case it predicts. The cases and predictions are :mod:`core.validation`'s, which
+re-exports these functions (``validation.calibrate``): so this module imports it inside its functions.
 """
 
 from __future__ import annotations
@@ -286,6 +282,17 @@ def _owner(case: Mapping[str, Any], family: str) -> str:
     return gpu if path == "deepep" else f"{gpu}@{path}"
 
 
+def _residual_cases(cases: list[Mapping[str, Any]], cat: Catalog) -> list[Mapping[str, Any]]:
+    """The system cases the shared whole-step factors are fitted on: those on a GPU with kernel cases of its own. On
+    one without (an AMD Instinct: a relative's fractions of peak), a step's error is mostly its kernels', which the
+    residual every GPU shares must not absorb; such a case is predicted and reported (leave-one-out: the full fit)."""
+    from core.validation.cases import case_family  # at call time: core.validation re-exports this module
+
+    family = [case_family(c, cat) for c in cases]
+    own = {str(c.get("gpu")) for c, f in zip(cases, family, strict=True) if f != "system"}
+    return [c for c, f in zip(cases, family, strict=True) if f == "system" and str(c.get("gpu")) in own]
+
+
 def calibrate(
     cases: Iterable[Mapping[str, Any]],
     profiles: Mapping[str, EfficiencyProfile] | None,
@@ -306,7 +313,7 @@ def calibrate(
             groups.setdefault((_owner(c, fam), fam), []).append(c)
     for (owner, fam), members in sorted(groups.items()):
         profiles[owner] = _with(profiles.get(owner), owner, fam, _fit_family(fam, owner, members, profiles, cat))
-    system = [c for c in cases if case_family(c, cat) == "system"]
+    system = _residual_cases(cases, cat)
     if system:
         profiles["default"] = _with(
             profiles.get("default"), "default", "system", _fit_family("system", "default", system, profiles, cat)
@@ -347,7 +354,7 @@ def leave_one_out(
             elif gpu_id in loo:  # nothing else to learn from: the family falls back to what it inherits
                 loo[gpu_id] = loo[gpu_id].model_copy(update={fam: None})
         else:
-            others = [c for j, c in enumerate(cases) if j != i and keys[j][0] == "system"]
+            others = [c for c in _residual_cases(cases, cat) if c is not case]
             if others:
                 loo["default"] = _with(
                     loo.get("default"),

@@ -10,15 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core import comms, perf
+from core import comms, perf, serving
 from core.catalog import Catalog
 from core.deployment.bundle import Deployment
+from core.deployment.specs import MemoryAssumptions, Workload
 from core.hardware.efficiency import (
     IDEAL,
     Efficiency,
     EfficiencyProfile,
     kernel_path,
 )
+from core.hardware.served_step import served_step_for
 from core.perf.dispatch import alltoall_call_split
 from core.validation.cases import (
     COMM_METRICS,
@@ -79,6 +81,36 @@ def _deployment(c: ParsedCase, eff: Efficiency, redundant_experts: int = 0) -> D
     return Deployment(
         c.model, c.gpu, c.layout, c.precision, eff, domain_gpus=c.domain, redundant_experts=redundant_experts
     )
+
+
+def _aggregated_rate(c: ParsedCase, eff: Efficiency, batch: float, redundant: int) -> float:
+    """Output tokens/s per GPU of a published in-flight-batching measurement (``options.serving: aggregated``) as the
+    served model prices it (:func:`core.serving.serve_saturated`): ``batch`` sequences per GPU in decode, each
+    finished one replaced at once, the prompts' chunks riding the decode steps at a full chunk's rate per token
+    (``options.max_num_batched_tokens`` per attention rank where the source states the engine's budget, else the
+    planner's default), the stack's served step, and the attention-DP pacing of steps that carry prompt work."""
+    opts = c.options
+    if opts.get("comm_kernel"):
+        raise ValueError(f"case {c.id}: an aggregated case takes the layout's own all-to-all (no comm_kernel)")
+    isl = case_field(opts, "input_len", c.id, float)
+    osl = case_field(opts, "output_len", c.id, float)
+    budget = opt_int(opts, "max_num_batched_tokens", c.id, MemoryAssumptions().max_num_batched_tokens)
+    d = Deployment(
+        c.model,
+        c.gpu,
+        c.layout,
+        c.precision,
+        eff,
+        domain_gpus=c.domain,
+        redundant_experts=redundant,
+        workload=Workload(input_len=round(isl), output_len=round(osl)),
+        assumptions=MemoryAssumptions(max_num_batched_tokens=budget),
+        served_step=served_step_for(c.stack, "none"),
+        kernel_path=c.kernel_path,
+    )
+    running = batch * c.layout.total_gpus  # one replica's sequences
+    costs = serving.replica_costs(d, batches=(running,))
+    return serving.serve_saturated(costs, d.workload, running).output_tokens_per_s_per_gpu
 
 
 def comm_case_terms(c: ParsedCase) -> tuple[comms.AllToAllSplit | None, float | None]:
@@ -211,22 +243,9 @@ def predict_parsed(c: ParsedCase, eff: Efficiency) -> float:
             redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
             kernel_path=c.kernel_path,
         )
-        decode = perf.step_time(_deployment(c, eff, cfg.redundant_experts), cfg)
         if opts.get("serving") == "aggregated":
-            # in-flight batching: each decode step also carries its share of the prompts' prefill
-            isl = case_field(opts, "input_len", c.id, float)
-            osl = case_field(opts, "output_len", c.id, float)
-            pre = perf.StepConfig(
-                phase="prefill",
-                tokens_per_gpu=batch * isl / osl,
-                context_len=int(isl),
-                comm_kernel=opts.get("comm_kernel"),
-                redundant_experts=opt_int(opts, "redundant_experts", c.id, 0),
-                kernel_path=c.kernel_path,
-            )
-            prefill = perf.step_time(_deployment(c, eff, pre.redundant_experts), pre)
-            return batch / (decode.step_s + prefill.step_s)
-        return decode.tokens_per_s_per_gpu
+            return _aggregated_rate(c, eff, batch, cfg.redundant_experts)
+        return perf.step_time(_deployment(c, eff, cfg.redundant_experts), cfg).tokens_per_s_per_gpu
     else:
         cfg = perf.StepConfig(
             phase="prefill",

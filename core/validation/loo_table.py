@@ -3,7 +3,8 @@ factors and its leave-one-out prediction, precomputed so the Validation page nee
 
 ``python -m bench.calibrate --write`` writes it (``format_loo_table``) next to the cases, at ``LOO_TABLE``
 under the catalog root, with a fingerprint of the inputs it was computed from: the case files
-(``validation/*.yaml``) and the efficiency factors (``efficiency.yaml``). ``read_loo_table`` returns it only
+(``validation/*.yaml``), the efficiency factors (``efficiency.yaml``) and what the served model of an aggregated
+case reads besides (``served_step.yaml``: the engines' per-step costs; ``engines.yaml``: their attention-DP pacing). ``read_loo_table`` returns it only
 while that fingerprint still matches; otherwise it says why (missing, stale, unreadable) and the page refits.
 A unit test (tests/unit/test_loo_table.py) fails when the shipped table is stale.
 """
@@ -26,17 +27,19 @@ _FINGERPRINT = "# inputs_sha256: "
 _HEADER = (
     "# Leave-one-out predictions of every validation case (core.validation.calibration.leave_one_out): measured, predicted\n"
     "# with the shipped factors, and predicted after refitting without the case. Written by\n"
-    "# `python -m bench.calibrate --write`; do not edit by hand. The fingerprint covers validation/*.yaml and\n"
-    "# efficiency.yaml: when they change, the table is stale and the Validation page refits.\n"
+    "# `python -m bench.calibrate --write`; do not edit by hand. The fingerprint covers validation/*.yaml,\n"
+    "# efficiency.yaml, served_step.yaml and engines.yaml: when they change, the table is stale and the page refits.\n"
 )
 
 
 def inputs_fingerprint(cat: Catalog) -> str:
-    """SHA-256 over the files the leave-one-out is computed from: every ``validation/*.yaml`` (by name) and
-    ``efficiency.yaml`` under ``cat.root``. Raises ``ValueError`` naming the file that cannot be read."""
+    """SHA-256 over the files the leave-one-out is computed from: every ``validation/*.yaml`` (by name),
+    ``efficiency.yaml``, ``served_step.yaml`` and ``engines.yaml`` under ``cat.root``. Raises ``ValueError`` naming
+    the file that cannot be read."""
     root = Path(cat.root)
     h = hashlib.sha256()
-    for path in [*sorted((root / "validation").glob("*.yaml")), root / "efficiency.yaml"]:
+    served = [root / name for name in ("efficiency.yaml", "served_step.yaml", "engines.yaml")]
+    for path in [*sorted((root / "validation").glob("*.yaml")), *served]:
         try:
             data = path.read_bytes()
         except OSError as e:
@@ -81,7 +84,10 @@ def read_loo_table(cat: Catalog) -> tuple[list[CaseResult] | None, str]:
         return None, f"unusable: {e}"
     stored = next((ln[len(_FINGERPRINT) :].strip() for ln in text.splitlines() if ln.startswith(_FINGERPRINT)), "")
     if stored != current:
-        return None, "stale: the validation cases or the efficiency factors changed since it was written"
+        return (
+            None,
+            "stale: the validation cases, the efficiency factors or the served costs changed since it was written",
+        )
     rows = list(csv.DictReader(ln for ln in text.splitlines() if not ln.startswith("#")))
     try:
         by_id = {

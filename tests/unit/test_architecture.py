@@ -361,9 +361,9 @@ CORE_FLOORS: tuple[tuple[str, ...], ...] = (
     ("catalog", "store"),
     ("memory", "roofline"),
     ("perf", "single_box"),
-    ("moe", "speculative", "balance", "validation"),
+    ("moe", "speculative", "balance"),
     ("serving",),
-    ("scenario",),
+    ("scenario", "validation"),
     ("report",),
 )
 _FLOOR = {pkg: i for i, floor in enumerate(CORE_FLOORS) for pkg in floor}

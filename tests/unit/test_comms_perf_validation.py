@@ -196,6 +196,7 @@ def test_predict_answers_every_case_in_its_unit():
     assert len(cat.validation_cases) >= 20
     errors: dict[str, list[float]] = {}
     published = []
+    calibrated = {str(c["gpu"]) for c in cat.validation_cases if validation.case_family(c, cat) != "system"}
     for case in cat.validation_cases:
         value = validation.predict(dict(case))
         assert value > 0 and value == value
@@ -203,10 +204,11 @@ def test_predict_answers_every_case_in_its_unit():
         errors.setdefault(validation.case_family(case, cat), []).append(err)
         if not str(case["id"]).startswith("aic-"):
             published.append(err)
-            # published deployments and communication benchmarks, in-sample: none off by more than 60% (the
-            # worst are small models and TP4 aggregated runs, where in-flight batching shares one weight read
-            # between prefill chunks and decode that the aggregated formula charges twice; README)
-            assert err < 0.6, case["id"]
+            # published deployments and communication benchmarks, in-sample: none off by more than 60% on a GPU
+            # with kernel cases of its own (the worst: SGLang v0.5.8-0.5.9 aggregated at 64 clients, +49..+53%);
+            # on an AMD Instinct, whose kernels take the H200's fractions of peak, within 85% (DeepSeek-R1 on
+            # MI325X, +80%: README)
+            assert err < (0.6 if str(case["gpu"]) in calibrated else 0.85), case["id"]
     assert statistics.median(published) < 0.15
     for fam, errs in errors.items():  # measured kernel tables, in-sample: the typical case within 20%
         assert statistics.median(errs) < 0.2, fam
@@ -270,9 +272,71 @@ def test_leave_one_out_accuracy_holds():
     assert s["dense_gemm"]["median"] < 0.15 and s["dense_gemm"]["p90"] < 0.35
     assert s["grouped_gemm_prefill"]["median"] < 0.25
     assert s["grouped_gemm_weight_only"]["median"] < 0.20
-    assert s["system"]["median"] < 0.16 and s["system"]["max"] < 0.60
+    # the whole step: median 12.9%, max 80% (DeepSeek-R1 on MI325X, an AMD GPU without kernel cases of its own)
+    assert s["system"]["median"] < 0.14 and s["system"]["max"] < 0.85
     # the Layouts page's tiers use the per-phase whole-step error stored in catalogs/step_error.yaml: current
     from bench.calibrate import step_error
 
     for phase, v in step_error(cat, results).items():
         assert cat.step_error[phase] == pytest.approx(v["median_loo_error"], abs=1e-3), phase
+
+
+def test_aggregated_cases_are_priced_by_the_served_model():
+    # TensorRT-LLM's Best_perf_practice_on_DeepSeek-R1 trtllm-bench runs, DP8 x EP8 in-flight batching: 5,393 / 4,548
+    # (B200, FP8 / 16-bit KV) and 1,436 (H200) output tok/s per GPU. A decode step plus a separate prefill step of
+    # batch x 1,024 / 2,048 prompt tokens put them at +44% / +20% / +1%; the served model (the prompts' chunks in the
+    # decode steps at a full chunk's rate, the stack's served step, a step carrying prompt work x 1.5412 at DP8:
+    # tech blog 10's 39,552 / 25,664) puts all three within 12%
+    from core import serving
+    from core.deployment.bundle import Deployment
+    from core.deployment.specs import MemoryAssumptions, Workload
+    from core.hardware.served_step import served_step_for
+    from core.validation.cases import parse_case
+
+    by_id = {str(c["id"]): c for c in cat.validation_cases}
+    for cid, published in (
+        ("trtllm-b200-r1-0528-fp4-fp8kv-1k2k", 5393),
+        ("trtllm-b200-r1-fp4-16bitkv-1k2k", 4548),
+        ("trtllm-h200-r1-fp8-1k2k", 1436),
+    ):
+        case = by_id[cid]
+        assert case["measured"]["value"] == published
+        predicted = validation.predict(dict(case))
+        assert abs(predicted / published - 1) < 0.12, cid
+        # the same number as the serving model's own, at the batch the run states
+        c = parse_case(case, cat)
+        o = case["options"]
+        d = Deployment(
+            c.model,
+            c.gpu,
+            c.layout,
+            c.precision,
+            cat.efficiency_for(c.gpu.id, c.stack),
+            domain_gpus=c.domain,
+            workload=Workload(input_len=1024, output_len=2048),
+            assumptions=MemoryAssumptions(max_num_batched_tokens=o["max_num_batched_tokens"]),
+            served_step=served_step_for("trtllm", "none"),
+        )
+        running = case["workload"]["batch_per_gpu"] * 8
+        costs = serving.replica_costs(d, batches=(running,))
+        assert costs.mixed_step_scale == pytest.approx(39552 / 25664, abs=1e-4)
+        assert predicted == pytest.approx(
+            serving.serve_saturated(costs, d.workload, running).output_tokens_per_s_per_gpu
+        )
+
+
+def test_the_shared_whole_step_factors_fit_on_gpus_with_kernel_cases_of_their_own():
+    # an AMD Instinct has no kernel case (its kernels take the H200's fractions of peak): its whole-step cases are
+    # predicted, not fitted on; the H200's are both
+    from core.validation.calibration import _residual_cases
+
+    cases = list(cat.validation_cases)
+    kernel_h200 = next(c for c in cases if c["gpu"] == "h200" and validation.case_family(c, cat) != "system")
+    sys_h200 = next(c for c in cases if c["gpu"] == "h200" and validation.case_family(c, cat) == "system")
+    sys_mi325 = next(c for c in cases if c["gpu"] == "mi325x" and validation.case_family(c, cat) == "system")
+    assert _residual_cases([kernel_h200, sys_h200, sys_mi325], cat) == [sys_h200]
+    assert _residual_cases([sys_h200, sys_mi325], cat) == []  # no kernel case anywhere: nothing to anchor on
+    fitted = {str(c["id"]) for c in _residual_cases(cases, cat)}
+    system = [c for c in cases if validation.case_family(c, cat) == "system"]
+    assert len(system) == 28 and len(fitted) == 23
+    assert {str(c["gpu"]) for c in system if str(c["id"]) not in fitted} == {"mi325x", "mi355x"}

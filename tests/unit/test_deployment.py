@@ -128,7 +128,9 @@ def test_a_calibration_is_saved_with_its_scenario_and_calibrates_no_other(tmp_pa
 
 def test_a_plan_whose_largest_part_is_the_fitted_overhead_does_not_call_it_a_kernel():
     # layouts review 3, M5: gpt-oss-120b prefill on 8 x B200, where the per-layer overhead fitted to measured steps is
-    # about half the step (the review measured 43-49%): the reason names it as fitted time, not as a kernel that dominates
+    # about half the step (the review measured 43-49%; 56% since the whole-step refit on the served composition of
+    # aggregated cases raised the per-token overhead from 35.1 to 43.8 ps per channel): the reason names it as fitted
+    # time, not as a kernel that dominates
     from core.serving.layout import recommend, search_deployment
 
     s = Scenario(
@@ -136,6 +138,6 @@ def test_a_plan_whose_largest_part_is_the_fitted_overhead_does_not_call_it_a_ker
     )
     best = recommend(search_deployment(s, cat), "prefill", catalog=cat)[0]
     top = max(best.breakdown, key=best.breakdown.get)
-    assert top == "fitted overhead" and 0.40 <= best.breakdown[top] / sum(best.breakdown.values()) <= 0.55
+    assert top == "fitted overhead" and 0.40 <= best.breakdown[top] / sum(best.breakdown.values()) <= 0.60
     assert "the fitted overhead is the largest part" in best.reason and "not a kernel" in best.reason
     assert "overhead dominates" not in best.reason

@@ -222,9 +222,9 @@ def test_the_band_counts_match_the_case_file():
 
 
 def test_a_frontier_case_pays_the_stacks_served_step():
-    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.3947 ms a step, no
+    # TensorRT-LLM's fitted served step (catalogs/served_step.yaml, read here directly): fixed 2.3943 ms a step, no
     # per-layer term. DeepSeek-R1 FP4 min-latency on 8 x B200 at one client: its modelled time per output token is
-    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.3947 ms
+    # the kernel step of one sequence (the replica's costs without a served step) + exactly those 2.3943 ms
     import yaml
 
     from core.deployment import bundle

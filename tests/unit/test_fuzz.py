@@ -542,6 +542,7 @@ replica_costs = st.sampled_from(
         ReplicaCosts((1.0,), (0.01,), 1e-6, 8192, 1, 1),
         ReplicaCosts((1.0, 64.0), (0.01, 0.03), 2e-5, 2048, 64, 8),
         ReplicaCosts((1.0, 2.0, 4096.0), (0.01, 0.011, 0.9), 1e-9, 10**6, 4096, 72),
+        ReplicaCosts((1.0, 64.0), (0.01, 0.03), 2e-5, 2048, 64, 8, mixed_step_scale=1.54),  # attention-DP pacing
     ]
 )
 serving_points = st.builds(
@@ -1203,6 +1204,7 @@ NUMBERS: dict[str, Callable[[Any], st.SearchStrategy]] = {
     "target_s": lambda ann: st.one_of(st.none(), fl(1e-3, 10)),
     "tokens": _f(1, 1e5),
     "sequences": _f(1, 1e3),
+    "running": _f(0, 1e4),  # serve_saturated: sequences in decode (below 1 refused)
     "s": lambda ann: fl(0, 3),
     "gpus": lambda ann: fl(1, 1000),
     "alphas": _a(0, 1, two_d=False),

@@ -44,15 +44,18 @@ def test_shipped_loo_table_is_current():
         assert table[r.id].predicted == r.predicted
 
 
-def test_fingerprint_covers_the_case_files_and_the_efficiency_factors(tmp_path):
+def test_fingerprint_covers_the_case_files_the_efficiency_factors_and_the_served_costs(tmp_path):
     (tmp_path / "validation").mkdir()
     (tmp_path / "validation" / "a.yaml").write_bytes(b"- 1\n")
     (tmp_path / "validation" / "notes.csv").write_bytes(b"not an input\n")  # only *.yaml cases count
     (tmp_path / "efficiency.yaml").write_bytes(b"profiles: []\n")
+    (tmp_path / "served_step.yaml").write_bytes(b"fits: []\n")  # an aggregated case's served step reads them
+    (tmp_path / "engines.yaml").write_bytes(b"vllm: {}\n")  # and its engine's attention-DP pacing
     # by hand, the documented construction (path, NUL, bytes, NUL per file; cases first, by name):
-    # printf 'validation/a.yaml\0- 1\n\0efficiency.yaml\0profiles: []\n\0' | sha256sum
+    # printf 'validation/a.yaml\0- 1\n\0efficiency.yaml\0profiles: []\n\0served_step.yaml\0fits: []\n\0engines.yaml\0vllm:
+    # {}\n\0' | sha256sum
     fake = dataclasses.replace(cat, root=tmp_path)
-    assert inputs_fingerprint(fake) == "f45aed64eef925e90b16873e6dbf4bbe0c08998ab0d37c3598240816e7c73647"
+    assert inputs_fingerprint(fake) == "11b1adc17f287254a8f2ff58bd45feee6c88604eeb93eb3f9e7b4adfce57b301"
     (tmp_path / "efficiency.yaml").unlink()
     with pytest.raises(ValueError, match=r"efficiency\.yaml: cannot be read"):
         inputs_fingerprint(fake)
@@ -64,7 +67,8 @@ def test_a_changed_input_makes_the_shipped_table_stale(tmp_path):
     (tmp_path / "validation").mkdir()
     for p in (CATALOG_DIR / "validation").glob("*.yaml"):
         shutil.copy(p, tmp_path / "validation" / p.name)
-    shutil.copy(CATALOG_DIR / "efficiency.yaml", tmp_path / "efficiency.yaml")
+    for name in ("efficiency.yaml", "served_step.yaml", "engines.yaml"):
+        shutil.copy(CATALOG_DIR / name, tmp_path / name)
     shutil.copy(CATALOG_DIR / LOO_TABLE, tmp_path / LOO_TABLE)
     copy = dataclasses.replace(cat, root=tmp_path)
     rows, why = read_loo_table(copy)
@@ -75,9 +79,13 @@ def test_a_changed_input_makes_the_shipped_table_stale(tmp_path):
     eff.write_bytes(original.replace(b"mem_eff: 0.", b"mem_eff: 0.0", 1))  # one factor moved
     assert read_loo_table(copy) == (
         None,
-        "stale: the validation cases or the efficiency factors changed since it was written",
+        "stale: the validation cases, the efficiency factors or the served costs changed since it was written",
     )
     eff.write_bytes(original)
+    served = tmp_path / "served_step.yaml"
+    served.write_bytes(served.read_bytes() + b"\n")  # the served costs an aggregated case is priced with
+    assert read_loo_table(copy)[1].startswith("stale: ")
+    shutil.copy(CATALOG_DIR / "served_step.yaml", served)
     published = tmp_path / "validation" / "published_cases.yaml"
     published.write_bytes(published.read_bytes() + b"\n")  # even a blank line: the bytes are the input
     assert read_loo_table(copy)[1].startswith("stale: ")

@@ -22,10 +22,10 @@ B200_MINLAT = Scenario(
 def test_a_trtllm_decode_step_pays_the_fitted_fixed_cost_and_a_prefill_step_does_not():
     d = resolve(B200_MINLAT, cat)
     kernel = d.with_(served_step=None)
-    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 2.3947 ms per step, 0 per layer
+    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 2.3943 ms per step, 0 per layer
     dec = perf.StepConfig("decode", 1 / 8, 1024 + 1024)
-    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(2.3947e-3, abs=1e-9)
-    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(2.3947e-3)
+    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(2.3943e-3, abs=1e-9)
+    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(2.3943e-3)
     pre = perf.StepConfig("prefill", 1024, 1024)
     assert perf.step_time(d, pre).step_s == perf.step_time(kernel, pre).step_s
 
@@ -51,16 +51,16 @@ def test_sglang_and_vllm_pay_no_fixed_cost_without_drafting():
 
 
 def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
-    # catalogs/served_step.yaml: TensorRT-LLM 0.4199 ms per MTP draft pass; MTP at gamma 3 drafts three times:
-    # 3 x 0.4199 = 1.2597 ms per verification cycle, in place of draft_cost x the plain step
+    # catalogs/served_step.yaml: TensorRT-LLM 0.4194 ms per MTP draft pass; MTP at gamma 3 drafts three times:
+    # 3 x 0.4194 = 1.2582 ms per verification cycle, in place of draft_cost x the plain step
     from core import speculative as sd
     from core.deployment.specs import SpecDecodeConfig
 
     s = B200_MINLAT.model_copy(update={"spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)})
     d = resolve(s, cat)
-    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.4199e-3)
+    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.4194e-3)
     r = sd.batch_speedup(d, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
-    assert r.draft_s[0] == pytest.approx(3 * 0.4199e-3)
+    assert r.draft_s[0] == pytest.approx(3 * 0.4194e-3)
     # without a fitted drafting cost (SGLang's and vLLM's forms price no draft pass) the draft is draft_cost x the
     # plain step
     for stack in ("sglang", "vllm"):
@@ -95,12 +95,12 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
 
 def test_attention_dp_layouts_pay_the_fixed_cost_where_no_dp_attention_term_is_fitted():
     # TensorRT-LLM's fit has no batch-1 attention-DP point since the two InferenceX decode points were read as the
-    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 2.3947 ms too
+    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 2.3943 ms too
     d = resolve(B200_MINLAT.model_copy(update={"layout": ParallelLayout(attention_dp=8, ep=8)}), cat)
     assert d.served_step.dp_attention_s is None
     dec = perf.StepConfig("decode", 1 / 8, 2048)
     assert perf.step_time(d, dec).step_s - perf.step_time(d.with_(served_step=None), dec).step_s == pytest.approx(
-        2.3947e-3, abs=1e-9
+        2.3943e-3, abs=1e-9
     )
 
 

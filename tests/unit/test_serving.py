@@ -161,3 +161,70 @@ def test_a_decode_pool_by_hand():
     assert p.ttft_s == pytest.approx(0.010, rel=1e-4)
     with pytest.raises(ValueError, match="ttft_s must be seconds"):
         serving.serve_decode_pool(COSTS, WL, 1, -1.0)
+
+
+def test_a_saturated_replica_by_hand():
+    # 64 sequences in decode (t = 0.0101 + 0.0001 x 63 x 0.109 / 999 ... interpolated: 0.0101 + (0.110 - 0.0101) x 63
+    # / 999 = 0.016400 s), each prompt 10 ms of work, room 8,192 - 64 tokens: one chunk per prompt. x = 64 / (100 x
+    # 0.016400 + 64 x 0.01) = 64 / 2.2800 = 28.070 requests/s; output 28.070 x 100 / 8 = 350.88 tok/s per GPU
+    t64 = 0.0101 + (0.110 - 0.0101) * 63 / 999
+    p = serving.serve_saturated(COSTS, WL, 64)
+    assert t64 == pytest.approx(0.0164, abs=1e-6)
+    assert p.requests_per_s == pytest.approx(64 / (100 * t64 + 0.64), rel=1e-9)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(350.88, rel=1e-4)
+    assert p.decoding == 64 and p.ttft_s == pytest.approx(0.01 + t64)  # its own work and the step it rides
+    with pytest.raises(ValueError, match="running"):
+        serving.serve_saturated(COSTS, WL, 0)
+
+
+def test_attention_dp_pacing_by_hand():
+    # the same replica with a step carrying prompt work 1.5 times longer: the prefill work always (10 ms -> 15 ms
+    # per prompt), the decode steps in the share carrying a chunk, 64 / 100 x 1 = 0.64: t = 0.016400 x (1 + 0.5 x
+    # 0.64) = 0.021648 s. x = 64 / (100 x 0.021648 + 64 x 0.015) = 64 / 3.1248 = 20.481 requests/s (28.070 without)
+    import dataclasses
+
+    paced = dataclasses.replace(COSTS, mixed_step_scale=1.5)
+    t = 0.0164 * (1 + 0.5 * 0.64)
+    p = serving.serve_saturated(paced, WL, 64)
+    assert p.requests_per_s == pytest.approx(64 / 3.1248, rel=1e-4)
+    assert p.tpot_s == pytest.approx(t / (1 - p.requests_per_s * 0.015), rel=1e-6)
+    assert p.output_tokens_per_s_per_gpu == pytest.approx(256.01, rel=1e-4)
+    # a decode pool carries no prompt work: nothing to pace
+    pool = serving.serve_decode_pool(paced, WL, 64, 0.5)
+    assert pool.tpot_s == pytest.approx(serving.serve_decode_pool(COSTS, WL, 64, 0.5).tpot_s)
+    with pytest.raises(ValueError, match="mixed_step_scale"):
+        dataclasses.replace(COSTS, mixed_step_scale=0.9)
+
+
+def test_the_pacing_grows_with_the_attention_dp_ranks():
+    # TensorRT-LLM tech blog 10: DeepSeek-V3 on 8 x GB200, DP8 x EP8 in-flight batching, 25,664 TPS against 39,552
+    # with every iteration balanced: 39,552 / 25,664 = 1.54115. Other rank counts scale with the expected largest of
+    # R standard normals (Tippett: 1 / sqrt(pi) = 0.564190 for 2, 1.029375 for 4, 1.423600 for 8, 1.765991 for 16)
+    from core.serving.launch.spec import _expected_max_normal, mixed_step_scale
+
+    assert _expected_max_normal(2) == pytest.approx(1 / math.sqrt(math.pi), abs=1e-5)
+    assert _expected_max_normal(4) == pytest.approx(1.029375, abs=1e-5)
+    assert _expected_max_normal(16) == pytest.approx(1.765991, abs=1e-5)
+    s8 = 39552 / 25664
+    assert mixed_step_scale("trtllm", 8) == pytest.approx(s8, abs=1e-4)
+    assert mixed_step_scale("trtllm", 1) == 1.0
+    assert mixed_step_scale("trtllm", 2) == pytest.approx(1 + (s8 - 1) * 0.564190 / 1.423600, abs=1e-4)  # 1.2145
+    assert mixed_step_scale("sglang", 16) == pytest.approx(1 + (s8 - 1) * 1.765991 / 1.423600, abs=1e-4)  # 1.6714
+    with pytest.raises(ValueError, match="attention_dp"):
+        mixed_step_scale("vllm", 0)
+
+
+def test_an_attention_dp_replica_is_paced_and_an_attention_tp_one_is_not():
+    cat = load_catalog()
+    d = Deployment(
+        cat.model("deepseek-v3"),
+        cat.gpu("b200"),
+        ParallelLayout(attention_dp=8, ep=8),
+        Precision(weights="fp8", kv_cache="fp8", routed_experts="nvfp4"),
+        cat.efficiency_for("b200", "trtllm"),
+        workload=Workload(input_len=1024, output_len=2048),
+    )
+    costs = serving.replica_costs(d, batches=(64.0, 512.0))
+    assert costs.batch == (64.0, 512.0) and costs.mixed_step_scale == pytest.approx(39552 / 25664, abs=1e-4)
+    tp = serving.replica_costs(d.with_layout(ParallelLayout(attention_tp=8, ep=8)), batches=(64.0,))
+    assert tp.mixed_step_scale == 1.0

@@ -3,7 +3,8 @@ and carrying prompt chunks, time advanced in jumps.
 
 The step model, shared with :mod:`core.serving`: a step that decodes ``n`` sequences and prefills ``p`` prompt
 tokens costs ``decode_s(n) + p x prefill_s_per_token`` (a prefill-only step ``decode_s(0)``, the grid's first
-point, + ``p x`` per token). A sequence's prompt is done at the end of the step carrying its last chunk, which
+point, + ``p x`` per token), times the replica's ``mixed_step_scale`` with attention DP (the rank carrying the
+chunk paces the others). A sequence's prompt is done at the end of the step carrying its last chunk, which
 yields its first token (TTFT); each later step that decodes it emits 1..draft+1 tokens (an "emission": the gap
 between two is an inter-token latency, one per streamed chunk as vLLM's ``bench serve`` counts it).
 
@@ -54,6 +55,7 @@ def run_engine(
     think_s: float = 0.0,
     stop_before: int | None = None,
     first_given: np.ndarray | None = None,
+    mixed_scale: float = 1.0,
 ) -> Trace:
     """Run requests ``0..len(computed)-1`` through the engine.
 
@@ -61,7 +63,8 @@ def run_engine(
     prefilled elsewhere, its first token at ``first_given[r]``: a decode pool); ``steps[r]``: decode steps after
     the first token. Arrivals: ``arrivals`` (sorted times, open loop) or ``clients`` (closed loop: each sends the
     next request ``think_s`` after its last one finishes; none once every request is sent). Stops when every
-    request below ``stop_before`` (default: every request) has finished.
+    request below ``stop_before`` (default: every request) has finished. ``mixed_scale``: a step carrying prompt
+    chunks runs that much longer (attention-DP ranks paced by the one with the chunk; ReplicaCosts.mixed_step_scale).
     """
     n = len(computed)
     comp, nsteps = computed.tolist(), steps.tolist()
@@ -154,7 +157,7 @@ def run_engine(
                 pre.append([r, comp[r] - t])
         if take:  # a step carrying prompt chunks (and, decode first, every running decode)
             decodes = n_dec > 0 and not prefill_first
-            dt = (step_s[n_dec] if decodes else step_s[0]) + take * per_token_s
+            dt = ((step_s[n_dec] if decodes else step_s[0]) + take * per_token_s) * mixed_scale
             now += dt
             if decodes:
                 dsteps += 1

@@ -8,9 +8,9 @@ sees the load drain. Rates count the requests finishing (measured or not) betwee
 measured request's arrival, over that span. Default warm-up: two requests per client (closed loop: the start's
 burst and its echo); three mean lifetimes of arrivals (open loop, the lifetime as :func:`core.serving`'s
 analytical model estimates it), at least a tenth of ``requests`` (half a lifetime from a warm start, see
-:func:`simulate_open`). An open loop is "unstable" when the requests in
-the system (arrived, not finished) grew over the span by more than a tenth of ``requests``: arrivals outpace the
-engine, or come too close to its capacity to settle within the run (more ``requests`` tell which).
+:func:`simulate_open`). An open loop is "unstable" when the requests in the system (arrived, not finished) grew
+over the span by more than a tenth of ``requests``: arrivals outpace the engine, or come too close to its capacity
+to settle within the run (more ``requests`` tell which).
 
 Bounds (a ValueError naming the argument otherwise): at most 1,000,000 measured ``requests`` and as many warm-up
 ones, rates in [10^-6, 10^9] requests/s, and a run's prompts at most 500,000 token-budget steps of prefill
@@ -20,6 +20,7 @@ ones, rates in [10^-6, 10^9] requests/s, and a run's prompts at most 500,000 tok
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -119,17 +120,8 @@ def _generators(seed: int) -> list[np.random.Generator]:
 def _engine(costs: ReplicaCosts, res: Resolved, n: int, computed, steps, **loop) -> Trace:
     cap = min(res.cap, n)
     table = np.interp(np.arange(cap + 1), costs.batch, costs.decode_step_s).tolist()  # decode_s(0..cap)
-    return run_engine(
-        table,
-        costs.prefill_s_per_token,
-        res.budget,
-        res.draft_tokens + 1,
-        cap,
-        res.prefill_first,
-        computed,
-        steps,
-        **loop,
-    )
+    engine = (table, costs.prefill_s_per_token, res.budget, res.draft_tokens + 1, cap, res.prefill_first)
+    return run_engine(*engine, computed, steps, mixed_scale=costs.mixed_step_scale, **loop)
 
 
 def _result(mode: str, load: float, tr: Trace, w: int, n: int, inp, out, gpus: int, offset_s: float) -> SimResult:
@@ -257,16 +249,19 @@ def simulate_open(
 def _open_steady(costs: ReplicaCosts, res: Resolved, lengths: Lengths, rate: float) -> tuple[float, float] | None:
     """The steady state at ``rate`` as the analytical model estimates it: the sequences in decode ``m = rate x
     steps x t(m) / (1 - a)`` (at most the running cap), ``a`` the prompts' share of the time, and a request's
-    lifetime ``steps x t(m) / (1 - a)``; None when the prompts alone outrun the replica (no steady state)."""
+    lifetime ``steps x t(m) / (1 - a)``; None when the prompts alone outrun the replica (no steady state). Steps
+    carrying prompt work are paced as the analytical model paces them (:meth:`ReplicaCosts.paced_decode_s`)."""
     steps = max(1.0, (lengths.mean("output") - 1) / res.accepted_length)
-    a = rate * lengths.mean("input") * (1 - res.prefix_hit) * costs.prefill_s_per_token
+    computed = lengths.mean("input") * (1 - res.prefix_hit)
+    a = rate * costs.prompt_s(computed)
     if a >= 1:
         return None
+    t = lambda m: costs.paced_decode_s(m, steps, computed)  # noqa: E731
     lo, hi = 0.0, float(res.cap)
     for _ in range(40):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if mid < rate * steps * costs.decode_s(mid) / (1 - a) else (lo, mid)
-    return hi, steps * costs.decode_s(hi) / (1 - a)
+        lo, hi = (mid, hi) if mid < rate * steps * t(mid) / (1 - a) else (lo, mid)
+    return hi, steps * t(hi) / (1 - a)
 
 
 def _open_arrivals(rate: float, total: int, rng: np.random.Generator) -> np.ndarray:
@@ -368,10 +363,11 @@ def simulate_disaggregated(
     arrivals = _open_arrivals(lam, total, g_arr)
     comp = pres.computed(inp)
     first = np.empty(total)
+    whole_prompts = replace(prefill, mixed_step_scale=1.0)  # prompts only, no decode waits: unpaced (as serving's)
     for k in range(rp):  # each prefill replica: its share of the arrivals (round robin), one output token each
         ids = np.arange(k, total, rp)
         first[ids] = _engine(
-            prefill, pres, len(ids), comp[ids], np.zeros(len(ids), np.int64), arrivals=arrivals[ids]
+            whole_prompts, pres, len(ids), comp[ids], np.zeros(len(ids), np.int64), arrivals=arrivals[ids]
         ).first_t
     ready = first + hs + hpt * inp
     steps = decode_steps(out - 1, dres, g_acc)

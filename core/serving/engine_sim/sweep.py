@@ -46,13 +46,15 @@ SWEEP_REQUESTS = 1000  # measured requests per rate
 def open_capacity(costs: ReplicaCosts, lengths: Lengths, knobs: EngineKnobs = DEFAULT_KNOBS) -> float:
     """Requests/s the replica serves at most under an open loop, by the step model (the module docstring): the
     largest ``n / (steps x t(n) + n x computed x p)`` over ``n`` = the cost grid's batches up to the running cap,
-    and the cap itself. Means of the lengths (the lognormal's, its clip ignored: a slight under-estimate)."""
+    and the cap itself, with the attention-DP pacing of the steps carrying prompt work
+    (:meth:`ReplicaCosts.paced_decode_s`, :meth:`ReplicaCosts.prompt_s`). Means of the lengths (the lognormal's, its
+    clip ignored: a slight under-estimate)."""
     res = resolved(costs, lengths, knobs)
     computed = max(1.0, lengths.mean("input") * (1.0 - res.prefix_hit))
     steps = max(0.0, lengths.mean("output") - 1.0) / res.accepted_length
-    prompt_s = computed * costs.prefill_s_per_token
+    prompt_s = costs.prompt_s(computed)
     ns = {float(res.cap), *(b for b in costs.batch if 1 <= b <= res.cap)}
-    return max(n / (steps * costs.decode_s(n) + n * prompt_s) for n in ns)
+    return max(n / (steps * costs.paced_decode_s(n, steps, computed) + n * prompt_s) for n in ns)
 
 
 def load_sweep(

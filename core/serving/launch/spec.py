@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -192,6 +193,17 @@ def engine_catalog() -> dict:
                 f"{ENGINES_FILE}: engine {engine!r} needs two_batch_overlap: {{setting: one of its flags or null, "
                 "source: one of its sources}"
             )
+        imb = entry.get("attention_dp_imbalance")
+        if not (
+            isinstance(imb, dict)
+            and imb.get("source") in (entry.get("sources") or {})
+            and is_number(imb.get("scale_at_dp8"))
+            and 1.0 <= imb["scale_at_dp8"] <= 4.0
+        ):
+            raise ValueError(
+                f"{ENGINES_FILE}: engine {engine!r} needs attention_dp_imbalance: {{scale_at_dp8: a number in 1..4, "
+                "source: one of its sources}"
+            )
     return data
 
 
@@ -201,6 +213,35 @@ def overlaps_two_batches(stack: str) -> bool:
     overlap (``catalogs/engines.yaml`` two_batch_overlap, with the source read). Public, not in ``__all__``."""
     _choice("stack", stack, ENGINES)
     return engine_catalog()[stack]["two_batch_overlap"]["setting"] is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _expected_max_normal(ranks: int) -> float:
+    """The mean of the largest of ``ranks`` independent standard normals, ``int x R phi(x) Phi(x)^(R-1) dx`` (0 for
+    one; 1 / sqrt(pi) = 0.5642 for two, 1.4236 for eight: Tippett's table), by the trapezoid rule on [-9, 9]."""
+    if ranks <= 1:
+        return 0.0
+    h, total = 1e-3, 0.0
+    for i in range(18_001):
+        x = -9.0 + i * h
+        phi = math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+        f = x * ranks * phi * (0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))) ** (ranks - 1)
+        total += f * (0.5 if i in (0, 18_000) else 1.0)
+    return total * h
+
+
+def mixed_step_scale(stack: str, attention_dp: int) -> float:
+    """How much longer a step that carries prompt work runs on a colocated replica of ``stack`` with ``attention_dp``
+    attention data-parallel ranks than the same work spread evenly over the ranks (the planner's step): every rank
+    waits at each MoE layer for the busiest, and a prompt chunk lands on one rank at a time. ``catalogs/engines.yaml``
+    attention_dp_imbalance gives it at 8 ranks (TensorRT-LLM's measured 1.5412, tech blog 10); other counts scale
+    with the expected busiest of ``R`` ranks whose loads vary alike, ``1 + (s8 - 1) x E[max of R normals] /
+    E[max of 8]``: 1 for one rank, 1.2145 for two, 1.3913 for four, 1.6714 for sixteen. A step with no prompt work
+    (decode only: equal batches) and a disaggregated pool's steps pay none. Public, not in ``__all__``."""
+    _choice("stack", stack, ENGINES)
+    ranks = whole("attention_dp", attention_dp, 1, 1_000_000)
+    at8 = float(engine_catalog()[stack]["attention_dp_imbalance"]["scale_at_dp8"])
+    return 1.0 + (at8 - 1.0) * _expected_max_normal(ranks) / _expected_max_normal(8)
 
 
 def json_arg(obj: dict) -> str:
