@@ -6,8 +6,9 @@ answers all five metrics for any catalog model and GPU:
 
 * ``output_tokens_per_s_per_gpu`` (decode) and ``input_tokens_per_s_per_gpu`` (prefill): a whole step
   from :func:`core.perf.step_time`; with ``options.serving: aggregated`` (and ``options.input_len`` /
-  ``options.output_len``) each decode step also pays for ``batch x input_len / output_len`` prompt
-  tokens of prefill, as in-flight batching on the same GPUs does;
+  ``options.output_len``, ``options.max_num_batched_tokens`` where stated) the served model of in-flight
+  batching, :func:`core.serving.serve_saturated` at the case's batch: prompt chunks in the decode steps, the
+  stack's served step, the attention-DP pacing;
 * ``moe_layer_latency_ms``: the routed experts' grouped GEMM of one MoE layer on one GPU (uniform
   routing), :func:`core.perf.grouped_gemm_s`;
 * ``dispatch_latency_us`` / ``combine_latency_us``: one all-to-all call, :func:`core.perf.alltoall_call_s`;
