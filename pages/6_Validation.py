@@ -124,7 +124,9 @@ st.caption(
     "deployments; grouped GEMM: the routed experts of one MoE layer on one GPU (weight-only: low-bit experts on GPUs "
     "without their tensor cores); attention: one layer's attention core; all-to-all: one dispatch or combine. "
     "Kernel cases are NVIDIA aiconfigurator's measured kernel tables (H100, H200, B200, GB200, B300, GB300, A100, "
-    "L40S; catalogs/validation/AIC_DATA.md); whole-step cases are published deployments."
+    "L40S; catalogs/validation/AIC_DATA.md); whole-step cases are published deployments, those serving prefill and "
+    "decode on the same GPUs (in-flight batching) priced by the served model the Layouts page uses (prompt chunks in "
+    "the decode steps, the engine's per-step costs, attention-DP ranks paced by the one carrying a prompt chunk)."
 )
 
 # ---- scatter
@@ -279,7 +281,8 @@ st.dataframe(pd.DataFrame(inherit), hide_index=True, width="stretch")
 st.caption(
     "A GPU without cases of its own inherits each family from its closest relative (catalogs/efficiency.yaml "
     "`inherits`); its step times are that relative's fractions of its own peaks, uncalibrated on it. The whole-step "
-    "residual (layer and per-token overhead, overlap) is one set shared by every GPU generation."
+    "residual (layer and per-token overhead, overlap) is one set shared by every GPU generation, fitted on the "
+    "whole-step cases of GPUs with kernel cases of their own (an AMD Instinct's are predicted, not fitted on)."
 )
 
 # ---- collectives

@@ -313,6 +313,9 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
     for row in (dp8, ep4):
         assert row["what binds"] == "TPOT"
         assert row["P99 TPOT (ms)"] <= 100 and row["P99 TTFT (s)"] <= 3
+    # the section says why a DP-attention layout's steps with a prompt chunk take longer, and by how much
+    note = next(c.value for c in at.caption if c.value.startswith("Goodput: the most requests per second"))
+    assert "each step that carries one runs 1.54× longer than the ranking's balanced step" in note
     # the charts say what drew them, and TTFT grows with the rate on every layout's line
     ttft = _chart_rows(at, "P99 TTFT as the load grows")
     chart = next(c for c in at.get("vega_lite_chart") if "P99 TTFT as the load grows" in c.proto.spec)
