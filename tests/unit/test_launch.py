@@ -138,6 +138,9 @@ def test_deepseek_v3_decode_dp16_ep16_on_two_nodes():
     )
     # SGLang's totals are split over the 16 attention-DP ranks: 256 tokens, 128 sequences each
     assert any("256 tokens and 128 sequences each" in n for n in sg.notes)
+    # a decode worker of a PD pair carries no prompts: no attention-DP pacing note (tech blog 10: disaggregation
+    # prevents the imbalance)
+    assert not any("busiest rank's pace" in n for n in cmds["trtllm"].notes)
 
     trt = cmds["trtllm"]
     assert trt.command == DSV3_TRTLLM
@@ -206,6 +209,10 @@ def test_qwen3_mixed_expert_tp_and_ep():
         "cuda_graph_config": {"enable_padding": True, "max_batch_size": 256},
     }
     assert any("attention TP 2 x DP 4 is not expressible" in n and "attention DP 8" in n for n in trt.notes)
+    # colocated attention DP: the pacing the plan is scored with, and TensorRT-LLM's balance setting, not written
+    # (tech blog 10: 33,499 / 25,664 = 1.31x with context wait alone, first tokens held back)
+    assert any("1.54x at 8 ranks" in n and "enable_balance: true" in n and "1.31x faster" in n for n in trt.notes)
+    assert "attention_dp_config" not in yaml.safe_load(trt.config_yaml)
 
 
 # --------------------------------------------------------------------------- gpt-oss-120b on one GPU

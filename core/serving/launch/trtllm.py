@@ -25,6 +25,15 @@ def trtllm_blocks(s: LaunchSpec, notes: list[str]) -> tuple[list[str], dict]:
     cfg: dict = {}
     if s.is_moe and s.attention_dp > 1:
         cfg["enable_attention_dp"] = True
+        if s.role == "aggregated":
+            notes.append(
+                "Prompts and decodes share these attention-DP ranks: the planner scores a step carrying a prompt chunk "
+                "at the busiest rank's pace (1.54x at 8 ranks, TensorRT-LLM tech blog 10's measurement of the "
+                "round-robin scheduling this command starts). attention_dp_config: {enable_balance: true, "
+                "timeout_iters: 50, batching_wait_iters: 0} held each rank's prompts until all had one and ran the "
+                "blog's DeepSeek-V3 1.31x faster, at the cost of first tokens waiting: add it where the TTFT target "
+                "allows (the plan does not score it)."
+            )
         if s.attention_tp > 1:
             notes.append(
                 f"TensorRT-LLM's attention DP runs attention at TP 1 on every GPU of the {stage}-GPU group: "
