@@ -151,7 +151,8 @@ def show_slo_goodput(d, plans: list, ttft_s: float, tpot_s: float) -> None:
     pacing = (
         " With attention data parallelism the ranks wait at every MoE layer for the one carrying a prompt chunk, so "
         f"each step that carries one runs {' / '.join(f'{x:.2f}' for x in paced)}× longer than the ranking's "
-        "balanced step (TensorRT-LLM tech blog 10 measured 1.54× at 8 ranks; SGLang and vLLM are assumed alike)."
+        "balanced step (TensorRT-LLM tech blog 10 measured 1.54× at 8 ranks; SGLang and vLLM are assumed alike, their "
+        "own reports putting it at 1.13-1.63×)."
         if paced
         else ""
     )
