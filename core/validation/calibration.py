@@ -282,7 +282,7 @@ def _owner(case: Mapping[str, Any], family: str) -> str:
     return gpu if path == "deepep" else f"{gpu}@{path}"
 
 
-def _residual_cases(cases: list[Mapping[str, Any]], cat: Catalog) -> list[Mapping[str, Any]]:
+def residual_cases(cases: list[Mapping[str, Any]], cat: Catalog) -> list[Mapping[str, Any]]:
     """The system cases the shared whole-step factors are fitted on: those on a GPU with kernel cases of its own. On
     one without (an AMD Instinct: a relative's fractions of peak), a step's error is mostly its kernels', which the
     residual every GPU shares must not absorb; such a case is predicted and reported (leave-one-out: the full fit)."""
@@ -313,7 +313,7 @@ def calibrate(
             groups.setdefault((_owner(c, fam), fam), []).append(c)
     for (owner, fam), members in sorted(groups.items()):
         profiles[owner] = _with(profiles.get(owner), owner, fam, _fit_family(fam, owner, members, profiles, cat))
-    system = _residual_cases(cases, cat)
+    system = residual_cases(cases, cat)
     if system:
         profiles["default"] = _with(
             profiles.get("default"), "default", "system", _fit_family("system", "default", system, profiles, cat)
@@ -354,7 +354,7 @@ def leave_one_out(
             elif gpu_id in loo:  # nothing else to learn from: the family falls back to what it inherits
                 loo[gpu_id] = loo[gpu_id].model_copy(update={fam: None})
         else:
-            others = [c for c in _residual_cases(cases, cat) if c is not case]
+            others = [c for c in residual_cases(cases, cat) if c is not case]
             if others:
                 loo["default"] = _with(
                     loo.get("default"),

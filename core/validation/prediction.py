@@ -41,7 +41,15 @@ from core.hardware.efficiency import (
     LinkFactors,
     SystemFactors,
 )
-from core.validation.calibration import calibrate, error_summary, fitted_families, leave_one_out, owner_of, strip_fitted
+from core.validation.calibration import (
+    calibrate,
+    error_summary,
+    fitted_families,
+    leave_one_out,
+    owner_of,
+    residual_cases,
+    strip_fitted,
+)
 from core.validation.case_work import CaseResult, predict_parsed, predict_with
 from core.validation.cases import (
     METRIC_UNITS,
@@ -95,6 +103,7 @@ def calibration_note(cat: Catalog, gpu_id: str, stack: str = "sglang") -> str:
             inherited.setdefault(owner, set()).add(row["family"])
     n = sum(1 for c in cat.validation_cases if str(c.get("gpu")) == gpu.id)
     whole = sum(1 for c in cat.validation_cases if case_family(c, cat) == "system")
+    fitted = len(residual_cases(list(cat.validation_cases), cat))  # those on GPUs with kernel cases of their own
     parts = []
     if own:
         parts.append(f"{len(own)} kernel families fitted on {n:,} measured cases of its own")
@@ -113,5 +122,6 @@ def calibration_note(cat: Catalog, gpu_id: str, stack: str = "sglang") -> str:
     return (
         f"Step times on the {gpu.name.split(' (')[0]} under {STACK_NAMES.get(stack, stack)}: "
         + "; ".join(parts)
-        + f". The whole-step residual is one set for every GPU ({whole} published deployments). Validation page: details."
+        + f". The whole-step residual is one set for every GPU, fitted on {fitted} of {whole} published deployments (those "
+        "on GPUs with measured kernels). Validation page: details."
     )

@@ -328,15 +328,15 @@ def test_aggregated_cases_are_priced_by_the_served_model():
 def test_the_shared_whole_step_factors_fit_on_gpus_with_kernel_cases_of_their_own():
     # an AMD Instinct has no kernel case (its kernels take the H200's fractions of peak): its whole-step cases are
     # predicted, not fitted on; the H200's are both
-    from core.validation.calibration import _residual_cases
+    from core.validation.calibration import residual_cases
 
     cases = list(cat.validation_cases)
     kernel_h200 = next(c for c in cases if c["gpu"] == "h200" and validation.case_family(c, cat) != "system")
     sys_h200 = next(c for c in cases if c["gpu"] == "h200" and validation.case_family(c, cat) == "system")
     sys_mi325 = next(c for c in cases if c["gpu"] == "mi325x" and validation.case_family(c, cat) == "system")
-    assert _residual_cases([kernel_h200, sys_h200, sys_mi325], cat) == [sys_h200]
-    assert _residual_cases([sys_h200, sys_mi325], cat) == []  # no kernel case anywhere: nothing to anchor on
-    fitted = {str(c["id"]) for c in _residual_cases(cases, cat)}
+    assert residual_cases([kernel_h200, sys_h200, sys_mi325], cat) == [sys_h200]
+    assert residual_cases([sys_h200, sys_mi325], cat) == []  # no kernel case anywhere: nothing to anchor on
+    fitted = {str(c["id"]) for c in residual_cases(cases, cat)}
     system = [c for c in cases if validation.case_family(c, cat) == "system"]
     assert len(system) == 28 and len(fitted) == 23
     assert {str(c["gpu"]) for c in system if str(c["id"]) not in fitted} == {"mi325x", "mi355x"}
