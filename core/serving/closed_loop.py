@@ -105,7 +105,7 @@ class ReplicaCosts:
 
     def paced_decode_s(self, n: float, steps: float, computed: float) -> float:
         """The decode step of ``n`` sequences, each request ``steps`` decode steps and ``computed`` prompt tokens: ``n /
-        steps`` prompts start per step, each over ceil(computed / room) steps, that share paced (at most all)."""
+        steps`` prompts start per step, each over ceil(computed / room) steps; that share (at most all) is paced."""
         if self.mixed_step_scale == 1.0:
             return self.decode_s(n)
         room = max(1.0, self.budget_tokens - n * (self.draft_tokens + 1))

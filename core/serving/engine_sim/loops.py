@@ -256,7 +256,10 @@ def _open_steady(costs: ReplicaCosts, res: Resolved, lengths: Lengths, rate: flo
     a = rate * costs.prompt_s(computed)
     if a >= 1:
         return None
-    t = lambda m: costs.paced_decode_s(m, steps, computed)  # noqa: E731
+
+    def t(m: float) -> float:
+        return costs.paced_decode_s(m, steps, computed)
+
     lo, hi = 0.0, float(res.cap)
     for _ in range(40):
         mid = (lo + hi) / 2
