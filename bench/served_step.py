@@ -118,6 +118,14 @@ def indexer_layers(model) -> int:
     return sum(len(g.layers) for g, i in zip(model.mixers, idx, strict=True) if i is not None and not i.shared)
 
 
+def indexer_mixers(model) -> list[str]:
+    """The mixer kinds of the model's layers that run an indexer of their own (``mla``: DSA; ``gqa``: MiniMax-M3's
+    MSA). A stack's per-indexer cost is charged to the kinds its fitted points ran (``indexer_mixers`` in the fit)."""
+    return sorted(
+        {g.mixer.kind for g in model.mixers if getattr(g.mixer, "indexer", None) and not g.mixer.indexer.shared}
+    )
+
+
 def draft_pairs(points: list[dict], engine: str) -> list[dict]:
     """The stack's same-source pairs (see the module docstring): each with both steps, measured and kernel, and the
     per-draft cost in ms they give."""
@@ -243,6 +251,7 @@ def evaluate(measurements: list[dict]) -> tuple[list[dict], dict[str, dict]]:
                 "kernel_step_ms": kernel_step_ms(m),
                 "num_layers": cat.model(m["model"]).num_layers,
                 "indexer_layers": indexer_layers(cat.model(m["model"])),
+                "indexer_mixers": indexer_mixers(cat.model(m["model"])),
                 "draft_passes": passes(m),
                 "attention_dp": m["layout"].get("attention_dp", 1),
             }
@@ -389,6 +398,8 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                 "per_layer_s": round(params["per_layer"], 8),
                 "per_draft_s": round(params["per_draft"], 7),
                 "per_indexer_s": round(params["per_indexer"], 7),
+                # the indexer kinds the fitted points ran: the per-indexer cost is charged to those kinds only
+                "indexer_mixers": sorted({k for p in pts for k in p["indexer_mixers"]}),
                 "dp_attention_s": round(dp["ms"] / 1000.0, 7) if dp else None,
                 "paired_draft_s": round(f["paired_ms"] / 1000.0, 7) if f["paired_ms"] is not None else None,
                 "drafting_modes": drafting,

@@ -67,7 +67,10 @@ class ServedStepCost:
     decoder layer, ``per_draft_s`` per draft pass (0 in ``cuda_graph`` mode), ``per_indexer_s`` per layer running a
     sparse-attention indexer, ``dp_attention_s`` per step in place of ``fixed_s`` with attention DP > 1 (None: not
     fitted, ``fixed_s`` holds); ``source`` (the fit and the measurements it came from), ``engine``, ``version`` and
-    ``date`` (the engine versions and dates of those measurements)."""
+    ``date`` (the engine versions and dates of those measurements); ``indexer_mixers``: the mixer kinds (``mla``,
+    ``gqa``) whose indexer layers ``per_indexer_s`` counts, the kinds the fit was measured on (None: every kind). An
+    engine runs each kind's indexer through its own kernels (SGLang: DSA's chain in its NSA backend for MLA layers,
+    MiniMax-M3's fused MSA kernel for GQA ones), so a cost measured on one kind is not charged to another."""
 
     fixed_s: float
     per_layer_s: float
@@ -79,8 +82,16 @@ class ServedStepCost:
     mode: str = "cuda_graph"
     per_indexer_s: float = 0.0
     dp_attention_s: float | None = None
+    indexer_mixers: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        kinds = self.indexer_mixers
+        if kinds is not None and (
+            not isinstance(kinds, tuple)
+            or len(kinds) > 16
+            or not all(isinstance(k, str) and k.isidentifier() and len(k) <= 40 for k in kinds)
+        ):
+            raise ValueError(f"indexer_mixers must be None or a tuple of mixer kinds (e.g. ('mla',)), got {kinds!r}")
         for name in ("fixed_s", "per_layer_s", "per_draft_s", "per_indexer_s"):
             _seconds(name, getattr(self, name))
         if self.dp_attention_s is not None:
@@ -105,19 +116,23 @@ def draft_passes(method: str, draft_tokens: int) -> int:
     return draft_tokens if method in _AUTOREGRESSIVE else 1
 
 
-def _indexer_layers(model: ModelSpec) -> int:
-    """Layers whose mixer runs a sparse-attention indexer of its own (not one that reuses the last top-k)."""
+def _indexer_layers(model: ModelSpec, kinds: tuple[str, ...] | None = None) -> int:
+    """Layers whose mixer runs a sparse-attention indexer of its own (not one that reuses the last top-k), of the
+    mixer ``kinds`` only where given."""
     return sum(
         len(g.layers)
         for g in model.mixers
-        if getattr(g.mixer, "indexer", None) is not None and not g.mixer.indexer.shared
+        if getattr(g.mixer, "indexer", None) is not None
+        and not g.mixer.indexer.shared
+        and (kinds is None or g.mixer.kind in kinds)
     )
 
 
 def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 0, attention_dp: int = 1) -> float:
     """Seconds a served step of ``model`` adds to the kernel step: ``fixed_s`` (``dp_attention_s`` where
-    ``attention_dp`` > 1 and the stack has one) ``+ per_layer_s x layers + per_indexer_s x indexer layers +
-    per_draft_s x draft_passes`` (e.g. 0.5 ms + 10 us x 61 layers + 0.4 ms x 3 drafts = 2.31 ms)."""
+    ``attention_dp`` > 1 and the stack has one) ``+ per_layer_s x layers + per_indexer_s x indexer layers (of
+    the cost's ``indexer_mixers``) + per_draft_s x draft_passes`` (e.g. 0.5 ms + 10 us x 61 layers + 0.4 ms x 3
+    drafts = 2.31 ms)."""
     if not isinstance(cost, ServedStepCost):
         raise ValueError(f"cost must be a ServedStepCost, got {type(cost).__name__}")
     if not isinstance(model, ModelSpec):
@@ -131,7 +146,7 @@ def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 
     return (
         fixed
         + cost.per_layer_s * model.num_layers
-        + cost.per_indexer_s * _indexer_layers(model)
+        + cost.per_indexer_s * _indexer_layers(model, cost.indexer_mixers)
         + cost.per_draft_s * draft_passes
     )
 
@@ -175,8 +190,12 @@ def served_step_cost(stack: str, mode: str = "cuda_graph", path: str | Path | No
     f = by_stack[stack]
     if mode != "cuda_graph" and mode not in (f.get("drafting_modes") or ()):
         raise ValueError(f"stack {stack!r} has no fitted {mode} cost; fitted drafting modes: {f.get('drafting_modes')}")
+    kinds = f.get("indexer_mixers")
+    if kinds is not None and not isinstance(kinds, list):
+        raise ValueError(f"served-step fit for {stack!r}: indexer_mixers must be a list of mixer kinds")
     try:
         return ServedStepCost(
+            indexer_mixers=tuple(kinds) if kinds is not None else None,
             fixed_s=f["fixed_s"],
             per_layer_s=f["per_layer_s"],
             per_draft_s=f["per_draft_s"] if mode != "cuda_graph" else 0.0,

@@ -82,20 +82,20 @@ def _costs(layout: ParallelLayout) -> serving.ReplicaCosts:
 
 def test_a_lone_prompt_waits_for_its_own_prefill_not_a_full_budget_catalog():
     # numbers audit 3 B3.7: DP-attn8 x EP8, a 2,048-token prompt at near-zero load rides a step carrying its own
-    # 2,048 tokens: t(0) + 2048 x 1.3274e-5 = 0.0124 + 0.0272 = 0.0396 s, not the full 65,536-token step's
-    # 0.0124 + 65,536 x 1.3274e-5 = 0.0124 + 0.8699 = 0.882 s (before the whole-step refit on the served composition:
-    # 1.2810e-5 s per prompt token, 0.0386 / 0.852 s; before the system refit with the DSA prefill module: 1.3036e-5
-    # s, 0.0391 / 0.867 s). The step carrying it runs on one of the 8 attention ranks, the others waiting at every MoE
-    # layer: x 1.5412 (TensorRT-LLM tech blog 10's DP8 pacing, assumed for vLLM), 0.0610 s
+    # 2,048 tokens: t(0) + 2048 x 1.3452e-5 = 0.0124 + 0.0275 = 0.0400 s, not the full 65,536-token step's
+    # 0.0124 + 65,536 x 1.3452e-5 = 0.0124 + 0.8816 = 0.894 s (before the refit with MiniMax-M3's 64-client cookbook
+    # runs: 1.3274e-5 s per prompt token, 0.0396 / 0.882 s; before the whole-step refit on the served composition:
+    # 1.2810e-5 s, 0.0386 / 0.852 s). The step carrying it runs on one of the 8 attention ranks, the others waiting at
+    # every MoE layer: x 1.5412 (TensorRT-LLM tech blog 10's DP8 pacing, assumed for vLLM), 0.0616 s
     costs = _costs(ParallelLayout(attention_dp=8, ep=8))
     own = costs.decode_s(0) + 2048 * costs.prefill_s_per_token
     full = costs.decode_s(0) + costs.budget_tokens * costs.prefill_s_per_token
-    assert own == pytest.approx(0.0396, abs=5e-4) and full == pytest.approx(0.882, abs=5e-3)
+    assert own == pytest.approx(0.0400, abs=5e-4) and full == pytest.approx(0.894, abs=5e-3)
     assert costs.mixed_step_scale == pytest.approx(39552 / 25664, abs=1e-4)
     r = simulate_open(costs, Lengths.exact(2048, 512), 0.01, requests=200)
     assert r.stable and r.percentile("ttft", 0.5) == pytest.approx(own * 1.5412, rel=1e-6)
     assert float(np.mean(r.ttft_s)) < 1.1 * 1.5412 * own < full / 10
-    # the closed loop at one client says the same as serving's (0.061 s)
+    # the closed loop at one client says the same as serving's (0.062 s)
     one = simulate_closed(costs, Lengths.exact(2048, 512), 1, requests=20)
     assert one.percentile("ttft", 0.99) == pytest.approx(serving.serve_closed_loop(costs, WL, 1).ttft_s, rel=1e-3)
 

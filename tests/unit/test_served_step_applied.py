@@ -22,10 +22,10 @@ B200_MINLAT = Scenario(
 def test_a_trtllm_decode_step_pays_the_fitted_fixed_cost_and_a_prefill_step_does_not():
     d = resolve(B200_MINLAT, cat)
     kernel = d.with_(served_step=None)
-    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 2.3943 ms per step, 0 per layer
+    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 2.3941 ms per step, 0 per layer
     dec = perf.StepConfig("decode", 1 / 8, 1024 + 1024)
-    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(2.3943e-3, abs=1e-9)
-    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(2.3943e-3)
+    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(2.3941e-3, abs=1e-9)
+    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(2.3941e-3)
     pre = perf.StepConfig("prefill", 1024, 1024)
     assert perf.step_time(d, pre).step_s == perf.step_time(kernel, pre).step_s
 
@@ -51,16 +51,16 @@ def test_sglang_and_vllm_pay_no_fixed_cost_without_drafting():
 
 
 def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
-    # catalogs/served_step.yaml: TensorRT-LLM 0.4194 ms per MTP draft pass; MTP at gamma 3 drafts three times:
-    # 3 x 0.4194 = 1.2582 ms per verification cycle, in place of draft_cost x the plain step
+    # catalogs/served_step.yaml: TensorRT-LLM 0.4192 ms per MTP draft pass; MTP at gamma 3 drafts three times:
+    # 3 x 0.4192 = 1.2576 ms per verification cycle, in place of draft_cost x the plain step
     from core import speculative as sd
     from core.deployment.specs import SpecDecodeConfig
 
     s = B200_MINLAT.model_copy(update={"spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)})
     d = resolve(s, cat)
-    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.4194e-3)
+    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.4192e-3)
     r = sd.batch_speedup(d, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
-    assert r.draft_s[0] == pytest.approx(3 * 0.4194e-3)
+    assert r.draft_s[0] == pytest.approx(3 * 0.4192e-3)
     # without a fitted drafting cost (SGLang's and vLLM's forms price no draft pass) the draft is draft_cost x the
     # plain step
     for stack in ("sglang", "vllm"):
@@ -71,9 +71,9 @@ def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
 
 
 def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
-    # catalogs/served_step.yaml: SGLang 108.0 us per layer running a DSA indexer, vLLM 24.2 us (read from the file);
-    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 108.0 us = 8.42 ms, vLLM's
-    # 78 x 24.2 us = 1.89 ms; DeepSeek-V3 (no indexer) adds nothing
+    # catalogs/served_step.yaml: SGLang 107.7 us per layer running a DSA indexer, vLLM 24.1 us (read from the file);
+    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 107.7 us = 8.40 ms, vLLM's
+    # 78 x 24.1 us = 1.88 ms; DeepSeek-V3 (no indexer) adds nothing
     from core.hardware.served_step import served_step_cost
 
     glm = Scenario(
@@ -87,7 +87,7 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
     for stack in ("sglang", "vllm"):
         d = resolve(glm.model_copy(update={"serving_stack": stack}), cat)
         per = served_step_cost(stack).per_indexer_s
-        assert per == pytest.approx({"sglang": 108.0e-6, "vllm": 24.2e-6}[stack], abs=0.2e-6)
+        assert per == pytest.approx({"sglang": 107.7e-6, "vllm": 24.1e-6}[stack], abs=0.2e-6)
         assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(78 * per)
     v3 = resolve(B200_MINLAT.model_copy(update={"serving_stack": "sglang"}), cat)
     assert "engine_step" not in perf.step_time(v3, perf.StepConfig("decode", 1 / 8, 2048)).components
@@ -95,12 +95,12 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
 
 def test_attention_dp_layouts_pay_the_fixed_cost_where_no_dp_attention_term_is_fitted():
     # TensorRT-LLM's fit has no batch-1 attention-DP point since the two InferenceX decode points were read as the
-    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 2.3943 ms too
+    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 2.3941 ms too
     d = resolve(B200_MINLAT.model_copy(update={"layout": ParallelLayout(attention_dp=8, ep=8)}), cat)
     assert d.served_step.dp_attention_s is None
     dec = perf.StepConfig("decode", 1 / 8, 2048)
     assert perf.step_time(d, dec).step_s - perf.step_time(d.with_(served_step=None), dec).step_s == pytest.approx(
-        2.3943e-3, abs=1e-9
+        2.3941e-3, abs=1e-9
     )
 
 
@@ -115,3 +115,35 @@ def test_one_helper_picks_a_stacks_costs_for_a_drafting_method():
         served_step_for("tgi", "mtp")
     with pytest.raises(ValueError, match="method must be a text"):
         served_step_for("trtllm", 3)
+
+
+def test_sglangs_indexer_cost_is_its_nsa_chains_and_minimax_m3s_fused_msa_decode_pays_none():
+    # SGLang cookbook, MiniMax-M3 MXFP8 on 4 x B300, TP4, SGLang 0.5.16 (minimax-m3-benchmarks.jsx): 8,192 in /
+    # 1,024 out exactly (range ratio 1.0), num_prompts = 2 x the concurrency, so each wave's prompts all arrive at
+    # once; SGLang prefills first, one 8,192-token chunk a step. Prompt i of a wave gets its first token after i x p
+    # and then waits (c - i) x p for the rest of the wave's prompts before decoding, so the medians give
+    # p = 2 x TTFT / c and the decode step d = TPOT - TTFT / 1,023:
+    #   c = 64:  TTFT 6,795 ms, TPOT 28.2 ms  -> d = 28.2 - 6.642 = 21.56 ms (p = 212.3 ms; check: 64 x 9,216 tokens /
+    #            (64 x 0.2123 + 1,023 x 0.02156 s) / 4 GPUs = 4,136 tok/s/GPU against the published 4,140)
+    #   c = 256: TTFT 26,480 ms, TPOT 61.5 ms -> d = 61.5 - 25.88 = 35.62 ms
+    # SGLang's per-indexer cost was fitted on GLM-5's DSA (MLA) layers, SGLang's NSA backend chain; MiniMax-M3's MSA
+    # layers (GQA + indexer) run MiniMax's fused fmha_sm100 kernel on Blackwell. Charged 57 x 107.7 us = 6.14 ms a
+    # step, the decode step was 29.6 / 40.2 ms (+37% / +13%).
+    from core.hardware.served_step import served_step_cost
+
+    m3 = Scenario(
+        model_id="minimax-m3",
+        gpu_id="b300",
+        gpus_per_node=4,
+        precision=Precision(weights="fp8", kv_cache="bf16"),
+        layout=ParallelLayout(attention_tp=4, expert_tp=4),
+        serving_stack="sglang",
+    )
+    d = resolve(m3, cat)
+    for clients, derived_ms in ((64, 21.56), (256, 35.62)):
+        step = perf.step_time(d, perf.StepConfig("decode", clients / 4, 8192 + 512))
+        assert step.step_s * 1e3 == pytest.approx(derived_ms, rel=0.15)
+        assert "engine_step" not in step.components
+    assert served_step_cost("sglang").indexer_mixers == ("mla",)
+    # vLLM's fit holds DeepSeek-V3.2's (MLA) and MiniMax-M3's (GQA) indexers alike
+    assert served_step_cost("vllm").indexer_mixers == ("gqa", "mla")

@@ -199,15 +199,15 @@ def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
 def test_the_fit_reproduces_a_hand_computed_overhead():
     # TensorRT-LLM, DeepSeek-R1 on 8 x B200 (tech blog 1), MTP with 3 drafts: the fitted form is
     # fixed_s + per_draft_s x draft passes, so the overhead of one verification cycle is
-    #   2.3943 ms + 3 x 0.4194 ms = 3.6525 ms,
-    # and the served cycle is the stored kernel step (a 4-token verify, 7.2907 ms) + 3.6525 = 10.9432 ms against
+    #   2.3941 ms + 3 x 0.4192 ms = 3.6517 ms,
+    # and the served cycle is the stored kernel step (a 4-token verify, 7.2914 ms) + 3.6517 = 10.9431 ms against
     # 2.82 / 253 tok/s = 11.1462 ms measured (-1.8%).
     cost = served_step_cost("trtllm", "mtp")
-    assert cost.fixed_s == pytest.approx(2.3943e-3, abs=1e-7) and cost.per_draft_s == pytest.approx(0.4194e-3, abs=1e-7)
+    assert cost.fixed_s == pytest.approx(2.3941e-3, abs=1e-7) and cost.per_draft_s == pytest.approx(0.4192e-3, abs=1e-7)
     over_ms = step_overhead_s(cost, CAT.model("deepseek-v3"), draft_passes=3) * 1000
-    assert over_ms == pytest.approx(2.3943 + 3 * 0.4194, abs=1e-3)
+    assert over_ms == pytest.approx(2.3941 + 3 * 0.4192, abs=1e-3)
     point = next(p for p in FITS["trtllm"]["points"] if p["id"] == "trtllm-b200-dsr1-fp4-tp8ep4-c1-mtp3")
-    assert point["kernel_step_ms"] == pytest.approx(7.2907, abs=1e-3)
+    assert point["kernel_step_ms"] == pytest.approx(7.2914, abs=1e-3)
     assert (point["kernel_step_ms"] + over_ms) / point["measured_step_ms"] - 1 == pytest.approx(-0.018, abs=1e-3)
 
 
@@ -256,6 +256,9 @@ def test_the_loader_returns_the_files_values_and_says_what_it_lacks():
         served_step_cost("trtllm", "eagle3")
     with pytest.raises(ValueError, match="no served-step file"):
         served_step_cost("vllm", path="/nonexistent/served_step.yaml")
+    assert {e: served_step_cost(e).indexer_mixers for e in FITS} == {
+        e: tuple(f["indexer_mixers"]) for e, f in FITS.items()
+    }
 
 
 def test_draft_passes_and_the_overhead_arithmetic():
@@ -274,6 +277,17 @@ def test_draft_passes_and_the_overhead_arithmetic():
     assert step_overhead_s(idx, glm5) == pytest.approx(78 * 100e-6)  # 7.8 ms
     assert step_overhead_s(idx, glm52) == pytest.approx(21 * 100e-6)  # 2.1 ms
     assert step_overhead_s(idx, v3) == 0.0
+    # scoped to the indexer kinds a fit ran: MiniMax-M3's 57 MSA layers are GQA ones (layers 3-59), GLM-5's MLA
+    mla_only = ServedStepCost(
+        0.0, 0.0, "hand", "sglang", "v0", "2026-01", per_indexer_s=100e-6, indexer_mixers=("mla",)
+    )
+    m3 = CAT.model("minimax-m3")
+    assert step_overhead_s(idx, m3) == pytest.approx(57 * 100e-6)  # 5.7 ms, every kind
+    assert step_overhead_s(mla_only, m3) == 0.0
+    assert step_overhead_s(mla_only, glm5) == pytest.approx(78 * 100e-6)
+    for bad in (["mla"], ("mla", 3), ("not a kind",), ("x",) * 17):
+        with pytest.raises(ValueError, match="indexer_mixers must be None or a tuple of mixer kinds"):
+            ServedStepCost(0.0, 0.0, "hand", "sglang", "v0", "2026-01", indexer_mixers=bad)
     # attention DP: dp_attention_s replaces fixed_s (1 ms -> 0.2 ms + 61 x 10 us = 0.81 ms); None keeps fixed_s
     dp = ServedStepCost(1e-3, 10e-6, "hand", "trtllm", "v0", "2026-01", dp_attention_s=0.2e-3)
     assert step_overhead_s(dp, v3, attention_dp=8) == pytest.approx(0.2e-3 + 61 * 10e-6)
@@ -289,3 +303,15 @@ def test_draft_passes_and_the_overhead_arithmetic():
         ServedStepCost(0.0, 0.0, "hand", "vllm", "v0", "2026-01", per_draft_s=-1e-3, mode="mtp")
     with pytest.raises(ValueError, match="no per-draft cost"):
         ServedStepCost(0.0, 0.0, "hand", "vllm", "v0", "2026-01", per_draft_s=1e-3)
+
+
+def test_a_fits_indexer_kinds_must_be_a_list_of_mixer_kinds(tmp_path):
+    text = SERVED_STEP_PATH.read_text(encoding="utf-8")
+    for bad, why in (
+        ("indexer_mixers: mla", "must be a list of mixer kinds"),
+        ("indexer_mixers: [7]", "tuple of mixer"),
+    ):
+        path = tmp_path / f"s{len(bad)}.yaml"
+        path.write_text(text.replace("indexer_mixers: [mla]", bad, 1), encoding="utf-8")
+        with pytest.raises(ValueError, match=why):
+            served_step_cost("sglang", path=path)
