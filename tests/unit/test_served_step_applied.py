@@ -128,7 +128,7 @@ def test_sglangs_indexer_cost_is_its_nsa_chains_and_minimax_m3s_fused_msa_decode
     #   c = 256: TTFT 26,480 ms, TPOT 61.5 ms -> d = 61.5 - 25.88 = 35.62 ms
     # SGLang's per-indexer cost was fitted on GLM-5's DSA (MLA) layers, SGLang's NSA backend chain; MiniMax-M3's MSA
     # layers (GQA + indexer) run MiniMax's fused fmha_sm100 kernel on Blackwell. Charged 57 x 107.7 us = 6.14 ms a
-    # step, the decode step was 29.6 / 40.2 ms (+37% / +13%).
+    # step, the decode step was 29.6 / 40.3 ms (+37% / +13%); the kernel step is 23.5 / 34.1 ms.
     from core.hardware.served_step import served_step_cost
 
     m3 = Scenario(
