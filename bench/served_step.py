@@ -42,7 +42,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.hardware.served_step import SERVED_STEP_PATH, draft_passes  # noqa: E402
+from core.hardware.served_step import SERVED_STEP_PATH, draft_passes, indexer_kinds, indexer_layers  # noqa: E402
 
 TERMS = ("fixed", "per_layer", "per_draft", "per_indexer")  # regressors: 1, layers, draft passes, indexer layers
 DEFAULT_CONTEXT = (2048, 512)  # isl, osl where the source states none (said in each point's note)
@@ -110,20 +110,6 @@ def kernel_step_ms(m: dict) -> float:
         prompt = {"batch": 1, "new_tokens": int(isl), "past_kv_len": 0}
         ms += (c - 1) / osl * predict({**base, "phase": "prefill_step", "workload": prompt})
     return ms
-
-
-def indexer_layers(model) -> int:
-    """Layers whose mixer runs a sparse-attention indexer of its own (as core.hardware.served_step counts them)."""
-    idx = [getattr(g.mixer, "indexer", None) for g in model.mixers]
-    return sum(len(g.layers) for g, i in zip(model.mixers, idx, strict=True) if i is not None and not i.shared)
-
-
-def indexer_mixers(model) -> list[str]:
-    """The mixer kinds of the model's layers that run an indexer of their own (``mla``: DSA; ``gqa``: MiniMax-M3's
-    MSA). A stack's per-indexer cost is charged to the kinds its fitted points ran (``indexer_mixers`` in the fit)."""
-    return sorted(
-        {g.mixer.kind for g in model.mixers if getattr(g.mixer, "indexer", None) and not g.mixer.indexer.shared}
-    )
 
 
 def draft_pairs(points: list[dict], engine: str) -> list[dict]:
@@ -251,7 +237,7 @@ def evaluate(measurements: list[dict]) -> tuple[list[dict], dict[str, dict]]:
                 "kernel_step_ms": kernel_step_ms(m),
                 "num_layers": cat.model(m["model"]).num_layers,
                 "indexer_layers": indexer_layers(cat.model(m["model"])),
-                "indexer_mixers": indexer_mixers(cat.model(m["model"])),
+                "indexer_mixers": indexer_kinds(cat.model(m["model"])),
                 "draft_passes": passes(m),
                 "attention_dp": m["layout"].get("attention_dp", 1),
             }

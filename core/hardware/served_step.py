@@ -36,6 +36,8 @@ __all__ = [
     "SERVED_STEP_PATH",
     "ServedStepCost",
     "draft_passes",
+    "indexer_kinds",
+    "indexer_layers",
     "served_step_cost",
     "served_step_for",
     "step_overhead_s",
@@ -85,13 +87,7 @@ class ServedStepCost:
     indexer_mixers: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        kinds = self.indexer_mixers
-        if kinds is not None and (
-            not isinstance(kinds, tuple)
-            or len(kinds) > 16
-            or not all(isinstance(k, str) and k.isidentifier() and len(k) <= 40 for k in kinds)
-        ):
-            raise ValueError(f"indexer_mixers must be None or a tuple of mixer kinds (e.g. ('mla',)), got {kinds!r}")
+        _check_kinds("indexer_mixers", self.indexer_mixers)
         for name in ("fixed_s", "per_layer_s", "per_draft_s", "per_indexer_s"):
             _seconds(name, getattr(self, name))
         if self.dp_attention_s is not None:
@@ -116,16 +112,34 @@ def draft_passes(method: str, draft_tokens: int) -> int:
     return draft_tokens if method in _AUTOREGRESSIVE else 1
 
 
-def _indexer_layers(model: ModelSpec, kinds: tuple[str, ...] | None = None) -> int:
+def _check_kinds(name: str, kinds) -> None:
+    """A tuple of mixer-kind names (``mla``, ``gqa``: identifiers; which kinds exist is the model package's business,
+    so an unknown name simply matches no layer) or None."""
+    if kinds is not None and not (
+        isinstance(kinds, tuple)
+        and len(kinds) <= 16
+        and all(isinstance(k, str) and k.isidentifier() and len(k) <= 40 for k in kinds)
+    ):
+        raise ValueError(f"{name} must be None or a tuple of mixer kinds (e.g. ('mla',)), got {str(kinds)[:80]}")
+
+
+def _own_indexer_groups(model: ModelSpec) -> list:
+    if not isinstance(model, ModelSpec):
+        raise ValueError(f"model must be a ModelSpec, got {type(model).__name__}")
+    return [g for g in model.mixers if getattr(g.mixer, "indexer", None) is not None and not g.mixer.indexer.shared]
+
+
+def indexer_layers(model: ModelSpec, kinds: tuple[str, ...] | None = None) -> int:
     """Layers whose mixer runs a sparse-attention indexer of its own (not one that reuses the last top-k), of the
-    mixer ``kinds`` only where given."""
-    return sum(
-        len(g.layers)
-        for g in model.mixers
-        if getattr(g.mixer, "indexer", None) is not None
-        and not g.mixer.indexer.shared
-        and (kinds is None or g.mixer.kind in kinds)
-    )
+    mixer ``kinds`` only where given (GLM-5: 78 MLA layers; MiniMax-M3: 57 GQA ones; GLM-5.2: 21 of its 78)."""
+    _check_kinds("kinds", kinds)
+    return sum(len(g.layers) for g in _own_indexer_groups(model) if kinds is None or g.mixer.kind in kinds)
+
+
+def indexer_kinds(model: ModelSpec) -> tuple[str, ...]:
+    """The mixer kinds (sorted) of ``model``'s layers that run an indexer of their own: ``("mla",)`` for DSA models,
+    ``("gqa",)`` for MiniMax-M3's MSA, ``()`` for a model without one."""
+    return tuple(sorted({g.mixer.kind for g in _own_indexer_groups(model)}))
 
 
 def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 0, attention_dp: int = 1) -> float:
@@ -146,7 +160,7 @@ def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 
     return (
         fixed
         + cost.per_layer_s * model.num_layers
-        + cost.per_indexer_s * _indexer_layers(model, cost.indexer_mixers)
+        + cost.per_indexer_s * indexer_layers(model, cost.indexer_mixers)
         + cost.per_draft_s * draft_passes
     )
 

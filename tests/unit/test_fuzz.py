@@ -1382,6 +1382,9 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
         st.just(WrongType("not a cost")),
     ),
     "hardware.served_step.step_overhead_s.draft_passes": it(0, 8),
+    "hardware.served_step.indexer_layers.kinds": st.sampled_from(
+        [None, ("mla",), ("gqa", "mla"), (), ("nope",), ["mla"], "mla", 3]
+    ),
     "validation.comparison.load_comparison.path": st.sampled_from(
         [CATALOG_DIR / "validation" / "aic_comparison.csv", "/nonexistent.csv", __file__, "x" * 5000, "bad\x00name"]
     ),
@@ -2261,6 +2264,7 @@ INPUT_DATACLASSES["hardware.served_step.ServedStepCost"] = (
         date=text(),
         per_draft_s=fl(0, 0.01),
         mode=choice(SERVED_STEP_MODES),
+        indexer_mixers=st.sampled_from([None, ("mla",), ("gqa", "mla"), ("nope",), ["mla"], "mla"]),
     ),
 )
 INPUT_DATACLASSES["single_box.box.Box"] = (

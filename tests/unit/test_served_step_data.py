@@ -19,6 +19,8 @@ from core.hardware.served_step import (
     SERVED_STEP_PATH,
     ServedStepCost,
     draft_passes,
+    indexer_kinds,
+    indexer_layers,
     served_step_cost,
     step_overhead_s,
 )
@@ -285,6 +287,17 @@ def test_draft_passes_and_the_overhead_arithmetic():
     assert step_overhead_s(idx, m3) == pytest.approx(57 * 100e-6)  # 5.7 ms, every kind
     assert step_overhead_s(mla_only, m3) == 0.0
     assert step_overhead_s(mla_only, glm5) == pytest.approx(78 * 100e-6)
+    # the public count and kinds (model cards: GLM-5 runs DSA on all 78 MLA layers, MiniMax-M3 MSA on layers 3-59,
+    # 57 GQA layers, GLM-5.2 21 full indexers; DeepSeek-V3 none)
+    assert (indexer_layers(glm5), indexer_layers(m3), indexer_layers(glm52), indexer_layers(v3)) == (78, 57, 21, 0)
+    assert (indexer_layers(m3, ("mla",)), indexer_layers(m3, ("gqa", "mla")), indexer_layers(glm5, ())) == (0, 57, 0)
+    assert (indexer_kinds(glm5), indexer_kinds(m3), indexer_kinds(v3)) == (("mla",), ("gqa",), ())
+    with pytest.raises(
+        ValueError, match=r"kinds must be None or a tuple of mixer kinds \(e.g. \('mla',\)\), got \['mla'\]"
+    ):
+        indexer_layers(glm5, ["mla"])
+    with pytest.raises(ValueError, match="model must be a ModelSpec"):
+        indexer_kinds("glm-5")
     for bad in (["mla"], ("mla", 3), ("not a kind",), ("x",) * 17):
         with pytest.raises(ValueError, match="indexer_mixers must be None or a tuple of mixer kinds"):
             ServedStepCost(0.0, 0.0, "hand", "sglang", "v0", "2026-01", indexer_mixers=bad)
