@@ -6,7 +6,8 @@ stack and overall (core.serving.frontier_gaps, which the Validation page shows t
 
     python -m bench.frontier              # every table, and the wall time of modelling every case
     python -m bench.frontier --bands      # the band tables only (README, bench/RESULTS.md): every point, then the
-                                          # current engine version of each curve only (older-version curves out)
+                                          # current engine version of each curve only (older-version curves out),
+                                          # then what the targets are judged on (cases marked not_in_target out)
     python -m bench.frontier --case glm-5-b200-8k1k --prefill-scale 2
                                           # a what-if: the named cases (repeat --case) with every prefill step x 2
                                           # (a ServedCalibration, as one's own benchmark results would give)
@@ -82,7 +83,15 @@ def main(argv: list[str] | None = None) -> int:
             "concurrency band", [*gaps.current_bands, *([gaps.current_overall] if gaps.current_overall else [])], 16
         ),
     ]
-    bands = [f"Every point ({len(gaps.points)})", "", *bands, *current]
+    left = sorted({c.id for c in cases if c.not_in_target})
+    judged = [
+        "",
+        f"Judged against the targets ({gaps.target_points} points: current versions, {gaps.current_points - gaps.target_points}"
+        f" points of cases not judged left out: {', '.join(left) or 'none'}, each case's not_in_target says why)",
+        "",
+        *_table("concurrency band", [*gaps.target_bands, *([gaps.target_overall] if gaps.target_overall else [])], 16),
+    ]
+    bands = [f"Every point ({len(gaps.points)})", "", *bands, *current, *judged]
     if args.bands:
         print("\n".join(bands))
         return 0

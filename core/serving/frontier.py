@@ -182,11 +182,11 @@ class FrontierCase(BaseModel):
     # its cap on running requests per replica (None: the KV cache's; SGLang sets 48 with speculation unless told)
     max_num_batched_tokens: Annotated[int, Field(ge=256, le=1_000_000)] | None = None
     max_running_requests: Annotated[int, Field(ge=1, le=100_000)] | None = None
-    # the MoE kernel path the engine ran where it is not the stack's for the layout (core.hardware.efficiency)
-    moe_kernel: Literal[KERNEL_PATHS] | None = None
+    moe_kernel: Literal[KERNEL_PATHS] | None = None  # the MoE path the engine ran where not the stack's for the layout
     linear_state: LinearStateDtypeName | None = None  # the engine's recurrent-state dtype (Precision.linear_state)
     speculative: Speculation | None = None
     reading: str = Field("", max_length=2000)
+    not_in_target: str = Field("", max_length=600)  # why its points are shown but not judged against the targets
     deployments: tuple[Deployment, ...] = Field(min_length=1, max_length=50)
 
 

@@ -7,8 +7,10 @@ A point's error is ``modelled / published - 1`` for its tokens/s per GPU (in the
 per-user speed). Concurrency bands (:data:`BANDS`): low = 1-4 clients, mid = 5-63, high = 64 or more, and
 "unstated" for peak figures published without their concurrency (modelled at the most clients the KV cache
 holds). The P90 is the linear-interpolation 90th percentile of the sorted absolute errors (one point: itself).
-The bands are given twice: over every point, and over the current engine version of each curve only (``current_*``:
-the deployments a case tags as measured on an older engine version, :attr:`PointError.older_version`, left out).
+The bands are given three times: over every point; over the current engine version of each curve only (``current_*``:
+the deployments a case tags as measured on an older engine version, :attr:`PointError.older_version`, left out); and
+over those without the cases the issue does not judge (``target_*``: a case whose ``not_in_target`` says why, e.g. a
+trace the planner is given only one median length of), which the targets are judged on.
 Pure arithmetic over already-modelled cases (:func:`core.serving.frontier.model_case`): the Validation page and
 ``python -m bench.frontier`` share it.
 """
@@ -67,6 +69,7 @@ class PointError:
     user_error: float | None
     source: str
     older_version: bool = False  # the curve was measured on an older engine version than the case's current one
+    in_target: bool = True  # False: the case says why its points are not judged against the targets
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class GapStats:
 class FrontierGaps:
     """Every point's error and its summaries per curve, case, concurrency band, accelerator, stack and overall;
     ``current_bands`` / ``current_overall``: the bands and overall over the current engine version of each curve only
-    (``current_points`` of them)."""
+    (``current_points`` of them); ``target_*``: the same without the cases not judged against the targets."""
 
     points: tuple[PointError, ...]
     curves: tuple[GapStats, ...]
@@ -109,6 +112,9 @@ class FrontierGaps:
     current_points: int = 0
     current_bands: tuple[GapStats, ...] = ()
     current_overall: GapStats | None = None
+    target_points: int = 0  # current versions, cases not judged left out: what the targets are judged on
+    target_bands: tuple[GapStats, ...] = ()
+    target_overall: GapStats | None = None
 
 
 def _p90(values: list[float]) -> float:
@@ -165,6 +171,7 @@ def _errors(m: CaseModel) -> list[PointError]:
                 user_error=None if g.user_ratio is None else g.user_ratio - 1.0,
                 source=p.source,
                 older_version=g.older_version,
+                in_target=not m.case.not_in_target,
             )
         )
     return out
@@ -180,6 +187,7 @@ def frontier_gaps(models: Sequence[CaseModel]) -> FrontierGaps:
             raise TypeError(f"models must hold CaseModel, got {type(m).__name__}")
     rows = tuple(r for m in models for r in _errors(m))
     current = tuple(r for r in rows if not r.older_version)
+    target = tuple(r for r in current if r.in_target)
     band_order = [*(b[0] for b in BANDS), UNSTATED]
     return FrontierGaps(
         points=rows,
@@ -192,4 +200,7 @@ def frontier_gaps(models: Sequence[CaseModel]) -> FrontierGaps:
         current_points=len(current),
         current_bands=_grouped(current, lambda r: r.band, band_order),
         current_overall=_stats("all", current) if current else None,
+        target_points=len(target),
+        target_bands=_grouped(target, lambda r: r.band, band_order),
+        target_overall=_stats("all", target) if target else None,
     )

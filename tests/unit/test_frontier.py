@@ -289,6 +289,28 @@ def test_the_current_version_bands_by_hand():
     assert [p.older_version for p in g.points] == [False, True, False]
 
 
+def test_the_judged_bands_leave_out_the_cases_not_judged_by_hand():
+    from core.serving.frontier_gaps import frontier_gaps
+
+    # a judged case with low points at +10% and +40%, and one whose not_in_target says why with a point at -50%:
+    # current versions (10, 40, 50) median 40%; judged (10, 40) median (10 + 40) / 2 = 25%, P90 10 + 0.9 x 30 = 37%
+    judged = CASES["deepseek-r1-b200-single-node"].model_copy(update={"not_in_target": ""})
+    out = CASES["deepseek-r1-b200-single-node"].model_copy(update={"id": "reference", "not_in_target": "no trace"})
+    ms = [
+        frontier.CaseModel(judged, (), (_gap("a", 1, 1.1, None), _gap("b", 4, 1.4, None)), "output"),
+        frontier.CaseModel(out, (), (_gap("c", 2, 0.5, None),), "output"),
+    ]
+    g = frontier_gaps(ms)
+    assert (g.current_points, g.current_bands[0].throughput_median) == (3, pytest.approx(0.4))
+    assert g.target_points == 2 and [s.group for s in g.target_bands] == ["low"]
+    assert g.target_bands[0].throughput_median == pytest.approx(0.25)
+    assert g.target_bands[0].throughput_p90 == pytest.approx(0.37)
+    assert g.target_overall.points == 2
+    assert [p.in_target for p in g.points] == [True, True, False]
+    # the shipped file: only the Kimi-K2.6 agentic-trace reference is not judged, and it says why
+    assert [c.id for c in CASES.values() if c.not_in_target] == ["kimi-k2.6-b200-agentic-dcp"]
+
+
 def test_the_current_version_counts_match_the_case_file():
     # counted from the YAML files alone: the points of deployments whose tag marks an older engine version ("(older")
     # are left out of the current-version bands
