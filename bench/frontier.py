@@ -73,15 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     models = [model_case(c, cat, cal) for c in cases]
     wall_s = time.perf_counter() - t0
     gaps = frontier_gaps(models)
-    bands = _table("concurrency band", [*gaps.bands, *([gaps.overall] if gaps.overall else [])], 16)
+    bands = _table("concurrency band", gaps.band_table("every"), 16)
     older = len(gaps.points) - gaps.current_points
     current = [
         "",
         f"Current engine versions only ({gaps.current_points} points; {older} on curves tagged as older versions left out)",
         "",
-        *_table(
-            "concurrency band", [*gaps.current_bands, *([gaps.current_overall] if gaps.current_overall else [])], 16
-        ),
+        *_table("concurrency band", gaps.band_table("current"), 16),
     ]
     left = sorted({c.id for c in cases if c.not_in_target})
     judged = [
@@ -89,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Judged against the targets ({gaps.target_points} points: current versions, {gaps.current_points - gaps.target_points}"
         f" points of cases not judged left out: {', '.join(left) or 'none'}, each case's not_in_target says why)",
         "",
-        *_table("concurrency band", [*gaps.target_bands, *([gaps.target_overall] if gaps.target_overall else [])], 16),
+        *_table("concurrency band", gaps.band_table("target"), 16),
     ]
     bands = [f"Every point ({len(gaps.points)})", "", *bands, *current, *judged]
     if args.bands:

@@ -89,11 +89,8 @@ def show_frontier_gaps() -> None:
         "percentile of |error|, and the bias (median signed error: above 0 the planner is optimistic). Targets "
         "(issue 35): median ≤ 15%, P90 ≤ 35% at low and at high concurrency. Median and P90 are of |error|."
     )
-    sets = (
-        ("judged", [*g.target_bands, *([g.target_overall] if g.target_overall else [])]),
-        ("current versions", [*g.current_bands, *([g.current_overall] if g.current_overall else [])]),
-        ("every point", [*g.bands, *([g.overall] if g.overall else [])]),
-    )
+    sets = (("judged", g.band_table("target")), ("current versions", g.band_table("current")))
+    sets += (("every point", g.band_table("every")),)
     rows = []
     for name, stats in sets:  # the judged points first: the targets are judged on them
         for row, s in zip(_stat_rows(stats, "concurrency band", _BAND_NAME), stats, strict=True):

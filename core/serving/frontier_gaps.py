@@ -99,8 +99,8 @@ class GapStats:
 @dataclass(frozen=True)
 class FrontierGaps:
     """Every point's error and its summaries per curve, case, concurrency band, accelerator, stack and overall;
-    ``current_bands`` / ``current_overall``: the bands and overall over the current engine version of each curve only
-    (``current_points`` of them); ``target_*``: the same without the cases not judged against the targets."""
+    ``current_bands`` / ``current_overall``: the bands and overall over the current engine version of each curve only;
+    ``target_*``: the same without the cases not judged against the targets."""
 
     points: tuple[PointError, ...]
     curves: tuple[GapStats, ...]
@@ -109,12 +109,30 @@ class FrontierGaps:
     gpus: tuple[GapStats, ...]
     stacks: tuple[GapStats, ...]
     overall: GapStats | None
-    current_points: int = 0
     current_bands: tuple[GapStats, ...] = ()
     current_overall: GapStats | None = None
-    target_points: int = 0  # current versions, cases not judged left out: what the targets are judged on
-    target_bands: tuple[GapStats, ...] = ()
+    target_bands: tuple[GapStats, ...] = ()  # current versions, cases not judged left out: the targets' points
     target_overall: GapStats | None = None
+
+    @property
+    def current_points(self) -> int:
+        return self.current_overall.points if self.current_overall else 0
+
+    @property
+    def target_points(self) -> int:
+        return self.target_overall.points if self.target_overall else 0
+
+    def band_table(self, which: str) -> tuple[GapStats, ...]:
+        """The bands then the overall row of ``which`` points: "every", "current" (versions) or "target" (judged)."""
+        views = {
+            "every": (self.bands, self.overall),
+            "current": (self.current_bands, self.current_overall),
+            "target": (self.target_bands, self.target_overall),
+        }
+        if which not in views:
+            raise ValueError(f"which must be one of {', '.join(views)}, got {which!r}")
+        bands, overall = views[which]
+        return (*bands, *((overall,) if overall else ()))
 
 
 def _p90(values: list[float]) -> float:
@@ -187,20 +205,23 @@ def frontier_gaps(models: Sequence[CaseModel]) -> FrontierGaps:
             raise TypeError(f"models must hold CaseModel, got {type(m).__name__}")
     rows = tuple(r for m in models for r in _errors(m))
     current = tuple(r for r in rows if not r.older_version)
-    target = tuple(r for r in current if r.in_target)
     band_order = [*(b[0] for b in BANDS), UNSTATED]
+
+    def banded(pts: Sequence[PointError]) -> tuple[tuple[GapStats, ...], GapStats | None]:
+        return _grouped(pts, lambda r: r.band, band_order), (_stats("all", pts) if pts else None)
+
+    (bands, overall), (cur_bands, cur_overall) = banded(rows), banded(current)
+    tgt_bands, tgt_overall = banded(tuple(r for r in current if r.in_target))
     return FrontierGaps(
         points=rows,
         curves=_grouped(rows, lambda r: r.curve),
         cases=_grouped(rows, lambda r: r.case_id),
-        bands=_grouped(rows, lambda r: r.band, band_order),
+        bands=bands,
         gpus=_grouped(rows, lambda r: r.gpu),
         stacks=_grouped(rows, lambda r: r.stack),
-        overall=_stats("all", rows) if rows else None,
-        current_points=len(current),
-        current_bands=_grouped(current, lambda r: r.band, band_order),
-        current_overall=_stats("all", current) if current else None,
-        target_points=len(target),
-        target_bands=_grouped(target, lambda r: r.band, band_order),
-        target_overall=_stats("all", target) if target else None,
+        overall=overall,
+        current_bands=cur_bands,
+        current_overall=cur_overall,
+        target_bands=tgt_bands,
+        target_overall=tgt_overall,
     )

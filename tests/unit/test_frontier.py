@@ -307,6 +307,11 @@ def test_the_judged_bands_leave_out_the_cases_not_judged_by_hand():
     assert g.target_bands[0].throughput_p90 == pytest.approx(0.37)
     assert g.target_overall.points == 2
     assert [p.in_target for p in g.points] == [True, True, False]
+    # the table rows the page and the bench print: the bands, then the overall row
+    assert [(s.group, s.points) for s in g.band_table("target")] == [("low", 2), ("all", 2)]
+    assert [(s.group, s.points) for s in g.band_table("every")] == [("low", 3), ("all", 3)]
+    with pytest.raises(ValueError, match="which must be one of every, current, target"):
+        g.band_table("judged")
     # the shipped file: only the Kimi-K2.6 agentic-trace reference is not judged, and it says why
     assert [c.id for c in CASES.values() if c.not_in_target] == ["kimi-k2.6-b200-agentic-dcp"]
 
