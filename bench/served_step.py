@@ -9,7 +9,8 @@ speculative decoding it is one verification cycle, ``AL x TPOT`` (the source's m
 kernel step is the planner's decode step for the point's deployment at its concurrency (``kernel_step_ms``, the
 one call into the step model), plus, at ``c > 1`` clients of a colocated engine, the prefill of the other ``c - 1``
 clients' prompts spread over an output length (a disaggregated decode pool prefills nothing). A stack's served step
-adds ``fixed + per_layer x layers + per_indexer x indexer layers + per_draft x draft passes``; each stack's form is
+adds ``fixed + per_layer x layers + per_indexer x indexer layers + per_draft x draft passes + rocm`` (``rocm``: 1 on a
+point measured on an AMD GPU, the engine's ROCm build, usable where the stack has such points); each stack's form is
 the one with the lowest leave-one-out median error among those with at most two terms (non-negative least squares
 of the relative error), fitted on its attention-TP points. Where a stack has fitted points with attention DP > 1
 (rank synchronisation), ``dp_attention`` replaces ``fixed`` for them: fitted on those points alone with the other
@@ -44,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from core.hardware.served_step import SERVED_STEP_PATH, draft_passes, indexer_kinds, indexer_layers  # noqa: E402
 
-TERMS = ("fixed", "per_layer", "per_draft", "per_indexer")  # regressors: 1, layers, draft passes, indexer layers
+TERMS = ("fixed", "per_layer", "per_draft", "per_indexer", "rocm")  # regressors: 1, layers, draft passes, indexer
+# layers, 1 on an AMD GPU (the engine's ROCm build)
 DEFAULT_CONTEXT = (2048, 512)  # isl, osl where the source states none (said in each point's note)
 NOT_FITTED = {
     "eager": "no published batch-1 measurement with CUDA graphs off was found for a current engine version",
@@ -143,6 +145,7 @@ def features(p: dict, terms: tuple[str, ...]) -> list[float]:
         "per_layer": float(p["num_layers"]),
         "per_draft": float(p["draft_passes"]),
         "per_indexer": float(p["indexer_layers"]),
+        "rocm": 1.0 if p["amd"] else 0.0,
     }
     return [x[t] for t in terms]
 
@@ -199,6 +202,7 @@ def forms(points: list[dict]) -> list[tuple[str, ...]]:
         for t in TERMS
         if (t != "per_draft" or any(p["draft_passes"] for p in points))
         and (t != "per_indexer" or any(p["indexer_layers"] for p in points))
+        and (t != "rocm" or any(p["amd"] for p in points))
     ]
     return [()] + [c for k in (1, 2) for c in combinations(usable, k)]
 
@@ -218,6 +222,7 @@ def form_text(terms: tuple[str, ...]) -> str:
         "per_layer": "per_layer_s x num_layers",
         "per_draft": "per_draft_s x draft passes",
         "per_indexer": "per_indexer_s x indexer layers",
+        "rocm": "rocm_s on AMD GPUs",
     }
     return " + ".join(names[t] for t in terms) or "0 (the kernel step alone)"
 
@@ -240,6 +245,7 @@ def evaluate(measurements: list[dict]) -> tuple[list[dict], dict[str, dict]]:
                 "indexer_mixers": indexer_kinds(cat.model(m["model"])),
                 "draft_passes": passes(m),
                 "attention_dp": m["layout"].get("attention_dp", 1),
+                "amd": cat.gpu(m["gpu"]).vendor == "amd",
             }
         )
     fits = {}
@@ -384,6 +390,7 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                 "per_layer_s": round(params["per_layer"], 8),
                 "per_draft_s": round(params["per_draft"], 7),
                 "per_indexer_s": round(params["per_indexer"], 7),
+                "rocm_s": round(params["rocm"], 7),
                 # the indexer kinds the fitted points ran: the per-indexer cost is charged to those kinds only
                 "indexer_mixers": sorted({k for p in pts for k in p["indexer_mixers"]}),
                 "dp_attention_s": round(dp["ms"] / 1000.0, 7) if dp else None,

@@ -4,7 +4,7 @@ replay, host synchronisation and the draft passes of speculative decoding, per s
 A served step = the kernel step (``core.perf``) + :func:`step_overhead_s`::
 
     overhead_s = fixed_s (dp_attention_s with attention DP > 1, where fitted) + per_layer_s x num_layers
-                 + per_indexer_s x indexer layers + per_draft_s x draft passes
+                 + per_indexer_s x indexer layers + per_draft_s x draft passes + rocm_s (on AMD GPUs)
 
 The values are fitted per stack on published batch-1 and low-concurrency (1-4 clients) measurements, each with
 its source, engine version and date, in ``catalogs/served_step.yaml`` (``python -m bench.served_step --write``
@@ -15,8 +15,11 @@ indexer layer is one whose mixer runs a sparse-attention indexer of its own (Dee
 GLM-5.2 layer that reuses the last top-k runs none): at small batch its chain of ~12 latency-bound launches
 (projections, norm, RoPE, quantisation, index-key store, paged logits, top-k) costs time no FLOP or byte count
 holds. ``dp_attention_s`` replaces ``fixed_s`` for layouts with attention data parallelism (every rank steps in
-lock-step with the others), fitted on DP-attention decode points where a stack has them. CUDA graphs off (eager) is
-not fitted: :func:`served_step_cost` refuses it and says why (the file's ``not_fitted``).
+lock-step with the others), fitted on DP-attention decode points where a stack has them. ``rocm_s`` is what the
+stack's ROCm build pays per step on an AMD GPU beyond the same form's costs: a term of the fit like the others, 1 on
+the stack's AMD points and 0 elsewhere (SGLang: its MI355X points, whose steps run 3-4 ms over the kernels while AMD's
+own measured MoE kernels are faster than the planner's, bench/RESULTS.md); 0 for a stack with no AMD point. CUDA
+graphs off (eager) is not fitted: :func:`served_step_cost` refuses it and says why (the file's ``not_fitted``).
 """
 
 from __future__ import annotations
@@ -68,7 +71,8 @@ class ServedStepCost:
     """One stack's per-step costs in one mode, with what they hold for: ``fixed_s`` per step, ``per_layer_s`` per
     decoder layer, ``per_draft_s`` per draft pass (0 in ``cuda_graph`` mode), ``per_indexer_s`` per layer running a
     sparse-attention indexer, ``dp_attention_s`` per step in place of ``fixed_s`` with attention DP > 1 (None: not
-    fitted, ``fixed_s`` holds); ``source`` (the fit and the measurements it came from), ``engine``, ``version`` and
+    fitted, ``fixed_s`` holds); ``rocm_s`` per step in addition on an AMD GPU (the engine's ROCm build; 0: none
+    fitted); ``source`` (the fit and the measurements it came from), ``engine``, ``version`` and
     ``date`` (the engine versions and dates of those measurements); ``indexer_mixers``: the mixer kinds (``mla``,
     ``gqa``) whose indexer layers ``per_indexer_s`` counts, the kinds the fit was measured on (None: every kind). An
     engine runs each kind's indexer through its own kernels (SGLang: DSA's chain in its NSA backend for MLA layers,
@@ -85,10 +89,11 @@ class ServedStepCost:
     per_indexer_s: float = 0.0
     dp_attention_s: float | None = None
     indexer_mixers: tuple[str, ...] | None = None
+    rocm_s: float = 0.0
 
     def __post_init__(self) -> None:
         _check_kinds("indexer_mixers", self.indexer_mixers)
-        for name in ("fixed_s", "per_layer_s", "per_draft_s", "per_indexer_s"):
+        for name in ("fixed_s", "per_layer_s", "per_draft_s", "per_indexer_s", "rocm_s"):
             _seconds(name, getattr(self, name))
         if self.dp_attention_s is not None:
             _seconds("dp_attention_s", self.dp_attention_s)
@@ -142,11 +147,13 @@ def indexer_kinds(model: ModelSpec) -> tuple[str, ...]:
     return tuple(sorted({g.mixer.kind for g in _own_indexer_groups(model)}))
 
 
-def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 0, attention_dp: int = 1) -> float:
+def step_overhead_s(
+    cost: ServedStepCost, model: ModelSpec, draft_passes: int = 0, attention_dp: int = 1, vendor: str = "nvidia"
+) -> float:
     """Seconds a served step of ``model`` adds to the kernel step: ``fixed_s`` (``dp_attention_s`` where
     ``attention_dp`` > 1 and the stack has one) ``+ per_layer_s x layers + per_indexer_s x indexer layers (of
-    the cost's ``indexer_mixers``) + per_draft_s x draft_passes`` (e.g. 0.5 ms + 10 us x 61 layers + 0.4 ms x 3
-    drafts = 2.31 ms)."""
+    the cost's ``indexer_mixers``) + per_draft_s x draft_passes``, ``+ rocm_s`` where the GPU's ``vendor`` is
+    ``amd`` (e.g. 0.5 ms + 10 us x 61 layers + 0.4 ms x 3 drafts = 2.31 ms, + 3 ms on an MI355X)."""
     if not isinstance(cost, ServedStepCost):
         raise ValueError(f"cost must be a ServedStepCost, got {type(cost).__name__}")
     if not isinstance(model, ModelSpec):
@@ -154,6 +161,8 @@ def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 
     for name, v, lo, hi in (("draft_passes", draft_passes, 0, 64), ("attention_dp", attention_dp, 1, 100_000)):
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
             raise ValueError(f"{name} must be a whole number within {lo} and {hi}, got {v!r}")
+    if not isinstance(vendor, str) or len(vendor) > 40:
+        raise ValueError(f"vendor must be a GPU vendor's name (nvidia, amd, ...), got {str(vendor)[:40]!r}")
     if draft_passes and cost.mode == "cuda_graph":
         raise ValueError("draft passes need a drafting mode's cost (mtp, eagle3 or dspark), not cuda_graph")
     fixed = cost.dp_attention_s if attention_dp > 1 and cost.dp_attention_s is not None else cost.fixed_s
@@ -162,6 +171,7 @@ def step_overhead_s(cost: ServedStepCost, model: ModelSpec, draft_passes: int = 
         + cost.per_layer_s * model.num_layers
         + cost.per_indexer_s * indexer_layers(model, cost.indexer_mixers)
         + cost.per_draft_s * draft_passes
+        + (cost.rocm_s if vendor == "amd" else 0.0)
     )
 
 
@@ -215,6 +225,7 @@ def served_step_cost(stack: str, mode: str = "cuda_graph", path: str | Path | No
             per_draft_s=f["per_draft_s"] if mode != "cuda_graph" else 0.0,
             per_indexer_s=f.get("per_indexer_s", 0.0),
             dp_attention_s=f.get("dp_attention_s"),
+            rocm_s=f.get("rocm_s", 0.0),
             source=f"{f['form']}, fitted on {len(f['points'])} measurements of catalogs/served_step.yaml "
             f"(leave-one-out median {f['loo_median_error']:.0%}, max {f['loo_max_error']:.0%})",
             engine=stack,

@@ -210,12 +210,13 @@ def step_time(d: Deployment, cfg: StepConfig) -> StepTime:
 
 def served_step_s(d: Deployment, cfg: StepConfig) -> float:
     """Seconds a served decode step of ``d`` pays beyond its kernels (``d.served_step``: ``fixed_s`` or, with attention
-    DP, ``dp_attention_s``, ``+ per_layer_s x layers + per_indexer_s x indexer layers``, fitted per stack on published
-    batch-1 and low-concurrency steps, :mod:`core.hardware.served_step`); 0 in prefill and for a kernel-level
-    deployment (no served cost). Draft passes are priced where the drafts are (the speculative step)."""
+    DP, ``dp_attention_s``, ``+ per_layer_s x layers + per_indexer_s x indexer layers``, ``+ rocm_s`` on an AMD GPU,
+    fitted per stack on published batch-1 and low-concurrency steps, :mod:`core.hardware.served_step`); 0 in prefill
+    and for a kernel-level deployment (no served cost). Draft passes are priced where the drafts are (the speculative
+    step)."""
     if d.served_step is None or cfg.phase != "decode":
         return 0.0
-    return step_overhead_s(d.served_step, d.model, attention_dp=d.layout.attention_dp)
+    return step_overhead_s(d.served_step, d.model, attention_dp=d.layout.attention_dp, vendor=d.gpu.vendor)
 
 
 def _indexer_groups(model: ModelSpec, context_len: int) -> tuple[int, ...]:

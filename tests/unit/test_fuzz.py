@@ -1377,11 +1377,13 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
             [
                 Lazy(lambda: served_step_cost("trtllm", "mtp"), "served_step_cost('trtllm', 'mtp')"),
                 Lazy(lambda: served_step_cost("vllm"), "served_step_cost('vllm')"),
+                Lazy(lambda: served_step_cost("sglang"), "served_step_cost('sglang')"),
             ]
         ),
         st.just(WrongType("not a cost")),
     ),
     "hardware.served_step.step_overhead_s.draft_passes": it(0, 8),
+    "hardware.served_step.step_overhead_s.vendor": st.sampled_from(["nvidia", "amd", "other", "", "x" * 80, 3, None]),
     "hardware.served_step.indexer_layers.kinds": st.sampled_from(
         [None, ("mla",), ("gqa", "mla"), (), ("nope",), ["mla"], "mla", 3]
     ),

@@ -71,9 +71,10 @@ def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
 
 
 def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
-    # catalogs/served_step.yaml: SGLang 107.7 us per layer running a DSA indexer, vLLM 24.1 us (read from the file);
-    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 107.7 us = 8.40 ms, vLLM's
-    # 78 x 24.1 us = 1.88 ms; DeepSeek-V3 (no indexer) adds nothing
+    # catalogs/served_step.yaml: SGLang 90.6 us per layer running a DSA indexer, vLLM 24.1 us (read from the file);
+    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 90.6 us = 7.07 ms, vLLM's
+    # 78 x 24.1 us = 1.88 ms; DeepSeek-V3 (no indexer) adds nothing. (SGLang's was 107.7 us before its ROCm term took
+    # the MI355X points' excess off the indexer.)
     from core.hardware.served_step import served_step_cost
 
     glm = Scenario(
@@ -87,10 +88,35 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
     for stack in ("sglang", "vllm"):
         d = resolve(glm.model_copy(update={"serving_stack": stack}), cat)
         per = served_step_cost(stack).per_indexer_s
-        assert per == pytest.approx({"sglang": 107.7e-6, "vllm": 24.1e-6}[stack], abs=0.2e-6)
+        assert per == pytest.approx({"sglang": 90.6e-6, "vllm": 24.1e-6}[stack], abs=0.2e-6)
         assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(78 * per)
     v3 = resolve(B200_MINLAT.model_copy(update={"serving_stack": "sglang"}), cat)
     assert "engine_step" not in perf.step_time(v3, perf.StepConfig("decode", 1 / 8, 2048)).components
+
+
+def test_sglang_on_an_amd_gpu_pays_its_rocm_build_per_step_cost():
+    # catalogs/served_step.yaml, SGLang: rocm_s 3.5596 ms per decode step on an AMD GPU (fitted on its two MI355X
+    # points, 4 clients, with the indexer term: GLM-5 23.79 ms measured against 13.52 ms of kernels + 78 x 90.6 us,
+    # Qwen3.5 13.29 against 9.62). GLM-5 FP8 on 8 x MI355X, TP8, 4 sequences: 78 x 90.6 us + 3.5596 ms = 10.63 ms over
+    # the kernels; the same on 8 x B200 pays 7.07 ms, the indexers alone. vLLM has no AMD point: no ROCm term.
+    from core.hardware.served_step import served_step_cost
+
+    assert served_step_cost("sglang").rocm_s == pytest.approx(3.5596e-3, abs=1e-7)
+    assert served_step_cost("vllm").rocm_s == 0.0 and served_step_cost("trtllm").rocm_s == 0.0
+    glm = Scenario(
+        model_id="glm-5",
+        gpu_id="mi355x",
+        precision=Precision(weights="fp8", kv_cache="fp8"),
+        layout=ParallelLayout(attention_tp=8, expert_tp=8),
+        serving_stack="sglang",
+    )
+    dec = perf.StepConfig("decode", 4 / 8, 8192 + 512)
+    amd = resolve(glm, cat)
+    assert perf.step_time(amd, dec).components["engine_step"] == pytest.approx(78 * 90.6e-6 + 3.5596e-3, abs=2e-6)
+    nv = resolve(glm.model_copy(update={"gpu_id": "b200"}), cat)
+    assert perf.step_time(nv, dec).components["engine_step"] == pytest.approx(78 * 90.6e-6, abs=2e-6)
+    v = resolve(glm.model_copy(update={"serving_stack": "vllm"}), cat)
+    assert perf.step_time(v, dec).components["engine_step"] == pytest.approx(78 * 24.1e-6, abs=2e-6)
 
 
 def test_attention_dp_layouts_pay_the_fixed_cost_where_no_dp_attention_term_is_fitted():

@@ -36,6 +36,7 @@ TERMS = {
     "per_layer_s x num_layers": "per_layer",
     "per_draft_s x draft passes": "per_draft",
     "per_indexer_s x indexer layers": "per_indexer",
+    "rocm_s on AMD GPUs": "rocm",
 }
 
 
@@ -147,6 +148,8 @@ def _design(points: list[dict], terms: list[str]) -> tuple[np.ndarray, np.ndarra
         "per_layer": lambda p: p["num_layers"],
         "per_draft": lambda p: p["draft_passes"],
         "per_indexer": lambda p: p["indexer_layers"],
+        # 1 where the point was measured on an AMD GPU (the catalog's vendor of the measurement's gpu)
+        "rocm": lambda p: 1.0 if CAT.gpu(BY_ID[p["id"]]["gpu"]).vendor == "amd" else 0.0,
     }
     meas = np.array([p["measured_step_ms"] for p in points])
     a = np.array([[cols[t](p) for t in terms] for p in points], dtype=float).reshape(len(points), len(terms))
@@ -169,6 +172,7 @@ def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
         ("per_layer", "per_layer_s"),
         ("per_draft", "per_draft_s"),
         ("per_indexer", "per_indexer_s"),
+        ("rocm", "rocm_s"),
     ):
         assert f[key] == pytest.approx(fitted.get(t, 0.0), abs=2e-7), key
     loo = []
