@@ -18,6 +18,15 @@ B200_MINLAT = Scenario(
     serving_stack="trtllm",
 )
 
+GLM5_B200 = Scenario(  # GLM-5 FP8 on 8 x B200, TP8: 78 layers, each running its own DSA indexer
+    model_id="glm-5",
+    gpu_id="b200",
+    precision=Precision(weights="fp8", kv_cache="fp8"),
+    layout=ParallelLayout(attention_tp=8, expert_tp=8),
+    serving_stack="sglang",
+)
+GLM5_DECODE = perf.StepConfig("decode", 4 / 8, 8192 + 512)  # 4 sequences over 8 GPUs, 8.7k context
+
 
 def test_a_trtllm_decode_step_pays_the_fitted_fixed_cost_and_a_prefill_step_does_not():
     d = resolve(B200_MINLAT, cat)
@@ -77,19 +86,11 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
     # the MI355X points' excess off the indexer.)
     from core.hardware.served_step import served_step_cost
 
-    glm = Scenario(
-        model_id="glm-5",
-        gpu_id="b200",
-        precision=Precision(weights="fp8", kv_cache="fp8"),
-        layout=ParallelLayout(attention_tp=8, expert_tp=8),
-        serving_stack="sglang",
-    )
-    dec = perf.StepConfig("decode", 4 / 8, 8192 + 512)
     for stack in ("sglang", "vllm"):
-        d = resolve(glm.model_copy(update={"serving_stack": stack}), cat)
+        d = resolve(GLM5_B200.model_copy(update={"serving_stack": stack}), cat)
         per = served_step_cost(stack).per_indexer_s
         assert per == pytest.approx({"sglang": 90.6e-6, "vllm": 24.1e-6}[stack], abs=0.2e-6)
-        assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(78 * per)
+        assert perf.step_time(d, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * per)
     v3 = resolve(B200_MINLAT.model_copy(update={"serving_stack": "sglang"}), cat)
     assert "engine_step" not in perf.step_time(v3, perf.StepConfig("decode", 1 / 8, 2048)).components
 
@@ -103,20 +104,14 @@ def test_sglang_on_an_amd_gpu_pays_its_rocm_build_per_step_cost():
 
     assert served_step_cost("sglang").rocm_s == pytest.approx(3.5596e-3, abs=1e-7)
     assert served_step_cost("vllm").rocm_s == 0.0 and served_step_cost("trtllm").rocm_s == 0.0
-    glm = Scenario(
-        model_id="glm-5",
-        gpu_id="mi355x",
-        precision=Precision(weights="fp8", kv_cache="fp8"),
-        layout=ParallelLayout(attention_tp=8, expert_tp=8),
-        serving_stack="sglang",
-    )
-    dec = perf.StepConfig("decode", 4 / 8, 8192 + 512)
+    glm = GLM5_B200.model_copy(update={"gpu_id": "mi355x"})
     amd = resolve(glm, cat)
-    assert perf.step_time(amd, dec).components["engine_step"] == pytest.approx(78 * 90.6e-6 + 3.5596e-3, abs=2e-6)
-    nv = resolve(glm.model_copy(update={"gpu_id": "b200"}), cat)
-    assert perf.step_time(nv, dec).components["engine_step"] == pytest.approx(78 * 90.6e-6, abs=2e-6)
+    step = perf.step_time(amd, GLM5_DECODE).components["engine_step"]
+    assert step == pytest.approx(78 * 90.6e-6 + 3.5596e-3, abs=2e-6)
+    nv = resolve(GLM5_B200, cat)
+    assert perf.step_time(nv, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * 90.6e-6, abs=2e-6)
     v = resolve(glm.model_copy(update={"serving_stack": "vllm"}), cat)
-    assert perf.step_time(v, dec).components["engine_step"] == pytest.approx(78 * 24.1e-6, abs=2e-6)
+    assert perf.step_time(v, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * 24.1e-6, abs=2e-6)
 
 
 def test_attention_dp_layouts_pay_the_fixed_cost_where_no_dp_attention_term_is_fitted():
