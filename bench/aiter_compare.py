@@ -224,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.write and not args.aiter:
         ap.error("--write needs --aiter")
+    if args.aiter:
+        try:
+            _git(args.aiter, "rev-parse", "HEAD")
+        except (OSError, subprocess.CalledProcessError):
+            ap.error(f"--aiter {args.aiter}: not a git clone of ROCm/aiter (git cannot read HEAD there)")
     rows = extract(args.aiter) if args.aiter else read_rows()
     if args.write:
         with CSV_PATH.open("w", encoding="utf-8", newline="") as fh:
