@@ -20,7 +20,9 @@ reads too), so it runs in the project's own checkout. Only rows whose whole expe
 a shared expert fused in (``expert`` = routed + 1, ``topk`` + 1) or a slice of the experts (EP) routes every token's
 ``topk`` slots to the experts on hand, which no planner layout describes, so it is left out. Each kept row is timed by
 the planner as a ``moe_layer_decode`` (``token`` <= 512) or ``moe_layer_prefill`` case on ``expert TP`` GPUs with
-``token`` tokens entering the layer, SGLang's default kernel path for the layout, weights in the row's dtype.
+``token`` tokens entering the layer, SGLang's default kernel path for the layout, weights in the row's dtype
+(``core.validation.aiter_check``, which the Validation page shows too). Rows repeating one time at several token
+counts of a shape are left out: a configuration carried over, not a measurement.
 """
 
 from __future__ import annotations
@@ -31,9 +33,8 @@ import io
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -49,7 +50,6 @@ WEIGHT_DTYPES = {  # aiter's q_dtype_w -> the planner's experts dtype
     "torch.int4": "int4",
 }
 ACT_BITS = {"torch.bfloat16": 16, "torch.float8_e4m3fnuz": 8, "torch.float8_e4m3fn": 8, "torch.float4_e2m1fn_x2": 4}
-DECODE_MAX_TOKENS = 512
 FIELDS = (
     "source",
     "commit",
@@ -151,70 +151,17 @@ def extract(repo: Path) -> list[dict]:
     return list(best.values())
 
 
-def read_rows(path: Path = CSV_PATH) -> list[dict]:
-    with path.open(encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(line for line in fh if not line.startswith("#"))]
-    for r in rows:
-        for k in ("act_bits", "expert_tp", "tokens"):
-            r[k] = int(r[k])
-        r["measured_us"] = float(r["measured_us"])
-    return rows
-
-
-def case_of(row: dict) -> dict:
-    """The planner case timing one row: ``expert_tp`` GPUs, each holding every expert's slice, ``tokens`` tokens
-    entering the layer (seen whole by every expert-TP rank), SGLang's kernel path for the layout."""
-    etp, tokens = row["expert_tp"], row["tokens"]
-    dtype = row["experts_dtype"]
-    return {
-        "id": f"aiter-{row['gpu']}-{row['model']}-{dtype}-a{row['act_bits']}-etp{etp}-t{tokens}",
-        "model": row["model"],
-        "gpu": row["gpu"],
-        "num_gpus": etp,
-        "phase": "moe_layer_decode" if tokens <= DECODE_MAX_TOKENS else "moe_layer_prefill",
-        "layout": {"attention_tp": 1, "attention_dp": etp, "ep": 1, "expert_tp": etp, "pp": 1},
-        "precision": {
-            "weights": dtype if dtype in ("bf16", "fp8") else "bf16",
-            "experts": dtype,
-            "kv": "bf16",
-            "dispatch": "bf16",
-            "combine": "bf16",
-        },
-        "workload": {"tokens_per_gpu": tokens / etp},
-        "options": {"overlap": "none", "redundant_experts": 0, "stack": "sglang"},
-        "measured": {"metric": "moe_layer_latency_ms", "value": row["measured_us"] / 1e3, "unit": "ms"},
-    }
-
-
-def compare(rows: list[dict]) -> list[dict]:
-    """Each row with the planner's time (``predicted_us``) and error (predicted / measured - 1)."""
-    from core.validation import predict
-
-    out = []
-    for r in rows:
-        p_us = predict(case_of(r)) * 1e3
-        out.append({**r, "predicted_us": p_us, "error": p_us / r["measured_us"] - 1})
-    return out
-
-
-def summary(results: list[dict]) -> list[dict]:
-    """Median signed error and median / P90 |error| per (GPU, phase), decode being <= 512 tokens."""
-    groups: dict[tuple[str, str], list[float]] = {}
-    for r in results:
-        phase = "decode" if r["tokens"] <= DECODE_MAX_TOKENS else "prefill"
-        groups.setdefault((r["gpu"], phase), []).append(r["error"])
-        groups.setdefault((r["gpu"], "all"), []).append(r["error"])
-    return [
-        {
-            "gpu": gpu,
-            "phase": phase,
-            "n": len(errs),
-            "median_error": statistics.median(errs),
-            "median_abs_error": statistics.median(abs(e) for e in errs),
-            "p90_abs_error": float(np.percentile([abs(e) for e in errs], 90)),  # linear, as the frontier bands
-        }
-        for (gpu, phase), errs in sorted(groups.items())
-    ]
+def write_rows(rows: list[dict], path: Path) -> None:
+    """The extracted rows as the CSV ``core.validation.aiter_check.load_aiter_check`` reads."""
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write(
+            "# ROCm/aiter tuned fused-MoE times (column us, microseconds per layer), the rows a planner layout"
+            " describes; written by `python -m bench.aiter_compare --aiter <clone> --write` (bench/aiter_compare.py"
+            " says how rows are chosen)\n"
+        )
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -229,19 +176,20 @@ def main(argv: list[str] | None = None) -> int:
             _git(args.aiter, "rev-parse", "HEAD")
         except (OSError, subprocess.CalledProcessError):
             ap.error(f"--aiter {args.aiter}: not a git clone of ROCm/aiter (git cannot read HEAD there)")
-    rows = extract(args.aiter) if args.aiter else read_rows()
-    if args.write:
-        with CSV_PATH.open("w", encoding="utf-8", newline="") as fh:
-            fh.write(
-                "# ROCm/aiter tuned fused-MoE times (column us, microseconds per layer), the rows a planner layout"
-                " describes; written by `python -m bench.aiter_compare --aiter <clone> --write` (bench/aiter_compare.py"
-                " says how rows are chosen)\n"
-            )
-            w = csv.DictWriter(fh, fieldnames=FIELDS)
-            w.writeheader()
-            w.writerows(rows)
-        print(f"wrote {len(rows)} rows to {CSV_PATH.relative_to(ROOT)}")
-    results = compare(rows)
+    from core.validation.aiter_check import aiter_check_summary, load_aiter_check
+
+    if args.aiter:
+        rows = extract(args.aiter)
+        if args.write:
+            write_rows(rows, CSV_PATH)
+            print(f"wrote {len(rows)} rows to {CSV_PATH.relative_to(ROOT)}")
+            results = load_aiter_check(CSV_PATH)
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                write_rows(rows, Path(tmp) / "rows.csv")
+                results = load_aiter_check(Path(tmp) / "rows.csv")
+    else:
+        results = load_aiter_check(CSV_PATH)
     by_group: dict[tuple, list[dict]] = {}
     for r in results:
         by_group.setdefault((r["gpu"], r["model"], r["experts_dtype"], r["act_bits"], r["expert_tp"]), []).append(r)
@@ -258,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{gpu:7} {model:18} {dtype:6} {bits:>4} {etp:>3} {len(rs):>3}  {med:+9.0%}   {picks}")
     print()
     print(f"{'gpu':7} {'phase':8} {'n':>4}  median err  median |err|  P90 |err|")
-    for s in summary(results):
+    for g in aiter_check_summary(results):
         print(
-            f"{s['gpu']:7} {s['phase']:8} {s['n']:>4}  {s['median_error']:+9.0%}  {s['median_abs_error']:11.0%}"
-            f"  {s['p90_abs_error']:8.0%}"
+            f"{g['GPU']:7} {g['phase']:8} {g['rows']:>4}  {g['median error (%)']:+8.0f}%  {g['median |error| (%)']:10.0f}%"
+            f"  {g['P90 |error| (%)']:7.0f}%"
         )
     return 0
 

@@ -8,6 +8,7 @@ from core.deployment.parallel import check_layout
 from core.hardware.collectives import allreduce_curves
 from core.scenario import resolved_layout
 from core.validation import METRIC_UNITS
+from core.validation.aiter_check import aiter_check_summary, load_aiter_check
 from core.validation.comparison import comparison_summary, load_comparison
 from core.validation.loo_table import read_loo_table
 from ui.calibration import calibration_section
@@ -33,6 +34,11 @@ st.markdown(
 @st.cache_resource(show_spinner=False)
 def _shipped() -> tuple:
     return read_loo_table(catalog())
+
+
+@st.cache_resource(show_spinner=False)
+def _aiter_rows() -> list:
+    return load_aiter_check(catalog().root / "validation" / "aiter_moe_check.csv")
 
 
 @st.cache_resource(show_spinner=False)
@@ -216,6 +222,31 @@ if comparison:
         "decode median ≤ 15% over all rows, no group beyond 25%. The planner's kernel factors are fitted on "
         "aiconfigurator's tables, so kernel-level agreement is partly by construction; the whole-step terms are not. "
         "Rows: catalogs/validation/aic_comparison.csv (bench/aic_compare.py)."
+    )
+
+# ---- AMD's MoE kernels against AMD's own measured times
+aiter_rows = _aiter_rows()
+if aiter_rows:
+    st.subheader("AMD's MoE kernels: against AMD's own measured times")
+    st.dataframe(
+        pd.DataFrame(aiter_check_summary(aiter_rows)).replace({"GPU": {g: cat.gpus[g].name for g in cat.gpus}}),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            c: st.column_config.NumberColumn(format="%.0f%%") for c in ("median |error| (%)", "P90 |error| (%)")
+        }
+        | {"median error (%)": st.column_config.NumberColumn(format="%+.0f%%")},
+    )
+    shapes = {(r["gpu"], r["model"], r["experts_dtype"], r["expert_tp"]) for r in aiter_rows}
+    st.caption(
+        f"{len(aiter_rows)} fused-MoE times ({len(shapes)} model / dtype / expert-TP shapes, 1 to 32,768 tokens) from "
+        "ROCm/aiter's tuned tables (the kernel library SGLang, vLLM and ATOM call on Instinct GPUs; "
+        f"commit {aiter_rows[0]['commit'][:8]}): 256-CU gfx950 parts read as MI355X, 304-CU gfx942 parts as MI300X "
+        "(the tables do not tell an MI325X apart). Each is one MoE layer with every expert on the GPU in expert-TP "
+        "slices, timed by this model with SGLang's kernel path. Error = planner / measured − 1: above 0 the planner "
+        "is slower than AMD's kernels. The planner's AMD GPUs take the H200's fractions of peak (no AMD kernel case); "
+        "these rows check them and are not fitted. Decode: at most 512 tokens. Rows: "
+        "catalogs/validation/aiter_moe_check.csv (bench/aiter_compare.py, bench/RESULTS.md)."
     )
 
 # ---- the factors in force

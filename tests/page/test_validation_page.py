@@ -49,6 +49,34 @@ def test_validation_page_shows_the_aiconfigurator_side_by_side():
     assert {"attention TP", "one GPU"} <= set(table["group"])
 
 
+def test_validation_page_checks_amds_moe_kernels_against_amds_measured_times():
+    # catalogs/validation/aiter_moe_check.csv, counted here with the csv module: 37 rows of 304-CU parts (MI300X),
+    # 20 of them at <= 512 tokens, and 450 of 256-CU parts (MI355X), 286 at <= 512 tokens
+    import csv
+
+    lines = (ROOT / "catalogs/validation/aiter_moe_check.csv").read_text(encoding="utf-8").splitlines()
+    raw = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    counts = {
+        (cu, phase): sum(1 for r in raw if r["cu_num"] == cu and (int(r["tokens"]) <= 512) == (phase == "decode"))
+        for cu in ("304", "256")
+        for phase in ("decode", "prefill")
+    }
+    assert counts == {("304", "decode"): 20, ("304", "prefill"): 17, ("256", "decode"): 286, ("256", "prefill"): 164}
+    at = AppTest.from_file(str(ROOT / "pages/6_Validation.py"), default_timeout=180)
+    at.run()
+    assert not at.exception
+    assert any(h.value.startswith("AMD's MoE kernels") for h in at.subheader)
+    table = next(d.value for d in at.dataframe if "median |error| (%)" in d.value.columns and "GPU" in d.value.columns)
+    mi355 = table[table["GPU"].str.contains("MI355X")].set_index("phase")
+    mi300 = table[table["GPU"].str.contains("MI300X")].set_index("phase")
+    assert (
+        mi355.loc["decode", "rows"] == 286 and mi355.loc["prefill", "rows"] == 164 and mi355.loc["all", "rows"] == 450
+    )
+    assert mi300.loc["decode", "rows"] == 20 and mi300.loc["prefill", "rows"] == 17
+    assert (table["P90 |error| (%)"] >= table["median |error| (%)"]).all()
+    assert any("ROCm/aiter" in c.value and "not fitted" in c.value for c in at.caption)
+
+
 def test_validation_page_sets_published_frontiers_beside_the_model():
     at = AppTest.from_file(str(ROOT / "pages/6_Validation.py"), default_timeout=180)
     at.run()

@@ -21,25 +21,20 @@ against measured values; they fail if a change moves AMD's MoE times far from AM
 
 from __future__ import annotations
 
-import csv
 import math
 
 import pytest
 
 from bench import aiter_compare
 from core.validation import predict
+from core.validation.aiter_check import aiter_case, aiter_check_summary, load_aiter_check
 
 COMMIT = "e4048607a535ace3a2b51ded31b1c8c2d45c0879"
 
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
-    return aiter_compare.read_rows()
-
-
-@pytest.fixture(scope="module")
-def results(rows) -> list[dict]:
-    return aiter_compare.compare(rows)
+    return load_aiter_check(aiter_compare.CSV_PATH)  # each row with the planner's time and error
 
 
 def _row(rows, gpu, model, dtype, etp, tokens) -> dict:
@@ -65,45 +60,65 @@ def test_the_extracted_rows_are_aiters_at_one_commit(rows):
 
 def test_a_row_is_timed_as_one_layer_on_its_expert_tp_ranks(rows):
     """One token entering a 4-way expert-TP layer is a quarter token per GPU, and the metric is one layer in ms."""
-    case = aiter_compare.case_of(_row(rows, "mi300x", "qwen3-235b-a22b", "bf16", 4, 1))
+    case = aiter_case(_row(rows, "mi300x", "qwen3-235b-a22b", "bf16", 4, 1))
     assert case["num_gpus"] == 4 and case["layout"]["expert_tp"] == 4 and case["layout"]["ep"] == 1
     assert case["workload"]["tokens_per_gpu"] == pytest.approx(0.25)
     assert case["phase"] == "moe_layer_decode"
-    assert case["measured"]["value"] == pytest.approx(0.0340571)
-    assert predict(case) > 0
+    assert predict(case) * 1e3 == pytest.approx(_row(rows, "mi300x", "qwen3-235b-a22b", "bf16", 4, 1)["predicted_us"])
 
 
-def test_amd_moe_kernels_stay_near_amds_measured_times(results):
+def test_amd_moe_kernels_stay_near_amds_measured_times(rows):
     """Per GPU and phase (decode: at most 512 tokens), the median |error| against AMD's measured times is at most
     35% (now 17-33%), and no row is off by more than 2.5x either way (the worst now: Kimi-K2's int4 experts with
     16-bit activations on MI355X, 2.4x, a kernel the planner times on its slower weight-only path)."""
-    for s in aiter_compare.summary(results):
-        assert s["median_abs_error"] <= 0.35, s
-    worst = max(results, key=lambda r: abs(math.log(r["predicted_us"] / r["measured_us"])))
+    for s in aiter_check_summary(rows):
+        assert s["median |error| (%)"] <= 35, s
+    worst = max(rows, key=lambda r: abs(math.log(r["predicted_us"] / r["measured_us"])))
     assert math.exp(abs(math.log(worst["predicted_us"] / worst["measured_us"]))) <= 2.5, worst
 
 
-def test_the_csv_is_what_the_bench_reads(tmp_path):
-    """The file parses with its comment line skipped, and a row round-trips through the bench's reader."""
+def test_the_csv_round_trips_and_a_bad_row_is_named(tmp_path):
+    """The bench's writer and the core's reader agree (the comment line skipped); a row without a time is refused
+    with its row number; an absent file is no rows."""
+    row = {
+        "source": "x.csv",
+        "commit": COMMIT,
+        "cu_num": "256",
+        "gpu": "mi355x",
+        "model": "deepseek-v3",
+        "experts_dtype": "mxfp4",
+        "act_bits": 4,
+        "expert_tp": 8,
+        "tokens": 64,
+        "measured_us": 137.167,
+    }
     path = tmp_path / "rows.csv"
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        fh.write("# comment\n")
-        w = csv.DictWriter(fh, fieldnames=aiter_compare.FIELDS)
-        w.writeheader()
-        w.writerow(
-            {
-                "source": "x.csv",
-                "commit": COMMIT,
-                "cu_num": "256",
-                "gpu": "mi355x",
-                "model": "deepseek-v3",
-                "experts_dtype": "mxfp4",
-                "act_bits": 4,
-                "expert_tp": 8,
-                "tokens": 64,
-                "measured_us": 137.167,
-            }
-        )
-    (r,) = aiter_compare.read_rows(path)
+    aiter_compare.write_rows([row], path)
+    (r,) = load_aiter_check(path)
     assert (r["expert_tp"], r["tokens"], r["act_bits"]) == (8, 64, 4)
     assert r["measured_us"] == pytest.approx(137.167)
+    assert r["error"] == pytest.approx(r["predicted_us"] / 137.167 - 1)
+    aiter_compare.write_rows([{**row, "measured_us": ""}], path)
+    with pytest.raises(ValueError, match=r"rows\.csv: row 2: .*measured_us"):
+        load_aiter_check(path)
+    assert load_aiter_check(tmp_path / "absent.csv") == []
+
+
+def test_the_summary_by_gpu_and_phase():
+    """Two decode rows at +10% and -30% and one prefill row at +50%, on one GPU. Decode: median signed error
+    (10 - 30) / 2 = -10%, median |error| (10 + 30) / 2 = 20%, P90 of |error| 10 + 0.9 x (30 - 10) = 28%.
+    All three: median signed +10%, |error| 30%, P90 30 + 0.8 x (50 - 30) = 46%."""
+    results = [
+        {"gpu": "mi355x", "tokens": 1, "error": 0.10},
+        {"gpu": "mi355x", "tokens": 512, "error": -0.30},
+        {"gpu": "mi355x", "tokens": 4096, "error": 0.50},
+    ]
+    by = {s["phase"]: s for s in aiter_check_summary(results)}
+    assert by["decode"]["rows"] == 2 and by["prefill"]["rows"] == 1 and by["all"]["rows"] == 3
+    assert by["decode"]["median error (%)"] == pytest.approx(-10)
+    assert by["decode"]["median |error| (%)"] == pytest.approx(20)
+    assert by["decode"]["P90 |error| (%)"] == pytest.approx(28)
+    assert by["all"]["median error (%)"] == pytest.approx(10)
+    assert by["all"]["P90 |error| (%)"] == pytest.approx(46)
+    with pytest.raises(ValueError, match="needs gpu, tokens and error"):
+        aiter_check_summary([{"gpu": "mi355x"}])

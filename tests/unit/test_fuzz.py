@@ -1390,6 +1390,28 @@ OVERRIDES: dict[str, st.SearchStrategy] = {
     "validation.comparison.load_comparison.path": st.sampled_from(
         [CATALOG_DIR / "validation" / "aic_comparison.csv", "/nonexistent.csv", __file__, "x" * 5000, "bad\x00name"]
     ),
+    "validation.aiter_check.load_aiter_check.path": st.sampled_from(
+        [CATALOG_DIR / "validation" / "aiter_moe_check.csv", "/nonexistent.csv", __file__, "x" * 5000, "bad\x00name"]
+    ),
+    "validation.aiter_check.aiter_case.row": st.fixed_dictionaries(
+        {
+            "gpu": st.sampled_from(["mi355x", "mi300x", "h200", "nope", 3]),
+            "model": st.sampled_from(["deepseek-v3", "qwen3-235b-a22b", "kimi-k2", "nope"]),
+            "experts_dtype": st.sampled_from(["bf16", "fp8", "mxfp4", "int4", "nope"]),
+            "expert_tp": st.one_of(it(-2, 80), st.just("x")),
+            "tokens": st.one_of(it(-1, 40000), st.just(None)),
+        }
+    ),
+    "validation.aiter_check.aiter_check_summary.results": st.lists(
+        st.fixed_dictionaries(
+            {
+                "gpu": st.sampled_from(["mi355x", "mi300x"]),
+                "tokens": st.one_of(it(1, 40000), st.just("x")),
+                "error": st.one_of(fl(-1, 10, wrong=False), st.just(float("nan")), st.just(None)),
+            }
+        ),
+        max_size=6,
+    ),
     "validation.comparison.comparison_summary.rows": st.lists(
         st.fixed_dictionaries(
             {
