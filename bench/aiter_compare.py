@@ -96,15 +96,14 @@ def _copied(table: list[dict]) -> set[int]:
     configuration, with its time, over to every larger token count (DeepSeek-V3's file gives 597.8194 us for 4,096 to
     32,768 tokens of one shape). A time that appears at two or more token counts of one shape, weighting order included,
     is left out at all of them."""
+
+    def shape(r: dict) -> tuple:
+        return (*(r.get(k) for k in SHAPE_KEYS), r.get("doweight_stage1"))
+
     counts: dict[tuple, dict[str, set[str]]] = {}
     for r in table:
-        key = (*(r.get(k) for k in SHAPE_KEYS), r.get("doweight_stage1"))
-        counts.setdefault(key, {}).setdefault(r.get("us", ""), set()).add(r.get("token", ""))
-    return {
-        id(r)
-        for r in table
-        if len(counts[(*(r.get(k) for k in SHAPE_KEYS), r.get("doweight_stage1"))][r.get("us", "")]) > 1
-    }
+        counts.setdefault(shape(r), {}).setdefault(r.get("us", ""), set()).add(r.get("token", ""))
+    return {id(r) for r in table if len(counts[shape(r)][r.get("us", "")]) > 1}
 
 
 def extract(repo: Path) -> list[dict]:

@@ -8,7 +8,7 @@ from core.deployment.parallel import check_layout
 from core.hardware.collectives import allreduce_curves
 from core.scenario import resolved_layout
 from core.validation import METRIC_UNITS
-from core.validation.aiter_check import aiter_check_summary, load_aiter_check
+from core.validation.aiter_check import DECODE_MAX_TOKENS, aiter_check_summary, load_aiter_check
 from core.validation.comparison import comparison_summary, load_comparison
 from core.validation.loo_table import read_loo_table
 from ui.calibration import calibration_section
@@ -238,14 +238,16 @@ if aiter_rows:
         | {"median error (%)": st.column_config.NumberColumn(format="%+.0f%%")},
     )
     shapes = {(r["gpu"], r["model"], r["experts_dtype"], r["expert_tp"]) for r in aiter_rows}
+    tokens = [r["tokens"] for r in aiter_rows]
     st.caption(
-        f"{len(aiter_rows)} fused-MoE times ({len(shapes)} model / dtype / expert-TP shapes, 1 to 32,768 tokens) from "
+        f"{len(aiter_rows)} fused-MoE times ({len(shapes)} model / dtype / expert-TP shapes, {min(tokens):,} to "
+        f"{max(tokens):,} tokens per layer) from "
         "ROCm/aiter's tuned tables (the kernel library SGLang, vLLM and ATOM call on Instinct GPUs; "
         f"commit {aiter_rows[0]['commit'][:8]}): 256-CU gfx950 parts read as MI355X, 304-CU gfx942 parts as MI300X "
         "(the tables do not tell an MI325X apart). Each is one MoE layer with every expert on the GPU in expert-TP "
         "slices, timed by this model with SGLang's kernel path. Error = planner / measured − 1: above 0 the planner "
         "is slower than AMD's kernels. The planner's AMD GPUs take the H200's fractions of peak (no AMD kernel case); "
-        "these rows check them and are not fitted. Decode: at most 512 tokens. Rows: "
+        f"these rows check them and are not fitted. Decode: at most {DECODE_MAX_TOKENS} tokens. Rows: "
         "catalogs/validation/aiter_moe_check.csv (bench/aiter_compare.py, bench/RESULTS.md)."
     )
 
