@@ -10,9 +10,12 @@ kernel step is the planner's decode step for the point's deployment at its concu
 one call into the step model), plus, at ``c > 1`` clients of a colocated engine, the prefill of the other ``c - 1``
 clients' prompts spread over an output length (a disaggregated decode pool prefills nothing). A stack's served step
 adds ``fixed + per_layer x layers + per_indexer x indexer layers + per_draft x draft passes + rocm`` (``rocm``: 1 on a
-point measured on an AMD GPU, the engine's ROCm build, usable where the stack has such points); each stack's form is
-the one with the lowest leave-one-out median error among those with at most two terms (non-negative least squares
-of the relative error), fitted on its attention-TP points. Where a stack has fitted points with attention DP > 1
+point measured on an AMD GPU, the engine's ROCm build, usable where the stack has such points); each stack's form is,
+among those with at most two terms (non-negative least squares of the relative error), the one that puts the most
+points within 20% under leave-one-out (the issue's batch-1 target), then the lowest median, then the lowest max,
+fitted on its attention-TP points. (The median alone ranked first until the InferenceX DeepSeek-R1 sweeps came in:
+ten points without an indexer or an AMD GPU then favoured a plain fixed cost that left GLM-5 and the MI355X points
+24-41% short for half a point of median.) Where a stack has fitted points with attention DP > 1
 (rank synchronisation), ``dp_attention`` replaces ``fixed`` for them: fitted on those points alone with the other
 terms as fitted (leave-one-out too). Only points with ``fit: true`` are fitted; the others are printed with their
 error (the reason is in the file).
@@ -207,12 +210,17 @@ def forms(points: list[dict]) -> list[tuple[str, ...]]:
     return [()] + [c for k in (1, 2) for c in combinations(usable, k)]
 
 
+WITHIN = 0.20  # the issue's batch-1 target: every published step within 20%
+
+
 def choose(points: list[dict]) -> tuple[tuple[str, ...], list[float], dict]:
+    """The form with the most points within :data:`WITHIN` under leave-one-out (the target's own measure), then the
+    lowest median, then the lowest max, then the fewest terms. ``tried``: form -> (median, max, points within)."""
     tried = {}
     for terms in forms(points):
         errs = [abs(e) for e in loo_errors(points, terms)] if len(points) > 1 else [0.0]
-        tried[terms] = (statistics.median(errs), max(errs))
-    best = min(tried, key=lambda t: (round(tried[t][0], 3), round(tried[t][1], 3), len(t)))
+        tried[terms] = (statistics.median(errs), max(errs), sum(e <= WITHIN for e in errs))
+    best = min(tried, key=lambda t: (-tried[t][2], round(tried[t][0], 3), round(tried[t][1], 3), len(t)))
     return best, loo_errors(points, best), tried
 
 
@@ -403,8 +411,8 @@ def fits_yaml(fits: dict[str, dict]) -> str:
                 "loo_median_error": round(statistics.median(loo), 4),
                 "loo_max_error": round(max(loo), 4),
                 "forms_tried": {
-                    form_text(t): {"loo_median": round(a, 4), "loo_max": round(b, 4)}
-                    for t, (a, b) in f["tried"].items()
+                    form_text(t): {"loo_median": round(a, 4), "loo_max": round(b, 4), "loo_within_20pct": n}
+                    for t, (a, b, n) in f["tried"].items()
                 },
                 "points": [_point(p) for p in pts],
                 "dp_attention_points": [_point(p) for p in dp["points"]] if dp else [],
