@@ -409,3 +409,44 @@ def test_a_group_is_within_the_issue_target_only_when_both_metrics_are():
     assert not stats(0.151, 0.2).within_target and not stats(0.1, 0.351).within_target
     assert stats(0.1, 0.3, 0.15, 0.35).within_target
     assert not stats(0.1, 0.3, 0.1, 0.48).within_target  # per user misses: the group misses
+
+
+def test_the_inferencex_sweep_points_are_their_quoted_rows():
+    # The SGLang v0.5.12 DeepSeek-R1 sweeps (InferenceX image-refresh pull requests): each point quotes its table row
+    # "<isl>k/1k c<c> TP<tp> EP<ep> | total | output | TTFT | TPOT"; the point's fields are that row's (tok/s/GPU = the
+    # total column, tok/s/user = 1000 / TPOT, GPUs = TP), and total / output = (isl + 0.9 ... ) ~ (isl + osl) / osl
+    # within the rounding of the two columns. The same rows at one client are served-step points with the same TPOT.
+    import re
+
+    import yaml
+
+    from core.hardware.served_step import SERVED_STEP_PATH
+
+    row = re.compile(r'"(\d+)k/1k c(\d+) TP(\d+) EP(\d+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+)"')
+    sweep = [p for p in POINTS.values() if p.id.startswith("ix-dsr1-") and "-sgl-" in p.id]
+    assert len(sweep) == 44
+    tpot_at_one = {}
+    for p in sweep:
+        got = row.search(p.source)
+        assert got, p.id
+        isl_k, c, tp, ep = (int(g) for g in got.groups()[:4])
+        total, output, _, tpot = (float(g.replace(",", "")) for g in got.groups()[4:])
+        assert (p.isl, p.osl, p.concurrency, p.gpus) == (isl_k * 1024, 1024, c, tp), p.id
+        assert p.tokens_per_s_per_gpu == total and p.throughput_kind == "total", p.id
+        assert p.tokens_per_s_per_user == pytest.approx(1000 / tpot, abs=0.006), p.id
+        assert total / output == pytest.approx((p.isl + p.osl) / p.osl, rel=0.015), p.id
+        if c == 1:
+            tpot_at_one[(p.gpu, "fp4" if "-fp4-" in p.id else "fp8", isl_k, tp, ep)] = tpot
+    served = yaml.safe_load(SERVED_STEP_PATH.read_text(encoding="utf-8"))["measurements"]
+    ones = {
+        (
+            m["gpu"],
+            "fp4" if m["precision"]["experts"] == "nvfp4" else "fp8",
+            m["isl"] // 1024,
+            m["gpus"],
+            m["layout"]["ep"],
+        ): m["measured"]["tpot_ms"]
+        for m in served
+        if m["id"].startswith("ix-sglang-") and "dsr1" in m["id"] and m["concurrency"] == 1
+    }
+    assert ones == tpot_at_one and len(ones) == 8
