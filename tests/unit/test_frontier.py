@@ -423,13 +423,21 @@ def test_the_inferencex_sweep_points_are_their_quoted_rows():
     from core.hardware.served_step import SERVED_STEP_PATH
 
     row = re.compile(r'"(\d+)k/1k c(\d+) TP(\d+) EP(\d+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+)"')
+    # a one-layout table keyed by concurrency (the MI325X sweep): 8k/1k, TP8/EP1): "| c | total | output | ..."
+    by_conc = re.compile(
+        r'(\d+)k/1k, TP(\d+)/EP(\d+)\): "\| (\d+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \|"'
+    )
     sweep = [p for p in POINTS.values() if p.id.startswith("ix-dsr1-") and "-sgl-" in p.id]
-    assert len(sweep) == 44
+    assert len(sweep) == 49
     tpot_at_one = {}
     for p in sweep:
         got = row.search(p.source)
-        assert got, p.id
-        isl_k, c, tp, ep = (int(g) for g in got.groups()[:4])
+        if got:
+            isl_k, c, tp, ep = (int(g) for g in got.groups()[:4])
+        else:
+            got = by_conc.search(p.source.replace("\n", " "))
+            assert got, p.id
+            isl_k, tp, ep, c = (int(g) for g in got.groups()[:4])
         total, output, _, tpot = (float(g.replace(",", "")) for g in got.groups()[4:])
         assert (p.isl, p.osl, p.concurrency, p.gpus) == (isl_k * 1024, 1024, c, tp), p.id
         assert p.tokens_per_s_per_gpu == total and p.throughput_kind == "total", p.id

@@ -381,6 +381,10 @@ def test_sglang_keeps_its_indexer_and_rocm_terms_with_the_inferencex_deepseek_po
 
 
 IX_ROW = re.compile(r'"(\d+)k/1k c(\d+) TP(\d+) EP(\d+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+)"')
+# a table of one layout keyed by concurrency ("8k/1k, TP8/EP1" in the source): "| c | total | output | TTFT | TPOT |"
+IX_CONC_ROW = re.compile(
+    r'\((\d+)k/1k, TP(\d+)/EP(\d+)\): "\| (\d+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \|"'
+)
 
 
 def test_the_inferencex_sweep_rows_check_against_their_own_throughput():
@@ -389,11 +393,15 @@ def test_the_inferencex_sweep_rows_check_against_their_own_throughput():
     # rounding; at 4 the benchmark's span adds the ramp (up to 4% here). The row's TPOT, TP, EP and client count must
     # be the entry's.
     rows = [m for m in MEASUREMENTS if "InferenceX pull request" in m["source"]]
-    assert len(rows) == 10
+    assert len(rows) == 11
     for m in rows:
-        got = IX_ROW.search(m["source"])
-        assert got, m["id"]
-        isl_k, c, tp, ep = (int(g) for g in got.groups()[:4])
+        got, by_conc = IX_ROW.search(m["source"]), IX_CONC_ROW.search(m["source"])
+        assert got or by_conc, m["id"]
+        if got:
+            isl_k, c, tp, ep = (int(g) for g in got.groups()[:4])
+        else:
+            got = by_conc
+            isl_k, tp, ep, c = (int(g) for g in got.groups()[:4])
         _, out_gpu, ttft_ms, tpot_ms = (float(g.replace(",", "")) for g in got.groups()[4:])
         assert (isl_k * 1024, c, m["gpus"], m["concurrency"]) == (m["isl"], m["concurrency"], tp, c), m["id"]
         assert m["layout"]["ep"] == ep and m["measured"]["tpot_ms"] == tpot_ms, m["id"]
