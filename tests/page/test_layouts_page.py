@@ -57,17 +57,18 @@ def test_tiers_overlap_and_launch_commands():
     assert not at.exception
     # decode plans within the model's median decode error (15% over 22 cases: catalogs/step_error.yaml's
     # median_loo_error 0.1469, the leave-one-out table's, since MiniMax-M3's 64-client cookbook runs joined; 0.1643 of
-    # 20 before) of the best: tier 1; within its 90th percentile (0.3737: 37%; 48% before SGLang's ROCm per-step cost):
+    # 20 before) of the best: tier 1; within its 90th percentile (0.3704: 37%; 0.3737 before the TensorRT-LLM refit; 48% before SGLang's ROCm per-step cost):
     # tier 2, not ruled out (review 3 M4)
     tier = [i.value for i in at.info if "equivalent within the model's accuracy" in i.value]
     assert tier and "within 15% of the best" in tier[-1] and "22 measured decode steps" in tier[-1]
     assert "90th-percentile error (37%)" in tier[-1]
     # DeepSeek's EP144 and LMSYS's EP72 placed against the best in words (it read "-0% vs the best"): EP72 is the
-    # best, EP144 1 - 2,821 / 2,836 = 0.5% below it, #2 again since the whole-step refit on the served composition
-    # (DP-attn48 · EP48 · DP3, 2,730, is third; it ranked between them at 2,769 against 2,770 and 2,762 before)
+    # best, EP144 1 - 2,825.2 / 2,840.3 = 0.5% below it, #2 again since the whole-step refit on the served composition
+    # (DP-attn48 · EP48 · DP3, 2,727, is third; it ranked between them at 2,769 against 2,770 and 2,762 before; 2,836 /
+    # 2,821 / 2,730 before the TensorRT-LLM served-step refit moved the overlap efficiency 0.392 -> 0.396)
     (ref,) = [c.value for c in at.caption if c.value.startswith("DeepSeek's and LMSYS's decode deployments")]
-    assert "attention-DP EP72 ranks #1 (2,836 tokens/s per GPU, the best, in the first tier)" in ref
-    assert "attention-DP EP144 ranks #2 (2,821 tokens/s per GPU, 0.5% below the best, in the first tier)" in ref
+    assert "attention-DP EP72 ranks #1 (2,840 tokens/s per GPU, the best, in the first tier)" in ref
+    assert "attention-DP EP144 ranks #2 (2,825 tokens/s per GPU, 0.5% below the best, in the first tier)" in ref
     table = next(d.value for d in at.dataframe if "TPOT (ms)" in d.value.columns)
     assert set(table["overlap"]) <= {"no overlap", "two-batch overlap"}
     assert (table["TPOT (ms)"] <= 100.0 + 1e-9).all() and (table["KV headroom (GB/GPU)"] >= 0).all()
@@ -187,22 +188,22 @@ def test_replicas_on_the_fewest_gpus_are_always_in_the_table():
 
 
 def test_headlines_say_which_throughput_they_are_and_the_decode_command_is_a_pd_worker():
-    # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out (figures since the refit with
-    # MiniMax-M3's 64-client cookbook runs). The decode plan's 3,166.6 output tok/s per GPU is a decode pool's: x 8 =
-    # 25,333 output tok/s, needing 25,332.8 x 2,048 / 512 = 101,331 prompt tok/s, 10.0 GPUs at the prefill plan's
-    # 10,111.9 per GPU (two whole 8-GPU replicas: 16). With prefill paid: 1 / (4 / 10,111.9 + 1 / 3,166.6) = 1,405.7
-    # output tok/s per GPU, shown 1,406; 11,246 for the 8 GPUs. All 8 prefilling: 8 x 10,111.9 = 80,895 prompt tok/s,
-    # the prompts of 80,895 / 4 = 20,224
+    # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 on 8 x H200, 2,048 in / 512 out (figures since the TensorRT-LLM
+    # served-step refit on InferenceX's 1.3.0rc14 points raised the per-token overhead). The decode plan's 3,162.85
+    # output tok/s per GPU is a decode pool's: x 8 = 25,303 output tok/s, needing 25,302.8 x 2,048 / 512 = 101,211
+    # prompt tok/s, 10.0 GPUs at the prefill plan's 10,078.9 per GPU (two whole 8-GPU replicas: 16). With prefill paid:
+    # 1 / (4 / 10,078.9 + 1 / 3,162.85) = 1,402.4 output tok/s per GPU, shown 1,402; 11,220 for the 8 GPUs. All 8
+    # prefilling: 8 x 10,078.9 = 80,631 prompt tok/s, the prompts of 80,631 / 4 = 20,158
     at = run(model="deepseek-v3", gpu="h200", nodes="1", w="fp8")
     assert not at.exception
     decode = next(s.value for s in at.success if "Best for decode" in s.value)
     prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
-    assert "3,167 output tokens/s per GPU **as a decode pool** (no prompt in its steps)" in decode
-    assert "give 25,333 output tokens/s, which **needs a prefill pool of 10.0 more GPUs**" in decode
-    assert "(101,331 prompt tokens/s at 10,112 per GPU with DP-attn8 · EP8; 16 GPUs in whole replicas)" in decode
-    assert "**1,406 output tokens/s per GPU**, 11,246 for these 8 GPUs" in decode
-    assert "10,112 input tokens/s per GPU **as a prefill pool**" in prefill
-    assert "80,895 prompt tokens/s, the prompts of 20,224 output tokens/s" in prefill
+    assert "3,163 output tokens/s per GPU **as a decode pool** (no prompt in its steps)" in decode
+    assert "give 25,303 output tokens/s, which **needs a prefill pool of 10.0 more GPUs**" in decode
+    assert "(101,211 prompt tokens/s at 10,079 per GPU with DP-attn8 · EP8; 16 GPUs in whole replicas)" in decode
+    assert "**1,402 output tokens/s per GPU**, 11,220 for these 8 GPUs" in decode
+    assert "10,079 input tokens/s per GPU **as a prefill pool**" in prefill
+    assert "80,631 prompt tokens/s, the prompts of 20,158 output tokens/s" in prefill
     # the decode plan's command is the decode worker of a PD pair (M1), not aggregated serving
     labels = [e.label for e in at.expander]
     assert any("(the decode worker of a PD pair)" in lab for lab in labels)
@@ -246,7 +247,7 @@ def test_where_the_time_goes_is_one_bar_per_plan_per_token():
         "#5 TP2 · DP-attn4 · EP8",
         "#6 TP2 · DP-attn4 · EP4 · expert-TP2 (+2 alike)",
     ]
-    assert labels["label"].iloc[0] == "316 µs · step 52.4 ms"  # 1 / 3,166.6 tok/s per GPU = 315.8 us
+    assert labels["label"].iloc[0] == "316 µs · step 52.5 ms"  # 1 / 3,162.85 tok/s per GPU = 316.2 us; 166 / 3,162.85
     bars = spec["layer"][0]["encoding"]
     assert bars["color"]["scale"]["domain"][0] == "routed experts"  # the largest part first
 
@@ -289,19 +290,19 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
             domain_gpus=8,
         )
     )
-    # hand: a prefill-only step t(0) = 12.402 ms + 2,048 x 12.978 us = 26.579 ms: 38.98 ms of work, on one of the 8
+    # hand: a prefill-only step t(0) = 12.402 ms + 2,048 x 13.025 us = 26.674 ms: 39.08 ms of work, on one of the 8
     # attention-DP ranks while the others wait at every MoE layer: x 1.5412 (TensorRT-LLM tech blog 10's DP8 pacing,
-    # assumed for SGLang) = 60.08 ms to the first token (12.801 us per token and 59.52 ms before the refit with
-    # MiniMax-M3's 64-client runs; 12.336 us and 37.67 ms, unpaced, before the whole-step refit on the served
-    # composition and the pacing)
+    # assumed for SGLang) = 60.22 ms to the first token (12.978 us and 60.08 ms before the TensorRT-LLM served-step
+    # refit; 12.801 us and 59.52 ms before the refit with MiniMax-M3's 64-client runs; 12.336 us and 37.67 ms,
+    # unpaced, before the whole-step refit on the served composition and the pacing)
     assert costs.decode_s(0) == pytest.approx(0.012402, abs=1e-6)
-    assert costs.prefill_s_per_token == pytest.approx(1.2978e-5, rel=1e-3)
+    assert costs.prefill_s_per_token == pytest.approx(1.3025e-5, rel=1e-3)
     assert costs.mixed_step_scale == pytest.approx(39552 / 25664, abs=1e-4)
     lone = (costs.decode_s(0) + 2048 * costs.prefill_s_per_token) * costs.mixed_step_scale
-    assert lone == pytest.approx(0.06008, abs=5e-5)
+    assert lone == pytest.approx(0.06022, abs=5e-5)
     # at 1% of the capacity (0.22 requests/s; a request lives ~512 x 12.7 ms = 6.5 s, so ~1.4 in the replica) a
     # prompt may arrive while a decode step runs, waits for it (at most t(2) = 13.13 ms) and rides the next step
-    # with its own 2,048 tokens: the P50 lies in [60.08, 73.21] ms (measured 63.1 ms), not at 0.90 s
+    # with its own 2,048 tokens: the P50 lies in [60.22, 73.35] ms (measured 63.1 ms before the refit), not at 0.90 s
     p50 = table.loc["DP-attn8 · EP8", "light load: P50 TTFT (s)"]
     assert lone <= p50 <= lone + costs.decode_s(2)
     # goodput from the simulated percentiles (measured 1.30 and 0.91 requests/s per GPU, both bound by P99 TPOT; the
@@ -331,11 +332,11 @@ def test_under_load_a_lone_prompt_waits_its_own_prefill_not_a_full_budget():
 def test_the_cluster_split_into_prefill_and_decode_nodes():
     # review 3 M13: LMSYS's 12 x 8 H100 (DeepSeek-V3 FP8, 2,000 in / 100 out). Searched whole, decode takes all 96
     # GPUs (DP-attn96 · EP96); EP72 cannot be shown, 72 not dividing 96. With 3 prefill nodes the decode search runs
-    # on the other 9 (72 GPUs, LMSYS's decode pool): DP-attn72 · EP72 at 290 sequences per GPU, 3,182 output tok/s
-    # per GPU (layouts review 3, S2d; since the refit with MiniMax-M3's 64-client runs), 72 x 3,181.99 = 229,103 for
-    # the pool. The 24 prefill GPUs at DP-attn24 · EP24's 7,386.5 prompt tok/s per GPU (7,386 in the table) prefill
-    # 24 x 7,386.5 = 177,275 and feed 177,275 / 20 = 8,863.7 output tok/s: the prefill pool binds, 8,863.7 / 96 = 92
-    # per GPU; the decode pool would need 229,103 x 20 / 7,386.5 = 620.3 prefill GPUs
+    # on the other 9 (72 GPUs, LMSYS's decode pool): DP-attn72 · EP72 at 290 sequences per GPU, 3,187 output tok/s
+    # per GPU (layouts review 3, S2d; since the TensorRT-LLM served-step refit: 3,182 before), 72 x 3,186.84 =
+    # 229,453 for the pool. The 24 prefill GPUs at DP-attn24 · EP24's 7,378.2 prompt tok/s per GPU (7,378 in the
+    # table; 7,386.5 before) prefill 24 x 7,378.2 = 177,077 and feed 177,077 / 20 = 8,853.9 output tok/s: the prefill
+    # pool binds, 8,853.9 / 96 = 92 per GPU; the decode pool would need 229,453 x 20 / 7,378.2 = 622.0 prefill GPUs
     at = run(model="deepseek-v3", gpu="h100-sxm", nodes="12", gpn="8", w="fp8", isl="2000", osl="100")
     assert not at.exception
     whole = next(s.value for s in at.success if "Best for decode" in s.value)
@@ -347,24 +348,25 @@ def test_the_cluster_split_into_prefill_and_decode_nodes():
     assert any(h.startswith("Decode on 9 nodes (72 GPUs):") for h in heads)
     decode = next(s.value for s in at.success if "Best for decode" in s.value)
     assert decode.startswith("**Best for decode: DP-attn72 · EP72**")
-    assert "3,182 output tokens/s per GPU **as a decode pool**" in decode and "at 290 sequences per GPU" in decode
+    assert "3,187 output tokens/s per GPU **as a decode pool**" in decode and "at 290 sequences per GPU" in decode
     prefill = next(s.value for s in at.success if "Best for prefill" in s.value)
-    assert prefill.startswith("**Best for prefill: DP-attn24 · EP24**") and "7,386 input tokens/s per GPU" in prefill
+    assert prefill.startswith("**Best for prefill: DP-attn24 · EP24**") and "7,378 input tokens/s per GPU" in prefill
     (split,) = [i.value for i in at.info if i.value.startswith("**Split:")]
     assert "**Split: prefill on 3 nodes (24 GPUs), decode on 9 nodes (72 GPUs).**" in split
-    assert "decodes up to 229,103 output tokens/s" in split  # 72 x 3,181.99 (the plan unrounded)
-    assert "prefills 177,275 prompt tokens/s, the prompts of 8,864 output tokens/s at 2,000 in / 100 out" in split
-    assert "Together: **8,864 output tokens/s**, 92 per GPU of the 96; the **prefill pool binds**" in split
-    assert "needs 620.3 prefill GPUs" in split
+    assert "decodes up to 229,453 output tokens/s" in split  # 72 x 3,186.84 (the plan unrounded)
+    assert "prefills 177,077 prompt tokens/s, the prompts of 8,854 output tokens/s at 2,000 in / 100 out" in split
+    assert "Together: **8,854 output tokens/s**, 92 per GPU of the 96; the **prefill pool binds**" in split
+    assert "needs 622.0 prefill GPUs" in split
 
 
 def test_the_page_plans_with_the_stacks_served_step_as_the_cli_does():
     # the page's search ran on a deployment without the stack's served step (nor one's calibration). With SGLang,
     # GLM-5 FP8 on 8 x H200 pays 78 indexer layers x 90.6 us = 7.067 ms per decode step (catalogs/served_step.yaml):
-    # the DP-attn8 · EP8 decode plan holds 74 sequences per GPU, where the kernel step alone gives 74 / 0.04861 s =
-    # 1,522 output tok/s per GPU; served, TPOT 48.61 + 7.07 = 55.68 ms, 74 / 0.05568 s = 1,329 (1,298 at TPOT 57 ms with
+    # the DP-attn8 · EP8 decode plan holds 74 sequences per GPU, where the kernel step alone gives 74 / 0.04864 s =
+    # 1,521 output tok/s per GPU; served, TPOT 48.64 + 7.07 = 55.71 ms, 74 / 0.05571 s = 1,328 (1,329 from a 48.61 ms
+    # kernel step before the TensorRT-LLM served-step refit raised the per-token overhead; 1,298 at TPOT 57 ms with
     # 107.7 us per indexer layer, before SGLang's ROCm term took the MI355X points' excess off the indexer fit)
     at = run(model="glm-5", gpu="h200", nodes="1", w="fp8", stack="sglang")
     assert not at.exception
     decode = next(s.value for s in at.success if "Best for decode" in s.value)
-    assert "DP-attn8 · EP8" in decode and "1,329 output tokens/s per GPU" in decode and "TPOT 56 ms" in decode
+    assert "DP-attn8 · EP8" in decode and "1,328 output tokens/s per GPU" in decode and "TPOT 56 ms" in decode

@@ -412,7 +412,7 @@ def test_a_group_is_within_the_issue_target_only_when_both_metrics_are():
 
 
 def test_the_inferencex_sweep_points_are_their_quoted_rows():
-    # The SGLang v0.5.12 DeepSeek-R1 sweeps (InferenceX image-refresh pull requests): each point quotes its table row
+    # The SGLang and TensorRT-LLM DeepSeek-R1 sweeps (InferenceX image-refresh pull requests): each point quotes its row
     # "<isl>k/1k c<c> TP<tp> EP<ep> | total | output | TTFT | TPOT"; the point's fields are that row's (tok/s/GPU = the
     # total column, tok/s/user = 1000 / TPOT, GPUs = TP), and total / output = (isl + 0.9 ... ) ~ (isl + osl) / osl
     # within the rounding of the two columns. The same rows at one client are served-step points with the same TPOT.
@@ -427,8 +427,8 @@ def test_the_inferencex_sweep_points_are_their_quoted_rows():
     by_conc = re.compile(
         r'(\d+)k/1k, TP(\d+)/EP(\d+)\): "\| (\d+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \| ([\d,.]+) \|"'
     )
-    sweep = [p for p in POINTS.values() if p.id.startswith("ix-dsr1-") and "-sgl-" in p.id]
-    assert len(sweep) == 49
+    sweep = [p for p in POINTS.values() if p.id.startswith("ix-dsr1-") and ("-sgl-" in p.id or "-trt-" in p.id)]
+    assert len(sweep) == 56  # 49 SGLang (44 v0.5.12 on B200 / B300 / H200, 5 v0.5.19 on MI325X), 7 TensorRT-LLM
     tpot_at_one = {}
     for p in sweep:
         got = row.search(p.source)

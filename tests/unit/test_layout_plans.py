@@ -177,18 +177,20 @@ def test_tiers_follow_the_measured_error():
     second = next(p for p in plans if p.tier == 1 and p.rank > 1)
     assert "equivalent to the best within the model's" in second.reason and "GPUs per replica" in second.reason
     two = next(p for p in plans if p.tier == 2)
-    # the decode P90 of catalogs/step_error.yaml (0.3737, the 20th of 22 leave-one-out errors): 37%
+    # the decode P90 of catalogs/step_error.yaml (0.3704, the 20th of 22 leave-one-out errors): 37%
     assert "within the model's 90th-percentile error (37%)" in two.reason
 
 
 def test_the_error_distribution_is_the_leave_one_out_tables():
     # review 3 M4: tiers from the whole-step (system) family's leave-one-out |error|, median and 90th percentile,
     # per phase (catalogs/step_error.yaml, written by bench.calibrate from catalogs/validation/loo_predictions.csv).
-    # Decode: 22 cases, sorted |error| ... 0.1345, 0.1439, 0.1499, 0.2004 ... 0.3196, 0.3440, 0.3737, 0.5260, 0.6641:
-    # median 14.7% (mean of the 11th and 12th, 0.1439 and 0.1499), P90 the 20th of 22 (ceil(0.9 x 22)): 37.4%
-    # (48.1% before SGLang's ROCm per-step cost, issue 35: MI355X Qwen3.5 0.4812 -> 0.3196, MI325X 0.7981 -> 0.6641).
-    # Prefill: 8 cases, sorted 0.0090, 0.0175, 0.0405, 0.0519, 0.0605, 0.1309, 0.1760, 0.1904: median 5.6% (mean of
-    # 0.0519 and 0.0605, 0.0562), P90 the 8th of 8 (ceil(0.9 x 8)), the largest: 19.0% (before MiniMax-M3's
+    # Decode: 22 cases, sorted |error| ... 0.1356, 0.1464, 0.1482, 0.1733 ... 0.3190, 0.3405, 0.3704, 0.5252, 0.6630:
+    # median 14.7% (mean of the 11th and 12th, 0.1464 and 0.1482: 0.1473), P90 the 20th of 22 (ceil(0.9 x 22)): 37.0%
+    # (37.4% before TensorRT-LLM's served step took InferenceX's 1.3.0rc14 FP8 points; 48.1% before SGLang's ROCm
+    # per-step cost, issue 35: MI355X Qwen3.5 0.4812 -> 0.3196, MI325X 0.7981 -> 0.6641).
+    # Prefill: 8 cases, sorted 0.0099, 0.0168, 0.0396, 0.0453, 0.0516, 0.1316, 0.1799, 0.1910: median 4.8% (mean of
+    # 0.0453 and 0.0516, 0.0484), P90 the 8th of 8 (ceil(0.9 x 8)), the largest: 19.1% (5.6% / 19.0% before the
+    # TensorRT-LLM refit; before MiniMax-M3's
     # 64-client cookbook runs joined: decode 16.4% / 48.4% of 20, prefill 8.7% / 18.8%; before the aggregated cases
     # were priced by the served model: decode 17.6% / 48.8%, prefill 8.9% / 33.8%)
     from core.validation.calibration import error_summary
@@ -197,16 +199,17 @@ def test_the_error_distribution_is_the_leave_one_out_tables():
     results, why = read_loo_table(cat)
     assert results is not None, why
     phase = {str(c["id"]): c.get("phase") for c in cat.validation_cases}
-    for ph, median, p90, n in (("decode", 0.1469, 0.3737, 22), ("prefill", 0.0562, 0.1904, 8)):
+    for ph, median, p90, n in (("decode", 0.1473, 0.3704, 22), ("prefill", 0.0484, 0.1910, 8)):
         d = L.error_distribution(ph, cat)
         assert (d.median, d.p90, d.cases) == (pytest.approx(median, abs=5e-4), pytest.approx(p90, abs=5e-4), n)
         table = error_summary([r for r in results if r.family == "system" and phase.get(r.id) == ph])["system"]
         assert d.p90 == pytest.approx(table["p90"], abs=1e-4) and d.median == pytest.approx(table["median"], abs=1e-4)
         assert "loo_predictions.csv" in d.source
-    # S2p, LMSYS's 4-node prefill pool (4 x 8 H100, FP8 weights and dispatch, 2,000 in / 100 out): EP32 (6,948
-    # tok/s/GPU, LMSYS measured 6,818) at 1 - 6,947.6 / 8,682.4 = 19.98% below DP-attn16 · EP16 · DP2 (6,968 / 8,756
-    # before MiniMax-M3's 64-client runs joined the refit). The prefill P90 is 19.04% (18.84% then; 33.82% before the
-    # whole-step refit, which could not rule it out: tier 2): tier 3
+    # S2p, LMSYS's 4-node prefill pool (4 x 8 H100, FP8 weights and dispatch, 2,000 in / 100 out): EP32 (6,942
+    # tok/s/GPU, LMSYS measured 6,818) at 1 - 6,941.8 / 8,662.7 = 19.87% below DP-attn16 · EP16 · DP2 (6,948 / 8,682
+    # before the TensorRT-LLM served-step refit, 6,968 / 8,756 before MiniMax-M3's 64-client runs joined the refit). The
+    # prefill P90 is 19.10% (19.04% and 18.84% then; 33.82% before the whole-step refit, which could not rule it out:
+    # tier 2): tier 3
     from core.deployment.specs import Precision
 
     wl = Workload(batch=1, input_len=2000, output_len=100)
@@ -218,8 +221,8 @@ def test_the_error_distribution_is_the_leave_one_out_tables():
     ep32 = L.rank_of(plans, tp=1, ep=32)
     assert (plans[0].label, round(plans[0].tokens_per_s_per_gpu), round(ep32.tokens_per_s_per_gpu)) == (
         "DP-attn16 · EP16 · DP2",
-        8_682,
-        6_948,
+        8_663,
+        6_942,
     )
     assert ep32.tier == 3 and ep32.reason.startswith("20% below the best, beyond the model's 90th-percentile error")
 
@@ -343,11 +346,13 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
     # DP-attn72 · EP72 (32 redundant experts) holds 1,729 sequences per GPU in KV, but the grid jumped from 1,024
     # (78.92 ms with two-batch overlap: 1,024 / 0.078921 = 12,975 tok/s/GPU) to 1,536 (112.56 ms: misses; 13,646,
     # +5.2%), below DP-attn8 · EP8 · DP9 at its KV capacity (1,281 per GPU, 97.81 ms: 13,097), which the grid ranked
-    # ahead. Since the refit with MiniMax-M3's 64-client runs (43.8 -> 47.0 ps per channel per token) the bisection:
-    # 1,024 meets (80.03 ms: 12,795), 1,280 meets (97.156 ms: 1,280 / 0.097156 = 13,175), 1,344 misses (101.44 ms),
-    # 1,312 meets (99.30 ms: 13,213, +0.29%, within GRID_TOLERANCE): 1,280 per GPU, ahead of EP8 · DP9 at its KV
-    # capacity (1,281 per GPU: 12,859). LMSYS ran 1,408 per rank on GB200, which now takes 105.7 ms (99.998 ms
-    # before the whole-step refit on the served composition, 104.1 ms after it: the search stopped at 1,408, 1,344).
+    # ahead. Since the TensorRT-LLM served-step refit on InferenceX's 1.3.0rc14 points (47.0 -> 47.9 ps per channel
+    # per token; 43.8 -> 47.0 with MiniMax-M3's 64-client runs) the bisection: 1,024 meets (80.33 ms: 12,748), 1,280
+    # meets (97.535 ms: 1,280 / 0.097535 = 13,124), 1,344 misses (101.84 ms), 1,312 meets (99.69 ms: 13,161, +0.29%,
+    # within GRID_TOLERANCE): 1,280 per GPU, ahead of EP8 · DP9, whose KV capacity (1,281 per GPU) now takes 100.10 ms
+    # and misses: 1,216 (95.48 ms: 1,216 / 0.095478 = 12,736; 1,248 gains 0.24%). Before the refit: 13,175 at 97.156 ms
+    # and EP8 at its capacity, 12,859. LMSYS ran 1,408 per rank on GB200, which now takes 106.1 ms (99.998 ms before
+    # the whole-step refit on the served composition, 104.1 ms after it: the search stopped at 1,408, 1,344).
     from core.deployment.specs import Precision
     from core.serving.batch_search import GRID_TOLERANCE
 
@@ -356,8 +361,8 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
     plans = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "decode", catalog=cat)
     ep72 = L.rank_of(plans, tp=1, ep=72)
     assert ep72.rank == 1 and ep72.overlap == "two_batch"
-    assert 1_280 <= ep72.tokens_per_gpu < 1_344 and ep72.tokens_per_s_per_gpu >= 13_170
-    assert L.rank_of(plans, tp=1, ep=8).tokens_per_s_per_gpu == pytest.approx(12_859, rel=1e-3)
+    assert 1_280 <= ep72.tokens_per_gpu < 1_344 and ep72.tokens_per_s_per_gpu >= 13_120
+    assert L.rank_of(plans, tp=1, ep=8).tokens_per_s_per_gpu == pytest.approx(12_736, rel=1e-3)
     # the bound, for every top plan: a larger batch misses 100 ms, does not fit the KV cache at the full 2,560-token
     # context, or gives at most GRID_TOLERANCE more output tokens/s per GPU
     eff = cat.efficiency_for("gb200")
@@ -382,19 +387,20 @@ def test_the_batch_search_is_fine_enough_that_no_skipped_batch_beats_the_winner(
 
 def test_the_prefill_chunk_between_grid_points_is_searched_too():
     # DeepSeek-V3 FP8 on 8 x H200, 2,048-token prompts, TTFT 1.5 s: DP-attn8 · EP8 with two-batch overlap meets it
-    # at the grid's 8,192 prompt tokens per GPU (0.841 s per step: 9,744 tok/s/GPU), where 16,384 misses (1.658 s:
-    # 9,882, +1.4%, more than GRID_TOLERANCE). 12,288, between them, meets 1.5 s (1.249 s: 12,288 / 1.24934 =
-    # 9,836); 16,384 then gains only 0.47%, within the tolerance, so the search stops there (9,948 tok/s/GPU before
-    # the refit with MiniMax-M3's 64-client runs raised the per-token overhead)
+    # at the grid's 8,192 prompt tokens per GPU (0.843 s per step: 9,716 tok/s/GPU), where 16,384 misses (1.663 s:
+    # 9,852, +1.4%, more than GRID_TOLERANCE). 12,288, between them, meets 1.5 s (1.253 s: 12,288 / 1.25312 =
+    # 9,806); 16,384 then gains only 0.47%, within the tolerance, so the search stops there (9,836 before the
+    # TensorRT-LLM served-step refit raised the per-token overhead again, 47.0 -> 47.9 ps per channel; 9,948 before
+    # the refit with MiniMax-M3's 64-client runs)
     d = search(DSV3, cluster("h200", 1), Workload(batch=1, input_len=2048, output_len=512))
     best = L.recommend(d, "prefill", catalog=cat, target_s=1.5)[0]
     assert best.label == "DP-attn8 · EP8" and best.overlap == "two_batch" and best.tokens_per_gpu == 12_288
-    assert best.tokens_per_s_per_gpu == pytest.approx(9_836, rel=1e-3) and best.latency_s <= 1.5
-    # at 3 s the grid's 16,384 (1.658 s: 9,882) is kept: 32,768 misses (3.293 s) and gains 0.71%, within the
-    # tolerance, so nothing between them is tried (24,576 would give 9,928, +0.47%)
+    assert best.tokens_per_s_per_gpu == pytest.approx(9_806, rel=1e-3) and best.latency_s <= 1.5
+    # at 3 s the grid's 16,384 (1.663 s: 9,852) is kept: 32,768 misses (3.303 s) and gains 0.70%, within the
+    # tolerance, so nothing between them is tried (24,576 would give 9,898, +0.47%)
     at3 = L.recommend(d, "prefill", catalog=cat)[0]
     assert (at3.label, at3.tokens_per_gpu) == ("DP-attn8 · EP8", 16_384)
-    assert at3.tokens_per_s_per_gpu == pytest.approx(9_882, rel=1e-3)
+    assert at3.tokens_per_s_per_gpu == pytest.approx(9_852, rel=1e-3)
 
 
 def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_there():
@@ -418,15 +424,16 @@ def test_replicas_on_the_fewest_gpus_are_always_ranked_and_say_why_they_rank_the
         for phase in ("prefill", "decode"):
             ranked = L.recommend(search(gpt, cluster("b200", nodes, gpn), wl, precision=prec), phase, catalog=cat)
             assert L.fewest_gpus(ranked).replica_gpus == 1, (nodes, gpn, phase)
-    # in prefill it is tier 2: DP8 at 98,560 prompt tok/s per GPU is 1 - 98,560 / 104,807 = 5.96% below
-    # DP-attn2 · EP2 · DP4, beyond the prefill median error (5.6%, 8.7% before MiniMax-M3's 64-client runs joined the
-    # refit: it was tier 1 then), within its P90 (19%); DP-attn4 · EP4 · DP2 (98,732) ranks between them. The EP2
+    # in prefill it is tier 2: DP8 at 97,704 prompt tok/s per GPU is 1 - 97,703.7 / 103,875.1 = 5.94% below
+    # DP-attn2 · EP2 · DP4, beyond the prefill median error (4.8%; 5.6% before the TensorRT-LLM served-step refit, 8.7%
+    # before MiniMax-M3's 64-client runs joined the refit: it was tier 1 then), within its P90 (19%); DP-attn4 · EP4 ·
+    # DP2 (97,931) ranks between them (98,560 / 104,807 / 98,732 before the TensorRT-LLM refit). The EP2
     # replica holds half the experts: from the figures above, experts 8/7 x (65.2 - 11.9) = 60.9 GB, the rest 4.3 GB,
     # so 4.3 + 60.9 / 2 = 34.7 GB per GPU
     pre = L.recommend(search(gpt, cluster("b200", 1), wl, precision=prec), "prefill", catalog=cat)
     one_pre = L.fewest_gpus(pre)
-    assert (pre[0].label, round(pre[0].tokens_per_s_per_gpu)) == ("DP-attn2 · EP2 · DP4", 104_807)
-    assert (one_pre.label, one_pre.rank, one_pre.tier, round(one_pre.tokens_per_s_per_gpu)) == ("DP8", 3, 2, 98_560)
+    assert (pre[0].label, round(pre[0].tokens_per_s_per_gpu)) == ("DP-attn2 · EP2 · DP4", 103_875)
+    assert (one_pre.label, one_pre.rank, one_pre.tier, round(one_pre.tokens_per_s_per_gpu)) == ("DP8", 3, 2, 97_704)
     assert one_pre.reason.startswith("6% below the best, within the model's 90th-percentile error (19%): not ruled out")
     assert "65.2 GB of weights per GPU against 34.7 GB for the best" in one_pre.reason
     assert L.fewest_gpus([]) is None
@@ -443,7 +450,7 @@ def test_the_reason_says_which_constraint_binds():
         "166 sequences per GPU, limited by KV memory (all its cache holds at the full context): TPOT 54 ms against the "
         "100 ms target"
     )
-    # GB200 rack, NVFP4: DP-attn72 · EP72 stops at 1,280 per GPU (97.16 ms; 1,344 would take 101.4 ms) with room
+    # GB200 rack, NVFP4: DP-attn72 · EP72 stops at 1,280 per GPU (97.54 ms; 1,344 would take 101.8 ms) with room
     # for 1,729: the TPOT target binds
     from core.deployment.specs import Precision
 
@@ -451,24 +458,26 @@ def test_the_reason_says_which_constraint_binds():
     ep72 = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "decode", catalog=cat)[0]
     assert (ep72.tokens_per_gpu, ep72.bound, ep72.capacity) == (1_280, "target", 1_729)
     assert ep72.reason.startswith(
-        "1,280 sequences per GPU, limited by the TPOT target: 97 ms of 100 ms (a larger batch gains at most 1% before "
+        "1,280 sequences per GPU, limited by the TPOT target: 98 ms of 100 ms (a larger batch gains at most 1% before "
         "it misses; the KV cache holds 1,729)"
     )
-    # prefill: DP-attn4 · EP4 · DP18 takes the largest chunk tried, 32,768 tokens per GPU, well inside 3 s
+    # prefill: DP-attn4 · EP4 · DP18 takes the largest chunk tried, 32,768 tokens per GPU, well inside 3 s: at its
+    # 22,347 prompt tok/s per GPU, 32,768 / 22,347 = 1.466 s (1,455 ms at 22,526 before the TensorRT-LLM refit)
     pre = L.recommend(search(DSV3, cluster("gb200", 18, 4), wl, precision=prec), "prefill", catalog=cat)[0]
     assert pre.bound == "grid" and pre.reason.startswith(
-        "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,455 ms against the 3,000 ms target"
+        "32,768 prompt tokens per GPU per step, the largest chunk tried: TTFT 1,466 ms against the 3,000 ms target"
     )
 
 
 def test_headlines_say_which_throughput_they_are():
     # review 3 W6 / M1 / M13, S1: DeepSeek-V3 FP8 (FP8 dispatch) on 8 x H200, 2,048 in / 512 out. The best decode plan
-    # (DP-attn8 · EP8, 3,166.60 output tok/s per GPU) has no prompt in its steps: the banner's 3,166.60 x 8 =
-    # 25,332.8 output tok/s is a decode pool's, which needs 25,332.8 x 2,048 / 512 = 101,331 prompt tok/s: at the best
-    # prefill plan's 10,111.9 per GPU, 10.02 GPUs (11; two whole 8-GPU replicas: 16). Per GPU of decode + prefill, and
-    # as the bound of colocated serving (each GPU spends 4 / 10,111.9 s prefilling and 1 / 3,166.60 s decoding per
-    # output token): 1 / (4 / 10,111.9 + 1 / 3,166.60) = 1,405.7 output tok/s, 11,246 for the 8 GPUs. All 8
-    # prefilling: 8 x 10,111.9 = 80,895 prompt tok/s, the prompts of 80,895 / 4 = 20,223.8 output tok/s
+    # (DP-attn8 · EP8, 3,162.85 output tok/s per GPU) has no prompt in its steps: the banner's 3,162.85 x 8 =
+    # 25,302.8 output tok/s is a decode pool's, which needs 25,302.8 x 2,048 / 512 = 101,211 prompt tok/s: at the best
+    # prefill plan's 10,078.9 per GPU, 10.04 GPUs (11; two whole 8-GPU replicas: 16). Per GPU of decode + prefill, and
+    # as the bound of colocated serving (each GPU spends 4 / 10,078.9 s prefilling and 1 / 3,162.85 s decoding per
+    # output token): 1 / (4 / 10,078.9 + 1 / 3,162.85) = 1,402.4 output tok/s, 11,220 for the 8 GPUs. All 8
+    # prefilling: 8 x 10,078.9 = 80,631 prompt tok/s, the prompts of 80,631 / 4 = 20,157.8 output tok/s (3,166.60 and
+    # 10,111.9 per GPU before the TensorRT-LLM served-step refit raised the per-token overhead)
     from core.deployment.specs import Precision
     from core.serving.headline import pool_headline
 
@@ -479,25 +488,25 @@ def test_headlines_say_which_throughput_they_are():
         for ph in ("prefill", "decode")
     )
     h = pool_headline(pre, dec, wl, 8)
-    assert h.decode_pool_tok_s == pytest.approx(25_332.8, abs=1)
-    assert h.prompt_tok_s_needed == pytest.approx(101_331, abs=2)
-    assert h.prefill_gpus == pytest.approx(10.02, abs=0.01) and h.prefill_gpus_whole == 16
-    assert h.with_prefill_tok_s_per_gpu == pytest.approx(1_405.7, abs=1)
-    assert h.colocated_bound_tok_s == pytest.approx(11_246, abs=5)
-    assert h.prefill_pool_tok_s == pytest.approx(80_895, abs=2) and h.prefill_feeds_tok_s == pytest.approx(
-        20_223.8, abs=1
+    assert h.decode_pool_tok_s == pytest.approx(25_302.8, abs=1)
+    assert h.prompt_tok_s_needed == pytest.approx(101_211, abs=2)
+    assert h.prefill_gpus == pytest.approx(10.04, abs=0.01) and h.prefill_gpus_whole == 16
+    assert h.with_prefill_tok_s_per_gpu == pytest.approx(1_402.4, abs=1)
+    assert h.colocated_bound_tok_s == pytest.approx(11_220, abs=5)
+    assert h.prefill_pool_tok_s == pytest.approx(80_631, abs=2) and h.prefill_feeds_tok_s == pytest.approx(
+        20_157.8, abs=1
     )
     # a warm prefix cache: only the computed share of each prompt is prefilled (90% reuse: 205 of 2,048 tokens)
     warm = wl.model_copy(update={"prefix_reuse": 0.9})
-    assert pool_headline(pre, dec, warm, 8).prompt_tok_s_needed == pytest.approx(25_332.8 * 205 / 512, rel=1e-3)
+    assert pool_headline(pre, dec, warm, 8).prompt_tok_s_needed == pytest.approx(25_302.8 * 205 / 512, rel=1e-3)
     with pytest.raises(ValueError, match="prefill plan"):
         pool_headline(dec, dec, wl, 8)
 
 
 def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     # review 3 M11, S1: DeepSeek-V3 FP8 (FP8 dispatch) on 8 x H200 decode. Plans run different batches, so the bars
-    # are GPU time per output token: DP-attn8 · EP8 at 3,166.60 output tok/s per GPU is 1e6 / 3,166.60 = 315.8 us
-    # per token (a 52.42 ms step over 166 sequences). The three expert-TP variants of DP-attn8 (EP4 x expert-TP2, EP2 x
+    # are GPU time per output token: DP-attn8 · EP8 at 3,162.85 output tok/s per GPU is 1e6 / 3,162.85 = 316.2 us
+    # per token (a 52.48 ms step over 166 sequences). The three expert-TP variants of DP-attn8 (EP4 x expert-TP2, EP2 x
     # expert-TP4, expert-TP8) time alike: one bar, the other two named
     from core.deployment.specs import Precision
     from core.serving.breakdown import IDLE, time_per_token
@@ -514,7 +523,7 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     ]
     assert bars[1].alike == ("DP-attn8 · EP2 · expert-TP4", "DP-attn8 · expert-TP8")
     first = bars[0]
-    assert first.step_us == pytest.approx(1e6 / 3_166.60, rel=1e-3) and first.step_ms == pytest.approx(52.42, abs=0.05)
+    assert first.step_us == pytest.approx(1e6 / 3_162.85, rel=1e-3) and first.step_ms == pytest.approx(52.48, abs=0.05)
     assert (
         first.kernel_us == pytest.approx(first.step_us) and first.hidden_us == 0
     )  # no overlap: the parts are the step
@@ -522,22 +531,22 @@ def test_where_the_time_goes_per_token_one_bar_per_distinct_plan():
     assert parts == sorted(parts, reverse=True) and next(iter(first.parts_us)) == "routed experts"
     assert all(v > 0 for v in parts) and "pipeline sends" not in first.parts_us  # empty categories left out
     # S2d, LMSYS's decode pool (9 x 8 H100, 2,000 in / 100 out): DP-attn72 · EP72 with two-batch overlap runs 290
-    # sequences per GPU in a 91.14 ms step (91,138 / 290 = 314.3 us per token); its kernels add up to 381.7 us:
-    # overlap hides 67.4 (316.2 / 380.3 / 64.1 before the refit with MiniMax-M3's 64-client runs: the overlap
-    # efficiency rose 0.376 -> 0.392)
+    # sequences per GPU in a 91.00 ms step (90,999 / 290 = 313.8 us per token); its kernels add up to 382.1 us:
+    # overlap hides 68.3 (314.3 / 381.7 / 67.4 before the TensorRT-LLM served-step refit, the overlap efficiency
+    # 0.392 -> 0.396; 316.2 / 380.3 / 64.1 before the refit with MiniMax-M3's 64-client runs, 0.376 -> 0.392)
     dec = L.recommend(
         search(DSV3, cluster("h100-sxm", 9), Workload(batch=1, input_len=2000, output_len=100), precision=prec),
         "decode",
         catalog=cat,
     )
     ep72 = time_per_token(dec, 1)[0]
-    assert ep72.label == "DP-attn72 · EP72" and ep72.step_us == pytest.approx(314.3, abs=0.5)
+    assert ep72.label == "DP-attn72 · EP72" and ep72.step_us == pytest.approx(313.8, abs=0.5)
     assert ep72.hidden_us == pytest.approx(ep72.kernel_us - ep72.step_us) and ep72.hidden_us == pytest.approx(
-        67.4, abs=0.5
+        68.3, abs=0.5
     )
     # a pipeline whose stages are unequal idles part of the step: drawn as its own part (GB200 prefill: the chart's
     # four bars are DP-attn4 · EP4 · DP18, PP4 · DP18, DP-attn8 · EP8 · DP9 and PP8 · DP9, the pipelines idling, at
-    # 22,526 / 22,050 / 21,369 / 21,167 prompt tok/s per GPU; PP12 · DP6, 20,914, is fifth since the whole-step refit
+    # 22,347 / 21,861 / 21,211 / 20,992 prompt tok/s per GPU; PP12 · DP6, 20,722, is fifth since the whole-step refit
     # on the served composition (per-token overhead 35.1 -> 43.8 ps per channel): it was third, DP-attn8 · EP8 · DP9
     # fifth)
     nv = Precision(weights="nvfp4", kv_cache="fp8", dispatch="fp8")

@@ -31,10 +31,11 @@ GLM5_DECODE = perf.StepConfig("decode", 4 / 8, 8192 + 512)  # 4 sequences over 8
 def test_a_trtllm_decode_step_pays_the_fitted_fixed_cost_and_a_prefill_step_does_not():
     d = resolve(B200_MINLAT, cat)
     kernel = d.with_(served_step=None)
-    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 2.3941 ms per step, 0 per layer
+    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 1.6056 ms per step, 0 per layer (2.3941
+    # before InferenceX's TensorRT-LLM 1.3.0rc14 FP8 points joined the fit)
     dec = perf.StepConfig("decode", 1 / 8, 1024 + 1024)
-    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(2.3941e-3, abs=1e-9)
-    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(2.3941e-3)
+    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(1.6056e-3, abs=1e-9)
+    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(1.6056e-3)
     pre = perf.StepConfig("prefill", 1024, 1024)
     assert perf.step_time(d, pre).step_s == perf.step_time(kernel, pre).step_s
 
@@ -60,16 +61,16 @@ def test_sglang_and_vllm_pay_no_fixed_cost_without_drafting():
 
 
 def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
-    # catalogs/served_step.yaml: TensorRT-LLM 0.4192 ms per MTP draft pass; MTP at gamma 3 drafts three times:
-    # 3 x 0.4192 = 1.2576 ms per verification cycle, in place of draft_cost x the plain step
+    # catalogs/served_step.yaml: TensorRT-LLM 0.6633 ms per MTP draft pass (0.4192 before the 1.3.0rc14 points); MTP at
+    # gamma 3 drafts three times: 3 x 0.6633 = 1.9899 ms per verification cycle, in place of draft_cost x the plain step
     from core import speculative as sd
     from core.deployment.specs import SpecDecodeConfig
 
     s = B200_MINLAT.model_copy(update={"spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)})
     d = resolve(s, cat)
-    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.4192e-3)
+    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.6633e-3)
     r = sd.batch_speedup(d, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
-    assert r.draft_s[0] == pytest.approx(3 * 0.4192e-3)
+    assert r.draft_s[0] == pytest.approx(3 * 0.6633e-3)
     # without a fitted drafting cost (SGLang's and vLLM's forms price no draft pass) the draft is draft_cost x the
     # plain step
     for stack in ("sglang", "vllm"):
@@ -116,12 +117,12 @@ def test_sglang_on_an_amd_gpu_pays_its_rocm_build_per_step_cost():
 
 def test_attention_dp_layouts_pay_the_fixed_cost_where_no_dp_attention_term_is_fitted():
     # TensorRT-LLM's fit has no batch-1 attention-DP point since the two InferenceX decode points were read as the
-    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 2.3941 ms too
+    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 1.6056 ms too
     d = resolve(B200_MINLAT.model_copy(update={"layout": ParallelLayout(attention_dp=8, ep=8)}), cat)
     assert d.served_step.dp_attention_s is None
     dec = perf.StepConfig("decode", 1 / 8, 2048)
     assert perf.step_time(d, dec).step_s - perf.step_time(d.with_(served_step=None), dec).step_s == pytest.approx(
-        2.3941e-3, abs=1e-9
+        1.6056e-3, abs=1e-9
     )
 
 
