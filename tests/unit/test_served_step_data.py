@@ -164,6 +164,18 @@ def _terms(f: dict) -> list[str]:
     return [] if f["form"].startswith("0 ") else [TERMS[t] for t in f["form"].split(" + ")]
 
 
+def _loo(pts: list[dict], terms: list[str]) -> list[float]:
+    """Each point's error with the form refitted (this file's solver) on the others."""
+    out = []
+    for i, p in enumerate(pts):
+        rest = pts[:i] + pts[i + 1 :]
+        xi = _nnls(*_design(rest, terms)) if terms else np.zeros(0)
+        a, _ = _design([p], terms)
+        served = p["kernel_step_ms"] + (float(a[0] @ xi) * p["measured_step_ms"] if terms else 0.0)
+        out.append(served / p["measured_step_ms"] - 1)
+    return out
+
+
 @pytest.mark.parametrize("engine", sorted(FITS))
 def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
     f = FITS[engine]
@@ -178,14 +190,9 @@ def test_the_fit_and_its_leave_one_out_errors_recomputed_independently(engine):
         ("rocm", "rocm_s"),
     ):
         assert f[key] == pytest.approx(fitted.get(t, 0.0), abs=2e-7), key
-    loo = []
-    for i, p in enumerate(pts):
-        rest = pts[:i] + pts[i + 1 :]
-        xi = _nnls(*_design(rest, terms)) if terms else np.zeros(0)
-        a, _ = _design([p], terms)
-        served = p["kernel_step_ms"] + (float(a[0] @ xi) * p["measured_step_ms"] if terms else 0.0)
-        loo.append(served / p["measured_step_ms"] - 1)
-        assert p["loo_error"] == pytest.approx(loo[-1], abs=2e-4), p["id"]
+    loo = _loo(pts, terms)
+    for p, e in zip(pts, loo, strict=True):
+        assert p["loo_error"] == pytest.approx(e, abs=2e-4), p["id"]
     assert f["loo_median_error"] == pytest.approx(statistics.median(abs(e) for e in loo), abs=2e-4)
     assert f["loo_max_error"] == pytest.approx(max(abs(e) for e in loo), abs=2e-4)
     # DP-attention points: one term in place of the fixed one, >= 0, the others at the stack's values
@@ -338,17 +345,6 @@ def test_a_fits_indexer_kinds_must_be_a_list_of_mixer_kinds(tmp_path):
             served_step_cost("sglang", path=path)
 
 
-def _loo_abs(pts: list[dict], terms: list[str]) -> list[float]:
-    out = []
-    for i, p in enumerate(pts):
-        rest = pts[:i] + pts[i + 1 :]
-        xi = _nnls(*_design(rest, terms)) if terms else np.zeros(0)
-        a, _ = _design([p], terms)
-        served = p["kernel_step_ms"] + (float(a[0] @ xi) * p["measured_step_ms"] if terms else 0.0)
-        out.append(abs(served / p["measured_step_ms"] - 1))
-    return out
-
-
 @pytest.mark.parametrize("engine", sorted(FITS))
 def test_the_chosen_form_puts_the_most_points_within_20_percent(engine):
     # The form is ranked on the batch-1 target's own measure first (points within 20% under leave-one-out), then the
@@ -359,7 +355,7 @@ def test_the_chosen_form_puts_the_most_points_within_20_percent(engine):
     counts, medians = {}, {}
     for form, got in f["forms_tried"].items():
         terms = [] if form.startswith("0 ") else [TERMS[t] for t in form.split(" + ")]
-        errs = _loo_abs(pts, terms)
+        errs = [abs(e) for e in _loo(pts, terms)]
         counts[form], medians[form] = sum(e <= 0.20 for e in errs), statistics.median(errs)
         assert got["loo_within_20pct"] == counts[form], form
         assert got["loo_median"] == pytest.approx(medians[form], abs=2e-4), form
