@@ -361,9 +361,9 @@ def test_the_cluster_split_into_prefill_and_decode_nodes():
 
 def test_the_page_plans_with_the_stacks_served_step_as_the_cli_does():
     # the page's search ran on a deployment without the stack's served step (nor one's calibration). With SGLang,
-    # GLM-5 FP8 on 8 x H200 pays 78 indexer layers x 90.6 us = 7.067 ms per decode step (catalogs/served_step.yaml):
+    # GLM-5 FP8 on 8 x H200 pays 78 indexer layers x 90.5 us = 7.059 ms per decode step (catalogs/served_step.yaml):
     # the DP-attn8 · EP8 decode plan holds 74 sequences per GPU, where the kernel step alone gives 74 / 0.04864 s =
-    # 1,521 output tok/s per GPU; served, TPOT 48.64 + 7.07 = 55.71 ms, 74 / 0.05571 s = 1,328 (1,329 from a 48.61 ms
+    # 1,521 output tok/s per GPU; served, TPOT 48.64 + 7.06 = 55.70 ms, 74 / 0.05570 s = 1,328 (1,329 from a 48.61 ms
     # kernel step before the TensorRT-LLM served-step refit raised the per-token overhead; 1,298 at TPOT 57 ms with
     # 107.7 us per indexer layer, before SGLang's ROCm term took the MI355X points' excess off the indexer fit)
     at = run(model="glm-5", gpu="h200", nodes="1", w="fp8", stack="sglang")

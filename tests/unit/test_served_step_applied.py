@@ -31,11 +31,11 @@ GLM5_DECODE = perf.StepConfig("decode", 4 / 8, 8192 + 512)  # 4 sequences over 8
 def test_a_trtllm_decode_step_pays_the_fitted_fixed_cost_and_a_prefill_step_does_not():
     d = resolve(B200_MINLAT, cat)
     kernel = d.with_(served_step=None)
-    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 1.6056 ms per step, 0 per layer (2.3941
+    # catalogs/served_step.yaml, TensorRT-LLM (cuda graph, no drafting): fixed 1.6051 ms per step, 0 per layer (2.3941
     # before InferenceX's TensorRT-LLM 1.3.0rc14 FP8 points joined the fit)
     dec = perf.StepConfig("decode", 1 / 8, 1024 + 1024)
-    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(1.6056e-3, abs=1e-9)
-    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(1.6056e-3)
+    assert perf.step_time(d, dec).step_s - perf.step_time(kernel, dec).step_s == pytest.approx(1.6051e-3, abs=1e-9)
+    assert perf.step_time(d, dec).components["engine_step"] == pytest.approx(1.6051e-3)
     pre = perf.StepConfig("prefill", 1024, 1024)
     assert perf.step_time(d, pre).step_s == perf.step_time(kernel, pre).step_s
 
@@ -61,16 +61,16 @@ def test_sglang_and_vllm_pay_no_fixed_cost_without_drafting():
 
 
 def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
-    # catalogs/served_step.yaml: TensorRT-LLM 0.6633 ms per MTP draft pass (0.4192 before the 1.3.0rc14 points); MTP at
-    # gamma 3 drafts three times: 3 x 0.6633 = 1.9899 ms per verification cycle, in place of draft_cost x the plain step
+    # catalogs/served_step.yaml: TensorRT-LLM 0.6634 ms per MTP draft pass (0.4192 before the 1.3.0rc14 points); MTP at
+    # gamma 3 drafts three times: 3 x 0.6634 = 1.9902 ms per verification cycle, in place of draft_cost x the plain step
     from core import speculative as sd
     from core.deployment.specs import SpecDecodeConfig
 
     s = B200_MINLAT.model_copy(update={"spec": SpecDecodeConfig(method="mtp", num_speculative_tokens=3)})
     d = resolve(s, cat)
-    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.6633e-3)
+    assert d.served_step.mode == "mtp" and sd.served_draft_s(d, 3) == pytest.approx(0.6634e-3)
     r = sd.batch_speedup(d, [1.0], alpha=0.8, gamma=3, context_len=2048, draft_cost=0.1)
-    assert r.draft_s[0] == pytest.approx(3 * 0.6633e-3)
+    assert r.draft_s[0] == pytest.approx(3 * 0.6634e-3)
     # without a fitted drafting cost (SGLang's and vLLM's forms price no draft pass) the draft is draft_cost x the
     # plain step
     for stack in ("sglang", "vllm"):
@@ -81,8 +81,8 @@ def test_built_in_drafts_cost_the_stacks_fitted_draft_pass():
 
 
 def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
-    # catalogs/served_step.yaml: SGLang 90.6 us per layer running a DSA indexer, vLLM 24.1 us (read from the file);
-    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 90.6 us = 7.07 ms, vLLM's
+    # catalogs/served_step.yaml: SGLang 90.5 us per layer running a DSA indexer, vLLM 24.1 us (read from the file);
+    # GLM-5 FP8 on 8 x B200, TP8: 78 indexer layers, so SGLang's decode step adds 78 x 90.5 us = 7.06 ms, vLLM's
     # 78 x 24.1 us = 1.88 ms; DeepSeek-V3 (no indexer) adds nothing. (SGLang's was 107.7 us before its ROCm term took
     # the MI355X points' excess off the indexer.)
     from core.hardware.served_step import served_step_cost
@@ -90,39 +90,40 @@ def test_a_dsa_model_pays_its_stacks_indexer_cost_per_indexer_layer():
     for stack in ("sglang", "vllm"):
         d = resolve(GLM5_B200.model_copy(update={"serving_stack": stack}), cat)
         per = served_step_cost(stack).per_indexer_s
-        assert per == pytest.approx({"sglang": 90.6e-6, "vllm": 24.1e-6}[stack], abs=0.2e-6)
+        assert per == pytest.approx({"sglang": 90.5e-6, "vllm": 24.1e-6}[stack], abs=0.2e-6)
         assert perf.step_time(d, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * per)
     v3 = resolve(B200_MINLAT.model_copy(update={"serving_stack": "sglang"}), cat)
     assert "engine_step" not in perf.step_time(v3, perf.StepConfig("decode", 1 / 8, 2048)).components
 
 
 def test_sglang_on_an_amd_gpu_pays_its_rocm_build_per_step_cost():
-    # catalogs/served_step.yaml, SGLang: rocm_s 3.5596 ms per decode step on an AMD GPU (fitted on its two MI355X
-    # points, 4 clients, with the indexer term: GLM-5 23.79 ms measured against 13.52 ms of kernels + 78 x 90.6 us,
-    # Qwen3.5 13.29 against 9.62). GLM-5 FP8 on 8 x MI355X, TP8, 4 sequences: 78 x 90.6 us + 3.5596 ms = 10.63 ms over
-    # the kernels; the same on 8 x B200 pays 7.07 ms, the indexers alone. vLLM has no AMD point: no ROCm term.
+    # catalogs/served_step.yaml, SGLang: rocm_s 3.5569 ms per decode step on an AMD GPU (fitted on its two MI355X
+    # points, 4 clients, with the indexer term: GLM-5 23.79 ms measured against 13.52 ms of kernels + 78 x 90.5 us,
+    # Qwen3.5 13.29 against 9.62). GLM-5 FP8 on 8 x MI355X, TP8, 4 sequences: 78 x 90.5 us + 3.5569 ms = 10.62 ms over
+    # the kernels; the same on 8 x B200 pays 7.06 ms, the indexers alone (3.5596 ms and 90.6 us before the
+    # system factors were refitted with TensorRT-LLM's 1.3.0rc14 points). vLLM has no AMD point: no ROCm term.
     from core.hardware.served_step import served_step_cost
 
-    assert served_step_cost("sglang").rocm_s == pytest.approx(3.5596e-3, abs=1e-7)
+    assert served_step_cost("sglang").rocm_s == pytest.approx(3.5569e-3, abs=1e-7)
     assert served_step_cost("vllm").rocm_s == 0.0 and served_step_cost("trtllm").rocm_s == 0.0
     glm = GLM5_B200.model_copy(update={"gpu_id": "mi355x"})
     amd = resolve(glm, cat)
     step = perf.step_time(amd, GLM5_DECODE).components["engine_step"]
-    assert step == pytest.approx(78 * 90.6e-6 + 3.5596e-3, abs=2e-6)
+    assert step == pytest.approx(78 * 90.5e-6 + 3.5569e-3, abs=2e-6)
     nv = resolve(GLM5_B200, cat)
-    assert perf.step_time(nv, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * 90.6e-6, abs=2e-6)
+    assert perf.step_time(nv, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * 90.5e-6, abs=2e-6)
     v = resolve(glm.model_copy(update={"serving_stack": "vllm"}), cat)
     assert perf.step_time(v, GLM5_DECODE).components["engine_step"] == pytest.approx(78 * 24.1e-6, abs=2e-6)
 
 
 def test_attention_dp_layouts_pay_the_fixed_cost_where_no_dp_attention_term_is_fitted():
     # TensorRT-LLM's fit has no batch-1 attention-DP point since the two InferenceX decode points were read as the
-    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 1.6056 ms too
+    # recipes ran them (TEP8, not DEP8): dp_attention_s is None, so a DP8 x EP8 layout pays the fixed 1.6051 ms too
     d = resolve(B200_MINLAT.model_copy(update={"layout": ParallelLayout(attention_dp=8, ep=8)}), cat)
     assert d.served_step.dp_attention_s is None
     dec = perf.StepConfig("decode", 1 / 8, 2048)
     assert perf.step_time(d, dec).step_s - perf.step_time(d.with_(served_step=None), dec).step_s == pytest.approx(
-        1.6056e-3, abs=1e-9
+        1.6051e-3, abs=1e-9
     )
 
 
